@@ -1,0 +1,220 @@
+"""The core of MLGraphBuilder: input(), constant(), build() and the helpers operators use.
+
+Operator methods live in `converter/webnn/ops/` as mixins of `BuilderBase`; `builder.py`
+assembles them into `MLGraphBuilder`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import limits
+from . import validation as v
+from .dtypes import DATA_TYPES, MAX_TENSOR_BYTE_LENGTH, cast_array, cast_number, data_type_of
+from .errors import MLInvalidStateError, MLTypeError
+from .graph import MLGraph
+from .operand import MLOperand, MLOperandDescriptor, Operation
+
+if TYPE_CHECKING:
+    from .context import MLContext, MLTensor
+
+
+def descriptor(op: str, data_type: Any, shape: Any) -> MLOperandDescriptor:
+    """Check a descriptor the way input()/constant() do and return it."""
+    v.enum(op, "data type", data_type, DATA_TYPES)
+    dims = v.shape_of(op, "shape", shape)
+    desc = MLOperandDescriptor(data_type, dims)
+    limits.check_io(op, desc.data_type, desc.rank)
+    if desc.byte_length > MAX_TENSOR_BYTE_LENGTH:
+        raise v.fail(op, f"byte length {desc.byte_length} exceeds {MAX_TENSOR_BYTE_LENGTH}")
+    return desc
+
+
+class BuilderBase:
+    """State and core methods shared by every operator mixin."""
+
+    def __init__(self, context: MLContext) -> None:
+        from .context import MLContext
+
+        if not isinstance(context, MLContext):
+            raise MLTypeError("MLGraphBuilder: context must be an MLContext")
+        if context.lost:
+            raise MLInvalidStateError("MLGraphBuilder: the context has been destroyed")
+        self.context = context
+        self._built = False
+        self._input_names: set[str] = set()
+
+    # -- state ---------------------------------------------------------------------------
+    def _check_state(self, op: str) -> None:
+        if self._built:
+            raise MLInvalidStateError(f"{op}: the builder has already built a graph")
+        if self.context.lost:
+            raise MLInvalidStateError(f"{op}: the context has been destroyed")
+
+    def _operand(self, op: str, role: str, x: Any, *, check_limits: bool = True) -> MLOperand:
+        """Check that x is an operand of this builder and (optionally) inside op's limits."""
+        self._check_state(op)
+        if not isinstance(x, MLOperand):
+            raise v.fail(op, f"{role} must be an MLOperand, got {type(x).__name__}")
+        if x.builder is not self:
+            raise v.fail(op, f"{role} was created by another MLGraphBuilder")
+        if check_limits:
+            limits.check(op, role, x.data_type, x.rank)
+        return x
+
+    def _optional(self, op: str, role: str, x: Any) -> MLOperand | None:
+        return None if x is None else self._operand(op, role, x)
+
+    def _emit(self, op: str, args: Sequence[Any], options: Mapping[str, Any],
+              outputs: Sequence[tuple[str, Sequence[int]]],
+              roles: Sequence[str] | None = None) -> list[MLOperand]:
+        """Record an operation and create its output operands.
+
+        `outputs` are (data type, shape) pairs. Each output is checked against the limits
+        table under the role given in `roles` (default "output", or "output<i>" for ops whose
+        table names them so) and must have valid dimensions.
+        """
+        self._check_state(op)
+        opts = {k: val for k, val in options.items() if val is not None}
+        operation = Operation(op, tuple(args), opts)
+        table = limits.OP_LIMITS[op]
+        result = []
+        for i, (dtype, shape) in enumerate(outputs):
+            shape = tuple(int(d) for d in shape)
+            for d in shape:
+                v.dimension(op, "output dimension", d)
+            role = roles[i] if roles else ("output" if "output" in table else
+                                           "outputs" if "outputs" in table else f"output{i}")
+            limits.check(op, role, dtype, len(shape))
+            result.append(MLOperand(self, MLOperandDescriptor(dtype, shape), "output",
+                                    operator=operation, index=i))
+        operation.outputs.extend(result)
+        return result
+
+    def _emit1(self, op: str, args: Sequence[Any], options: Mapping[str, Any], data_type: str,
+               shape: Sequence[int]) -> MLOperand:
+        return self._emit(op, args, options, [(data_type, shape)])[0]
+
+    # -- graph inputs and constants ------------------------------------------------------
+    def input(self, name: str, shape: Sequence[int], data_type: str) -> MLOperand:
+        """A named graph input. Names must be non-empty and unique within the builder."""
+        self._check_state("input")
+        if not isinstance(name, str) or not name:
+            raise MLTypeError("input: name must be a non-empty string")
+        if name in self._input_names:
+            raise MLTypeError(f"input: duplicate input name {name!r}")
+        desc = descriptor("input", data_type, shape)
+        self._input_names.add(name)
+        return MLOperand(self, desc, "input", name=name)
+
+    def constant(self, value: Any, data_type: str | None = None,
+                 shape: Sequence[int] | None = None) -> MLOperand:
+        """A constant operand; the data is copied now, so later edits of `value` are ignored.
+
+        `value` is a numpy array or scalar (its dtype is the operand's unless `data_type` is
+        given), a Python number or nested list (then `data_type` is required; numbers are
+        converted with the spec's cast rules), or an MLTensor from
+        `MLContext.create_constant_tensor`. `shape` reshapes a flat buffer of the same
+        element count, or fills the shape with a single number.
+        """
+        from .context import MLTensor
+
+        self._check_state("constant")
+        if isinstance(value, MLTensor):
+            return self._constant_from_tensor(value)
+        if isinstance(value, (np.ndarray, np.generic)):
+            arr = np.asarray(value)
+            if data_type is None:
+                if data_type_of(arr.dtype) is None:
+                    raise MLTypeError(f"constant: numpy dtype {arr.dtype} is not a WebNN data "
+                                      f"type ({', '.join(DATA_TYPES)})")
+                data_type = arr.dtype.name
+        elif data_type is None:
+            raise MLTypeError("constant: data_type is required for a Python number or list")
+        else:
+            arr = np.asarray(value, dtype=np.float64 if _has_float(value) else None)
+        v.enum("constant", "data type", data_type, DATA_TYPES)
+        if arr.dtype.kind not in "fiub":
+            raise MLTypeError(f"constant: values of dtype {arr.dtype} are not numbers")
+        if arr.dtype != np.dtype(data_type):
+            if arr.ndim == 0 and arr.dtype.kind == "f":
+                arr = np.array(cast_number(float(arr), data_type), dtype=data_type)
+            else:
+                arr = cast_array(arr, data_type)
+        if shape is not None:
+            shape = v.shape_of("constant", "shape", shape)
+            if arr.size == 1 and int(np.prod(shape)) != 1:
+                arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
+            elif arr.size != int(np.prod(shape, dtype=np.int64)):
+                raise MLTypeError(f"constant: {arr.size} values do not fill shape {list(shape)}")
+            arr = arr.reshape(shape)
+        desc = descriptor("constant", data_type, arr.shape)
+        data = np.array(arr, dtype=data_type, copy=True, order="C")
+        data.setflags(write=False)
+        return MLOperand(self, desc, "constant", value=data)
+
+    def _constant_from_tensor(self, tensor: MLTensor) -> MLOperand:
+        if tensor.context is not self.context:
+            raise MLTypeError("constant: the tensor belongs to another context")
+        if tensor.destroyed:
+            raise MLTypeError("constant: the tensor has been destroyed")
+        if not tensor.constant:
+            raise MLTypeError("constant: the tensor was not created by create_constant_tensor")
+        data = tensor._data.copy()
+        data.setflags(write=False)
+        return MLOperand(self, tensor.descriptor, "constant", value=data)
+
+    # -- build ---------------------------------------------------------------------------
+    def build(self, outputs: Mapping[str, MLOperand]) -> MLGraph:
+        """Build the graph reachable from `outputs`; a builder builds at most one graph."""
+        self._check_state("build")
+        if not isinstance(outputs, Mapping) or not outputs:
+            raise MLTypeError("build: outputs must be a non-empty mapping of name to operand")
+        for name, operand in outputs.items():
+            if not isinstance(name, str) or not name:
+                raise MLTypeError("build: output names must be non-empty strings")
+            if not isinstance(operand, MLOperand) or operand.builder is not self:
+                raise MLTypeError(f"build: output {name!r} is not an operand of this builder")
+            if operand.kind != "output":
+                raise MLTypeError(f"build: output {name!r} is a graph {operand.kind}; "
+                                  "wrap it with identity()")
+        operations, inputs, constants = _walk(list(outputs.values()))
+        self._built = True
+        return MLGraph(self.context, inputs, tuple(constants), tuple(operations), dict(outputs))
+
+
+def _has_float(value: Any) -> bool:
+    return np.asarray(value).dtype.kind == "f"
+
+
+def _walk(roots: list[MLOperand]) -> tuple[list[Operation], dict[str, MLOperand], list[MLOperand]]:
+    """Topologically ordered operations, inputs and constants reachable from roots."""
+    order: list[Operation] = []
+    seen_ops: set[int] = set()
+    inputs: dict[str, MLOperand] = {}
+    constants: dict[int, MLOperand] = {}
+    stack: list[tuple[MLOperand, bool]] = [(r, False) for r in reversed(roots)]
+    while stack:
+        operand, expanded = stack.pop()
+        if operand.kind == "input":
+            inputs.setdefault(operand.name or "", operand)
+            continue
+        if operand.kind == "constant":
+            constants.setdefault(id(operand), operand)
+            continue
+        operation = operand.operator
+        assert operation is not None
+        if id(operation) in seen_ops:
+            continue
+        if expanded:
+            seen_ops.add(id(operation))
+            order.append(operation)
+            continue
+        stack.append((operand, True))
+        for dep in reversed(list(operation.operand_inputs())):
+            if dep.kind != "output" or id(dep.operator) not in seen_ops:
+                stack.append((dep, False))
+    return order, inputs, list(constants.values())

@@ -1,0 +1,51 @@
+"""MLGraph: the immutable result of MLGraphBuilder.build()."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import MLInvalidStateError
+from .operand import MLOperand, MLOperandDescriptor, Operation
+
+if TYPE_CHECKING:
+    from .context import MLContext
+
+
+@dataclass(frozen=True, eq=False)
+class MLGraph:
+    """A built graph: only what the outputs reach.
+
+    `inputs` maps each reachable input name to its operand, `constants` lists the reachable
+    constant operands, `operations` the reachable operations in topological order, `outputs`
+    maps output names to operands. Backends cache compiled forms in `_compiled`.
+    """
+
+    context: MLContext = field(repr=False)
+    inputs: dict[str, MLOperand]
+    constants: tuple[MLOperand, ...]
+    operations: tuple[Operation, ...]
+    outputs: dict[str, MLOperand]
+    _compiled: dict[str, Any] = field(default_factory=dict, repr=False)
+    _state: dict[str, bool] = field(default_factory=lambda: {"destroyed": False}, repr=False)
+
+    @property
+    def input_descriptors(self) -> dict[str, MLOperandDescriptor]:
+        return {name: op.descriptor for name, op in self.inputs.items()}
+
+    @property
+    def output_descriptors(self) -> dict[str, MLOperandDescriptor]:
+        return {name: op.descriptor for name, op in self.outputs.items()}
+
+    @property
+    def destroyed(self) -> bool:
+        return self._state["destroyed"]
+
+    def destroy(self) -> None:
+        """Release the graph; later dispatches raise MLInvalidStateError."""
+        self._state["destroyed"] = True
+        self._compiled.clear()
+
+    def check_usable(self) -> None:
+        if self.destroyed:
+            raise MLInvalidStateError("dispatch: the graph has been destroyed")

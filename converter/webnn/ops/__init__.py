@@ -1,0 +1,1 @@
+"""Operator families of MLGraphBuilder, one mixin module per family."""

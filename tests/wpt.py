@@ -1,0 +1,162 @@
+"""Replay WebNN web-platform-tests conformance cases (tests/data/wpt) through the builder and a
+backend, comparing with the cases' own expected values and tolerances."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from converter.webnn import ML, MLGraphBuilder, MLOperand
+
+WPT_DIR = Path(__file__).parent / "data" / "wpt"
+
+# Option names older WPT files still use, mapped to the current spec names.
+LEGACY_OPTIONS = {"roundingType": "outputShapeRounding"}
+
+
+@dataclass(frozen=True)
+class WptCase:
+    file: str
+    index: int
+    case: dict[str, Any]
+
+    @property
+    def id(self) -> str:
+        return f"{self.file}:{self.index}:{self.case['name']}"
+
+
+def load_cases() -> list[WptCase]:
+    out = []
+    for path in sorted(WPT_DIR.glob("*.json")):
+        if path.name == "INDEX.json":
+            continue
+        for i, case in enumerate(json.loads(path.read_text())["cases"]):
+            out.append(WptCase(path.stem, i, case))
+    return out
+
+
+def snake(name: str) -> str:
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    return re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s).lower()
+
+
+def method_name(op: str) -> str:
+    special = {"isNaN": "is_nan", "gatherND": "gather_nd", "scatterND": "scatter_nd",
+               "l2Pool2d": "l2_pool2d", "conv2d": "conv2d", "convTranspose2d": "conv_transpose2d",
+               "averagePool2d": "average_pool2d", "maxPool2d": "max_pool2d",
+               "resample2d": "resample2d", "reduceL1": "reduce_l1", "reduceL2": "reduce_l2"}
+    return special.get(op, snake(op))
+
+
+def _number(x: Any) -> Any:
+    if isinstance(x, str):
+        if x in ("NaN", "Infinity", "-Infinity"):
+            return float(x.replace("Infinity", "inf"))
+        return int(x)
+    return x
+
+
+def to_array(data: Any, desc: dict[str, Any]) -> np.ndarray:
+    shape = tuple(desc["shape"])
+    dtype = np.dtype(desc["dataType"])
+    if isinstance(data, list):
+        values = [_number(x) for x in data]
+    else:
+        values = [_number(data)] * int(np.prod(shape, dtype=np.int64))
+    if dtype.kind == "f":
+        arr = np.array(values, dtype=np.float64).astype(dtype)
+    else:
+        arr = np.array(values, dtype=object).astype(dtype)
+    return arr.reshape(shape)
+
+
+def build_and_run(case: dict[str, Any], backend: str = "reference") -> dict[str, np.ndarray]:
+    ctx = ML().create_context(backend=backend)
+    b = MLGraphBuilder(ctx)
+    graph_desc = case["graph"]
+    operands: dict[str, MLOperand] = {}
+    feeds: dict[str, np.ndarray] = {}
+    for name, spec in graph_desc["inputs"].items():
+        arr = to_array(spec["data"], spec["descriptor"])
+        if spec.get("constant"):
+            operands[name] = b.constant(arr)
+        else:
+            operands[name] = b.input(name, shape=list(arr.shape), data_type=arr.dtype.name)
+            feeds[name] = arr
+
+    def resolve(value: Any) -> Any:
+        if isinstance(value, str) and value in operands:
+            return operands[value]
+        if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
+            return int(value)  # a BigInt literal
+        if isinstance(value, list) and value and all(
+                isinstance(v, str) and v in operands for v in value):
+            return [operands[v] for v in value]
+        return value
+
+    for op in graph_desc["operators"]:
+        args, kwargs = [], {}
+        for arg in op["arguments"]:
+            (key, value), = arg.items()
+            if key == "options":
+                for opt, val in value.items():
+                    kwargs[snake(LEGACY_OPTIONS.get(opt, opt))] = resolve(val)
+            else:
+                args.append(resolve(value))
+        result = getattr(b, method_name(op["name"]))(*args, **kwargs)
+        names = op["outputs"]
+        if isinstance(names, str):
+            operands[names] = result
+        else:
+            for n, r in zip(names, result, strict=True):
+                operands[n] = r
+    graph = b.build({name: operands[name] for name in graph_desc["expectedOutputs"]})
+    return ctx.compute(graph, feeds)
+
+
+def _ordered_bits(x: np.ndarray) -> np.ndarray:
+    bits = x.view({2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]).astype(np.int64)
+    sign_mask = {2: 0x7FFF, 4: 0x7FFFFFFF, 8: 0x7FFFFFFFFFFFFFFF}[x.dtype.itemsize]
+    return np.where(bits < 0, -(bits & sign_mask), bits)
+
+
+def mismatches(actual: np.ndarray, expected: np.ndarray, tolerance: dict[str, Any] | None
+               ) -> list[str]:
+    """Element-wise comparison with a WPT tolerance; returns readable failures (at most 5)."""
+    metric = (tolerance or {}).get("metricType", "ULP")
+    budget = (tolerance or {}).get("value", 0) or 0
+    a = actual.ravel()
+    e = expected.ravel()
+    if a.dtype.kind == "f":
+        nan_a, nan_e = np.isnan(a), np.isnan(e)
+        if metric == "ATOL":
+            with np.errstate(invalid="ignore"):
+                dist = np.abs(a.astype(np.float64) - e.astype(np.float64))
+            dist = np.where(a == e, 0, dist)
+        else:
+            dist = np.abs(_ordered_bits(a) - _ordered_bits(e)).astype(np.float64)
+        bad = np.where(nan_a | nan_e, nan_a != nan_e, dist > budget)
+    else:
+        dist = np.abs(a.astype(object) - e.astype(object)).astype(np.float64)
+        bad = dist > budget
+    out = []
+    for i in np.flatnonzero(bad)[:5]:
+        out.append(f"[{i}] got {a[i]!r}, expected {e[i]!r} (distance {dist[i]:g} > {budget})")
+    return out
+
+
+def check_case(case: dict[str, Any], backend: str = "reference") -> None:
+    outputs = build_and_run(case, backend)
+    for name, spec in case["graph"]["expectedOutputs"].items():
+        desc = spec["descriptor"]
+        got = outputs[name]
+        assert got.dtype == np.dtype(desc["dataType"]), f"{name}: dtype {got.dtype}"
+        assert list(got.shape) == list(desc["shape"]), f"{name}: shape {list(got.shape)}"
+        expected = to_array(spec["data"], desc)
+        bad = mismatches(got[tuple()] if got.ndim == 0 else got, expected, case.get("tolerance"))
+        assert not bad, f"{name}: " + "; ".join(bad)
