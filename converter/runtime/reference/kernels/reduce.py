@@ -17,9 +17,8 @@ from ..registry import f64, kernel
 
 
 def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
-    """log(sum(exp(x))) shifted by the maximum so that large inputs do not overflow."""
-    if x.size == 0 or not axes:
-        return np.log(np.exp(x))
+    """log(sum(exp(x))) shifted by the maximum so that large inputs do not overflow (over no
+    axes this is x itself, also for +-inf)."""
     m = np.max(x, axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     return np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
