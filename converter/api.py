@@ -1,0 +1,108 @@
+"""`converter.convert()`: an ONNX model -> a WebNN `MLGraph` plus a conversion report.
+
+```python
+import converter
+result = converter.convert("model.onnx", free_dims={"batch": 1})
+print(result.report.to_dict())
+outputs = result.run({"x": image})          # keyed by ONNX output names, ONNX dtypes
+```
+
+Restrictions: every graph input dimension must be fixed (`free_dims` by `dim_param` name,
+`input_shapes` by input name); inputs WebNN has no type for must be pinned (`pin_inputs`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidModel
+from .formats.onnx import SourceGraph, ValueInfo, read_onnx
+from .importer import ConversionReport, import_graph, webnn_dtype
+from .webnn import MLGraph, MLOperandDescriptor
+
+
+@dataclass(frozen=True, eq=False)
+class ConversionResult:
+    """A converted model.
+
+    `graph` is the WebNN graph, `report` the conversion report, `inputs`/`outputs` the
+    ONNX-side descriptions (ONNX dtypes such as "bool" or "float64", static shapes),
+    `input_descriptors`/`output_descriptors` the WebNN ones.
+    """
+
+    graph: MLGraph
+    report: ConversionReport
+    inputs: tuple[ValueInfo, ...]
+    outputs: tuple[ValueInfo, ...]
+    source: SourceGraph = field(repr=False)
+    _executables: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [vi.name for vi in self.inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return [vi.name for vi in self.outputs]
+
+    @property
+    def input_descriptors(self) -> dict[str, MLOperandDescriptor]:
+        return self.graph.input_descriptors
+
+    @property
+    def output_descriptors(self) -> dict[str, MLOperandDescriptor]:
+        return self.graph.output_descriptors
+
+    def run(self, inputs: Mapping[str, Any], backend: str = "reference"
+            ) -> dict[str, np.ndarray]:
+        """Run the graph. `inputs` are keyed by ONNX input name and use ONNX dtypes (bool,
+        float64 are converted); inputs the graph does not use are accepted and ignored.
+        Returns {ONNX output name: array in the ONNX dtype}, in graph output order."""
+        names = set(self.input_names)
+        extra = sorted(set(inputs) - names)
+        missing = sorted(names - set(inputs))
+        if extra or missing:
+            raise InvalidModel(f"run: inputs do not match the model (missing {missing}, "
+                               f"unexpected {extra})")
+        arrays: dict[str, np.ndarray] = {}
+        for vi in self.inputs:
+            if vi.name not in self.graph.inputs:
+                continue
+            target = webnn_dtype(vi.dtype)
+            arr = np.asarray(inputs[vi.name], dtype=vi.dtype)
+            arrays[vi.name] = arr.astype(target) if target != vi.dtype else arr
+        if backend == "reference" and self.graph.context.backend.name == "reference":
+            results = self.graph.context.compute(self.graph, arrays)
+        else:
+            exe = self._executables.get(backend)
+            if exe is None:
+                from .runtime import get_backend
+
+                exe = self._executables[backend] = get_backend(backend).compile(self.graph)
+            results = exe.run(arrays)
+        out: dict[str, np.ndarray] = {}
+        for vi in self.outputs:
+            arr = np.asarray(results[vi.name])
+            if vi.dtype in ("bool", "float64") and arr.dtype != np.dtype(vi.dtype):
+                arr = arr.astype(vi.dtype)
+            out[vi.name] = arr
+        return out
+
+
+def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str, int] | None = None,
+            input_shapes: Mapping[str, Sequence[int]] | None = None,
+            pin_inputs: Mapping[str, Any] | None = None) -> ConversionResult:
+    """Convert an ONNX model (path, bytes or ModelProto) to a WebNN graph.
+
+    Raises `InvalidModel` (unreadable/unsafe model, unresolved dimensions) or
+    `ConversionFailed` (one error listing every node that could not be converted).
+    """
+    source = read_onnx(model, free_dims=free_dims, input_shapes=input_shapes,
+                       pin_inputs=pin_inputs)
+    result = import_graph(source)
+    return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)

@@ -1,0 +1,467 @@
+"""ONNX reader: a model file (or ModelProto) -> `SourceGraph`, a format-neutral view.
+
+What it does:
+- loads the protobuf (a truncated or corrupt file raises `InvalidModel` naming the file),
+  runs `onnx.checker` lightly (its complaints become warnings: onnxruntime accepts many
+  models the checker rejects) and checks the structure the importer relies on itself
+  (known opset domains, every node input defined before use);
+- resolves external data ONLY inside the model's folder: absolute locations, `..` components
+  and symlinks leaving the folder are rejected with `InvalidModel`; numeric tensors are
+  memory-mapped, not read;
+- lists nodes in graph order with `version` = the opset of the node's domain and attributes
+  with the schema defaults (`onnx.defs.get_schema(op_type, version, domain)`) filled in;
+- lists graph inputs (initializers are not inputs) with static shapes after applying
+  `input_shapes` (whole shapes by input name) and `free_dims` (by `dim_param` name); every
+  dimension still unknown is listed in one `UnresolvedDimensions` error;
+- `pin_inputs` turns graph inputs into constants;
+- constants: initializers and the outputs of `Constant` nodes, as numpy arrays in their ONNX
+  dtype (bool stays bool, float64 stays float64: the importer decides what to do with them).
+
+Restrictions: subgraph attributes (If/Loop/Scan bodies) are kept as raw `GraphProto`s;
+sparse initializers are densified; string tensors are numpy object arrays.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath, PureWindowsPath
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+from ..errors import InvalidModel, UnresolvedDimensions
+
+Dim = int | str | None
+
+ONNX_DTYPES: dict[int, str] = {
+    TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
+    TensorProto.DOUBLE: "float64", TensorProto.BFLOAT16: "bfloat16",
+    TensorProto.INT8: "int8", TensorProto.INT16: "int16", TensorProto.INT32: "int32",
+    TensorProto.INT64: "int64", TensorProto.UINT8: "uint8", TensorProto.UINT16: "uint16",
+    TensorProto.UINT32: "uint32", TensorProto.UINT64: "uint64", TensorProto.BOOL: "bool",
+    TensorProto.STRING: "string",
+}
+
+
+def dtype_name(elem_type: int) -> str:
+    """ONNX element type -> numpy-style dtype name ("float32", "bool", "bfloat16", ...)."""
+    if elem_type in ONNX_DTYPES:
+        return ONNX_DTYPES[elem_type]
+    return TensorProto.DataType.Name(elem_type).lower()
+
+
+def onnx_elem_type(dtype: str) -> int:
+    """numpy-style dtype name -> ONNX element type (inverse of `dtype_name`)."""
+    for key, name in ONNX_DTYPES.items():
+        if name == dtype:
+            return key
+    raise KeyError(dtype)
+
+
+@dataclass(frozen=True)
+class ValueInfo:
+    """A graph input or output. `shape` is None when the rank is unknown; a dimension is an
+    int, a `dim_param` name, or None (unknown). Inputs of a `SourceGraph` have only int dims;
+    `declared_shape` keeps what the model said."""
+
+    name: str
+    dtype: str
+    shape: tuple[Dim, ...] | None
+    declared_shape: tuple[Dim, ...] | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """One ONNX node. `domain` is "" for the default domain (also when the model says
+    "ai.onnx"); `version` is the model's opset for that domain; `name` is the node's name or
+    `<op_type>_<index>` when the model left it empty; `inputs` keeps "" for omitted optional
+    inputs; `attrs` has schema defaults filled in (strings decoded, tensors as numpy arrays,
+    lists as tuples)."""
+
+    op_type: str
+    domain: str
+    version: int
+    name: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: Mapping[str, Any]
+    index: int = 0
+
+    def input(self, i: int) -> str:
+        """Name of input i, or "" when omitted."""
+        return self.inputs[i] if i < len(self.inputs) else ""
+
+
+@dataclass(frozen=True, eq=False)
+class SourceGraph:
+    """The format-neutral view the importer walks."""
+
+    name: str
+    inputs: tuple[ValueInfo, ...]
+    outputs: tuple[ValueInfo, ...]
+    nodes: tuple[Node, ...]
+    constants: Mapping[str, np.ndarray]
+    opsets: Mapping[str, int]
+    source_format: str = "onnx"
+    producer: str = ""
+    warnings: tuple[str, ...] = field(default=())
+
+
+# -- loading -----------------------------------------------------------------------------
+
+
+def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto
+               ) -> tuple[onnx.ModelProto, Path | None, str]:
+    """The ModelProto (external data NOT loaded), the folder external data lives in (None for
+    in-memory models) and a display name for messages."""
+    if isinstance(model, onnx.ModelProto):
+        return model, None, "<ModelProto>"
+    if isinstance(model, (bytes, bytearray)):
+        return _parse(bytes(model), "<bytes>"), None, "<bytes>"
+    path = Path(model)
+    if not path.is_file():
+        raise InvalidModel(f"model file {str(path)!r} does not exist or is not a file")
+    return _parse(path.read_bytes(), str(path)), path.resolve().parent, str(path)
+
+
+def _parse(data: bytes, label: str) -> onnx.ModelProto:
+    proto = onnx.ModelProto()
+    try:
+        proto.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise InvalidModel(f"{label} is not a valid ONNX model (truncated or corrupt "
+                           f"protobuf: {exc})") from exc
+    if not proto.HasField("graph") or proto.ir_version == 0:
+        raise InvalidModel(f"{label} is not a valid ONNX model (no graph or no ir_version)")
+    return proto
+
+
+def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
+              free_dims: Mapping[str, int] | None = None,
+              input_shapes: Mapping[str, Sequence[int]] | None = None,
+              pin_inputs: Mapping[str, Any] | None = None) -> SourceGraph:
+    """Read an ONNX model into a `SourceGraph` (see the module docstring)."""
+    proto, base_dir, label = load_proto(model)
+    warnings: list[str] = []
+    try:
+        onnx.checker.check_model(proto, full_check=False)
+    except (onnx.checker.ValidationError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        warnings.append(f"onnx.checker: {first}")
+    graph = proto.graph
+    opsets = _opsets(proto, label)
+
+    constants: dict[str, np.ndarray] = {}
+    for tensor in graph.initializer:
+        constants[tensor.name] = tensor_to_array(tensor, base_dir, label)
+    for sparse in graph.sparse_initializer:
+        constants[sparse.values.name] = _sparse_to_array(sparse, base_dir, label)
+
+    declared = [_value_info(vi) for vi in graph.input if vi.name not in constants]
+    inputs = _resolve_inputs(declared, free_dims or {}, input_shapes or {}, label)
+    inputs, pinned = _pin(inputs, pin_inputs or {})
+    constants.update(pinned)
+
+    nodes: list[Node] = []
+    defined = {vi.name for vi in inputs} | set(constants) | {""}
+    for index, np_node in enumerate(graph.node):
+        domain = "" if np_node.domain in ("", "ai.onnx") else np_node.domain
+        name = np_node.name or f"{np_node.op_type}_{index}"
+        if domain not in opsets:
+            raise InvalidModel(f"node {name!r} ({np_node.op_type}) uses domain {domain!r} "
+                               "that the model does not import (opset_import)")
+        missing = [i for i in np_node.input if i not in defined]
+        if missing:
+            raise InvalidModel(f"node {name!r} ({np_node.op_type}) reads {missing} before "
+                               "anything defines them (graph not topologically sorted?)")
+        version = opsets[domain]
+        attrs = node_attributes(np_node, version, domain, base_dir, label)
+        node = Node(np_node.op_type, domain, version, name, tuple(np_node.input),
+                    tuple(np_node.output), MappingProxyType(attrs), index)
+        if node.op_type == "Constant" and domain == "":
+            constants[node.outputs[0]] = constant_node_value(node)
+        nodes.append(node)
+        defined.update(np_node.output)
+
+    outputs = tuple(_value_info(vi) for vi in graph.output)
+    for out in outputs:
+        if out.name not in defined:
+            raise InvalidModel(f"graph output {out.name!r} is not produced by any node, "
+                               "input or initializer")
+    return SourceGraph(graph.name, tuple(inputs), outputs, tuple(nodes),
+                       MappingProxyType(constants), MappingProxyType(opsets), "onnx",
+                       f"{proto.producer_name} {proto.producer_version}".strip(),
+                       tuple(warnings))
+
+
+def _opsets(proto: onnx.ModelProto, label: str) -> dict[str, int]:
+    opsets: dict[str, int] = {}
+    for entry in proto.opset_import:
+        domain = "" if entry.domain in ("", "ai.onnx") else entry.domain
+        opsets[domain] = int(entry.version)
+    if "" not in opsets and any(n.domain in ("", "ai.onnx") for n in proto.graph.node):
+        raise InvalidModel(f"{label} has default-domain nodes but no default opset_import")
+    return opsets
+
+
+# -- inputs and free dimensions -------------------------------------------------------------
+
+
+def _value_info(vi: onnx.ValueInfoProto) -> ValueInfo:
+    t = vi.type
+    if not t.HasField("tensor_type"):
+        kind = t.WhichOneof("value") or "unknown"
+        return ValueInfo(vi.name, kind, None, None)
+    tt = t.tensor_type
+    dtype = dtype_name(tt.elem_type)
+    if not tt.HasField("shape"):
+        return ValueInfo(vi.name, dtype, None, None)
+    dims: list[Dim] = []
+    for d in tt.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(int(d.dim_value))
+        elif d.HasField("dim_param") and d.dim_param:
+            dims.append(d.dim_param)
+        else:
+            dims.append(None)
+    return ValueInfo(vi.name, dtype, tuple(dims), tuple(dims))
+
+
+def _resolve_inputs(declared: list[ValueInfo], free_dims: Mapping[str, int],
+                    input_shapes: Mapping[str, Sequence[int]], label: str) -> list[ValueInfo]:
+    names = {vi.name for vi in declared}
+    unknown_inputs = sorted(set(input_shapes) - names)
+    if unknown_inputs:
+        raise InvalidModel(f"input_shapes names {unknown_inputs}, which are not graph inputs "
+                           f"of {label} (inputs: {sorted(names)})")
+    params = {d for vi in declared for d in (vi.shape or ()) if isinstance(d, str)}
+    unknown_params = sorted(set(free_dims) - params)
+    if unknown_params:
+        raise InvalidModel(f"free_dims names {unknown_params}, which are not free dimensions "
+                           f"of {label} (free dimensions: {sorted(params)})")
+    for key, value in free_dims.items():
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
+            raise InvalidModel(f"free_dims[{key!r}] must be a positive integer, got {value!r}")
+
+    resolved: list[ValueInfo] = []
+    unresolved: list[str] = []
+    for vi in declared:
+        if vi.name in input_shapes:
+            shape = tuple(int(d) for d in input_shapes[vi.name])
+            if vi.shape is not None:
+                _check_override(vi, shape)
+            if any(d < 1 for d in shape):
+                raise InvalidModel(f"input_shapes[{vi.name!r}] = {list(shape)} has a "
+                                   "dimension < 1")
+            resolved.append(ValueInfo(vi.name, vi.dtype, shape, vi.declared_shape))
+            continue
+        if vi.shape is None:
+            unresolved.append(f"{vi.name}: unknown rank")
+            resolved.append(vi)
+            continue
+        dims: list[Dim] = []
+        for i, d in enumerate(vi.shape):
+            if isinstance(d, str) and d in free_dims:
+                d = int(free_dims[d])
+            if not isinstance(d, int):
+                what = f"free dimension {d!r}" if isinstance(d, str) else "unnamed dimension"
+                unresolved.append(f"{vi.name}[{i}] ({what})")
+            dims.append(d)
+        resolved.append(ValueInfo(vi.name, vi.dtype, tuple(dims), vi.declared_shape))
+    if unresolved:
+        raise UnresolvedDimensions(
+            f"{len(unresolved)} input dimension(s) of {label} are not fixed: "
+            + ", ".join(unresolved))
+    return resolved
+
+
+def _check_override(vi: ValueInfo, shape: tuple[int, ...]) -> None:
+    assert vi.shape is not None
+    if len(shape) != len(vi.shape):
+        raise InvalidModel(f"input_shapes[{vi.name!r}] has rank {len(shape)}, the model "
+                           f"declares rank {len(vi.shape)} ({_fmt(vi.shape)})")
+    for i, (want, got) in enumerate(zip(vi.shape, shape, strict=True)):
+        if isinstance(want, int) and want != got:
+            raise InvalidModel(f"input_shapes[{vi.name!r}][{i}] = {got} contradicts the "
+                               f"model's fixed dimension {want} ({_fmt(vi.shape)})")
+
+
+def _fmt(shape: Sequence[Dim]) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _pin(inputs: list[ValueInfo], pins: Mapping[str, Any]
+         ) -> tuple[list[ValueInfo], dict[str, np.ndarray]]:
+    by_name = {vi.name: vi for vi in inputs}
+    unknown = sorted(set(pins) - set(by_name))
+    if unknown:
+        raise InvalidModel(f"pin_inputs names {unknown}, which are not graph inputs "
+                           f"(inputs: {sorted(by_name)})")
+    pinned: dict[str, np.ndarray] = {}
+    for name, value in pins.items():
+        vi = by_name[name]
+        arr = np.asarray(value, dtype=None if vi.dtype == "string" else vi.dtype)
+        assert vi.shape is not None
+        if arr.shape != vi.shape:
+            if arr.size == int(np.prod(vi.shape, dtype=np.int64)):
+                arr = arr.reshape(vi.shape)
+            else:
+                raise InvalidModel(f"pin_inputs[{name!r}] has shape {list(arr.shape)}, the "
+                                   f"input has shape {list(vi.shape)}")
+        arr.setflags(write=False)
+        pinned[name] = arr
+    return [vi for vi in inputs if vi.name not in pins], pinned
+
+
+# -- tensors and external data --------------------------------------------------------------
+
+
+def tensor_to_array(tensor: TensorProto, base_dir: Path | None, label: str) -> np.ndarray:
+    """A TensorProto as a numpy array (external data resolved safely inside base_dir)."""
+    if tensor.data_location != TensorProto.EXTERNAL:
+        try:
+            return numpy_helper.to_array(tensor)
+        except Exception as exc:  # noqa: BLE001 - onnx raises assorted types here
+            raise InvalidModel(f"{label}: tensor {tensor.name!r} cannot be decoded: "
+                               f"{exc}") from exc
+    info = {e.key: e.value for e in tensor.external_data}
+    location = info.get("location", "")
+    if base_dir is None:
+        raise InvalidModel(f"tensor {tensor.name!r} stores its data in external file "
+                           f"{location!r}, but the model was given in memory: pass the model "
+                           "file path so the data can be found next to it")
+    path = safe_external_path(base_dir, location, tensor.name)
+    offset = int(info.get("offset", 0) or 0)
+    size = path.stat().st_size
+    length = int(info["length"]) if info.get("length") else size - offset
+    if offset < 0 or length < 0 or offset + length > size:
+        raise InvalidModel(f"tensor {tensor.name!r}: external data range offset={offset} "
+                           f"length={length} lies outside {location!r} ({size} bytes)")
+    dtype = dtype_name(tensor.data_type)
+    shape = tuple(int(d) for d in tensor.dims)
+    count = int(np.prod(shape, dtype=np.int64))
+    if dtype in ("float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8",
+                 "uint16", "uint32", "uint64", "bool"):
+        np_dtype = np.dtype(dtype).newbyteorder("<")
+        if count * np_dtype.itemsize != length:
+            raise InvalidModel(f"tensor {tensor.name!r}: external data has {length} bytes, "
+                               f"{list(shape)} {dtype} needs {count * np_dtype.itemsize}")
+        if count == 0:
+            return np.zeros(shape, dtype)
+        arr = np.memmap(path, dtype=np_dtype, mode="r", offset=offset, shape=shape)
+        return arr if np_dtype.isnative else arr.astype(dtype)
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        raw = fh.read(length)
+    copy = TensorProto()
+    copy.CopyFrom(tensor)
+    del copy.external_data[:]
+    copy.data_location = TensorProto.DEFAULT
+    copy.raw_data = raw
+    return numpy_helper.to_array(copy)
+
+
+def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
+    """The file `location` names, guaranteed to lie inside base_dir (no absolute paths, no
+    `..`, no symlink leaving the folder); InvalidModel otherwise."""
+    if not location:
+        raise InvalidModel(f"tensor {tensor_name!r} has external data without a location")
+    posix, windows = PurePosixPath(location), PureWindowsPath(location)
+    if posix.is_absolute() or windows.is_absolute() or windows.drive or location.startswith(
+            ("/", "\\")):
+        raise InvalidModel(f"tensor {tensor_name!r}: external data location {location!r} is "
+                           "an absolute path; only files inside the model's folder are read")
+    if ".." in posix.parts or ".." in windows.parts:
+        raise InvalidModel(f"tensor {tensor_name!r}: external data location {location!r} "
+                           "leaves the model's folder ('..'); only files inside it are read")
+    root = base_dir.resolve()
+    target = (root / location).resolve()
+    if target != root and root not in target.parents:
+        raise InvalidModel(f"tensor {tensor_name!r}: external data location {location!r} "
+                           f"resolves to {str(target)!r}, outside the model's folder (symlink?)")
+    if not target.is_file():
+        raise InvalidModel(f"tensor {tensor_name!r}: external data file {location!r} does not "
+                           f"exist in {str(root)!r}")
+    return target
+
+
+def _sparse_to_array(sparse: onnx.SparseTensorProto, base_dir: Path | None,
+                     label: str) -> np.ndarray:
+    values = tensor_to_array(sparse.values, base_dir, label)
+    indices = tensor_to_array(sparse.indices, base_dir, label).astype(np.int64)
+    shape = tuple(int(d) for d in sparse.dims)
+    dense = np.zeros(shape, values.dtype)
+    if indices.ndim == 1:
+        dense.reshape(-1)[indices] = values
+    else:
+        dense[tuple(indices.T)] = values
+    return dense
+
+
+# -- attributes ---------------------------------------------------------------------------
+
+
+def node_attributes(node: onnx.NodeProto, version: int, domain: str,
+                    base_dir: Path | None = None, label: str = "") -> dict[str, Any]:
+    """The node's attributes as Python values, with schema defaults filled in."""
+    attrs = {a.name: attribute_value(a, base_dir, label) for a in node.attribute}
+    try:
+        schema = onnx.defs.get_schema(node.op_type, version, domain)
+    except onnx.defs.SchemaError:
+        return attrs
+    for name, spec in schema.attributes.items():
+        if name not in attrs and spec.default_value.type != AttributeProto.UNDEFINED:
+            attrs[name] = attribute_value(spec.default_value, base_dir, label)
+    return attrs
+
+
+def attribute_value(attr: AttributeProto, base_dir: Path | None = None,
+                    label: str = "") -> Any:
+    """An AttributeProto as a Python value: int, float, str, numpy array, tuple of those,
+    or the raw proto for graphs and type protos."""
+    kind = attr.type
+    if kind == AttributeProto.TENSOR:
+        return tensor_to_array(attr.t, base_dir, label)
+    if kind == AttributeProto.TENSORS:
+        return tuple(tensor_to_array(t, base_dir, label) for t in attr.tensors)
+    if kind == AttributeProto.SPARSE_TENSOR:
+        return _sparse_to_array(attr.sparse_tensor, base_dir, label)
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return tuple(v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
+                     for v in value)
+    return value
+
+
+def constant_node_value(node: Node) -> np.ndarray:
+    """The value of a `Constant` node, from whichever value attribute it sets."""
+    a = node.attrs
+    if "value" in a:
+        arr = np.asarray(a["value"])
+    elif "sparse_value" in a:
+        arr = np.asarray(a["sparse_value"])
+    elif "value_float" in a:
+        arr = np.array(a["value_float"], np.float32)
+    elif "value_floats" in a:
+        arr = np.array(a["value_floats"], np.float32)
+    elif "value_int" in a:
+        arr = np.array(a["value_int"], np.int64)
+    elif "value_ints" in a:
+        arr = np.array(a["value_ints"], np.int64)
+    elif "value_string" in a:
+        arr = np.array(a["value_string"], object)
+    elif "value_strings" in a:
+        arr = np.array(a["value_strings"], object)
+    else:
+        raise InvalidModel(f"Constant node {node.name!r} sets no value attribute",
+                           node_name=node.name, op_type="Constant", version=node.version)
+    arr.setflags(write=False)
+    return arr

@@ -1,0 +1,459 @@
+"""The importer loop: a `SourceGraph` -> WebNN builder calls (architecture.md sections 2-4).
+
+- Every node is visited. A node without a handler, or whose handler fails, is recorded and
+  poisons its outputs; nodes reading poisoned values are skipped silently. At the end one
+  `ConversionFailed` lists every failed node with a count per op type.
+- Constant folding: when every input of a node is a constant, the node is evaluated at
+  conversion time and its outputs become constants instead of operations: with the handler's
+  numpy `fold` function when it has one (data-movement ops), otherwise by replaying the
+  handler on a scratch builder whose inputs are constants and running that tiny graph on the
+  reference backend. `Shape` and `Size` always produce constants (every operand is static).
+  Handlers may return numpy arrays for outputs that are constants.
+- Types: bool values travel as uint8 inside the graph (and come back as bool at the graph
+  boundary); float64 constants and graph inputs become float32 with a warning in the report;
+  int64 stays int64. Other types WebNN lacks raise `UnsupportedDataType` where they would
+  enter the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .errors import (
+    ConversionError,
+    ConversionFailed,
+    InternalError,
+    InvalidModel,
+    RequiresConstantInput,
+    SpecViolation,
+    UnsupportedAttribute,
+    UnsupportedDataType,
+    UnsupportedOp,
+)
+from .formats.onnx import Node, SourceGraph, ValueInfo
+from .webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLOperationError, MLTypeError
+from .webnn.dtypes import DATA_TYPES
+
+STATUSES = ("native", "decomposed", "folded", "unsupported", "skipped")
+
+
+def webnn_dtype(dtype: str) -> str | None:
+    """The WebNN data type carrying an ONNX-side dtype inside the graph, or None."""
+    if dtype in DATA_TYPES:
+        return dtype
+    return {"bool": "uint8", "float64": "float32"}.get(dtype)
+
+
+# -- report --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeRecord:
+    """What happened to one source node. `status` is one of STATUSES; `webnn_ops` the spec
+    names of the operations it produced (empty when folded, aliased or failed)."""
+
+    op_type: str
+    domain: str
+    name: str
+    status: str
+    webnn_ops: tuple[str, ...] = ()
+
+
+@dataclass
+class ConversionReport:
+    """Per source op type: which nodes were mapped natively (one WebNN op, or none for pure
+    aliases like Identity), decomposed (several ops), folded to constants, unsupported
+    (failed) or skipped (depending on a failed node); plus conversion warnings."""
+
+    source_format: str = "onnx"
+    nodes: list[NodeRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def by_op(self) -> dict[str, dict[str, list[str]]]:
+        out: dict[str, dict[str, list[str]]] = {}
+        for r in self.nodes:
+            key = f"{r.domain}::{r.op_type}" if r.domain else r.op_type
+            out.setdefault(key, {s: [] for s in STATUSES})[r.status].append(r.name)
+        return dict(sorted(out.items()))
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(r.status == s for r in self.nodes) for s in STATUSES}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Stable JSON form: {"format", "summary", "ops": {op: {status: [names], "webnn_ops":
+        [...]}}, "warnings"}; keys sorted, node names in graph order."""
+        webnn: dict[str, set[str]] = {}
+        for r in self.nodes:
+            key = f"{r.domain}::{r.op_type}" if r.domain else r.op_type
+            webnn.setdefault(key, set()).update(r.webnn_ops)
+        ops = {op: {**statuses, "webnn_ops": sorted(webnn[op])}
+               for op, statuses in self.by_op().items()}
+        return {"format": self.source_format, "summary": self.counts(), "ops": ops,
+                "warnings": list(self.warnings)}
+
+    def to_text(self) -> str:
+        lines = []
+        for op, st in self.by_op().items():
+            parts = [f"{s} {len(st[s])}" for s in STATUSES if st[s]]
+            lines.append(f"{op}: {', '.join(parts)}")
+        lines += [f"warning: {w}" for w in self.warnings]
+        return "\n".join(lines)
+
+
+# -- import context -------------------------------------------------------------------------
+
+
+class ImportContext:
+    """What handlers see: the builder and the values of the graph so far.
+
+    Values are either operands (`operand(name)`) or constants (`const_value(name)`, numpy
+    arrays). A constant becomes a builder constant the first time a handler asks for its
+    operand.
+    """
+
+    def __init__(self, builder: MLGraphBuilder, consts: dict[str, np.ndarray],
+                 operands: dict[str, MLOperand], warn: Callable[[str], None],
+                 folding: bool = False) -> None:
+        self.builder = builder
+        self.consts = consts
+        self.operands = operands
+        self._warn = warn
+        self.folding = folding
+        self.node: Node | None = None
+
+    # -- values ----------------------------------------------------------------------
+    def has(self, name: str) -> bool:
+        return bool(name) and (name in self.consts or name in self.operands)
+
+    def is_constant(self, name: str) -> bool:
+        return bool(name) and name in self.consts
+
+    def const_value(self, name: str) -> np.ndarray:
+        """The numpy value of a constant value; RequiresConstantInput otherwise."""
+        if name in self.consts:
+            return self.consts[name]
+        raise RequiresConstantInput(f"input {name!r} must be known at conversion time, but it "
+                                    "depends on graph inputs")
+
+    def const_input(self, node: Node, index: int, default: Any = None) -> Any:
+        """The constant value of input `index`, or `default` when the input is omitted."""
+        name = node.input(index)
+        if not name:
+            return default
+        try:
+            return self.const_value(name)
+        except RequiresConstantInput as exc:
+            raise RequiresConstantInput(f"input {index} ({name!r}) must be known at conversion "
+                                        "time, but it depends on graph inputs") from exc
+
+    def operand(self, name: str) -> MLOperand:
+        """The operand of a value (constants are materialised in the builder on first use)."""
+        if name in self.operands:
+            return self.operands[name]
+        if name in self.consts:
+            operand = self.constant(self.consts[name], what=f"constant {name!r}")
+            self.operands[name] = operand
+            return operand
+        raise InternalError(f"value {name!r} was never produced")
+
+    def inputs(self, node: Node, optional: Iterable[int] = ()) -> list[MLOperand | None]:
+        """Operands of every input of `node`. Positions in `optional` give None when the
+        input is omitted; an omitted required input is an InvalidModel error."""
+        opt = set(optional)
+        out: list[MLOperand | None] = []
+        for i, name in enumerate(node.inputs):
+            if not name:
+                if i not in opt:
+                    raise InvalidModel(f"required input {i} is missing")
+                out.append(None)
+            else:
+                out.append(self.operand(name))
+        for i in sorted(opt):
+            if i >= len(out):
+                out.extend([None] * (i + 1 - len(out)))
+        return out
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        if name in self.operands:
+            return self.operands[name].shape
+        if name in self.consts:
+            return tuple(int(d) for d in self.consts[name].shape)
+        raise InternalError(f"value {name!r} was never produced")
+
+    def dtype(self, name: str) -> str:
+        """The WebNN data type the value has (or will have) inside the graph."""
+        if name in self.operands:
+            return self.operands[name].data_type
+        value = self.const_value(name)
+        return webnn_dtype(_dtype_str(value)) or _dtype_str(value)
+
+    # -- creating things --------------------------------------------------------------
+    def constant(self, value: Any, data_type: str | None = None, *,
+                 what: str = "constant") -> MLOperand:
+        """A new builder constant. bool -> uint8, float64 -> float32 (with a warning)."""
+        arr = np.asarray(value)
+        if data_type is not None:
+            arr = arr.astype(data_type)
+        dt = _dtype_str(arr)
+        if dt == "bool":
+            arr = arr.astype(np.uint8)
+        elif dt == "float64":
+            self.warn(f"{what} converted from float64 to float32")
+            arr = arr.astype(np.float32)
+        elif dt not in DATA_TYPES:
+            raise UnsupportedDataType(f"{what} has data type {dt}, which WebNN does not have")
+        return self.builder.constant(arr)
+
+    def warn(self, message: str) -> None:
+        node = self.node
+        prefix = f"{node.op_type} {node.name!r}: " if node is not None else ""
+        self._warn(prefix + message)
+
+    def unsupported(self, message: str, hint: str | None = None) -> UnsupportedAttribute:
+        """An UnsupportedAttribute error for the current node (raise it)."""
+        return UnsupportedAttribute(message, hint=hint)
+
+
+def _dtype_str(arr: np.ndarray) -> str:
+    if arr.dtype.kind in "OSU":
+        return "string"
+    return arr.dtype.name
+
+
+# -- the loop -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ImportResult:
+    graph: MLGraph
+    report: ConversionReport
+    inputs: tuple[ValueInfo, ...]
+    outputs: tuple[ValueInfo, ...]
+
+
+class Importer:
+    """Converts one SourceGraph. `lookup(op_type, domain, version)` finds handlers."""
+
+    def __init__(self, source: SourceGraph, lookup: Callable[[str, str, int], Any],
+                 context: MLContext | None = None) -> None:
+        self.source = source
+        self.lookup = lookup
+        self.context = context or ML().create_context()
+        self.builder = MLGraphBuilder(self.context)
+        self.report = ConversionReport(source.source_format, warnings=list(source.warnings))
+        self.consts: dict[str, np.ndarray] = dict(source.constants)
+        self.operands: dict[str, MLOperand] = {}
+        self.ctx = ImportContext(self.builder, self.consts, self.operands, self._warn)
+        self.errors: list[ConversionError] = []
+        self.poisoned: set[str] = set()
+        self._fold_context: MLContext | None = None
+
+    def _warn(self, message: str) -> None:
+        if message not in self.report.warnings:
+            self.report.warnings.append(message)
+
+    # -- driver ------------------------------------------------------------------------
+    def run(self) -> ImportResult:
+        self._add_inputs()
+        for node in self.source.nodes:
+            self._visit(node)
+        outputs = self._outputs()
+        if self.errors:
+            raise ConversionFailed(self.errors, self.report)
+        graph = self.builder.build(outputs)
+        out_infos = tuple(ValueInfo(vi.name, vi.dtype, graph.outputs[vi.name].shape,
+                                    vi.declared_shape or vi.shape)
+                          for vi in self.source.outputs)
+        return ImportResult(graph, self.report, self.source.inputs, out_infos)
+
+    def _add_inputs(self) -> None:
+        for vi in self.source.inputs:
+            dt = webnn_dtype(vi.dtype)
+            if dt is None:
+                self.errors.append(UnsupportedDataType(
+                    f"graph input {vi.name!r} has data type {vi.dtype}, which WebNN does not "
+                    "have", hint="pin the input to a constant with pin_inputs"))
+                self.poisoned.add(vi.name)
+                continue
+            if vi.dtype == "float64":
+                self._warn(f"graph input {vi.name!r} converted from float64 to float32")
+            assert vi.shape is not None
+            self.operands[vi.name] = self.builder.input(vi.name, list(vi.shape), dt)
+
+    def _record(self, node: Node, status: str, ops: Sequence[str] = ()) -> None:
+        self.report.nodes.append(NodeRecord(node.op_type, node.domain, node.name, status,
+                                            tuple(ops)))
+
+    def _fail(self, node: Node, error: ConversionError) -> None:
+        error.with_node(node_name=node.name, op_type=node.op_type, domain=node.domain,
+                        version=node.version)
+        self.errors.append(error)
+        self.poisoned.update(o for o in node.outputs if o)
+        self._record(node, "unsupported")
+
+    def _visit(self, node: Node) -> None:
+        outs = [o for o in node.outputs if o]
+        if outs and all(o in self.consts for o in outs):  # Constant nodes the reader decoded
+            self._record(node, "folded")
+            return
+        if any(i in self.poisoned for i in node.inputs if i):
+            self.poisoned.update(outs)
+            self._record(node, "skipped")
+            return
+        handler = self.lookup(node.op_type, node.domain, node.version)
+        if handler is None:
+            self._fail(node, UnsupportedOp(self._no_handler_message(node)))
+            return
+        self.ctx.node = node
+        try:
+            for idx in handler.const_inputs:
+                self.ctx.const_input(node, idx)
+            all_const = all(self.ctx.is_constant(i) for i in node.inputs if i)
+            if all_const and handler.fold is not False:
+                values = self._fold(node, handler)
+                if values is not None:
+                    self._store_consts(node, values)
+                    self._record(node, "folded")
+                    return
+            results = list(handler.fn(self.ctx, node))
+            self._store(node, results)
+        except ConversionError as exc:
+            self._fail(node, exc)
+        except MLTypeError as exc:
+            self._fail(node, SpecViolation(str(exc)))
+        except Exception as exc:  # noqa: BLE001 - collect, don't stop
+            err = InternalError(f"{type(exc).__name__}: {exc}")
+            err.__cause__ = exc
+            self._fail(node, err)
+        finally:
+            self.ctx.node = None
+
+    def _no_handler_message(self, node: Node) -> str:
+        from op_mappings.onnx import handlers
+
+        sinces = sorted(h.since for h in handlers()
+                        if h.op_type == node.op_type and h.domain == node.domain)
+        if sinces:
+            return (f"no handler for opset {node.version} (handlers exist from opset "
+                    f"{sinces[0]})")
+        dom = f" in domain {node.domain!r}" if node.domain else ""
+        return f"no handler for {node.op_type}{dom}"
+
+    # -- storing results ----------------------------------------------------------------
+    def _check_count(self, node: Node, results: Sequence[Any]) -> None:
+        if len(results) > len(node.outputs):
+            raise InternalError(f"handler returned {len(results)} outputs, the node has "
+                                f"{len(node.outputs)}")
+
+    def _store(self, node: Node, results: list[Any]) -> None:
+        self._check_count(node, results)
+        known = {id(o) for o in self.operands.values()}
+        new_ops: dict[int, str] = {}
+        produced: list[MLOperand] = []
+        const_only = True
+        for name, value in zip(node.outputs, results, strict=False):
+            if not name or value is None:
+                continue
+            if isinstance(value, MLOperand):
+                if value.kind == "constant" and value.value is not None:
+                    self.consts[name] = value.value
+                else:
+                    const_only = False
+                    self.operands[name] = value
+                    produced.append(value)
+            else:
+                self.consts[name] = _readonly(np.asarray(value))
+        stack = [o for o in produced if o.kind == "output"]
+        while stack:
+            o = stack.pop()
+            if id(o) in known or o.operator is None or id(o.operator) in new_ops:
+                continue
+            new_ops[id(o.operator)] = o.operator.op
+            stack.extend(d for d in o.operator.operand_inputs()
+                         if d.kind == "output" and id(d) not in known)
+        if const_only and results:
+            self._record(node, "folded")
+        else:
+            ops = list(new_ops.values())[::-1]
+            self._record(node, "decomposed" if len(ops) > 1 else "native", ops)
+
+    def _store_consts(self, node: Node, values: Sequence[Any]) -> None:
+        self._check_count(node, values)
+        for name, value in zip(node.outputs, values, strict=False):
+            if name and value is not None:
+                self.consts[name] = _readonly(np.asarray(value))
+
+    # -- folding -----------------------------------------------------------------------
+    def _fold(self, node: Node, handler: Any) -> list[Any] | None:
+        """Evaluate a node whose inputs are all constants; None when it cannot be folded
+        (e.g. no reference kernel), so the caller emits it normally."""
+        if callable(handler.fold):
+            values = [self.consts[i] if i else None for i in node.inputs]
+            return list(handler.fold(self.ctx, node, values))
+        if self._fold_context is None:
+            self._fold_context = ML().create_context()
+        builder = MLGraphBuilder(self._fold_context)
+        fctx = ImportContext(builder, self.consts, {}, self._warn, folding=True)
+        fctx.node = node
+        results = list(handler.fn(fctx, node))
+        values: list[Any] = [None] * len(results)
+        to_run: dict[str, MLOperand] = {}
+        for i, value in enumerate(results):
+            if value is None:
+                continue
+            if isinstance(value, MLOperand):
+                if value.kind == "constant":
+                    values[i] = value.value
+                else:
+                    to_run[f"out{i}"] = value
+            else:
+                values[i] = np.asarray(value)
+        if to_run:
+            graph = builder.build(to_run)
+            try:
+                computed = self._fold_context.compute(graph, {})
+            except (MLOperationError, NotImplementedError):
+                return None
+            for key, arr in computed.items():
+                values[int(key[3:])] = arr
+        return values
+
+    # -- outputs -----------------------------------------------------------------------
+    def _outputs(self) -> dict[str, MLOperand]:
+        outputs: dict[str, MLOperand] = {}
+        for vi in self.source.outputs:
+            name = vi.name
+            if name in self.poisoned:
+                continue
+            try:
+                operand = self.ctx.operand(name)
+                if operand.kind != "output":
+                    operand = self.builder.identity(operand)
+                outputs[name] = operand
+            except ConversionError as exc:
+                self.errors.append(exc.with_node(node_name=None, op_type=None, domain=None,
+                                                 version=None))
+        if not outputs and not self.errors:
+            self.errors.append(InvalidModel("the graph has no outputs"))
+        return outputs
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    if arr.flags.writeable:
+        arr.setflags(write=False)
+    return arr
+
+
+def import_graph(source: SourceGraph, lookup: Callable[[str, str, int], Any] | None = None,
+                 context: MLContext | None = None) -> ImportResult:
+    """Convert a SourceGraph with the ONNX op registry (or `lookup`)."""
+    if lookup is None:
+        from op_mappings.onnx import lookup as onnx_lookup
+
+        lookup = onnx_lookup
+    return Importer(source, lookup, context).run()
+

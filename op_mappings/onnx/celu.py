@@ -1,0 +1,28 @@
+"""ONNX Celu -> WebNN alpha * elu(x / alpha) (just elu(x) when alpha is 1).
+
+celu(x) = max(0, x) + min(0, alpha * (exp(x / alpha) - 1)) = alpha * elu(x / alpha, 1).
+Restrictions: float32/float16 inputs; alpha must not be 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+
+
+@onnx_op("Celu", since=12)
+def celu(ctx: ImportContext, node: Node) -> list[Any]:
+    x = ctx.operand(node.inputs[0])
+    alpha = float(node.attrs["alpha"])
+    if alpha == 0:
+        raise ctx.unsupported("Celu with alpha = 0 is undefined")
+    b = ctx.builder
+    if alpha == 1.0:
+        return [b.elu(x)]
+    a = ctx.constant(np.array(alpha, x.data_type))
+    return [b.mul(b.elu(b.div(x, a)), a)]

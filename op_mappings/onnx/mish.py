@@ -1,0 +1,19 @@
+"""ONNX Mish -> WebNN mul(x, tanh(softplus(x))).
+
+Restrictions: float32/float16 inputs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+
+
+@onnx_op("Mish", since=18)
+def mish(ctx: ImportContext, node: Node) -> list[Any]:
+    x = ctx.operand(node.inputs[0])
+    b = ctx.builder
+    return [b.mul(x, b.tanh(b.softplus(x)))]

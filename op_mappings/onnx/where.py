@@ -1,0 +1,19 @@
+"""ONNX Where -> WebNN where.
+
+Restrictions: the condition is bool (uint8 inside the graph); the three operands broadcast
+numpy-style.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+
+
+@onnx_op("Where", since=9)
+def where(ctx: ImportContext, node: Node) -> list[Any]:
+    c, t, f = ctx.inputs(node)
+    return [ctx.builder.where(c, t, f)]

@@ -1,0 +1,92 @@
+"""Shared helpers for ONNX mapping tests: build a one-node model with onnx.helper, run it in
+onnxruntime (the oracle) and through converter.convert() on the reference backend, compare.
+
+Float outputs must agree within rtol (1e-5 for float32 by default) plus a small atol for
+values near zero; integer and bool outputs exactly; dtypes must be identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper, numpy_helper
+
+import converter
+from converter.formats.onnx import onnx_elem_type
+
+IR_VERSION = 10
+
+
+def make_model(op_type: str, inputs: Mapping[str, np.ndarray], attrs: Mapping[str, Any] | None = None,
+               *, opset: int = 17, outputs: Sequence[str] = ("y",), constants: Sequence[str] = (),
+               input_order: Sequence[str] | None = None, domain: str = "") -> onnx.ModelProto:
+    """A model with one node. `inputs` are the node's inputs in order ("" entries are omitted
+    optional inputs: use a key starting with "_" and value None); names listed in
+    `constants` become initializers, the rest graph inputs."""
+    names = list(input_order or inputs)
+    node_inputs = ["" if inputs.get(n) is None else n for n in names]
+    graph_inputs, inits = [], []
+    for name in names:
+        value = inputs.get(name)
+        if value is None:
+            continue
+        arr = np.asarray(value)
+        if name in constants:
+            inits.append(numpy_helper.from_array(arr, name))
+        else:
+            graph_inputs.append(helper.make_tensor_value_info(
+                name, onnx_elem_type(arr.dtype.name), list(arr.shape)))
+    node = helper.make_node(op_type, node_inputs, list(outputs), domain=domain, **(attrs or {}))
+    graph = helper.make_graph([node], "one_node", graph_inputs,
+                              [onnx.ValueInfoProto(name=o) for o in outputs], inits)
+    opsets = [helper.make_opsetid("", opset)]
+    model = helper.make_model(graph, opset_imports=opsets, ir_version=IR_VERSION)
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(model.SerializeToString(), opts,
+                                providers=["CPUExecutionProvider"])
+    names = [o.name for o in sess.get_outputs()]
+    return dict(zip(names, sess.run(None, dict(feeds)), strict=True))
+
+
+def assert_close(ours: np.ndarray, ref: np.ndarray, rtol: float = 1e-5, atol: float = 1e-6,
+                 what: str = "") -> None:
+    assert ours.dtype == ref.dtype, f"{what}: dtype {ours.dtype} != onnxruntime {ref.dtype}"
+    assert ours.shape == ref.shape, f"{what}: shape {ours.shape} != onnxruntime {ref.shape}"
+    if ref.dtype.kind == "f":
+        if ref.dtype == np.float16:
+            rtol, atol = max(rtol, 1e-3), max(atol, 1e-3)
+        np.testing.assert_allclose(ours.astype(np.float64), ref.astype(np.float64), rtol=rtol,
+                                   atol=atol, err_msg=what)
+    else:
+        np.testing.assert_array_equal(ours, ref, err_msg=what)
+
+
+def check(op_type: str, inputs: Mapping[str, np.ndarray | None],
+          attrs: Mapping[str, Any] | None = None, *, opset: int = 17,
+          outputs: Sequence[str] = ("y",), constants: Sequence[str] = (),
+          rtol: float = 1e-5, atol: float = 1e-6, **convert_kw: Any) -> converter.ConversionResult:
+    """Convert and run a one-node model and compare every output with onnxruntime."""
+    model = make_model(op_type, inputs, attrs, opset=opset, outputs=outputs, constants=constants)
+    feeds = {n: np.asarray(v) for n, v in inputs.items() if v is not None and n not in constants}
+    expected = run_ort(model, feeds)
+    result = converter.convert(model, **convert_kw)
+    got = result.run(feeds)
+    assert list(got) == [o for o in outputs if o]
+    for name in got:
+        assert_close(got[name], expected[name], rtol, atol, f"{op_type} output {name}")
+    return result
+
+
+def rand(*shape: int, dtype: str = "float32", low: float = -3.0, high: float = 3.0,
+         seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.uniform(low, high, size=shape).astype(dtype)
