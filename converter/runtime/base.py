@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -22,19 +22,21 @@ class Backend(Protocol):
     def compile(self, graph: MLGraph) -> Executable: ...
 
 
-_FACTORIES: dict[str, Callable[[str], Backend]] = {}
-_MODULES = {"reference": "converter.runtime.reference"}
+_FACTORIES: dict[str, Callable[..., Backend]] = {}
+_MODULES = {"reference": "converter.runtime.reference",
+            "onnxruntime": "converter.runtime.onnxruntime"}
 
 
-def register_backend(name: str, factory: Callable[[str], Backend]) -> None:
-    """Register `factory(device) -> Backend` under `name`."""
+def register_backend(name: str, factory: Callable[..., Backend]) -> None:
+    """Register `factory(device, **options) -> Backend` under `name`."""
     _FACTORIES[name] = factory
 
 
-def get_backend(name: str, device: str = "cpu") -> Backend:
-    """The backend called `name` for `device`; ValueError if unknown or unavailable."""
+def get_backend(name: str, device: str = "cpu", **options: Any) -> Backend:
+    """The backend called `name` for `device` with backend-specific `options` (for example
+    `threads`); ValueError if unknown or unavailable."""
     if name not in _FACTORIES and name in _MODULES:
         importlib.import_module(_MODULES[name])
     if name not in _FACTORIES:
         raise ValueError(f"unknown backend {name!r} (known: {', '.join(sorted(_MODULES))})")
-    return _FACTORIES[name](device)
+    return _FACTORIES[name](device, **options)

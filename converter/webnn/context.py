@@ -26,8 +26,9 @@ class ML:
 
     def create_context(self, *, backend: str = "reference", device: str = "cpu",
                        power_preference: str = "default", accelerated: bool = True,
-                       device_type: str | None = None) -> MLContext:
-        """A context running graphs on `backend` ("reference" is the numpy oracle).
+                       device_type: str | None = None, **backend_options: Any) -> MLContext:
+        """A context running graphs on `backend` ("reference" is the numpy oracle) and
+        `device`; `backend_options` go to the backend (for example `threads`).
 
         `device_type` was removed from the spec; it is accepted and ignored as browsers do.
         """
@@ -37,7 +38,7 @@ class ML:
         from ..runtime import get_backend
 
         try:
-            impl = get_backend(backend, device)
+            impl = get_backend(backend, device, **backend_options)
         except (KeyError, ValueError) as exc:
             raise MLNotSupportedError(f"createContext: {exc}") from exc
         return MLContext(impl, power_preference=power_preference, accelerated=accelerated)

@@ -88,7 +88,9 @@ class ReferenceBackend:
         return ReferenceExecutable(graph)
 
 
-def _factory(device: str) -> ReferenceBackend:
+def _factory(device: str, **options: object) -> ReferenceBackend:
+    if options:
+        raise ValueError(f"the reference backend takes no options, got {sorted(options)}")
     if device != "cpu":
         raise ValueError(f"the reference backend runs on the CPU only, not {device!r}")
     return ReferenceBackend()
