@@ -6,7 +6,8 @@ src = clamp((dst + 0.5) / scale - 0.5, 0, n - 1).
   values are copied, never converted. Equals ONNX Resize half_pixel + round_prefer_floor.
 - linear: v0 = floor(src), v1 = ceil(src), t = src - v0, result v0·(1 - t) + v1·t,
   interpolated along the second axis first, then the first (the spec's x, then y), in
-  float64. Integer outputs are rounded half to even and saturated to the type range.
+  float64. Integer (uint8/int8) outputs are computed exactly as rationals, rounded half to
+  even once and saturated to the type range.
 """
 
 from __future__ import annotations
@@ -27,13 +28,22 @@ def nearest_indices(n: int, m: int) -> np.ndarray:
     return np.clip(idx, 0, n - 1)
 
 
-def linear_weights(n: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(floor index, ceil index, fraction) of the clamped half-pixel source coordinate."""
-    dst = np.arange(m, dtype=np.float64)
-    src = np.clip(((2.0 * dst + 1.0) * n - m) / (2.0 * m), 0.0, n - 1.0)
-    lo = np.floor(src)
-    hi = np.ceil(src)
-    return lo.astype(np.int64), hi.astype(np.int64), src - lo
+def linear_weights(n: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """floor index, ceil index and fraction numerator r of the clamped half-pixel source
+    coordinate, exactly: src = lo + r / (2m) with 0 <= r < 2m. Returns (lo, hi, r, 2m)."""
+    den = 2 * m
+    dst = np.arange(m, dtype=np.int64)
+    num = np.clip((2 * dst + 1) * n - m, 0, (n - 1) * den)  # src = num / den, clamped
+    lo = num // den
+    r = num - lo * den
+    return lo, lo + (r > 0), r, den
+
+
+def _round_half_even(num: np.ndarray, den: int) -> np.ndarray:
+    """num / den rounded to the nearest integer, ties to even (den > 0), exactly."""
+    q, rem = np.divmod(num, den)
+    up = (2 * rem > den) | ((2 * rem == den) & (q % 2 == 1))
+    return q + up
 
 
 def _along(shape_len: int, axis: int, values: np.ndarray) -> np.ndarray:
@@ -52,12 +62,18 @@ def resample2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[
         for a in axes:
             y = np.take(y, nearest_indices(x.shape[a], out_shape[a]), axis=a)
         return [y]
-    y = x.astype(np.float64)
+    # Weights are kept as integer numerators (den - r, r) over den = 2m per axis, so the
+    # only roundings are in the float64 sums and the final division (none at all for the
+    # integer types, which are computed exactly in int64 and rounded half to even once).
+    exact = x.dtype.kind in "iu"
+    y = x.astype(np.int64 if exact else np.float64)
+    total = 1
     for a in reversed(axes):
-        lo, hi, t = linear_weights(x.shape[a], out_shape[a])
-        t = _along(y.ndim, a, t)
-        y = np.take(y, lo, axis=a) * (1.0 - t) + np.take(y, hi, axis=a) * t
-    if x.dtype.kind in "iu":
-        info = np.iinfo(x.dtype)
-        y = np.clip(np.rint(y), info.min, info.max)
-    return [y]
+        lo, hi, r, den = linear_weights(x.shape[a], out_shape[a])
+        r = _along(y.ndim, a, r)
+        y = np.take(y, lo, axis=a) * (den - r) + np.take(y, hi, axis=a) * r
+        total *= den
+    if not exact:
+        return [y / total]
+    info = np.iinfo(x.dtype)
+    return [np.clip(_round_half_even(y, total), info.min, info.max)]
