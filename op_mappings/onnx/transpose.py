@@ -1,0 +1,30 @@
+"""ONNX Transpose -> WebNN transpose (no `perm` = reverse the dimensions).
+
+Restrictions: none beyond WebNN transpose.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._util import ints
+
+
+def _perm(ctx: ImportContext, node: Node) -> list[int]:
+    rank = len(ctx.shape(node.inputs[0]))
+    perm = node.attrs.get("perm")
+    return list(range(rank))[::-1] if perm is None else ints(perm)
+
+
+def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
+    return [np.transpose(values[0], _perm(ctx, node))]
+
+
+@onnx_op("Transpose", since=1, fold=_fold)
+def transpose(ctx: ImportContext, node: Node) -> list[Any]:
+    return [ctx.builder.transpose(ctx.operand(node.inputs[0]), permutation=_perm(ctx, node))]
