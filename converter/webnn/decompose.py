@@ -114,16 +114,14 @@ def _resolve(acts: Sequence[ActivationSpec]) -> list[Activation]:
 
 def _native_names(acts: Sequence[ActivationSpec] | None, default: tuple[str, ...]
                   ) -> list[str] | None:
-    """Activations to hand the native op for validation: the given names when all are
-    strings (so bad names fail like the native op), else the default names (keeping the
-    count check)."""
+    """Activations to hand the native op for validation: names stay (so bad names fail as
+    they do natively), callables become a default name (keeping the count check)."""
     if acts is None:
         return None
     if isinstance(acts, (str, bytes)) or not isinstance(acts, Sequence):
         return acts  # type: ignore[return-value]  # the native op rejects it
-    if all(isinstance(a, str) for a in acts):
-        return list(acts)  # type: ignore[arg-type]
-    return [default[0]] * len(acts)
+    return [a if isinstance(a, str) else default[min(k, len(default) - 1)]
+            for k, a in enumerate(acts)]
 
 
 # -- shape helpers ---------------------------------------------------------------------------

@@ -269,6 +269,10 @@ def test_recurrent_decompositions_validate_like_native() -> None:
         dc.gru(b, x, w, r, 3, 4, activations=(dc.sigmoid_fn,))
     with pytest.raises(MLTypeError, match="gru: activation 'gelu' is not one of"):
         dc.gru(b, x, w, r, 3, 4, activations=("sigmoid", "gelu"))
+    with pytest.raises(MLTypeError, match="lstm: activation 'elu' is not one of"):
+        dc.lstm(b, x, b.input("w4", [1, 16, 3], "float32"),
+                b.input("r4", [1, 16, 4], "float32"), 3, 4,
+                activations=(dc.sigmoid_fn, "elu", dc.tanh_fn))
     with pytest.raises(MLTypeError, match="neither a name nor a callable"):
         dc.gru(b, x, w, r, 3, 4, activations=(dc.sigmoid_fn, 3))
     with pytest.raises(MLTypeError, match="lstm: weight shape"):
@@ -395,3 +399,21 @@ def test_blockwise_expand_is_contiguous() -> None:
     a = np.array([[1, 2], [3, 4]], np.float32)
     res, _ = _run(lambda b, i: {"y": dc.blockwise_expand(b, i["a"], [4, 6])}, {"a": a})
     np.testing.assert_array_equal(res["y"], np.repeat(np.repeat(a, 2, 0), 3, 1))
+
+
+def test_single_step_sequences_match_native() -> None:
+    g, ls = _gru_data(61, 2, steps=1), _lstm_data(62, 2, steps=1)
+    data = {"gx": g["x"], "gw": g["w"], "gr": g["r"], "lx": ls["x"], "lw": ls["w"],
+            "lr": ls["r"]}
+
+    def build(b: MLGraphBuilder, i: dict[str, Any]) -> dict[str, Any]:
+        kw = dict(return_sequence=True, direction="both")
+        ng = b.gru(i["gx"], i["gw"], i["gr"], 1, 4, **kw)
+        dg = dc.gru(b, i["gx"], i["gw"], i["gr"], 1, 4, **kw)
+        nl = b.lstm(i["lx"], i["lw"], i["lr"], 1, 4, **kw)
+        dl = dc.lstm(b, i["lx"], i["lw"], i["lr"], 1, 4, **kw)
+        return {"ng": ng[1], "dg": dg[1], "nl": nl[2], "dl": dl[2], "nc": nl[1], "dc": dl[1]}
+
+    res, _ = _run(build, data)
+    for k in ("g", "l", "c"):
+        np.testing.assert_allclose(res[f"d{k}"], res[f"n{k}"], atol=ATOL, rtol=RTOL)
