@@ -1,0 +1,24 @@
+"""ONNX ConstantOfShape -> a constant (the shape input must be constant).
+
+The fill value is the `value` attribute (a one-element tensor; float32 0 when absent, as the
+ONNX spec says).
+Restrictions: the shape must be constant; zero-size results cannot enter the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._util import ints
+
+
+@onnx_op("ConstantOfShape", since=9, const_inputs=(0,))
+def constant_of_shape(ctx: ImportContext, node: Node) -> list[Any]:
+    value = node.attrs.get("value")
+    fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
+    return [np.full(ints(ctx.const_input(node, 0)), fill[0], dtype=fill.dtype)]

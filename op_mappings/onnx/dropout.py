@@ -1,0 +1,28 @@
+"""ONNX Dropout (inference) -> no operation: Y aliases the input; the optional mask output is
+a constant all-true tensor.
+
+Restrictions: inference only; `training_mode` (opset 12 input) must be absent or a constant
+false.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+
+
+@onnx_op("Dropout", since=1)
+def dropout(ctx: ImportContext, node: Node) -> list[Any]:
+    name = node.inputs[0]
+    training = node.input(2)
+    if training and bool(np.asarray(ctx.const_value(training)).reshape(())):
+        raise ctx.unsupported("Dropout in training mode is not supported")
+    y: Any = ctx.const_value(name) if ctx.is_constant(name) else ctx.operand(name)
+    if len(node.outputs) > 1 and node.outputs[1]:
+        return [y, np.ones(ctx.shape(name), np.bool_)]
+    return [y]

@@ -1,0 +1,58 @@
+"""ONNX Split -> WebNN split with explicit sizes.
+
+Sizes come from the `split` attribute (before 13) or constant input (13+); otherwise equal
+parts, one per output (opset 18 `num_outputs`: ceil-sized chunks, the last one smaller).
+Restrictions: sizes must be constant and non-zero.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from converter.errors import InvalidModel
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._util import ints, norm_axis
+
+
+def _plan(ctx: ImportContext, node: Node) -> tuple[int, list[int]]:
+    dims = ctx.shape(node.inputs[0])
+    axis = norm_axis(node.attrs["axis"], len(dims))
+    raw = node.attrs.get("split") if node.version < 13 else ctx.const_input(node, 1)
+    n = len(node.outputs)
+    if raw is not None and len(ints(raw)):
+        sizes = ints(raw)
+    elif node.version >= 18 and "num_outputs" in node.attrs:
+        n = int(node.attrs["num_outputs"])
+        chunk = math.ceil(dims[axis] / n)
+        sizes = [chunk] * (n - 1) + [dims[axis] - chunk * (n - 1)]
+    else:
+        if dims[axis] % n:
+            raise InvalidModel(f"Split: dimension {dims[axis]} is not divisible into {n} parts")
+        sizes = [dims[axis] // n] * n
+    if sum(sizes) != dims[axis] or len(sizes) != len(node.outputs):
+        raise InvalidModel(f"Split sizes {sizes} do not fit dimension {dims[axis]} and "
+                           f"{len(node.outputs)} outputs")
+    return axis, sizes
+
+
+def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
+    axis, sizes = _plan(ctx, node)
+    return list(np.split(np.asarray(values[0]), np.cumsum(sizes)[:-1], axis=axis))
+
+
+@onnx_op("Split", since=2, fold=_fold)
+def split(ctx: ImportContext, node: Node) -> list[Any]:
+    axis, sizes = _plan(ctx, node)
+    if 0 in sizes:
+        raise ctx.unsupported(f"Split sizes {sizes} contain 0 (empty outputs)")
+    return list(ctx.builder.split(ctx.operand(node.inputs[0]), sizes, axis=axis))
+
+
+@onnx_op("Split", since=13, const_inputs=(1,), fold=_fold)
+def split13(ctx: ImportContext, node: Node) -> list[Any]:
+    return split(ctx, node)

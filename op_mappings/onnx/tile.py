@@ -1,0 +1,27 @@
+"""ONNX Tile -> WebNN tile.
+
+Restrictions: repeats must be constant and non-zero (empty results are not representable).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._util import ints
+
+
+def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
+    return [np.tile(values[0], ints(values[1]))]
+
+
+@onnx_op("Tile", since=6, const_inputs=(1,), fold=_fold)
+def tile(ctx: ImportContext, node: Node) -> list[Any]:
+    reps = ints(ctx.const_input(node, 1))
+    if 0 in reps:
+        raise ctx.unsupported(f"Tile repeats {reps} contain 0 (empty result)")
+    return [ctx.builder.tile(ctx.operand(node.inputs[0]), reps)]
