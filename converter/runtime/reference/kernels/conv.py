@@ -28,6 +28,9 @@ _TO_OIHW = {"oihw": (0, 1, 2, 3), "hwio": (3, 2, 0, 1), "ohwi": (0, 3, 1, 2),
             "ihwo": (3, 0, 1, 2)}
 _TO_IOHW = {"iohw": (0, 1, 2, 3), "hwoi": (3, 2, 0, 1), "ohwi": (3, 0, 1, 2)}
 
+# Upper bound on the im2col buffer (float64 elements); larger convolutions run in row blocks.
+_IM2COL_MAX_ELEMENTS = 1 << 24
+
 _PREPARED: weakref.WeakKeyDictionary[MLOperand, dict[Hashable, np.ndarray]] = (
     weakref.WeakKeyDictionary())
 
@@ -112,15 +115,28 @@ def conv2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.n
         # 1x1 convolution: a plain matmul on the (strided) input.
         cols = np.ascontiguousarray(xc[:, :, :(oh - 1) * sh + 1:sh, :(ow - 1) * sw + 1:sw],
                                     dtype=np.float64)
-    else:
-        xp = pad_spatial(xc, pads)
-        s_n, s_c, s_h, s_w = xp.strides
-        view = as_strided(xp, (n, groups, cg, kh, kw, oh, ow),
+        out = np.matmul(wm, cols.reshape(n, groups, cg, oh * ow))
+        return _finish(out.reshape(n, o, oh, ow), options.get("bias"), nhwc)
+
+    # im2col, in blocks of output rows so that the columns stay below _IM2COL_MAX_ELEMENTS.
+    xp = pad_spatial(xc, pads)
+    s_n, s_c, s_h, s_w = xp.strides
+    k = cg * kh * kw
+    rows = max(1, min(oh, _IM2COL_MAX_ELEMENTS // (n * groups * k * ow)))
+    out = np.empty((n, groups, og, oh, ow)) if rows < oh else None
+    for r0 in range(0, oh, rows):
+        r1 = min(oh, r0 + rows)
+        view = as_strided(xp[:, :, r0 * sh:], (n, groups, cg, kh, kw, r1 - r0, ow),
                           (s_n, cg * s_c, s_c, dh * s_h, dw * s_w, sh * s_h, sw * s_w),
                           writeable=False)
         cols = np.empty(view.shape)
         np.copyto(cols, view)
-    out = np.matmul(wm, cols.reshape(n, groups, cg * kh * kw, oh * ow))
+        block = np.matmul(wm, cols.reshape(n, groups, k, (r1 - r0) * ow))
+        if out is None:
+            out = block
+        else:
+            out[:, :, :, r0:r1] = block.reshape(n, groups, og, r1 - r0, ow)
+    assert out is not None
     return _finish(out.reshape(n, o, oh, ow), options.get("bias"), nhwc)
 
 

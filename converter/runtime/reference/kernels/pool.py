@@ -2,7 +2,8 @@
 
 The window reduction is separable, so each pool reduces the width axis and then the height
 axis, each as a loop over the window taps on strided slices (or, for windows longer than
-`_TAP_LOOP_MAX`, one reduction over a sliding-window view). Padding never takes part:
+`_TAP_LOOP_MAX`, one reduction over a sliding-window view); a single window (global pooling)
+is one reduction over both axes. Padding never takes part:
 maxPool2d pads with the lowest value of the dtype, the sums pad with 0 and averagePool2d
 divides by the number of real cells. Windows that reach past the padded input (ceil rounding)
 are handled the same way. A window with no real cell at all yields 0 for every pool.
@@ -26,21 +27,10 @@ def _lowest(dtype: np.dtype) -> float | int:
     return -np.inf if dtype.kind == "f" else int(np.iinfo(dtype).min)
 
 
-def _pool_axis(a: np.ndarray, axis: int, k: int, pad_begin: int, stride: int, dilation: int,
-               out_len: int, fill: float | int, ufunc: np.ufunc) -> np.ndarray:
-    """Reduce windows of k taps (dilated) along one axis; the window at output i starts at
-    input position i*stride - pad_begin and positions outside the input read `fill`."""
-    size = a.shape[axis]
-    extent = (out_len - 1) * stride + (k - 1) * dilation + 1
-    pad_end = max(0, extent - pad_begin - size)
-    if pad_begin or pad_end:
-        shape = list(a.shape)
-        shape[axis] = pad_begin + size + pad_end
-        padded = np.full(shape, fill, dtype=a.dtype)
-        inner = [slice(None)] * a.ndim
-        inner[axis] = slice(pad_begin, pad_begin + size)
-        padded[tuple(inner)] = a
-        a = padded
+def _reduce_axis(a: np.ndarray, axis: int, k: int, stride: int, dilation: int, out_len: int,
+                 ufunc: np.ufunc) -> np.ndarray:
+    """Reduce windows of k (dilated) taps along one already padded axis; the window of output
+    i starts at position i * stride."""
 
     def along(start: int, step: int, count: int) -> tuple[slice, ...]:
         index = [slice(None)] * a.ndim
@@ -48,13 +38,30 @@ def _pool_axis(a: np.ndarray, axis: int, k: int, pad_begin: int, stride: int, di
         return tuple(index)
 
     if k <= _TAP_LOOP_MAX:
-        out = a[along(0, stride, out_len)].copy()
-        for t in range(1, k):
+        if k == 1:
+            return a[along(0, stride, out_len)].copy()
+        out = ufunc(a[along(0, stride, out_len)], a[along(dilation, stride, out_len)])
+        for t in range(2, k):
             ufunc(out, a[along(t * dilation, stride, out_len)], out=out)
         return out
     windows = sliding_window_view(a, (k - 1) * dilation + 1, axis=axis)
     windows = windows[along(0, stride, out_len)][..., ::dilation]
     return ufunc.reduce(windows, axis=-1)
+
+
+def _pad(a: np.ndarray, axes: tuple[int, int], begins: tuple[int, int],
+         ends: tuple[int, int], fill: float | int) -> np.ndarray:
+    """`a` with `begins`/`ends` cells of `fill` added on two axes (a itself if none)."""
+    if not any(begins) and not any(ends):
+        return a
+    shape = list(a.shape)
+    inner = [slice(None)] * a.ndim
+    for axis, begin, end in zip(axes, begins, ends, strict=True):
+        inner[axis] = slice(begin, begin + shape[axis])
+        shape[axis] += begin + end
+    out = np.full(shape, fill, dtype=a.dtype)
+    out[tuple(inner)] = a
+    return out
 
 
 def _counts(size: int, k: int, pad_begin: int, stride: int, dilation: int, out_len: int
@@ -81,8 +88,20 @@ def pool2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.n
         work, fill, ufunc = x.astype(np.float64), 0.0, np.add
     else:
         work, fill, ufunc = np.square(x.astype(np.float64)), 0.0, np.add
-    work = _pool_axis(work, w_axis, kw, left, sw, dw, ow, fill, ufunc)
-    work = _pool_axis(work, h_axis, kh, top, sh, dh, oh, fill, ufunc)
+    # Pad once: the begin padding, and at the end as far as the last window reaches (which
+    # may be short of the end padding, or beyond it with ceil rounding).
+    ends = tuple(max(0, (o - 1) * s + (k - 1) * d + 1 - p - x.shape[axis])
+                 for o, s, k, d, p, axis in ((oh, sh, kh, dh, top, h_axis),
+                                             (ow, sw, kw, dw, left, w_axis)))
+    work = _pad(work, (h_axis, w_axis), (top, left), ends, fill)
+    if oh == ow == 1:  # one window (e.g. global pooling): a single reduction
+        index = [slice(None)] * 4
+        index[h_axis] = slice(0, (kh - 1) * dh + 1, dh)
+        index[w_axis] = slice(0, (kw - 1) * dw + 1, dw)
+        work = ufunc.reduce(work[tuple(index)], axis=(h_axis, w_axis), keepdims=True)
+    else:
+        work = _reduce_axis(work, w_axis, kw, sw, dw, ow, ufunc)
+        work = _reduce_axis(work, h_axis, kh, sh, dh, oh, ufunc)
     count = (_counts(x.shape[h_axis], kh, top, sh, dh, oh)[:, None]
              * _counts(x.shape[w_axis], kw, left, sw, dw, ow)[None, :])
     count = count[:, :, None] if nhwc else count

@@ -20,6 +20,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper
 
+import converter.runtime.reference.kernels.conv as conv_kernels
 from converter.webnn import ML, MLGraphBuilder
 
 RNG = np.random.default_rng(20260627)
@@ -224,3 +225,30 @@ def test_conv_transpose2d_float16(name: str) -> None:
     x, w, bias, attrs, options = transposed_case(name, np.float16)
     got = run_webnn("conv_transpose2d", x, w, bias, constant_filter=False, **options)
     assert_close(got, expected_from("ConvTranspose", x, w, bias, attrs))
+
+
+@pytest.mark.parametrize("name", ["asym-padding-bias", "strides-dilations", "groups"])
+def test_conv2d_im2col_in_row_blocks(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    # A tiny im2col budget forces one block per output row (or a few rows).
+    monkeypatch.setattr(conv_kernels, "_IM2COL_MAX_ELEMENTS", 100)
+    x, w, bias, attrs = conv_case(name)
+    _, _, groups, pad, strides, dil = CONV_CASES[name][1:7]
+    got = run_webnn("conv2d", x, w, bias, constant_filter=True, padding=pad, strides=strides,
+                    dilations=dil, groups=groups)
+    assert_close(got, expected_from("Conv", x, w, bias, attrs))
+
+
+def test_prepared_filters_are_cached_per_constant_and_released_with_it() -> None:
+    import gc
+    import weakref
+
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    w = b.constant(RNG.uniform(-1, 1, (2, 3, 3, 3)).astype(np.float32))
+    graph = b.build({"y": b.conv2d(b.input("x", [1, 3, 4, 4], "float32"), w)})
+    ctx.compute(graph, {"x": np.ones((1, 3, 4, 4), np.float32)})
+    assert list(conv_kernels._PREPARED.get(w, {})) == [("conv2d", "oihw", 1)]
+    ref = weakref.ref(w)
+    del graph, b, w
+    gc.collect()
+    assert ref() is None  # the cache holds no strong reference to the constant
