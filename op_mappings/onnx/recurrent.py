@@ -1,0 +1,345 @@
+"""ONNX RNN, GRU, LSTM -> WebNN gru / lstm when the semantics match exactly, otherwise an
+unrolled decomposition (gemm + element-wise ops per time step) with ONNX semantics.
+
+Native WebNN op (GRU, LSTM) when: every activation is Relu/Tanh/Sigmoid and both directions
+use the same list, no `clip`, LSTM `input_forget = 0`, and LSTM peepholes are absent or a
+constant whose output-gate part is all zero (WebNN's output-gate peephole reads the previous
+cell state, ONNX the new one). GRU `linear_before_reset` is passed as `resetAfter` explicitly
+(the defaults differ); gate orders map directly (GRU zrh = WebNN zrn, LSTM iofc = iofg,
+peepholes iof = WebNN's packing); `B` is split into bias/recurrentBias (numpy when constant).
+RNN has no WebNN op and is always decomposed.
+
+Decomposition: every ONNX activation (Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu,
+ScaledTanh, HardSigmoid, Elu, Softsign, Softplus; case-insensitive), different activations per
+direction, `clip` (applied to every gate pre-activation, not to the cell state),
+`linear_before_reset` 0/1, peepholes with ONNX semantics, `input_forget` (f = 1 - i),
+initial states, forward/reverse/bidirectional.
+
+activation_alpha / activation_beta are consumed in activation order only by the activations
+that take them (Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid: alpha and/or
+beta; Elu: alpha), as onnxruntime does; a missing value takes the ONNX operator default for
+LeakyRelu (0.01), HardSigmoid (0.2, 0.5) and Elu (1.0) and 0 otherwise (onnxruntime). When a
+bidirectional node lists activations for one direction only, they serve both.
+
+`layout = 1` (batch-first) adds transposes around the computation.
+
+Restrictions: float32/float16; `sequence_lens` must be a constant with every entry equal to
+the sequence length (variable lengths are rejected); the Y output is produced only when the
+node names it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from converter.webnn import decompose as dc
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._helpers_ext import const_or_none, float_dtype_check, scalar, take
+
+# name -> (takes alpha, takes beta); defaults per onnxruntime's rnn_helpers
+_PARAMS = {"relu": (0, 0), "tanh": (0, 0), "sigmoid": (0, 0), "softsign": (0, 0),
+           "softplus": (0, 0), "affine": (1, 1), "leakyrelu": (1, 0),
+           "thresholdedrelu": (1, 0), "scaledtanh": (1, 1), "hardsigmoid": (1, 1),
+           "elu": (1, 0)}
+_DEFAULTS = {"leakyrelu": (0.01, 0.0), "hardsigmoid": (0.2, 0.5), "elu": (1.0, 0.0)}
+_DEFAULT_ACTS = {"RNN": ("tanh",), "GRU": ("sigmoid", "tanh"),
+                 "LSTM": ("sigmoid", "tanh", "tanh")}
+_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+_NATIVE_ACTS = ("relu", "sigmoid", "tanh")
+_DIRECTIONS = {"forward": "forward", "reverse": "backward", "bidirectional": "both"}
+
+Act = tuple[str, float, float]
+
+
+def parse_activations(node: Node, dirs: int) -> list[list[Act]]:
+    """Per direction, the (lower-case name, alpha, beta) of each activation."""
+    per = len(_DEFAULT_ACTS[node.op_type])
+    names = [str(n) for n in node.attrs.get("activations", ())]
+    if not names:
+        names = list(_DEFAULT_ACTS[node.op_type]) * dirs
+    elif len(names) == per and dirs == 2:
+        names = names * 2
+    elif node.op_type == "RNN" and len(names) > dirs:
+        names = names[:dirs]  # the schema default is ["Tanh", "Tanh"] for any direction
+    if len(names) != per * dirs:
+        raise InvalidModel(f"{node.op_type} needs {per * dirs} activations for {dirs} "
+                           f"direction(s), got {len(names)}: {names}")
+    alphas = iter(float(a) for a in node.attrs.get("activation_alpha", ()))
+    betas = iter(float(v) for v in node.attrs.get("activation_beta", ()))
+    acts: list[Act] = []
+    for name in names:
+        low = name.lower()
+        if low not in _PARAMS:
+            raise UnsupportedAttribute(f"{node.op_type} activation {name!r} is not an ONNX "
+                                       "recurrent activation")
+        da, db = _DEFAULTS.get(low, (0.0, 0.0))
+        takes_a, takes_b = _PARAMS[low]
+        alpha = next(alphas, da) if takes_a else da
+        beta = next(betas, db) if takes_b else db
+        acts.append((low, alpha, beta))
+    return [acts[d * per:(d + 1) * per] for d in range(dirs)]
+
+
+def activation_fn(act: Act) -> dc.Activation:
+    """The builder callable computing one ONNX recurrent activation."""
+    name, alpha, beta = act
+    return {
+        "relu": lambda: dc.relu_fn, "tanh": lambda: dc.tanh_fn,
+        "sigmoid": lambda: dc.sigmoid_fn, "softsign": lambda: dc.softsign_fn,
+        "softplus": lambda: dc.softplus_fn, "affine": lambda: dc.linear_fn(alpha, beta),
+        "leakyrelu": lambda: dc.leaky_relu_fn(alpha),
+        "thresholdedrelu": lambda: dc.thresholded_relu_fn(alpha),
+        "scaledtanh": lambda: dc.scaled_tanh_fn(alpha, beta),
+        "hardsigmoid": lambda: dc.hard_sigmoid_fn(alpha, beta),
+        "elu": lambda: dc.elu_fn(alpha),
+    }[name]()
+
+
+class _Rnn:
+    """Everything one recurrent node needs, parsed once."""
+
+    def __init__(self, ctx: ImportContext, node: Node) -> None:
+        self.ctx, self.node, self.b = ctx, node, ctx.builder
+        self.kind = node.op_type
+        self.gates = _GATES[self.kind]
+        self.x_name, self.w_name, self.r_name = node.inputs[:3]
+        self.b_name = node.input(3)
+        x = ctx.operand(self.x_name)
+        float_dtype_check(node, x)
+        self.dtype = x.data_type
+        direction = str(node.attrs.get("direction", "forward"))
+        if direction not in _DIRECTIONS:
+            raise InvalidModel(f"{self.kind} direction {direction!r} is not forward, reverse "
+                               "or bidirectional")
+        self.direction = direction
+        self.dirs = 2 if direction == "bidirectional" else 1
+        w_shape = ctx.shape(self.w_name)
+        if len(w_shape) != 3 or w_shape[0] != self.dirs:
+            raise InvalidModel(f"{self.kind} W shape {list(w_shape)} does not match "
+                               f"{self.dirs} direction(s)")
+        self.hidden = int(node.attrs.get("hidden_size", ctx.shape(self.r_name)[-1]))
+        if w_shape[1] != self.gates * self.hidden:
+            raise InvalidModel(f"{self.kind} W shape {list(w_shape)} does not match "
+                               f"hidden_size {self.hidden}")
+        self.layout = int(node.attrs.get("layout", 0))
+        if self.layout:
+            x = self.b.transpose(x, permutation=[1, 0, 2])
+        self.x = x
+        self.steps, self.batch = x.shape[0], x.shape[1]
+        self.acts = parse_activations(node, self.dirs)
+        clip = node.attrs.get("clip")
+        self.clip = None if clip is None else float(clip)
+        self.lbr = bool(node.attrs.get("linear_before_reset", 0))
+        self.input_forget = bool(node.attrs.get("input_forget", 0))
+        self.peep_name = node.input(7) if self.kind == "LSTM" else ""
+        self._check_sequence_lens()
+        self.h0 = self._state(node.input(5))
+        self.c0 = self._state(node.input(6)) if self.kind == "LSTM" else None
+
+    def _check_sequence_lens(self) -> None:
+        name = self.node.input(4)
+        if not name:
+            return
+        lens = const_or_none(self.ctx, name)
+        if lens is None:
+            raise UnsupportedAttribute(
+                f"{self.kind} sequence_lens is computed in the graph; only a constant equal "
+                "to the sequence length is supported",
+                hint="pin the sequence lengths or remove the sequence_lens input")
+        if lens.size and np.any(lens.reshape(-1) != self.steps):
+            raise UnsupportedAttribute(
+                f"{self.kind} sequence_lens {lens.reshape(-1).tolist()} differ from the "
+                f"sequence length {self.steps}; variable sequence lengths are not supported")
+
+    def _state(self, name: str) -> Any:
+        if not name:
+            return None
+        s = self.ctx.operand(name)
+        return self.b.transpose(s, permutation=[1, 0, 2]) if self.layout else s
+
+    # -- native --------------------------------------------------------------------------
+    def native_ok(self) -> bool:
+        if self.kind == "RNN" or self.clip is not None or self.input_forget:
+            return False
+        first = self.acts[0]
+        if any(a != first for a in self.acts):
+            return False
+        if any(n not in _NATIVE_ACTS or (al, be) != (0.0, 0.0) for n, al, be in first):
+            return False
+        if self.peep_name:
+            p = const_or_none(self.ctx, self.peep_name)
+            if p is None or np.any(p[:, self.hidden:2 * self.hidden] != 0):
+                return False
+        return True
+
+    def _bias_pair(self) -> tuple[Any, Any]:
+        if not self.b_name:
+            return None, None
+        gh = self.gates * self.hidden
+        return (take(self.ctx, self.b_name, [slice(None), slice(0, gh)]),
+                take(self.ctx, self.b_name, [slice(None), slice(gh, 2 * gh)]))
+
+    def native(self, want_y: bool) -> list[Any]:
+        ctx, b = self.ctx, self.b
+        w, r = ctx.operand(self.w_name), ctx.operand(self.r_name)
+        bias, rbias = self._bias_pair()
+        acts = [n for n, _, _ in self.acts[0]]
+        common = dict(bias=bias, recurrent_bias=rbias, initial_hidden_state=self.h0,
+                      return_sequence=want_y, direction=_DIRECTIONS[self.direction],
+                      activations=acts)
+        if self.kind == "GRU":
+            outs = b.gru(self.x, w, r, self.steps, self.hidden, reset_after=self.lbr,
+                         layout="zrn", **common)
+            hidden, seq = outs[0], outs[1] if want_y else None
+            return self._finish(seq, hidden, None)
+        peep = None
+        p = const_or_none(ctx, self.peep_name)
+        if p is not None and np.any(p != 0):
+            peep = ctx.operand(self.peep_name)
+        outs = b.lstm(self.x, w, r, self.steps, self.hidden, peephole_weight=peep,
+                      initial_cell_state=self.c0, layout="iofg", **common)
+        return self._finish(outs[2] if want_y else None, outs[0], outs[1])
+
+    def _finish(self, seq: Any, hidden: Any, cell: Any) -> list[Any]:
+        b = self.b
+        if self.layout:
+            seq = None if seq is None else b.transpose(seq, permutation=[2, 0, 1, 3])
+            hidden = b.transpose(hidden, permutation=[1, 0, 2])
+            cell = None if cell is None else b.transpose(cell, permutation=[1, 0, 2])
+        out = [seq, hidden]
+        if self.kind == "LSTM":
+            out.append(cell)
+        return out
+
+    # -- decomposition -------------------------------------------------------------------
+    def _clip(self, x: Any) -> Any:
+        if self.clip is None:
+            return x
+        return self.b.clamp(x, min_value=-self.clip, max_value=self.clip)
+
+    def _proj_bias(self, d: int) -> Any:
+        """Bias added to the input projection: Wb + Rb, except the GRU candidate gate with
+        linear_before_reset = 1, whose Rb goes inside the reset product."""
+        if not self.b_name:
+            return None
+        gh, h = self.gates * self.hidden, self.hidden
+        value = const_or_none(self.ctx, self.b_name)
+        keep_rb = np.ones(gh, dtype=bool)
+        if self.kind == "GRU" and self.lbr:
+            keep_rb[2 * h:] = False
+        if value is not None:
+            wb, rb = value[d, :gh], value[d, gh:]
+            return self.ctx.constant((wb + np.where(keep_rb, rb, 0)).astype(value.dtype),
+                                     what="recurrent bias")
+        wb = take(self.ctx, self.b_name, [d, slice(0, gh)])
+        rb = take(self.ctx, self.b_name, [d, slice(gh, 2 * gh)])
+        if not keep_rb.all():
+            rb = self.b.mul(rb, self.ctx.constant(keep_rb.astype(self.dtype)))
+        return self.b.add(wb, rb)
+
+    def _init(self, state: Any, d: int) -> Any:
+        b = self.b
+        if state is None:
+            return b.constant(np.zeros((self.batch, self.hidden), dtype=self.dtype))
+        part = state if self.dirs == 1 else b.slice(state, [d, 0, 0],
+                                                    [1, self.batch, self.hidden])
+        return b.reshape(part, [self.batch, self.hidden])
+
+    def _lstm_step(self, xw: Any, hidden: Any, cell: Any, r: Any, peeps: list[Any] | None,
+                   acts: list[dc.Activation], one: Any) -> tuple[Any, Any]:
+        """One ONNX LSTM step (gates iofc); the output-gate peephole reads the new cell."""
+        b, h, batch = self.b, self.hidden, self.batch
+        pre = b.gemm(hidden, r, c=xw, b_transpose=True)
+
+        def gate(k: int, peep: int | None = None, c: Any = None) -> Any:
+            x = b.slice(pre, [0, k * h], [batch, h])
+            if peeps is not None and peep is not None:
+                x = b.add(x, b.mul(peeps[peep], c))
+            return self._clip(x)
+
+        i = acts[0](b, gate(0, 0, cell))
+        f = b.sub(one, i) if self.input_forget else acts[0](b, gate(2, 2, cell))
+        g = acts[1](b, gate(3))
+        new_cell = b.add(b.mul(f, cell), b.mul(i, g))
+        o = acts[0](b, gate(1, 1, new_cell))
+        return b.mul(o, acts[2](b, new_cell)), new_cell
+
+    def decompose(self, want_y: bool) -> list[Any]:
+        ctx, b, h = self.ctx, self.b, self.hidden
+        steps, batch = self.steps, self.batch
+        flat = b.reshape(self.x, [steps * batch, self.x.shape[2]])
+        one = scalar(ctx, 1.0, self.dtype)
+        finals_h, finals_c, per_dir = [], [], []
+        for d in range(self.dirs):
+            acts = [activation_fn(a) for a in self.acts[d]]
+            w = take(ctx, self.w_name, [d])
+            proj = b.gemm(flat, w, c=self._proj_bias(d), b_transpose=True)
+            xs = [proj if steps == 1 else b.slice(proj, [t * batch, 0], [batch, proj.shape[1]])
+                  for t in range(steps)]
+            cur = self._init(self.h0, d)
+            cell = self._init(self.c0, d) if self.kind == "LSTM" else None
+            reverse = self.direction == "reverse" or d == 1
+            order = range(steps - 1, -1, -1) if reverse else range(steps)
+            seq: dict[int, Any] = {}
+            if self.kind == "RNN":
+                r = take(ctx, self.r_name, [d])
+                for t in order:
+                    cur = acts[0](b, self._clip(b.gemm(cur, r, c=xs[t], b_transpose=True)))
+                    seq[t] = cur
+            elif self.kind == "GRU":
+                r_zr = take(ctx, self.r_name, [d, slice(0, 2 * h)])
+                r_h = take(ctx, self.r_name, [d, slice(2 * h, 3 * h)])
+                rb_h = (take(ctx, self.b_name, [d, slice(5 * h, 6 * h)])
+                        if self.b_name and self.lbr else None)
+                for t in order:
+                    x_zr = b.slice(xs[t], [0, 0], [batch, 2 * h])
+                    x_h = b.slice(xs[t], [0, 2 * h], [batch, h])
+                    zr = acts[0](b, self._clip(b.gemm(cur, r_zr, c=x_zr, b_transpose=True)))
+                    z = b.slice(zr, [0, 0], [batch, h])
+                    rg = b.slice(zr, [0, h], [batch, h])
+                    if self.lbr:
+                        hr = b.gemm(cur, r_h, c=rb_h, b_transpose=True)
+                        pre = b.add(x_h, b.mul(rg, hr))
+                    else:
+                        pre = b.gemm(b.mul(rg, cur), r_h, c=x_h, b_transpose=True)
+                    n = acts[1](b, self._clip(pre))
+                    cur = b.add(n, b.mul(z, b.sub(cur, n)))
+                    seq[t] = cur
+            else:
+                r = take(ctx, self.r_name, [d])
+                peeps = ([take(ctx, self.peep_name, [d, slice(k * h, (k + 1) * h)])
+                          for k in range(3)] if self.peep_name else None)
+                for t in order:
+                    cur, cell = self._lstm_step(xs[t], cur, cell, r, peeps, acts, one)
+                    seq[t] = cur
+            finals_h.append(b.reshape(cur, [1, batch, h]))
+            if cell is not None:
+                finals_c.append(b.reshape(cell, [1, batch, h]))
+            if want_y:
+                per_dir.append(seq)
+        seq_out = None
+        if want_y:
+            rows = [b.reshape(per_dir[d][t], [1, 1, batch, h])
+                    for t in range(steps) for d in range(self.dirs)]
+            seq_out = b.reshape(dc.concat(b, rows, 0), [steps, self.dirs, batch, h])
+        hidden = dc.concat(b, finals_h, 0)
+        cell_out = dc.concat(b, finals_c, 0) if finals_c else None
+        return self._finish(seq_out, hidden, cell_out)
+
+
+def _convert(ctx: ImportContext, node: Node) -> list[Any]:
+    rnn = _Rnn(ctx, node)
+    want_y = bool(node.outputs and node.outputs[0])
+    outs = rnn.native(want_y) if rnn.native_ok() else rnn.decompose(want_y)
+    return outs[:len(node.outputs)]
+
+
+@onnx_op(("RNN", "GRU", "LSTM"), since=1)
+def recurrent(ctx: ImportContext, node: Node) -> list[Any]:
+    """See the module docstring."""
+    return _convert(ctx, node)
