@@ -1,0 +1,229 @@
+"""Helpers shared by TFLite handlers (not a mapping module: no handlers here).
+
+Quantization model (tflite-mapping.md §4): a quantized tensor travels through the graph in
+its integer type. `fin` gives a handler the float view of an input (a `dequantizeLinear` with
+constant scale/zero-point of the input's rank; int32/int64/int16 quantized constants such as
+biases are dequantized at conversion time), `fout` re-quantizes a float result when the
+operator's output tensor is quantized. `raw_ok` tells data-movement ops that they may work on
+the integers directly (same parameters on input and output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.formats.tflite import QuantInfo, TensorInfo, TFLiteNode
+from converter.importer import ImportContext
+from converter.webnn import MLOperand
+
+NONE, RELU, RELU_N1_TO_1, RELU6, TANH, SIGN_BIT = range(6)
+SAME, VALID = 0, 1
+QTYPES = ("int8", "uint8")
+
+
+# -- small conversions -------------------------------------------------------------------
+
+
+def ints(value: Any) -> list[int]:
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
+    a = int(axis)
+    if not -rank <= a < max(rank, 1):
+        raise InvalidModel(f"{what} {a} is out of range for rank {rank}")
+    return a + rank if a < 0 else a
+
+
+def norm_axes(axes: Any, rank: int) -> list[int]:
+    """Normalised, de-duplicated, sorted axes."""
+    return sorted({norm_axis(a, rank) for a in ints(axes)})
+
+
+def const_ints(ctx: ImportContext, node: TFLiteNode, i: int) -> list[int]:
+    return ints(ctx.const_input(node, i))
+
+
+# -- activations and padding --------------------------------------------------------------
+
+
+def activation(ctx: ImportContext, y: MLOperand, code: int) -> MLOperand:
+    """Apply a fused activation (NONE, RELU, RELU_N1_TO_1, RELU6). TANH and SIGN_BIT are
+    ignored with a warning, exactly as LiteRT's kernels do (`CalculateActivationRange` maps
+    them to an unbounded range)."""
+    b = ctx.builder
+    code = int(code)
+    if code == NONE:
+        return y
+    if code == RELU:
+        return b.relu(y)
+    if code == RELU_N1_TO_1:
+        return b.clamp(y, min_value=-1.0, max_value=1.0)
+    if code == RELU6:
+        return b.clamp(y, min_value=0.0, max_value=6.0)
+    if code in (TANH, SIGN_BIT):
+        ctx.warn(f"fused activation {'TANH' if code == TANH else 'SIGN_BIT'} ignored, as "
+                 "LiteRT's kernels ignore it")
+        return y
+    raise UnsupportedAttribute(f"fused activation {code} is unknown")
+
+
+def same_pad(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
+    """TFLite SAME padding (padding.h): odd pixel at the end, dilated kernel."""
+    eff = (kernel - 1) * dilation + 1
+    out = -(-size // stride)
+    total = max((out - 1) * stride + eff - size, 0)
+    return total // 2, total - total // 2
+
+
+def spatial_padding(padding: int, in_hw: Sequence[int], k_hw: Sequence[int],
+                    strides: Sequence[int], dilations: Sequence[int] = (1, 1)) -> list[int]:
+    """WebNN `[top, bottom, left, right]` for TFLite SAME (0) / VALID (1)."""
+    if int(padding) == VALID:
+        return [0, 0, 0, 0]
+    if int(padding) != SAME:
+        raise UnsupportedAttribute(f"padding {padding} is not SAME or VALID")
+    t, bm = same_pad(in_hw[0], k_hw[0], strides[0], dilations[0])
+    left, r = same_pad(in_hw[1], k_hw[1], strides[1], dilations[1])
+    return [t, bm, left, r]
+
+
+# -- quantization ---------------------------------------------------------------------------
+
+
+def is_quantized(info: TensorInfo | None) -> bool:
+    return info is not None and info.quantized
+
+
+def _cache(ctx: ImportContext) -> dict[Any, Any]:
+    cache = getattr(ctx, "_tflite_cache", None)
+    if cache is None:
+        cache = {}
+        ctx._tflite_cache = cache  # type: ignore[attr-defined]
+    return cache
+
+
+def qparams(info: TensorInfo, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """scale (float32) and zero point (int64) shaped for the tensor's rank."""
+    q = info.quant
+    assert q is not None
+    if q.details is not None:
+        raise UnsupportedAttribute(f"tensor {info.tensor_name!r} uses {q.details} "
+                                   "quantization, which is not supported")
+    scale, zp = q.scale.astype(np.float32), q.zero_point.astype(np.int64)
+    if scale.size > 1:
+        shape = [1] * rank
+        if not 0 <= q.quantized_dimension < rank:
+            raise InvalidModel(f"tensor {info.tensor_name!r}: quantized_dimension "
+                               f"{q.quantized_dimension} out of range for rank {rank}")
+        shape[q.quantized_dimension] = scale.size
+        return scale.reshape(shape), zp.reshape(shape)
+    return scale.reshape([1] * rank), zp.reshape([1] * rank)
+
+
+def dequantize_value(value: np.ndarray, info: TensorInfo) -> np.ndarray:
+    """Float32 value of a quantized constant (float64 inside, rounded once)."""
+    scale, zp = qparams(info, value.ndim)
+    return ((value.astype(np.float64) - zp) * scale.astype(np.float64)).astype(np.float32)
+
+
+def q_constants(ctx: ImportContext, info: TensorInfo, rank: int, dtype: str
+                ) -> tuple[MLOperand, MLOperand]:
+    key = ("q", info.name, rank, dtype)
+    cache = _cache(ctx)
+    if key not in cache:
+        scale, zp = qparams(info, rank)
+        cache[key] = (ctx.builder.constant(scale.astype(np.float32)),
+                      ctx.builder.constant(zp.astype(dtype)))
+    return cache[key]
+
+
+def fin(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand | None:
+    """Operand of input `i` in float when it is quantized (None when omitted)."""
+    name = node.input(i)
+    if not name:
+        return None
+    info = node.input_infos[i] if i < len(node.input_infos) else None
+    if not is_quantized(info):
+        return ctx.operand(name)
+    assert info is not None
+    cache = _cache(ctx)
+    if ("dq", name) in cache:
+        return cache[("dq", name)]
+    if ctx.is_constant(name) and info.dtype not in QTYPES:
+        out = ctx.constant(dequantize_value(np.asarray(ctx.const_value(name)), info))
+    else:
+        x = ctx.operand(name)
+        if x.data_type not in ("int8", "uint8", "int32", "uint32"):
+            raise UnsupportedDataType(f"quantized {info.dtype} tensor {info.tensor_name!r} "
+                                      "is not supported (WebNN dequantizes 8/32-bit integers)")
+        scale, zp = q_constants(ctx, info, len(x.shape), x.data_type)
+        out = ctx.builder.dequantize_linear(x, scale, zp)
+    cache[("dq", name)] = out
+    return out
+
+
+def out_info(node: TFLiteNode, o: int = 0) -> TensorInfo | None:
+    return node.output_infos[o] if o < len(node.output_infos) else None
+
+
+def fout(ctx: ImportContext, node: TFLiteNode, o: int, y: MLOperand) -> MLOperand:
+    """Re-quantize a float result when output `o` is a quantized tensor; cast when the output
+    tensor's type differs otherwise."""
+    info = out_info(node, o)
+    if info is None:
+        return y
+    if is_quantized(info):
+        if info.dtype not in ("int8", "uint8", "int32"):
+            raise UnsupportedDataType(f"quantized {info.dtype} output {info.tensor_name!r} is "
+                                      "not supported")
+        if y.data_type == info.dtype:
+            return y
+        scale, zp = q_constants(ctx, info, len(y.shape), info.dtype)
+        return ctx.builder.quantize_linear(y, scale, zp)
+    return y
+
+
+def float_in(ctx: ImportContext, node: TFLiteNode) -> list[MLOperand | None]:
+    return [fin(ctx, node, i) for i in range(len(node.inputs))]
+
+
+def raw_ok(node: TFLiteNode, inputs: Sequence[int] = (0,), o: int = 0) -> bool:
+    """True when the op may run on the stored integers: every listed input is quantized with
+    the same parameters as output `o` (or nothing is quantized)."""
+    oi = out_info(node, o)
+    infos = [node.input_infos[i] for i in inputs]
+    if not is_quantized(oi) and not any(is_quantized(t) for t in infos):
+        return True
+    if not is_quantized(oi) or oi is None:
+        return False
+    q: QuantInfo | None = oi.quant
+    return all(t is not None and is_quantized(t) and t.dtype == oi.dtype and q is not None
+               and q.same_as(t.quant) and not q.per_axis for t in infos)
+
+
+def data_in(ctx: ImportContext, node: TFLiteNode, inputs: Sequence[int] = (0,), o: int = 0
+            ) -> tuple[list[MLOperand], bool]:
+    """Operands for a data-movement op: raw integers when `raw_ok`, else float views.
+    Returns (operands, raw)."""
+    if raw_ok(node, inputs, o):
+        return [ctx.operand(node.inputs[i]) for i in inputs], True
+    return [fin(ctx, node, i) for i in inputs], False  # type: ignore[misc]
+
+
+def finish(ctx: ImportContext, node: TFLiteNode, y: MLOperand, raw: bool, o: int = 0
+           ) -> MLOperand:
+    return y if raw else fout(ctx, node, o, y)
+
+
+def float_dtype(x: MLOperand) -> str:
+    return x.data_type if x.data_type in ("float32", "float16") else "float32"
+
+
+def scalar(ctx: ImportContext, value: float, like: MLOperand) -> MLOperand:
+    """A rank-0 constant of `like`'s data type."""
+    return ctx.builder.constant(np.array(value, dtype=like.data_type))
