@@ -92,8 +92,8 @@ def build_and_run(case: dict[str, Any], backend: str = "reference") -> dict[str,
     def resolve(value: Any) -> Any:
         if isinstance(value, str) and value in operands:
             return operands[value]
-        if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
-            return int(value)  # a BigInt literal
+        if isinstance(value, str) and re.fullmatch(r"-?\d+|NaN|-?Infinity", value):
+            return _number(value)  # a BigInt literal or a non-finite number
         if isinstance(value, list) and value and all(
                 isinstance(v, str) and v in operands for v in value):
             return [operands[v] for v in value]

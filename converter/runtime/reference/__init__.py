@@ -55,7 +55,12 @@ class ReferenceExecutable:
                 values[id(out)] = _finish(op, out, res)
             for key in self._release[i]:
                 values.pop(key, None)
-        return {name: values[id(o)] for name, o in self.graph.outputs.items()}
+        return {name: _owned(values[id(o)]) for name, o in self.graph.outputs.items()}
+
+
+def _owned(arr: np.ndarray) -> np.ndarray:
+    """A writable array that shares no memory with inputs, constants or other outputs."""
+    return arr if arr.flags.owndata and arr.flags.writeable else arr.copy()
 
 
 def _resolve(value: Any, values: dict[int, np.ndarray]) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -20,18 +19,6 @@ from ..dtypes import cast_number
 from ..operand import MLOperand
 
 PAD_MODES = ("constant", "edge", "reflection")
-
-
-def _ml_number(op: str, what: str, value: Any) -> float | int:
-    """An MLNumber. Like WebIDL's conversion of a JavaScript value to `(bigint or unrestricted
-    double)`, a numeric string ("NaN", "Infinity", "-Infinity", "1.5") is accepted too."""
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            return int(text) if text.lstrip("+-").isdigit() else float(text)
-        except ValueError:
-            raise v.fail(op, f"{what} must be a number, got {value!r}") from None
-    return v.number(op, what, value)
 
 
 class ShapeOps(BuilderBase):
@@ -91,7 +78,7 @@ class ShapeOps(BuilderBase):
                 if b >= n or e >= n:
                     raise v.fail(op, f"reflection padding ({b}, {e}) of dimension {d} must be "
                                      f"less than its size {n}")
-        fill = cast_number(_ml_number(op, "value", value), x.data_type)
+        fill = cast_number(v.number(op, "value", value), x.data_type)
         shape = [b + n + e for b, n, e in zip(begin, x.shape, end, strict=True)]
         return self._emit1(op, (x, list(begin), list(end)),
                            {"mode": mode, "value": fill, "label": label or None},

@@ -161,9 +161,10 @@ def test_pad_shape_and_options(b: MLGraphBuilder) -> None:
     assert edge.operator.options == {"mode": "edge", "value": float("inf")}
     refl = b.pad(_in(b, [3, 3], "float32", "z"), [2, 2], [2, 2], mode="reflection")
     assert refl.shape == (7, 7)
-    # A JavaScript-style numeric string is converted like WebIDL's MLNumber conversion.
-    assert np.isnan(b.pad(_in(b, [1], "float32", "w"), [1], [1], value="NaN")
+    assert np.isnan(b.pad(_in(b, [1], "float32", "w"), [1], [1], value=float("nan"))
                     .operator.options["value"])
+    with pytest.raises(MLTypeError, match="pad: value must be a number"):
+        b.pad(_in(b, [1], "float32", "s"), [1], [1], value="1")
 
 
 # -- reshape -----------------------------------------------------------------------------
