@@ -3,8 +3,8 @@
 conv2d works on a channels-first view of the input: im2col with `as_strided` on the padded
 input (one copy that also converts to float64), then one batched BLAS matmul over
 (batch, group). 1x1 convolutions without padding skip im2col (a plain matmul on the strided
-input); convolutions with one input channel per group (depthwise) use a multiply-add loop
-over the kernel taps instead of a matmul. convTranspose2d is a matmul to columns followed by
+input); depthwise convolutions (one input and one output channel per group) use a
+multiply-add loop over the kernel taps instead of a matmul. convTranspose2d is a matmul to columns followed by
 a col2im scatter-add over the kernel taps.
 
 Filters of constant operands are converted once (layout, groups, float64) and cached for the
@@ -94,20 +94,20 @@ def conv2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.n
     o, cg, kh, kw = w.transpose(_TO_OIHW[flayout]).shape
     og = o // groups
 
-    if cg == 1:
-        # Depthwise (one input channel per group): multiply-add over the kernel taps.
+    if cg == 1 and og == 1:
+        # Depthwise (one input and one output channel per group): multiply-add over the taps.
         wt = prepared_operand(op, 1, w, ("conv2d-dw", flayout), lambda a: np.ascontiguousarray(
-            a.transpose(_TO_OIHW[flayout]), dtype=np.float64).reshape(groups, og, kh, kw))
+            a.transpose(_TO_OIHW[flayout]), dtype=np.float64).reshape(o, kh, kw))
         xp = pad_spatial(xc, pads)
-        out = np.zeros((n, groups, og, oh, ow))
+        out = np.zeros((n, o, oh, ow))
         tmp = np.empty_like(out)
         for i in range(kh):
             for j in range(kw):
                 tap = xp[:, :, i * dh:i * dh + (oh - 1) * sh + 1:sh,
                          j * dw:j * dw + (ow - 1) * sw + 1:sw]
-                np.multiply(tap[:, :, None], wt[None, :, :, i, j, None, None], out=tmp)
+                np.multiply(tap, wt[None, :, i, j, None, None], out=tmp)
                 out += tmp
-        return _finish(out.reshape(n, o, oh, ow), options.get("bias"), nhwc)
+        return _finish(out, options.get("bias"), nhwc)
 
     wm = prepared_operand(op, 1, w, ("conv2d", flayout, groups), lambda a: np.ascontiguousarray(
         a.transpose(_TO_OIHW[flayout]), dtype=np.float64).reshape(groups, og, cg * kh * kw))
