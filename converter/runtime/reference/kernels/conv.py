@@ -4,8 +4,9 @@ conv2d works on a channels-first view of the input: im2col with `as_strided` on 
 input (one copy that also converts to float64), then one batched BLAS matmul over
 (batch, group). 1x1 convolutions without padding skip im2col (a plain matmul on the strided
 input); depthwise convolutions (one input and one output channel per group) use a
-multiply-add loop over the kernel taps instead of a matmul. convTranspose2d is a matmul to columns followed by
-a col2im scatter-add over the kernel taps.
+multiply-add loop over the kernel taps instead of a matmul. Large im2col buffers are built
+in blocks of output rows. convTranspose2d is a matmul to columns followed by a col2im
+scatter-add over the kernel taps.
 
 Filters of constant operands are converted once (layout, groups, float64) and cached for the
 lifetime of the constant operand, so repeated runs of a compiled graph do not pay for it.
@@ -52,15 +53,14 @@ def prepared_operand(op: Operation, index: int, array: np.ndarray, tag: Hashable
     return hit
 
 
-def pad_spatial(x: np.ndarray, pads: tuple[int, int, int, int], fill: float | int = 0
-                ) -> np.ndarray:
-    """A C-contiguous copy of NCHW `x` with `[top, bottom, left, right]` cells of `fill`
-    around the last two axes, in x's dtype (x itself when there is no padding)."""
+def pad_spatial(x: np.ndarray, pads: tuple[int, int, int, int]) -> np.ndarray:
+    """A C-contiguous copy of NCHW `x` with `[top, bottom, left, right]` zeros around the
+    last two axes, in x's dtype (x itself when there is no padding)."""
     top, bottom, left, right = pads
     if not (top or bottom or left or right):
         return x
     n, c, h, w = x.shape
-    out = np.full((n, c, h + top + bottom, w + left + right), fill, dtype=x.dtype)
+    out = np.zeros((n, c, h + top + bottom, w + left + right), dtype=x.dtype)
     out[:, :, top:top + h, left:left + w] = x
     return out
 
@@ -89,7 +89,7 @@ def conv2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.n
     nhwc = options["inputLayout"] == "nhwc"
     flayout = options["filterLayout"]
     xc = x.transpose(0, 3, 1, 2) if nhwc else x
-    n, c, _, _ = xc.shape
+    n = xc.shape[0]
     oh, ow = _output_hw(op, nhwc)
     o, cg, kh, kw = w.transpose(_TO_OIHW[flayout]).shape
     og = o // groups
