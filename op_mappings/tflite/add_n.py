@@ -1,0 +1,22 @@
+"""ADD_N -> a chain of adds (quantized inputs dequantized)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from converter.formats.tflite import TFLiteNode
+from converter.importer import ImportContext
+from op_mappings.tflite import tflite_op
+from op_mappings.tflite._util import fin, fout
+
+
+@tflite_op("ADD_N", since=1)
+def add_n(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """Sum of all inputs."""
+    xs = [fin(ctx, node, i) for i in range(len(node.inputs))]
+    y = xs[0]
+    for x in xs[1:]:
+        y = ctx.builder.add(y, x)
+    if len(xs) == 1:
+        y = ctx.builder.identity(y)
+    return [fout(ctx, node, 0, y)]

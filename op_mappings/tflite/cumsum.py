@@ -1,0 +1,21 @@
+"""CUMSUM (constant axis input; exclusive, reverse options) -> cumulativeSum."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from converter.formats.tflite import TFLiteNode
+from converter.importer import ImportContext
+from op_mappings.tflite import tflite_op
+from op_mappings.tflite._util import const_ints, fin, fout, norm_axis
+
+
+@tflite_op("CUMSUM", since=1, const_inputs=(1,))
+def cumsum(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """cumulativeSum(x, axis, {exclusive, reversed})."""
+    x = fin(ctx, node, 0)
+    assert x is not None
+    axis = norm_axis(const_ints(ctx, node, 1)[0], len(x.shape))
+    y = ctx.builder.cumulative_sum(x, axis, exclusive=bool(node.attrs["exclusive"]),
+                                   reversed=bool(node.attrs["reverse"]))
+    return [fout(ctx, node, 0, y)]

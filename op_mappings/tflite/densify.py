@@ -1,0 +1,25 @@
+"""DENSIFY: its input is a sparse constant that the reader already densified
+(converter.formats.tflite.densify), so the op folds to that constant at conversion time."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.errors import RequiresConstantInput
+from converter.formats.tflite import TFLiteNode
+from converter.importer import ImportContext
+from op_mappings.tflite import tflite_op
+
+
+def _fold(ctx: ImportContext, node: TFLiteNode, values: list[Any]) -> list[Any]:
+    return [np.asarray(values[0])]
+
+
+@tflite_op("DENSIFY", since=1, fold=_fold)
+def densify(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """Pass-through of the densified constant."""
+    if not ctx.is_constant(node.inputs[0]):
+        raise RequiresConstantInput("DENSIFY input must be a sparse constant")
+    return [np.asarray(ctx.const_value(node.inputs[0]))]

@@ -1,0 +1,58 @@
+"""AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D (NHWC, explicit SAME padding, fused activation).
+
+Average pooling excludes padded cells (as WebNN does); never lowered as PAD + VALID.
+L2_POOL_2D = sqrt(averagePool2d(x*x)) (root of the MEAN of squares over valid cells, not
+WebNN l2Pool2d). MAX_POOL_2D runs on stored integers when input and output share
+quantization parameters.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from converter.formats.tflite import TFLiteNode
+from converter.importer import ImportContext
+from op_mappings.tflite import tflite_op
+from op_mappings.tflite._util import NONE, activation, data_in, fin, fout, spatial_padding
+
+
+def _window(node: TFLiteNode, shape: tuple[int, ...]) -> dict[str, Any]:
+    a = node.attrs
+    window = [int(a["filter_height"]), int(a["filter_width"])]
+    strides = [int(a["stride_h"]), int(a["stride_w"])]
+    return {"window_dimensions": window, "strides": strides, "layout": "nhwc",
+            "padding": spatial_padding(a["padding"], shape[1:3], window, strides)}
+
+
+@tflite_op("MAX_POOL_2D", since=1)
+def max_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """maxPool2d; padded cells never win."""
+    act = int(node.attrs["fused_activation_function"])
+    if act == NONE:
+        (x,), raw = data_in(ctx, node)
+    else:
+        x, raw = fin(ctx, node, 0), False
+    assert x is not None
+    y = ctx.builder.max_pool2d(x, **_window(node, x.shape))
+    if raw:
+        return [y]
+    return [fout(ctx, node, 0, activation(ctx, y, act))]
+
+
+@tflite_op("AVERAGE_POOL_2D", since=1)
+def average_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """averagePool2d (count excludes padding)."""
+    x = fin(ctx, node, 0)
+    assert x is not None
+    y = ctx.builder.average_pool2d(x, **_window(node, x.shape))
+    return [fout(ctx, node, 0, activation(ctx, y, node.attrs["fused_activation_function"]))]
+
+
+@tflite_op("L2_POOL_2D", since=1)
+def l2_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """sqrt(mean of squares over the valid cells of each window)."""
+    x = fin(ctx, node, 0)
+    assert x is not None
+    b = ctx.builder
+    y = b.sqrt(b.average_pool2d(b.mul(x, x), **_window(node, x.shape)))
+    return [fout(ctx, node, 0, activation(ctx, y, node.attrs["fused_activation_function"]))]

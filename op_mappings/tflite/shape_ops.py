@@ -1,0 +1,68 @@
+"""SHAPE, RANK, ZEROS_LIKE, ONES_LIKE, FILL, RANGE, BROADCAST_ARGS: folded to constants
+(every WebNN operand has a static shape).
+
+FILL with a non-constant value becomes expand(value). ZEROS_LIKE is zeros (not identity).
+RANGE needs constant start/limit/delta.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.errors import InvalidModel
+from converter.formats.tflite import TFLiteNode
+from converter.importer import ImportContext
+from op_mappings.tflite import tflite_op
+from op_mappings.tflite._util import ints
+
+
+def _np_dtype(node: TFLiteNode, o: int = 0) -> str:
+    return node.output_infos[o].dtype
+
+
+@tflite_op("SHAPE", since=1)
+def shape(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """The static shape as an int32/int64 constant."""
+    return [np.array(ctx.shape(node.inputs[0]), dtype=_np_dtype(node))]
+
+
+@tflite_op("RANK", since=1)
+def rank(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """The rank as a scalar constant."""
+    return [np.array(len(ctx.shape(node.inputs[0])), dtype=_np_dtype(node))]
+
+
+@tflite_op(("ZEROS_LIKE", "ONES_LIKE"), since=1)
+def zeros_like(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """Zeros / ones of the input's shape and type."""
+    fill = np.zeros if node.op_type == "ZEROS_LIKE" else np.ones
+    return [fill(ctx.shape(node.inputs[0]), dtype=_np_dtype(node))]
+
+
+@tflite_op("FILL", since=1, const_inputs=(0,))
+def fill(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """FILL(dims, value)."""
+    dims = ints(ctx.const_input(node, 0))
+    if ctx.is_constant(node.inputs[1]):
+        value = np.asarray(ctx.const_value(node.inputs[1])).reshape(())
+        return [np.full(dims, value, dtype=_np_dtype(node))]
+    v = ctx.builder.reshape(ctx.operand(node.inputs[1]), [])
+    return [ctx.builder.expand(v, dims)]
+
+
+@tflite_op("RANGE", since=1, const_inputs=(0, 1, 2))
+def range_(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """arange(start, limit, delta)."""
+    start, limit, delta = (np.asarray(ctx.const_input(node, i)).reshape(()) for i in range(3))
+    if delta == 0:
+        raise InvalidModel("RANGE delta is 0")
+    return [np.arange(start, limit, delta).astype(_np_dtype(node))]
+
+
+@tflite_op("BROADCAST_ARGS", since=1, const_inputs=(0, 1))
+def broadcast_args(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """The broadcast shape of two constant shapes."""
+    a, b = ints(ctx.const_input(node, 0)), ints(ctx.const_input(node, 1))
+    return [np.array(np.broadcast_shapes(tuple(a), tuple(b)), dtype=_np_dtype(node))]

@@ -1,0 +1,39 @@
+"""ABS, CEIL, COS, EXP, FLOOR, LOG, NEG, SIN, SIGN, SQRT, RSQRT, SQUARE, ROUND.
+
+Same-named WebNN unary ops; RSQRT = reciprocal(sqrt(x)); SQUARE = x * x; ROUND = roundEven
+(TFLite ROUND is half to even). Quantized tensors run through dequantize/quantize.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from converter.formats.tflite import TFLiteNode
+from converter.importer import ImportContext
+from op_mappings.tflite import tflite_op
+from op_mappings.tflite._util import fin, fout
+
+_SAME = {"ABS": "abs", "CEIL": "ceil", "COS": "cos", "EXP": "exp", "FLOOR": "floor",
+         "LOG": "log", "NEG": "neg", "SIN": "sin", "SIGN": "sign", "SQRT": "sqrt",
+         "ROUND": "round_even"}
+
+
+@tflite_op(tuple(_SAME), since=1)
+def unary(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """One WebNN op of the same meaning."""
+    x = fin(ctx, node, 0)
+    return [fout(ctx, node, 0, getattr(ctx.builder, _SAME[node.op_type])(x))]
+
+
+@tflite_op("RSQRT", since=1)
+def rsqrt(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """RSQRT = reciprocal(sqrt(x))."""
+    x = fin(ctx, node, 0)
+    return [fout(ctx, node, 0, ctx.builder.reciprocal(ctx.builder.sqrt(x)))]
+
+
+@tflite_op("SQUARE", since=1)
+def square(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """SQUARE = x * x."""
+    x = fin(ctx, node, 0)
+    return [fout(ctx, node, 0, ctx.builder.mul(x, x))]
