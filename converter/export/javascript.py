@@ -1,0 +1,497 @@
+"""JavaScript export: `<stem>.js` (an ES module that rebuilds the graph with the browser's
+WebNN `MLGraphBuilder`) and `<stem>.html` (a page that runs it).
+
+`<stem>.js` exports:
+
+- `buildGraph(context, weights)`: replays every operator with spec camelCase method and
+  option names (`builder.conv2d(v0, v1, {padding: [...], bias: v2})`), declares inputs with
+  `builder.input(name, {dataType, shape})` and constants with
+  `builder.constant({dataType, shape}, typedArray)`, and returns `builder.build({...})`.
+  `weights` is the Map returned by `loadWeights`.
+- `loadWeights(url)` / `weightsFromBuffer(buffer)`: fetch the `<stem>.weights` blob (the same
+  WGWT file as the `.webnn` export), check its header and slice one typed array per tensor of
+  the embedded manifest (copied, so unaligned offsets are fine).
+- `INPUTS`, `OUTPUTS` (arrays of `{name, dataType, shape}`), `GRAPH_NAME`, `WEIGHTS_FILE`.
+
+Safety: every string that comes from the model (input/output names, labels, the graph
+name, string option values) is emitted as a JSON string literal with non-ASCII, `<`, `>`, `&`
+and U+2028/U+2029 escaped (`js_string`), so it can neither end a string nor close a
+`<script>` element; named records use computed keys (`{["name"]: v}`) or
+`Object.fromEntries`, so a name such as `__proto__` is an ordinary key. JavaScript variable
+names are generated (`v0`, `v1`, ...). Operator and option names are checked against
+`[A-Za-z][A-Za-z0-9]*` before they are written.
+
+Restrictions: float16 tensors use `Float16Array` where the browser has it, else
+`Uint16Array` holding the binary16 bits (what Chromium's WebNN accepts). Integers beyond
+2^53 in number-valued options (clamp bounds, pad value of int64 tensors) are written as
+BigInt literals. The page needs a browser with WebNN (`navigator.ml`) and must be served over
+HTTP (ES modules do not load from file://).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from converter.webnn import MLGraph, MLOperand, Operation
+
+from .webnn_format import (
+    MULTI_OUTPUT_OPS,
+    WebnnExportError,
+    WebnnPlan,
+    op_signature,
+    plan,
+)
+
+_JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
+_SAFE_STEM_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def js_string(text: str) -> str:
+    """A JavaScript string literal that is also inert inside HTML `<script>` elements."""
+    out = json.dumps(text, ensure_ascii=True)
+    return (out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def js_number(value: Any) -> str:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        v = int(value)
+        return f"{v}n" if abs(v) > MAX_SAFE_INTEGER else str(v)
+    f = float(value)
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "Infinity" if f > 0 else "-Infinity"
+    return repr(f)
+
+
+def js_value(value: Any, names: dict[int, str]) -> str:
+    """A JavaScript expression for an argument or option value."""
+    if isinstance(value, MLOperand):
+        return names[id(value)]
+    if value is None:
+        return "undefined"
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return js_string(value)
+    if isinstance(value, (int, float, np.integer, np.floating)):
+        return js_number(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(js_value(v, names) for v in value) + "]"
+    raise WebnnExportError(f"cannot write a value of type {type(value).__name__} in JavaScript")
+
+
+def _descriptor(operand: MLOperand) -> str:
+    return (f"{{dataType: {js_string(operand.data_type)}, "
+            f"shape: [{', '.join(str(d) for d in operand.shape)}]}}")
+
+
+def _io_list(items: Iterable[tuple[str, MLOperand]]) -> str:
+    rows = [f"  {{name: {js_string(n)}, dataType: {js_string(o.data_type)}, "
+            f"shape: [{', '.join(str(d) for d in o.shape)}]}}" for n, o in items]
+    return "[\n" + ",\n".join(rows) + "\n]" if rows else "[]"
+
+
+_RUNTIME = r"""
+const FLOAT16 = globalThis.Float16Array ?? Uint16Array;
+const TYPED_ARRAYS = new Map([
+  ["float32", Float32Array], ["float16", FLOAT16], ["int32", Int32Array],
+  ["uint32", Uint32Array], ["int64", BigInt64Array], ["uint64", BigUint64Array],
+  ["int8", Int8Array], ["uint8", Uint8Array],
+]);
+
+/** The typed array constructor WebNN expects for a data type. */
+export function typedArrayFor(dataType) {
+  const ctor = TYPED_ARRAYS.get(dataType);
+  if (ctor === undefined) throw new TypeError(`unsupported data type ${dataType}`);
+  return ctor;
+}
+
+/** Slice the WGWT weights blob (ArrayBuffer) into a Map of key -> typed array. */
+export function weightsFromBuffer(buffer) {
+  const bytes = new Uint8Array(buffer);
+  const magic = String.fromCharCode(...bytes.subarray(0, 4));
+  if (bytes.length < 8 || magic !== "WGWT") throw new Error("weights: not a WGWT file");
+  const version = new DataView(buffer, 0, 8).getUint32(4, true);
+  if (version !== 1) throw new Error(`weights: unsupported version ${version}`);
+  const weights = new Map();
+  for (const [key, dataType, offset, length] of MANIFEST) {
+    if (offset < 8 || offset + length > bytes.length) {
+      throw new Error(`weights: tensor ${JSON.stringify(key)} lies outside the file`);
+    }
+    weights.set(key, new (typedArrayFor(dataType))(buffer.slice(offset, offset + length)));
+  }
+  return weights;
+}
+
+/** Fetch the weights blob (default: next to this module) and slice it. */
+export async function loadWeights(url = new URL(WEIGHTS_FILE, import.meta.url)) {
+  if (MANIFEST.length === 0) return new Map();
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`weights: ${url}: HTTP ${response.status}`);
+  return weightsFromBuffer(await response.arrayBuffer());
+}
+
+function tensor(weights, key) {
+  const value = weights?.get(key);
+  if (value === undefined) throw new Error(`buildGraph: weights has no tensor ${JSON.stringify(key)}`);
+  return value;
+}
+
+function inlineBytes(dataType, bytes) {
+  return new (typedArrayFor(dataType))(new Uint8Array(bytes).buffer);
+}
+
+function splat(dataType, elementBytes, count) {
+  const size = elementBytes.length;
+  const out = new Uint8Array(size * count);
+  out.set(elementBytes, 0);
+  for (let filled = size; filled < out.length; filled *= 2) {
+    out.copyWithin(filled, 0, Math.min(filled, out.length - filled));
+  }
+  return new (typedArrayFor(dataType))(out.buffer);
+}
+"""
+
+
+@dataclass(frozen=True)
+class JavaScriptFiles:
+    """The generated module and page (text)."""
+
+    module: str
+    html: str
+
+
+def _manifest_rows(p: WebnnPlan) -> str:
+    rows = [f"  [{js_string(c.ident)}, {js_string(c.operand.data_type)}, {c.offset}, "
+            f"{c.length}]" for c in p.blob_constants]
+    return "[\n" + ",\n".join(rows) + "\n]" if rows else "[]"
+
+
+def _constant_expr(p: WebnnPlan, index: int) -> str:
+    c = p.constants[index]
+    dt = js_string(c.operand.data_type)
+    if c.kind == "weights":
+        data = f"tensor(weights, {js_string(c.ident)})"
+    elif c.kind == "scalar":
+        element = np.array(c.scalar, dtype=c.operand.data_type).astype(
+            np.dtype(c.operand.data_type).newbyteorder("<")).tobytes()
+        data = f"splat({dt}, [{', '.join(str(b) for b in element)}], {c.operand.descriptor.size})"
+    else:
+        arr = c.operand.value
+        assert arr is not None
+        raw = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+        data = f"inlineBytes({dt}, [{', '.join(str(b) for b in raw)}])"
+    return f"builder.constant({_descriptor(c.operand)}, {data})"
+
+
+def _call(operation: Operation, names: dict[int, str]) -> str:
+    op = operation.op
+    sig = op_signature(op)
+    if sig is None or not _JS_NAME_RE.match(op):
+        raise WebnnExportError(f"{op!r}: unknown operator")
+    args = []
+    for value in operation.args:
+        if isinstance(value, (list, tuple)) and value and all(isinstance(v, MLOperand)
+                                                            for v in value):
+            args.append("[" + ", ".join(names[id(v)] for v in value) + "]")
+        else:
+            args.append(js_value(value, names))
+    options = []
+    for key, value in operation.options.items():
+        if value is None:
+            continue
+        if not _JS_NAME_RE.match(key):
+            raise WebnnExportError(f"{op}: option name {key!r} is not a plain word")
+        options.append(f"{key}: {js_value(value, names)}")
+    if options:
+        args.append("{" + ", ".join(options) + "}")
+    return f"builder.{op}({', '.join(args)})"
+
+
+def module_text(p: WebnnPlan, weights_file: str) -> str:
+    """The ES module source for the plan's graph."""
+    g = p.graph
+    names: dict[int, str] = {}
+    counter = 0
+
+    def fresh(operand: MLOperand) -> str:
+        nonlocal counter
+        names[id(operand)] = f"v{counter}"
+        counter += 1
+        return names[id(operand)]
+
+    body: list[str] = ["  const builder = new MLGraphBuilder(context);"]
+    for original, operand in g.inputs.items():
+        body.append(f"  const {fresh(operand)} = builder.input({js_string(original)}, "
+                    f"{_descriptor(operand)});")
+    for i, c in enumerate(p.constants):
+        body.append(f"  const {fresh(c.operand)} = {_constant_expr(p, i)};")
+    for operation in g.operations:
+        call = _call(operation, names)
+        if operation.op in MULTI_OUTPUT_OPS:
+            outs = [fresh(o) for o in operation.outputs]
+            body.append(f"  const [{', '.join(outs)}] = {call};")
+        else:
+            body.append(f"  const {fresh(operation.outputs[0])} = {call};")
+    record = ", ".join(f"[{js_string(n)}]: {names[id(o)]}" for n, o in g.outputs.items())
+    body.append(f"  return await builder.build({{{record}}});")
+    head = [
+        "// Generated by webnn-converter: an ES module that rebuilds the graph with WebNN.",
+        "// buildGraph(context, weights) -> MLGraph; loadWeights(url) -> Map of typed arrays.",
+        "",
+        f"export const GRAPH_NAME = {js_string(p.name)};",
+        f"export const WEIGHTS_FILE = {js_string(weights_file)};",
+        f"export const INPUTS = {_io_list(g.inputs.items())};",
+        f"export const OUTPUTS = {_io_list(g.outputs.items())};",
+        "// [key, dataType, byteOffset, byteLength] of each tensor in the weights file.",
+        f"const MANIFEST = {_manifest_rows(p)};",
+        _RUNTIME,
+        "/** Build the graph on `context`; `weights` is the Map from loadWeights(). */",
+        "export async function buildGraph(context, weights) {",
+    ]
+    return "\n".join(head + body + ["}", ""])
+
+
+_HTML = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>WebNN model</title>
+<style>
+  body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; max-width: 60rem; }
+  textarea { width: 100%; min-height: 6rem; font-family: monospace; }
+  pre { background: #f4f4f4; padding: .75rem; overflow: auto; }
+  .error { color: #b00020; }
+</style>
+</head>
+<body>
+<h1 id="title">WebNN model</h1>
+<p id="status">Loading&hellip; If this message stays, serve this folder over HTTP (for example
+<code>python3 -m http.server</code>): ES modules do not load from <code>file://</code>.</p>
+<noscript><p class="error">This page needs JavaScript and a browser with WebNN.</p></noscript>
+<form id="controls">
+  <label>Power preference
+    <select id="power"><option>default</option><option>high-performance</option>
+    <option>low-power</option></select></label>
+  <label>Timed runs <input id="runs" type="number" min="1" max="1000" value="10"></label>
+  <p>Inputs as JSON (<code>{"input name": [flat values]}</code>); empty means random values.
+  <input id="file" type="file" accept=".json,application/json"></p>
+  <textarea id="inputs" spellcheck="false"></textarea>
+  <p><button id="run" type="submit" disabled>Run</button></p>
+</form>
+<pre id="log"></pre>
+<script type="module">
+const MODULE_URL = __MODULE__;
+const WEIGHTS_URL = __WEIGHTS__;
+const $ = (id) => document.getElementById(id);
+const status = (text, error = false) => {
+  $("status").textContent = text;
+  $("status").className = error ? "error" : "";
+};
+const log = (line) => { $("log").textContent += line + "\\n"; };
+
+function toHalfBits(value) {
+  const f32 = new Float32Array([value]);
+  const x = new Uint32Array(f32.buffer)[0];
+  const sign = (x >>> 16) & 0x8000;
+  const exp = (x >>> 23) & 0xff;
+  let mant = x & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let half = mant >>> shift;
+    const rest = mant & ((1 << shift) - 1), mid = 1 << (shift - 1);
+    if (rest > mid || (rest === mid && (half & 1))) half += 1;
+    return sign | half;
+  }
+  let half = sign | (e << 10) | (mant >>> 13);
+  const rest = mant & 0x1fff;
+  if (rest > 0x1000 || (rest === 0x1000 && (half & 1))) half += 1;
+  return half;
+}
+
+function fillTyped(mod, desc, values) {
+  const Ctor = mod.typedArrayFor(desc.dataType);
+  const count = desc.shape.reduce((a, b) => a * b, 1);
+  if (values.length !== count) {
+    throw new Error(`input ${JSON.stringify(desc.name)}: ${values.length} values, expected ${count}`);
+  }
+  const out = new Ctor(count);
+  const big = desc.dataType === "int64" || desc.dataType === "uint64";
+  const halfBits = desc.dataType === "float16" && Ctor === Uint16Array;
+  for (let i = 0; i < count; i++) {
+    const v = values[i];
+    out[i] = big ? BigInt(v) : halfBits ? toHalfBits(Number(v)) : Number(v);
+  }
+  return out;
+}
+
+function randomValues(desc) {
+  const count = desc.shape.reduce((a, b) => a * b, 1);
+  const floating = desc.dataType.startsWith("float");
+  return Array.from({length: count}, () =>
+    floating ? Math.random() * 2 - 1 : Math.floor(Math.random() * 10));
+}
+
+function preview(desc, array, mod) {
+  const halfBits = desc.dataType === "float16" && array instanceof Uint16Array;
+  const first = Array.from(array.subarray(0, 8), (v) => {
+    if (!halfBits) return String(v);
+    const s = v & 0x8000 ? -1 : 1, e = (v >>> 10) & 0x1f, m = v & 0x3ff;
+    const value = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m ? NaN : s * Infinity)
+      : s * (1 + m / 1024) * 2 ** (e - 15);
+    return String(value);
+  });
+  return `${desc.dataType}[${desc.shape.join(", ")}] first values: ${first.join(", ")}` +
+    (array.length > 8 ? ", ..." : "");
+}
+
+async function main() {
+  let mod;
+  try {
+    mod = await import(new URL(MODULE_URL, document.baseURI));
+  } catch (e) {
+    status(`Could not load the model module: ${e}. Serve this folder over HTTP.`, true);
+    return;
+  }
+  document.title = `WebNN: ${mod.GRAPH_NAME}`;
+  $("title").textContent = `WebNN model: ${mod.GRAPH_NAME}`;
+  if (!globalThis.navigator || !navigator.ml) {
+    status("WebNN is not available in this browser (navigator.ml is missing). Use a browser " +
+           "with WebNN enabled, e.g. Chrome or Edge with the WebNN flag.", true);
+    return;
+  }
+  $("file").addEventListener("change", async () => {
+    const file = $("file").files[0];
+    if (file) $("inputs").value = await file.text();
+  });
+  let weights;
+  try {
+    weights = await mod.loadWeights(new URL(WEIGHTS_URL, document.baseURI));
+  } catch (e) {
+    status(`Could not load the weights: ${e}`, true);
+    return;
+  }
+  status("Ready.");
+  $("run").disabled = false;
+  $("controls").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    $("run").disabled = true;
+    $("log").textContent = "";
+    try {
+      await run(mod, weights);
+    } catch (e) {
+      status(`Error: ${e}`, true);
+    } finally {
+      $("run").disabled = false;
+    }
+  });
+}
+
+async function run(mod, weights) {
+  const text = $("inputs").value.trim();
+  const given = text ? JSON.parse(text) : {};
+  if (typeof given !== "object" || given === null || Array.isArray(given)) {
+    throw new Error("inputs JSON must be an object of input name to values");
+  }
+  status("Creating the WebNN context...");
+  const context = await navigator.ml.createContext({powerPreference: $("power").value});
+  let t = performance.now();
+  const graph = await mod.buildGraph(context, weights);
+  log(`build: ${(performance.now() - t).toFixed(1)} ms`);
+  const inputs = [], outputs = [];
+  for (const desc of mod.INPUTS) {
+    const values = Object.hasOwn(given, desc.name) ? [given[desc.name]].flat(Infinity)
+      : randomValues(desc);
+    const tensor = await context.createTensor({dataType: desc.dataType, shape: desc.shape,
+                                               writable: true});
+    context.writeTensor(tensor, fillTyped(mod, desc, values));
+    inputs.push([desc.name, tensor]);
+  }
+  for (const desc of mod.OUTPUTS) {
+    outputs.push([desc.name, await context.createTensor(
+      {dataType: desc.dataType, shape: desc.shape, readable: true})]);
+  }
+  const inputRecord = Object.fromEntries(inputs);
+  const outputRecord = Object.fromEntries(outputs);
+  const once = async () => {
+    context.dispatch(graph, inputRecord, outputRecord);
+    return Promise.all(outputs.map(([, tensor]) => context.readTensor(tensor)));
+  };
+  status("Running...");
+  t = performance.now();
+  const buffers = await once();
+  log(`first run (dispatch + read): ${(performance.now() - t).toFixed(2)} ms`);
+  const runs = Math.max(1, Math.min(1000, Number($("runs").value) || 1));
+  t = performance.now();
+  for (let i = 0; i < runs; i++) await once();
+  log(`average of ${runs} runs: ${((performance.now() - t) / runs).toFixed(2)} ms`);
+  mod.OUTPUTS.forEach((desc, i) => {
+    const array = new (mod.typedArrayFor(desc.dataType))(buffers[i]);
+    log(`${JSON.stringify(desc.name)}: ${preview(desc, array, mod)}`);
+  });
+  status("Done.");
+}
+
+main();
+</script>
+</body>
+</html>
+"""
+
+
+def html_text(module_file: str, weights_file: str) -> str:
+    """The runner page; file names are inserted as escaped string literals only."""
+    return (_HTML.replace("__MODULE__", js_string("./" + module_file))
+            .replace("__WEIGHTS__", js_string("./" + weights_file)))
+
+
+def check_stem(stem: str) -> str:
+    """File stems must be plain file names (letters, digits, `_`, `.`, `-`)."""
+    if not isinstance(stem, str) or not _SAFE_STEM_RE.match(stem) or stem in (".", ".."):
+        raise ValueError(f"stem {stem!r} must be a plain file name "
+                         "([A-Za-z0-9_][A-Za-z0-9_.-]*)")
+    return stem
+
+
+def to_javascript(graph: MLGraph, stem: str = "model", name: str | None = None,
+                  plan_: WebnnPlan | None = None) -> JavaScriptFiles:
+    """Generate `<stem>.js` and `<stem>.html` for `graph` (in memory). The module reads
+    `<stem>.weights`, written by `converter.export.webnn_format.write_weights` from the
+    same plan."""
+    check_stem(stem)
+    p = plan_ or plan(graph, name or stem)
+    return JavaScriptFiles(module_text(p, f"{stem}.weights"),
+                           html_text(f"{stem}.js", f"{stem}.weights"))
+
+
+def write_javascript(graph: MLGraph, outdir: str | Path, stem: str = "model",
+                     name: str | None = None, plan_: WebnnPlan | None = None) -> list[Path]:
+    """Write `<stem>.js` and `<stem>.html` into `outdir` (the weights file is not written
+    here; `converter.export.api.export(format="js")` writes everything)."""
+    files = to_javascript(graph, stem, name, plan_)
+    outdir = Path(outdir)
+    js_path, html_path = outdir / f"{stem}.js", outdir / f"{stem}.html"
+    js_path.write_text(files.module, encoding="utf-8")
+    html_path.write_text(files.html, encoding="utf-8")
+    return [js_path, html_path]
+
+
+__all__ = ["JavaScriptFiles", "check_stem", "html_text", "js_string", "js_value",
+           "module_text", "to_javascript", "write_javascript"]
