@@ -1,0 +1,64 @@
+"""ONNX OneHot -> equal(indices, constant range) + where; ONNX EyeLike -> a constant.
+
+OneHot: negative indices count from `depth`; float indices are truncated to integers;
+`axis` places the one-hot dimension; `values` = [off, on] may be computed in the graph.
+Indices outside [-depth, depth) give an all-off row (ONNX).
+EyeLike: the identity pattern with diagonal `k` in `dtype` (default: the input's type).
+Restrictions: OneHot `depth` must be a constant.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from onnx import helper
+
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._helpers_ext import scalar
+from op_mappings.onnx._util import ints, norm_axis
+
+
+@onnx_op("OneHot", since=9, const_inputs=(1,))
+def one_hot(ctx: ImportContext, node: Node) -> list[Any]:
+    idx, _, values = ctx.inputs(node)
+    b = ctx.builder
+    depth = int(np.asarray(ctx.const_input(node, 1)).reshape(-1)[0])
+    axis = norm_axis(node.attrs["axis"], idx.rank + 1)
+    if idx.data_type in ("float32", "float16"):
+        idx = b.cast(idx, "int32")
+    dt = idx.data_type
+    if dt.startswith("int"):
+        neg = b.lesser(idx, scalar(ctx, 0, dt))
+        idx = b.where(neg, b.add(idx, scalar(ctx, depth, dt)), idx)
+    idx = b.reshape(idx, [*idx.shape[:axis], 1, *idx.shape[axis:]])
+    shape = [1] * (idx.rank)
+    shape[axis] = depth
+    mask = b.equal(idx, ctx.constant(np.arange(depth).astype(dt).reshape(shape)))
+    off = b.reshape(b.slice(values, [0], [1]), [])
+    on = b.reshape(b.slice(values, [1], [1]), [])
+    return [b.where(mask, on, off)]
+
+
+def _eye_fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
+    return [_eye(ctx, node)]
+
+
+def _eye(ctx: ImportContext, node: Node) -> np.ndarray:
+    shape = ctx.shape(node.inputs[0])
+    dtype_attr = node.attrs.get("dtype")
+    if dtype_attr is None:
+        name = node.inputs[0]
+        dtype = (np.asarray(ctx.const_value(name)).dtype if ctx.is_constant(name)
+                 else np.dtype(ctx.operand(name).data_type))
+    else:
+        dtype = helper.tensor_dtype_to_np_dtype(int(dtype_attr))
+    rows, cols = ints(shape)
+    return np.eye(rows, cols, k=int(node.attrs.get("k", 0)), dtype=dtype)
+
+
+@onnx_op("EyeLike", since=9, fold=_eye_fold)
+def eye_like(ctx: ImportContext, node: Node) -> list[Any]:
+    return [_eye(ctx, node)]
