@@ -528,9 +528,9 @@ class _Reader:
         name = first or f"{op_type}_{k}"
         return TFLiteNode(op_type, domain, version, name,
                           tuple(tensors[i].name if i >= 0 else "" for i in ins),
-                          tuple(t.name for t in out_infos), MappingProxyType(attrs), k,
-                          tuple(tensors[i] if i >= 0 else None for i in ins), out_infos, s,
-                          self.settings)
+                          tuple(t.name for t in out_infos), MappingProxyType(attrs), index=k,
+                          input_infos=tuple(tensors[i] if i >= 0 else None for i in ins),
+                          output_infos=out_infos, subgraph=s, settings=self.settings)
 
     def options(self, op: Any, op_type: str, domain: str, k: int) -> dict[str, Any]:
         attrs: dict[str, Any] = {}
@@ -724,9 +724,10 @@ def read_tflite(model: str | os.PathLike[str] | bytes, *, signature: str | None 
     tensors = {t.name: t for t in sub.tensors}
     return TFLiteSourceGraph(
         sub.name or (sig.key if sig else "main"), tuple(inputs), tuple(outputs), sub.nodes,
-        MappingProxyType(consts), MappingProxyType({"tflite": tfm.version}), "tflite",
-        tfm.description, tfm.warnings, tfm, index, MappingProxyType(tensors),
-        sig.key if sig else None)
+        MappingProxyType(consts), MappingProxyType({"tflite": tfm.version}),
+        source_format="tflite", producer=tfm.description, warnings=tfm.warnings, model=tfm,
+        subgraph_index=index, tensors=MappingProxyType(tensors),
+        signature=sig.key if sig else None)
 
 
 def _declared(t: TensorInfo) -> tuple[int | None, ...] | None:
