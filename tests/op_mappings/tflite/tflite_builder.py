@@ -197,11 +197,15 @@ def one_op(op: str, inputs: Sequence[np.ndarray | None], options: Any = None, *,
     return mb.build()
 
 
-def run_litert(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """Run a model in the LiteRT interpreter; inputs and outputs in subgraph order."""
-    from ai_edge_litert.interpreter import Interpreter
+def run_litert(model: bytes, inputs: Sequence[np.ndarray], delegate: bool = True
+               ) -> list[np.ndarray]:
+    """Run a model in the LiteRT interpreter (default resolver with XNNPACK, or the builtin
+    kernels without delegates); inputs and outputs in subgraph order."""
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-    interp = Interpreter(model_content=model)
+    kind = (OpResolverType.AUTO if delegate
+            else OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    interp = Interpreter(model_content=model, experimental_op_resolver_type=kind)
     details = interp.get_input_details()
     for d, arr in zip(details, inputs, strict=True):
         if list(d["shape"]) != list(arr.shape):
@@ -245,12 +249,12 @@ def compare(ours: np.ndarray, ref: np.ndarray, *, rtol: float = 1e-5, atol: floa
 
 def check(model: bytes, inputs: Sequence[np.ndarray], *, rtol: float = 1e-5,
           atol: float | None = None, steps: int = 2, quantized: bool | None = None,
-          **convert_kw: Any) -> Any:
+          delegate: bool = True, **convert_kw: Any) -> Any:
     """Convert `model`, run it on the reference backend and compare every output with LiteRT.
     Returns the ConversionResult."""
     from converter.api_tflite import convert_tflite
 
-    expected = run_litert(model, inputs)
+    expected = run_litert(model, inputs, delegate)
     result = convert_tflite(model, **convert_kw)
     feeds = dict(zip(result.input_names, inputs, strict=True))
     ours = result.run(feeds)
