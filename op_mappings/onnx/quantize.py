@@ -1,0 +1,234 @@
+"""ONNX quantization ops -> WebNN quantizeLinear / dequantizeLinear (+ conv2d / matmul).
+
+- QuantizeLinear / DequantizeLinear (opsets 10, 13, 19, 21+): per-tensor (scalar or 1-element
+  scale), per-axis (1-D scale along `axis`, default 1) and blocked (`block_size`, opset 21:
+  scale has the input's rank with ceil(dim / block_size) on `axis`) scales. Scale and zero
+  point are reshaped to the input's rank (numpy when constant, so the op stays native). A
+  missing zero point is 0 of uint8 (or `output_dtype`, QuantizeLinear 21+). Both round half
+  to even and saturate like ONNX.
+- DynamicQuantizeLinear: uint8 with x_min = min(0, min(x)), x_max = max(0, max(x)),
+  scale = (x_max - x_min) / 255, zero point = saturate(roundEven(-x_min / scale)).
+- QLinearMatMul / QLinearConv / MatMulInteger / ConvInteger: dequantizeLinear of both
+  operands (integer ops with scale 1) -> matmul / conv2d (+ bias) -> quantizeLinear (or a
+  cast to int32 for the *Integer ops). Per-row `a` / per-column `b` scales (QLinearMatMul),
+  per-output-channel `w` scales (QLinearConv, ConvInteger per-channel zero points).
+Restrictions: WebNN quantized types (uint8, int8, uint32, int32: no int16, 4-bit or float8);
+blocked quantization needs dimensions divisible by block_size; the dequantized integer
+products are computed in float32, exact while |sums| < 2^24 (the *Integer ops); QLinear ops
+may differ from onnxruntime's fixed-point requantization by one unit at rounding ties; conv
+is 1-D or 2-D.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from onnx import helper
+
+from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._helpers_ext import const_or_none, scalar
+from op_mappings.onnx._spatial import check_spatial_rank, resolve_pads, webnn_padding
+from op_mappings.onnx._util import ints, norm_axis
+
+
+def param_shape(in_shape: Sequence[int], p_shape: Sequence[int], axis: int,
+                block_size: int, what: str) -> list[int]:
+    """The input-rank shape a scale / zero point of `p_shape` takes."""
+    rank = len(in_shape)
+    size = int(np.prod(p_shape, dtype=np.int64)) if p_shape else 1
+    if block_size:
+        if len(p_shape) != rank:
+            raise InvalidModel(f"{what} shape {list(p_shape)} must have the input rank {rank} "
+                               "for blocked quantization")
+        if in_shape[axis] % block_size or in_shape[axis] // block_size != p_shape[axis]:
+            raise UnsupportedAttribute(
+                f"blocked quantization needs input dimension {in_shape[axis]} divisible by "
+                f"block_size {block_size} with {p_shape[axis]} blocks")
+        return list(p_shape)
+    if len(p_shape) == 0 or (size == 1 and len(p_shape) <= 1):
+        return [1] * rank
+    if len(p_shape) != 1 or p_shape[0] != in_shape[axis]:
+        raise InvalidModel(f"{what} shape {list(p_shape)} is neither per-tensor nor per-axis "
+                           f"for axis {axis} of {list(in_shape)}")
+    shape = [1] * rank
+    shape[axis] = in_shape[axis]
+    return shape
+
+
+def shaped(ctx: ImportContext, name: str, shape: list[int]) -> Any:
+    """Input `name` reshaped to `shape` (a numpy reshape when constant)."""
+    value = const_or_none(ctx, name)
+    if value is not None:
+        return ctx.constant(np.ascontiguousarray(value.reshape(shape)), what=f"{name!r}")
+    x = ctx.operand(name)
+    return x if list(x.shape) == shape else ctx.builder.reshape(x, shape)
+
+
+def qparams(ctx: ImportContext, x: Any, scale_name: str, zp_name: str, axis: int,
+            block_size: int, zp_dtype: str, what: str) -> tuple[Any, Any]:
+    """(scale, zero point) operands shaped for WebNN; a missing zero point is 0."""
+    shape = param_shape(x.shape, ctx.shape(scale_name), axis, block_size, f"{what} scale")
+    scale = shaped(ctx, scale_name, shape)
+    if zp_name:
+        zp = shaped(ctx, zp_name, shape)
+    else:
+        zp = ctx.constant(np.zeros(shape, zp_dtype))
+    return scale, zp
+
+
+def _qaxis(node: Node, rank: int) -> int:
+    return norm_axis(int(node.attrs.get("axis", 1)), rank) if rank else 0
+
+
+@onnx_op("QuantizeLinear", since=10)
+def quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
+    x = ctx.operand(node.inputs[0])
+    out_dt = int(node.attrs.get("output_dtype", 0))
+    zp_name = node.input(2)
+    if zp_name:
+        zp_dtype = ctx.dtype(zp_name)
+    elif out_dt:
+        zp_dtype = np.dtype(helper.tensor_dtype_to_np_dtype(out_dt)).name
+    else:
+        zp_dtype = "uint8"
+    if x.rank == 0:
+        x = ctx.builder.reshape(x, [1])
+    scale, zp = qparams(ctx, x, node.inputs[1], zp_name, _qaxis(node, x.rank),
+                        int(node.attrs.get("block_size", 0)), zp_dtype, "y")
+    if scale.data_type != x.data_type:
+        scale = ctx.builder.cast(scale, x.data_type)
+    y = ctx.builder.quantize_linear(x, scale, zp)
+    if ctx.shape(node.inputs[0]) == ():
+        y = ctx.builder.reshape(y, [])
+    return [y]
+
+
+@onnx_op("DequantizeLinear", since=10)
+def dequantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
+    x = ctx.operand(node.inputs[0])
+    if x.data_type not in ("uint8", "int8", "uint32", "int32"):
+        raise UnsupportedDataType(f"DequantizeLinear input type {x.data_type} is not a WebNN "
+                                  "quantized type")
+    scalar_in = x.rank == 0
+    if scalar_in:
+        x = ctx.builder.reshape(x, [1])
+    scale, zp = qparams(ctx, x, node.inputs[1], node.input(2), _qaxis(node, x.rank),
+                        int(node.attrs.get("block_size", 0)), x.data_type, "x")
+    y = ctx.builder.dequantize_linear(x, scale, zp)
+    return [ctx.builder.reshape(y, []) if scalar_in else y]
+
+
+@onnx_op("DynamicQuantizeLinear", since=11)
+def dynamic_quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
+    b = ctx.builder
+    x = ctx.operand(node.inputs[0])
+    dt = x.data_type
+    zero = scalar(ctx, 0.0, dt)
+    lo = b.min(b.reduce_min(x), zero)
+    hi = b.max(b.reduce_max(x), zero)
+    scale = b.div(b.sub(hi, lo), scalar(ctx, 255.0, dt))
+    zp_f = b.clamp(b.round_even(b.neg(b.div(lo, scale))), min_value=0, max_value=255)
+    zp = b.cast(zp_f, "uint8")
+    ones = [1] * x.rank
+    y = b.quantize_linear(x, b.reshape(scale, ones), b.reshape(zp, ones))
+    return [y, scale, zp]
+
+
+# -- integer / QLinear matmul and conv -------------------------------------------------------
+def _deq(ctx: ImportContext, name: str, scale_name: str, zp_name: str, axis: int,
+         float_dtype: str = "float32") -> Any:
+    """Dequantize input `name` (scale omitted -> 1) along `axis` for 1-D params."""
+    x = ctx.operand(name)
+    if x.data_type not in ("uint8", "int8", "uint32", "int32"):
+        raise UnsupportedDataType(f"quantized input {name!r} has type {x.data_type}")
+    if scale_name:
+        shape = param_shape(x.shape, ctx.shape(scale_name), axis, 0, f"{name!r} scale")
+        scale = shaped(ctx, scale_name, shape)
+    else:
+        shape = (param_shape(x.shape, ctx.shape(zp_name), axis, 0, f"{name!r} zero point")
+                 if zp_name else [1] * x.rank)
+        scale = ctx.constant(np.ones(shape, float_dtype))
+    zp = shaped(ctx, zp_name, shape) if zp_name else ctx.constant(np.zeros(shape, x.data_type))
+    return ctx.builder.dequantize_linear(x, scale, zp)
+
+
+def _requant(ctx: ImportContext, y: Any, scale_name: str, zp_name: str) -> Any:
+    shape = [1] * y.rank
+    scale = shaped(ctx, scale_name, shape)
+    zp = shaped(ctx, zp_name, shape) if zp_name else ctx.constant(np.zeros(shape, np.uint8))
+    return ctx.builder.quantize_linear(y, scale, zp)
+
+
+def _to_int32(ctx: ImportContext, y: Any) -> Any:
+    return ctx.builder.cast(ctx.builder.round_even(y), "int32")
+
+
+@onnx_op("QLinearMatMul", since=10)
+def qlinear_matmul(ctx: ImportContext, node: Node) -> list[Any]:
+    i = node.inputs
+    ra, rb = len(ctx.shape(i[0])), len(ctx.shape(i[3]))
+    if ra < 2 or rb < 2:
+        raise UnsupportedAttribute("QLinearMatMul with 1-D operands is not supported")
+    a = _deq(ctx, i[0], i[1], i[2], ra - 2)
+    bq = _deq(ctx, i[3], i[4], i[5], rb - 1)
+    return [_requant(ctx, ctx.builder.matmul(a, bq), i[6], node.input(7))]
+
+
+@onnx_op("MatMulInteger", since=10)
+def matmul_integer(ctx: ImportContext, node: Node) -> list[Any]:
+    i = node.inputs
+    ra, rb = len(ctx.shape(i[0])), len(ctx.shape(i[1]))
+    if ra < 2 or rb < 2:
+        raise UnsupportedAttribute("MatMulInteger with 1-D operands is not supported")
+    a = _deq(ctx, i[0], "", node.input(2), ra - 2)
+    bq = _deq(ctx, i[1], "", node.input(3), rb - 1)
+    return [_to_int32(ctx, ctx.builder.matmul(a, bq))]
+
+
+def _conv(ctx: ImportContext, node: Node, x: Any, w: Any, bias: Any) -> Any:
+    check_spatial_rank(node.op_type, x.rank)
+    b = ctx.builder
+    n = x.rank - 2
+    a = node.attrs
+    kernel = ints(a["kernel_shape"]) if "kernel_shape" in a else list(w.shape[2:])
+    strides = ints(a["strides"]) if "strides" in a else [1] * n
+    dilations = ints(a["dilations"]) if "dilations" in a else [1] * n
+    pads = resolve_pads(str(a.get("auto_pad", "NOTSET")), x.shape[2:], kernel, strides,
+                        dilations, ints(a["pads"]) if "pads" in a else None)
+    one_d = n == 1
+    if one_d:
+        x = b.reshape(x, [*x.shape, 1])
+        w = b.reshape(w, [*w.shape, 1])
+        strides, dilations, pads = [*strides, 1], [*dilations, 1], [*pads, (0, 0)]
+    y = b.conv2d(x, w, padding=webnn_padding(pads), strides=strides, dilations=dilations,
+                 groups=int(a.get("group", 1)), bias=bias)
+    return b.reshape(y, list(y.shape[:-1])) if one_d else y
+
+
+@onnx_op("QLinearConv", since=10)
+def qlinear_conv(ctx: ImportContext, node: Node) -> list[Any]:
+    i = node.inputs
+    x = _deq(ctx, i[0], i[1], i[2], 1)
+    w = _deq(ctx, i[3], i[4], i[5], 0)
+    bias = None
+    if node.input(8):
+        # int32 bias with scale x_scale * w_scale and zero point 0
+        xs = shaped(ctx, i[1], [1])
+        ws_shape = [ctx.shape(i[3])[0]] if int(np.prod(ctx.shape(i[4]))) > 1 else [1]
+        ws = shaped(ctx, i[4], ws_shape)
+        bq = ctx.builder.cast(ctx.operand(node.input(8)), "float32")
+        bias = ctx.builder.mul(bq, ctx.builder.mul(xs, ws))
+    return [_requant(ctx, _conv(ctx, node, x, w, bias), i[6], node.input(7))]
+
+
+@onnx_op("ConvInteger", since=10)
+def conv_integer(ctx: ImportContext, node: Node) -> list[Any]:
+    i = node.inputs
+    x = _deq(ctx, i[0], "", node.input(2), 1)
+    w = _deq(ctx, i[1], "", node.input(3), 0)
+    return [_to_int32(ctx, _conv(ctx, node, x, w, None))]
