@@ -13,6 +13,13 @@
   boundary); float64 constants and graph inputs become float32 with a warning in the report;
   int64 stays int64. Other types WebNN lacks raise `UnsupportedDataType` where they would
   enter the graph.
+- Functions: a node without a handler whose op is a model-local function
+  (`ModelProto.functions`) or whose schema has a function body is inlined: the body's nodes
+  are converted in a fresh name scope (nesting bounded by `MAX_INLINE_DEPTH`); the node is
+  reported as one node (decomposed/native/folded) with the WebNN ops of its body.
+- Subgraphs: handlers of control-flow ops (If, Loop, Scan) call `ctx.run_subgraph(graph,
+  bindings)`, which converts a subgraph in a fresh name scope; the subgraph sees every value
+  of the enclosing scopes by name.
 """
 
 from __future__ import annotations
@@ -35,10 +42,17 @@ from .errors import (
     UnsupportedOp,
 )
 from .formats.onnx import Node, SourceGraph, ValueInfo
+from .formats.onnx_subgraph import expand_function, expand_graph, function_body
 from .webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLOperationError, MLTypeError
 from .webnn.dtypes import DATA_TYPES
 
 STATUSES = ("native", "decomposed", "folded", "unsupported", "skipped")
+
+MAX_INLINE_DEPTH = 16
+"""How deeply function bodies and subgraphs may nest inside each other."""
+
+MAX_UNROLLED_NODES = 4096
+"""How many nodes unrolling one Loop or Scan may produce (iterations x body nodes)."""
 
 
 def webnn_dtype(dtype: str) -> str | None:
@@ -124,6 +138,7 @@ class ImportContext:
         self._warn = warn
         self.folding = folding
         self.node: Node | None = None
+        self.importer: Importer | None = None
 
     # -- values ----------------------------------------------------------------------
     def has(self, name: str) -> bool:
@@ -176,6 +191,24 @@ class ImportContext:
             if i >= len(out):
                 out.extend([None] * (i + 1 - len(out)))
         return out
+
+    def value(self, name: str) -> np.ndarray | MLOperand:
+        """The constant value (numpy) of `name` when it is a constant, else its operand."""
+        if name in self.consts:
+            return self.consts[name]
+        return self.operand(name)
+
+    def run_subgraph(self, graph: Any, bindings: Sequence[np.ndarray | MLOperand | str | None],
+                     tag: str = "") -> list[np.ndarray | MLOperand]:
+        """Convert subgraph `graph` (an ONNX GraphProto) with its i-th input bound to
+        `bindings[i]` (a value name, a numpy constant or an operand; None leaves it unbound)
+        and return its outputs: numpy arrays for constants, operands otherwise. Values of
+        the enclosing scopes are visible by name. Errors of the subgraph's nodes are raised
+        as one ConversionError naming the first failed inner node."""
+        importer = self.importer
+        if importer is None:
+            raise InternalError("run_subgraph is only available while importing (not folding)")
+        return importer.run_subgraph(graph, bindings, tag)
 
     def shape(self, name: str) -> tuple[int, ...]:
         if name in self.operands:
@@ -248,9 +281,12 @@ class Importer:
         self.consts: dict[str, np.ndarray] = dict(source.constants)
         self.operands: dict[str, MLOperand] = {}
         self.ctx = ImportContext(self.builder, self.consts, self.operands, self._warn)
+        self.ctx.importer = self
         self.errors: list[ConversionError] = []
         self.poisoned: set[str] = set()
         self._fold_context: MLContext | None = None
+        self._depth = 0
+        self._scopes = 0
 
     def _warn(self, message: str) -> None:
         if message not in self.report.warnings:
@@ -306,8 +342,10 @@ class Importer:
             return
         handler = self.lookup(node.op_type, node.domain, node.version)
         if handler is None:
-            self._fail(node, UnsupportedOp(self._no_handler_message(node)))
+            if not self._inline(node):
+                self._fail(node, UnsupportedOp(self._no_handler_message(node)))
             return
+        previous = self.ctx.node
         self.ctx.node = node
         try:
             for idx in handler.const_inputs:
@@ -319,8 +357,9 @@ class Importer:
                     self._store_consts(node, values)
                     self._record(node, "folded")
                     return
+            before = len(self.operands)
             results = list(handler.fn(self.ctx, node))
-            self._store(node, results)
+            self._store(node, results, before)
         except ConversionError as exc:
             self._fail(node, exc)
         except MLTypeError as exc:
@@ -330,7 +369,110 @@ class Importer:
             err.__cause__ = exc
             self._fail(node, err)
         finally:
-            self.ctx.node = None
+            self.ctx.node = previous
+
+    # -- functions and subgraphs ------------------------------------------------------
+    def _scope_prefix(self, node: Node, tag: str = "") -> str:
+        self._scopes += 1
+        return f"{node.name}/{tag}{'/' if tag else ''}{self._scopes}/"
+
+    def _onnx_type(self, name: str) -> tuple[str, tuple[int, ...]] | None:
+        if not name or not self.ctx.has(name):
+            return None
+        if name in self.consts:
+            arr = self.consts[name]
+            return _dtype_str(arr), tuple(int(d) for d in arr.shape)
+        op = self.operands[name]
+        return op.data_type, tuple(op.shape)
+
+    def _inline(self, node: Node) -> bool:
+        """Inline the function body of `node`'s op; False when it has none."""
+        functions = getattr(self.source, "functions", None) or {}
+        if self.source.source_format != "onnx":
+            return False
+        types = [self._onnx_type(i) for i in node.inputs]
+        try:
+            fn = function_body(node, functions, types)
+        except Exception:  # noqa: BLE001 - a broken schema function is just "no body"
+            fn = None
+        if fn is None:
+            return False
+        if self._depth >= MAX_INLINE_DEPTH:
+            self._fail(node, UnsupportedOp(
+                f"function bodies nest deeper than {MAX_INLINE_DEPTH} levels (recursive "
+                "function?)"))
+            return True
+        try:
+            expansion = expand_function(node, fn, self._scope_prefix(node, "fn"),
+                                        self.source.opsets)
+        except ConversionError as exc:
+            self._fail(node, exc)
+            return True
+        before = len(self.operands)
+        records, errors = self._visit_nested(expansion.nodes)
+        if errors:
+            self._fail(node, _nested_error(errors, f"in the function body of {node.op_type}"))
+            return True
+        missing = [o for o in node.outputs if o and not self.ctx.has(o)]
+        if missing:
+            self._fail(node, InternalError(f"the function body of {node.op_type} does not "
+                                           f"produce {missing}"))
+            return True
+        produced = [self.operands[o] for o in node.outputs if o in self.operands]
+        ops = self._new_ops(produced, before)
+        if not ops and all(r.status == "folded" for r in records):
+            self._record(node, "folded")
+        else:
+            self._record(node, "decomposed" if len(ops) > 1 else "native", ops)
+        return True
+
+    def _visit_nested(self, nodes: Sequence[Node]
+                      ) -> tuple[list[NodeRecord], list[ConversionError]]:
+        """Visit `nodes` with their own report records and error list (returned)."""
+        saved_records, saved_errors = self.report.nodes, self.errors
+        self.report.nodes, self.errors = [], []
+        self._depth += 1
+        try:
+            for n in nodes:
+                self._visit(n)
+            return self.report.nodes, self.errors
+        finally:
+            self.report.nodes, self.errors = saved_records, saved_errors
+            self._depth -= 1
+
+    def run_subgraph(self, graph: Any, bindings: Sequence[np.ndarray | MLOperand | str | None],
+                     tag: str = "") -> list[np.ndarray | MLOperand]:
+        """See `ImportContext.run_subgraph`."""
+        node = self.ctx.node
+        if node is None:
+            raise InternalError("run_subgraph called outside a handler")
+        if self._depth >= MAX_INLINE_DEPTH:
+            raise UnsupportedAttribute(f"subgraphs nest deeper than {MAX_INLINE_DEPTH} levels")
+        prefix = self._scope_prefix(node, tag)
+        names: list[str] = []
+        for i, value in enumerate(bindings):
+            if value is None or isinstance(value, str):
+                names.append(value or "")
+                continue
+            name = f"{prefix}<in{i}>"
+            if isinstance(value, MLOperand):
+                self.operands[name] = value
+            else:
+                self.consts[name] = _readonly(np.asarray(value))
+            names.append(name)
+        expansion = expand_graph(graph, names, prefix, self.source.opsets,
+                                 getattr(self.source, "base_dir", None))
+        self.consts.update(expansion.constants)
+        _, errors = self._visit_nested(expansion.nodes)
+        if errors:
+            raise _nested_error(errors, f"in subgraph {graph.name!r}")
+        out: list[np.ndarray | MLOperand] = []
+        for name in expansion.outputs:
+            if name in self.poisoned or not self.ctx.has(name):
+                raise InvalidModel(f"subgraph {graph.name!r} does not produce its output "
+                                   f"{name!r}")
+            out.append(self.ctx.value(name))
+        return out
 
     def _no_handler_message(self, node: Node) -> str:
         from op_mappings.onnx import handlers
@@ -349,10 +491,25 @@ class Importer:
             raise InternalError(f"handler returned {len(results)} outputs, the node has "
                                 f"{len(node.outputs)}")
 
-    def _store(self, node: Node, results: list[Any]) -> None:
-        self._check_count(node, results)
-        known = {id(o) for o in self.operands.values()}
+    def _new_ops(self, produced: Sequence[MLOperand], before: int) -> list[str]:
+        """Spec names of the operations (in creation order) that produced `produced` and
+        that did not exist when `self.operands` had `before` entries."""
+        known = {id(o) for k, o in enumerate(self.operands.values()) if k < before}
         new_ops: dict[int, str] = {}
+        stack = [o for o in produced if o.kind == "output"]
+        while stack:
+            o = stack.pop()
+            if id(o) in known or o.operator is None or id(o.operator) in new_ops:
+                continue
+            new_ops[id(o.operator)] = o.operator.op
+            stack.extend(d for d in o.operator.operand_inputs()
+                         if d.kind == "output" and id(d) not in known)
+        return list(new_ops.values())[::-1]
+
+    def _store(self, node: Node, results: list[Any], before: int | None = None) -> None:
+        self._check_count(node, results)
+        if before is None:
+            before = len(self.operands)
         produced: list[MLOperand] = []
         const_only = True
         for name, value in zip(node.outputs, results, strict=False):
@@ -367,18 +524,10 @@ class Importer:
                     produced.append(value)
             else:
                 self.consts[name] = _readonly(np.asarray(value))
-        stack = [o for o in produced if o.kind == "output"]
-        while stack:
-            o = stack.pop()
-            if id(o) in known or o.operator is None or id(o.operator) in new_ops:
-                continue
-            new_ops[id(o.operator)] = o.operator.op
-            stack.extend(d for d in o.operator.operand_inputs()
-                         if d.kind == "output" and id(d) not in known)
         if const_only and results:
             self._record(node, "folded")
         else:
-            ops = list(new_ops.values())[::-1]
+            ops = self._new_ops(produced, before)
             self._record(node, "decomposed" if len(ops) > 1 else "native", ops)
 
     def _store_consts(self, node: Node, values: Sequence[Any]) -> None:
@@ -440,6 +589,21 @@ class Importer:
         if not outputs and not self.errors:
             self.errors.append(InvalidModel("the graph has no outputs"))
         return outputs
+
+
+def _nested_error(errors: Sequence[ConversionError], where: str) -> ConversionError:
+    """One error for the failures of nodes inside a function body or subgraph: the first
+    inner error's class and hint, its node named in the message, the others counted."""
+    import copy
+
+    first = errors[0]
+    err = copy.copy(first)
+    inner = first.where
+    more = f" (and {len(errors) - 1} more inner node(s))" if len(errors) > 1 else ""
+    err.message = f"{where}: {inner + ': ' if inner else ''}{first.message}{more}"
+    err.args = (err.message,)
+    err.node_name = err.op_type = err.domain = err.version = None
+    return err
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:

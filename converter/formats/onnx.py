@@ -17,8 +17,11 @@ What it does:
 - constants: initializers and the outputs of `Constant` nodes, as numpy arrays in their ONNX
   dtype (bool stays bool, float64 stays float64: the importer decides what to do with them).
 
-Restrictions: subgraph attributes (If/Loop/Scan bodies) are kept as raw `GraphProto`s;
-sparse initializers are densified; string tensors are numpy object arrays.
+Restrictions: subgraph attributes (If/Loop/Scan bodies) are kept as raw `GraphProto`s (the
+importer expands them); model-local functions (`ModelProto.functions`) are kept as raw
+`FunctionProto`s in `SourceGraph.functions` (the importer inlines them); each `Node` keeps its
+`NodeProto` (`proto`) so attribute references of function bodies can be resolved; sparse
+initializers are densified; string tensors are numpy object arrays.
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ class Node:
     outputs: tuple[str, ...]
     attrs: Mapping[str, Any]
     index: int = 0
+    proto: Any = field(default=None, repr=False, compare=False)
 
     def input(self, i: int) -> str:
         """Name of input i, or "" when omitted."""
@@ -111,6 +115,8 @@ class SourceGraph:
     source_format: str = "onnx"
     producer: str = ""
     warnings: tuple[str, ...] = field(default=())
+    functions: Mapping[tuple[str, str], Any] = field(default_factory=dict)
+    base_dir: Path | None = None
 
 
 # -- loading -----------------------------------------------------------------------------
@@ -180,10 +186,7 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
         if missing:
             raise InvalidModel(f"node {name!r} ({np_node.op_type}) reads {missing} before "
                                "anything defines them (graph not topologically sorted?)")
-        version = opsets[domain]
-        attrs = node_attributes(np_node, version, domain, base_dir, label)
-        node = Node(np_node.op_type, domain, version, name, tuple(np_node.input),
-                    tuple(np_node.output), MappingProxyType(attrs), index)
+        node = make_node(np_node, opsets, index, base_dir, label, name=name)
         if node.op_type == "Constant" and domain == "":
             constants[node.outputs[0]] = constant_node_value(node)
         nodes.append(node)
@@ -197,7 +200,31 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
     return SourceGraph(graph.name, tuple(inputs), outputs, tuple(nodes),
                        MappingProxyType(constants), MappingProxyType(opsets), "onnx",
                        f"{proto.producer_name} {proto.producer_version}".strip(),
-                       tuple(warnings))
+                       tuple(warnings), MappingProxyType(model_functions(proto)), base_dir)
+
+
+def model_functions(proto: onnx.ModelProto) -> dict[tuple[str, str], onnx.FunctionProto]:
+    """Model-local functions keyed by (domain, name); "ai.onnx" is normalised to ""."""
+    out: dict[tuple[str, str], onnx.FunctionProto] = {}
+    for fn in proto.functions:
+        domain = "" if fn.domain in ("", "ai.onnx") else fn.domain
+        out.setdefault((domain, fn.name), fn)
+    return out
+
+
+def make_node(np_node: onnx.NodeProto, opsets: Mapping[str, int], index: int = 0,
+              base_dir: Path | None = None, label: str = "", name: str | None = None) -> Node:
+    """A `Node` from a NodeProto: version from `opsets` (by the node's domain), attributes
+    with the schema defaults filled in. `name` overrides the node's own name."""
+    domain = "" if np_node.domain in ("", "ai.onnx") else np_node.domain
+    if domain not in opsets:
+        raise InvalidModel(f"node {np_node.name or np_node.op_type!r} ({np_node.op_type}) uses "
+                           f"domain {domain!r} that is not imported (opset_import)")
+    version = opsets[domain]
+    attrs = node_attributes(np_node, version, domain, base_dir, label)
+    return Node(np_node.op_type, domain, version, name or np_node.name or
+                f"{np_node.op_type}_{index}", tuple(np_node.input), tuple(np_node.output),
+                MappingProxyType(attrs), index, np_node)
 
 
 def _opsets(proto: onnx.ModelProto, label: str) -> dict[str, int]:

@@ -199,3 +199,86 @@ def test_import_converter_is_lazy() -> None:
     code = ("import sys, converter; "
             "assert 'onnx' not in sys.modules and 'converter.webnn' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# -- function bodies ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("op", "attrs"), [("ThresholdedRelu", {"alpha": 0.3}),
+                                           ("Shrink", {"lambd": 0.4, "bias": 0.1}),
+                                           ("MeanVarianceNormalization", {"axes": [0, 1]})])
+def test_schema_function_body_is_inlined(op: str, attrs: dict) -> None:
+    from op_mappings.onnx import lookup
+
+    if lookup(op, "", 18) is not None:
+        pytest.skip(f"{op} now has a handler")
+    model = _model([helper.make_node(op, ["x"], ["y"], name="n", **attrs)], [_x([2, 3])],
+                   ["y"], opset=18)
+    result = converter.convert(model)
+    entry = result.report.to_dict()["ops"][op]
+    assert entry["decomposed"] == ["n"] and entry["webnn_ops"]
+    x = np.random.default_rng(3).normal(size=(2, 3)).astype(np.float32)
+    assert_close(result.run({"x": x})["y"], run_ort(model, {"x": x})["y"])
+
+
+def test_context_dependent_function_body_is_inlined() -> None:
+    """RMSNormalization (opset 23) has a context-dependent body; oracle: the formula."""
+    model = _model([helper.make_node("RMSNormalization", ["x", "s"], ["y"], epsilon=1e-3)],
+                   [_x([2, 4]), _x([4], name="s")], ["y"], opset=23, extra_opsets={})
+    result = converter.convert(model)
+    rng = np.random.default_rng(4)
+    x, s = rng.normal(size=(2, 4)), rng.normal(size=4)
+    expected = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-3) * s
+    got = result.run({"x": x.astype(np.float32), "s": s.astype(np.float32)})["y"]
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
+
+
+def _local_model(functions: list[onnx.FunctionProto], node: onnx.NodeProto) -> onnx.ModelProto:
+    graph = helper.make_graph([node], "g", [_x([2, 3])], [_x([2, 3], name="y")])
+    return helper.make_model(graph, ir_version=IR_VERSION, functions=functions,
+                             opset_imports=[helper.make_opsetid("", 18),
+                                            helper.make_opsetid("local", 1)])
+
+
+def test_model_local_function_with_attribute_reference() -> None:
+    """y = LeakyRelu(x * x, alpha=@a) with `a` given by the caller or defaulted."""
+    alpha = helper.make_attribute_ref("alpha", onnx.AttributeProto.FLOAT, ref_attr_name="a")
+    leaky = helper.make_node("LeakyRelu", ["t"], ["out"])
+    leaky.attribute.append(alpha)
+    fn = helper.make_function("local", "SqLeaky", ["inp"], ["out"],
+                              [helper.make_node("Mul", ["inp", "inp"], ["t0"]),
+                               helper.make_node("Neg", ["t0"], ["t"]), leaky],
+                              [helper.make_opsetid("", 18)], attributes=["a"])
+    x = np.random.default_rng(5).normal(size=(2, 3)).astype(np.float32)
+    for kw in ({"a": 0.25}, {}):
+        model = _local_model([fn], helper.make_node("SqLeaky", ["x"], ["y"], domain="local",
+                                                    name="call", **kw))
+        result = converter.convert(model)
+        assert result.report.to_dict()["ops"]["local::SqLeaky"]["decomposed"] == ["call"]
+        assert_close(result.run({"x": x})["y"], run_ort(model, {"x": x})["y"])
+
+
+def test_recursive_local_function_is_bounded() -> None:
+    fn = helper.make_function("local", "Rec", ["a"], ["b"],
+                              [helper.make_node("Rec", ["a"], ["b"], domain="local")],
+                              [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
+    model = _local_model([fn], helper.make_node("Rec", ["x"], ["y"], domain="local",
+                                                name="rec"))
+    with pytest.raises(ConversionFailed, match="nest deeper than") as info:
+        converter.convert(model)
+    assert [e.node_name for e in info.value.errors] == ["rec"]
+
+
+def test_function_body_error_names_inner_node() -> None:
+    """An unsupported op inside a local function: the caller fails, naming the inner op."""
+    fn = helper.make_function("local", "Bad", ["a"], ["b"],
+                              [helper.make_node("Relu", ["a"], ["r"]),
+                               helper.make_node("Mystery", ["r"], ["b"], domain="local")],
+                              [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
+    model = _local_model([fn], helper.make_node("Bad", ["x"], ["y"], domain="local",
+                                                name="bad"))
+    with pytest.raises(ConversionFailed) as info:
+        converter.convert(model)
+    err = info.value.errors[0]
+    assert err.node_name == "bad" and err.reason_code == "unsupported_op"
+    assert "Mystery" in err.message and "function body of Bad" in err.message

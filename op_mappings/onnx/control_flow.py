@@ -1,0 +1,202 @@
+"""ONNX control flow: If, Loop, Scan, by inlining/unrolling at conversion time.
+
+WebNN graphs have no control flow, so:
+- If: a condition known at conversion time (a constant, folded, or pinned with `pin_inputs`)
+  inlines the chosen branch. A data-dependent condition converts both branches and selects
+  with `where`; this needs both branches to produce outputs of the same shapes and types.
+- Loop: the trip count `M` must be known at conversion time (or omitted), and the loop
+  condition must fold to a constant in every iteration; the body is unrolled, at most
+  `MAX_UNROLLED_NODES` (4096) body nodes in total. Scan outputs are stacked along axis 0.
+  Zero iterations with scan outputs (empty tensors) are not representable.
+- Scan (opset 9+): unrolled over the static scan-axis length, with `scan_input_axes`,
+  `scan_input_directions`, `scan_output_axes` and `scan_output_directions`; same bound.
+  Opset 8 Scan (batch axis, `sequence_lens`) is not supported.
+Subgraphs see the values of the enclosing scopes by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from converter.errors import RequiresConstantInput, UnsupportedAttribute
+from converter.importer import MAX_UNROLLED_NODES
+from converter.webnn import MLOperand
+
+from . import onnx_op
+from ._util import norm_axis
+
+Value = Any  # np.ndarray | MLOperand
+
+
+def _scalar_bool(value: np.ndarray, what: str) -> bool:
+    arr = np.asarray(value)
+    if arr.size != 1:
+        raise UnsupportedAttribute(f"{what} has {arr.size} elements, expected one")
+    return bool(arr.reshape(-1)[0])
+
+
+def _as_operand(ctx: Any, value: Value) -> MLOperand:
+    return value if isinstance(value, MLOperand) else ctx.constant(value)
+
+
+def _shape(value: Value) -> tuple[int, ...]:
+    return tuple(int(d) for d in value.shape)
+
+
+def _dtype(ctx: Any, value: Value) -> str:
+    if isinstance(value, MLOperand):
+        return value.data_type
+    from converter.importer import webnn_dtype
+
+    name = np.asarray(value).dtype.name
+    return webnn_dtype(name) or name
+
+
+def _stack(ctx: Any, values: Sequence[Value], axis: int, what: str) -> Value:
+    """Stack per-iteration values along a new `axis` (numpy when all are constants)."""
+    if not values:
+        raise UnsupportedAttribute(f"{what}: zero iterations give an empty tensor, which WebNN "
+                                   "cannot represent")
+    shapes = {_shape(v) for v in values}
+    if len(shapes) != 1:
+        raise UnsupportedAttribute(f"{what}: iterations produce different shapes "
+                                   f"{sorted(shapes)}")
+    rank = len(values[0].shape) + 1
+    axis = norm_axis(axis, rank, f"{what} axis")
+    if all(not isinstance(v, MLOperand) for v in values):
+        return np.stack([np.asarray(v) for v in values], axis=axis)
+    parts = []
+    for v in values:
+        shape = list(_shape(v))
+        parts.append(ctx.builder.reshape(_as_operand(ctx, v), shape[:axis] + [1] + shape[axis:]))
+    return parts[0] if len(parts) == 1 else ctx.builder.concat(parts, axis)
+
+
+def _take(ctx: Any, value: Value, index: int, axis: int) -> Value:
+    """value[..., index, ...] along `axis`, dropping the axis."""
+    if not isinstance(value, MLOperand):
+        return np.take(np.asarray(value), index, axis=axis)
+    shape = list(_shape(value))
+    starts = [0] * len(shape)
+    starts[axis] = index
+    sizes = list(shape)
+    sizes[axis] = 1
+    sliced = ctx.builder.slice(value, starts, sizes)
+    return ctx.builder.reshape(sliced, shape[:axis] + shape[axis + 1:])
+
+
+@onnx_op("If", since=1, fold=False)
+def if_(ctx: Any, node: Any) -> list[Value]:
+    """If: the branch is chosen at conversion time when the condition is known; otherwise
+    both branches are converted and `where` selects (same output shapes required)."""
+    cond = node.input(0)
+    if ctx.is_constant(cond):
+        take_then = _scalar_bool(ctx.const_value(cond), "If condition")
+        branch = node.attrs["then_branch" if take_then else "else_branch"]
+        return ctx.run_subgraph(branch, [], "then" if take_then else "else")
+    then_out = ctx.run_subgraph(node.attrs["then_branch"], [], "then")
+    else_out = ctx.run_subgraph(node.attrs["else_branch"], [], "else")
+    if len(then_out) != len(else_out):
+        raise UnsupportedAttribute("If branches produce different numbers of outputs")
+    cond_op = ctx.operand(cond)
+    if int(np.prod(cond_op.shape, dtype=np.int64)) != 1:
+        raise UnsupportedAttribute(f"If condition has shape {list(cond_op.shape)}, expected "
+                                   "one element")
+    out: list[Value] = []
+    for i, (a, b) in enumerate(zip(then_out, else_out, strict=True)):
+        if _shape(a) != _shape(b) or _dtype(ctx, a) != _dtype(ctx, b):
+            raise UnsupportedAttribute(
+                f"the If condition depends on graph inputs and output {i} differs between "
+                f"the branches ({_dtype(ctx, a)} {list(_shape(a))} vs {_dtype(ctx, b)} "
+                f"{list(_shape(b))}), so it cannot be a `where`",
+                hint="pin the inputs the condition depends on (pin_inputs)")
+        c = ctx.builder.reshape(cond_op, [1] * len(_shape(a))) if _shape(a) else \
+            ctx.builder.reshape(cond_op, [])
+        out.append(ctx.builder.where(c, _as_operand(ctx, a), _as_operand(ctx, b)))
+    return out
+
+
+@onnx_op("Loop", since=1, fold=False)
+def loop(ctx: Any, node: Any) -> list[Value]:
+    """Loop: unrolled; the trip count must be known at conversion time (or omitted) and the
+    condition must fold to a constant in every iteration; at most 4096 unrolled body nodes."""
+    body = node.attrs["body"]
+    trip = node.input(0)
+    if trip and not ctx.is_constant(trip):
+        raise RequiresConstantInput("the Loop trip count M depends on graph inputs; only loops "
+                                    "with trip counts known at conversion time are unrolled")
+    max_trip = int(np.asarray(ctx.const_value(trip)).reshape(-1)[0]) if trip else None
+    cond_name = node.input(1)
+    if cond_name and not ctx.is_constant(cond_name):
+        raise RequiresConstantInput("the Loop condition depends on graph inputs "
+                                    "(data-dependent trip count)")
+    cond = _scalar_bool(ctx.const_value(cond_name), "Loop condition") if cond_name else True
+    carried = [ctx.value(n) if n else None for n in node.inputs[2:]]
+    n_carried = len(carried)
+    n_scan = len(body.output) - 1 - n_carried
+    per_iter = max(len(body.node), 1)
+    if max_trip is not None and max_trip * per_iter > MAX_UNROLLED_NODES:
+        raise UnsupportedAttribute(
+            f"unrolling {max_trip} iterations of a {len(body.node)}-node body exceeds "
+            f"{MAX_UNROLLED_NODES} nodes")
+    scans: list[list[Value]] = [[] for _ in range(n_scan)]
+    i = 0
+    while cond and (max_trip is None or i < max_trip):
+        if (i + 1) * per_iter > MAX_UNROLLED_NODES:
+            raise UnsupportedAttribute(
+                f"the Loop has no trip count and its condition stayed true for {i} iterations; "
+                f"unrolling stops at {MAX_UNROLLED_NODES} nodes")
+        outs = ctx.run_subgraph(body, [np.array(i, np.int64), np.array(cond), *carried],
+                                f"iter{i}")
+        cond_out = outs[0]
+        if isinstance(cond_out, MLOperand):
+            raise RequiresConstantInput(f"the Loop condition computed in iteration {i} depends "
+                                        "on graph inputs (data-dependent trip count)")
+        cond = _scalar_bool(cond_out, "Loop condition")
+        carried = outs[1:1 + n_carried]
+        for k in range(n_scan):
+            scans[k].append(outs[1 + n_carried + k])
+        i += 1
+    stacked = [_stack(ctx, s, 0, f"Loop scan output {k}") for k, s in enumerate(scans)]
+    return [*carried, *stacked]
+
+
+@onnx_op("Scan", since=9, fold=False)
+def scan(ctx: Any, node: Any) -> list[Value]:
+    """Scan (opset 9+): unrolled over the scan axis (static length), at most 4096 unrolled
+    body nodes; directions and axes as in ONNX."""
+    body = node.attrs["body"]
+    m = int(node.attrs["num_scan_inputs"])
+    n_states = len(node.inputs) - m
+    states = [ctx.value(n) for n in node.inputs[:n_states]]
+    scan_in = [ctx.value(n) for n in node.inputs[n_states:]]
+    in_axes = list(node.attrs.get("scan_input_axes", ()) or [0] * m)
+    in_dirs = list(node.attrs.get("scan_input_directions", ()) or [0] * m)
+    k_out = len(body.output) - n_states
+    out_axes = list(node.attrs.get("scan_output_axes", ()) or [0] * k_out)
+    out_dirs = list(node.attrs.get("scan_output_directions", ()) or [0] * k_out)
+    axes = [norm_axis(a, len(v.shape), "scan_input_axes") for a, v in zip(in_axes, scan_in,
+                                                                         strict=True)]
+    lengths = {int(v.shape[a]) for v, a in zip(scan_in, axes, strict=True)}
+    if len(lengths) != 1:
+        raise UnsupportedAttribute(f"scan inputs have different lengths {sorted(lengths)}")
+    length = lengths.pop()
+    if length * max(len(body.node), 1) > MAX_UNROLLED_NODES:
+        raise UnsupportedAttribute(f"unrolling {length} iterations of a {len(body.node)}-node "
+                                   f"body exceeds {MAX_UNROLLED_NODES} nodes")
+    outs_per_iter: list[list[Value]] = [[] for _ in range(k_out)]
+    for t in range(length):
+        slices = [_take(ctx, v, length - 1 - t if d else t, a)
+                  for v, a, d in zip(scan_in, axes, in_dirs, strict=True)]
+        outs = ctx.run_subgraph(body, [*states, *slices], f"iter{t}")
+        states = outs[:n_states]
+        for k in range(k_out):
+            outs_per_iter[k].append(outs[n_states + k])
+    stacked = []
+    for k, values in enumerate(outs_per_iter):
+        ordered = values[::-1] if out_dirs[k] else values
+        stacked.append(_stack(ctx, ordered, out_axes[k], f"Scan output {k}"))
+    return [*states, *stacked]
