@@ -1,4 +1,4 @@
-"""SHAPE, RANK, ZEROS_LIKE, ONES_LIKE, FILL, RANGE, BROADCAST_ARGS: folded to constants
+"""SHAPE, RANK, ZEROS_LIKE, FILL, RANGE, BROADCAST_ARGS: folded to constants
 (every WebNN operand has a static shape).
 
 FILL with a non-constant value becomes expand(value). ZEROS_LIKE is zeros (not identity).
@@ -34,11 +34,10 @@ def rank(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     return [np.array(len(ctx.shape(node.inputs[0])), dtype=_np_dtype(node))]
 
 
-@tflite_op(("ZEROS_LIKE", "ONES_LIKE"), since=1)
+@tflite_op("ZEROS_LIKE", since=1)
 def zeros_like(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Zeros / ones of the input's shape and type."""
-    fill = np.zeros if node.op_type == "ZEROS_LIKE" else np.ones
-    return [fill(ctx.shape(node.inputs[0]), dtype=_np_dtype(node))]
+    """Zeros of the input's shape and type."""
+    return [np.zeros(ctx.shape(node.inputs[0]), dtype=_np_dtype(node))]
 
 
 @tflite_op("FILL", since=1, const_inputs=(0,))

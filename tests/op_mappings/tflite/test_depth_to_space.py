@@ -1,0 +1,23 @@
+"""DEPTH_TO_SPACE / SPACE_TO_DEPTH with block sizes 2 and 3 vs LiteRT."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.op_mappings.tflite.tflite_builder import S, check, one_op, rand
+
+
+@pytest.mark.parametrize("block", [2, 3])
+def test_depth_to_space(block: int) -> None:
+    o = S.DepthToSpaceOptionsT()
+    o.blockSize = block
+    x = rand(1, 2, 3, block * block * 2)
+    check(one_op("DEPTH_TO_SPACE", [x], o), [x])
+
+
+@pytest.mark.parametrize("block", [2, 3])
+def test_space_to_depth(block: int) -> None:
+    o = S.SpaceToDepthOptionsT()
+    o.blockSize = block
+    x = rand(1, 2 * block, 3 * block, 2)
+    check(one_op("SPACE_TO_DEPTH", [x], o), [x])
