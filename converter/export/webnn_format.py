@@ -151,7 +151,10 @@ def is_identifier(name: str) -> bool:
 
 def sanitize_identifier(name: str) -> str:
     """Map `name` into the identifier alphabet (uniqueness is the caller's business)."""
-    ident = _BAD_IDENT_CHAR.sub("_", name)
+    if is_identifier(name):
+        return name
+    ident = name[:1] if name[:1] == "$" else ""
+    ident += _BAD_IDENT_CHAR.sub("_", name[len(ident):])
     if not ident or not re.match(r"[A-Za-z_/$]", ident[0]):
         ident = "_" + ident
     if not is_identifier(ident):
