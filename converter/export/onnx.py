@@ -1,0 +1,85 @@
+"""Lower a WebNN `MLGraph` to a standard ONNX model.
+
+`to_onnx(graph, opset=21)` emits one or a few default-domain ONNX ops per WebNN op (the
+lowerings live in `converter.export.onnx_lowering`, one module per op family, keyed by spec
+op name), constants as initializers, and graph inputs/outputs named exactly like the WebNN
+graph's (any string survives; internal values get fresh sanitised names). The result
+reproduces WebNN semantics exactly where ONNX allows it: see each lowering module's docstring
+for the details (float16 computed in float32, integer widening where onnxruntime lacks
+kernels, index clamping, pooling padding exclusion, ...).
+
+Restrictions: opset 21 or newer (blocked quantization, Gelu, AveragePool dilations); an op
+without a lowering raises `MLOperationError` naming it.
+"""
+
+from __future__ import annotations
+
+import onnx
+from onnx import helper, numpy_helper
+
+from ..webnn.errors import MLOperationError
+from ..webnn.graph import MLGraph
+from .onnx_lowering import LOWERINGS, Emitter
+from .onnx_lowering.context import ONNX_TYPES
+
+MIN_OPSET = 21
+
+
+def to_onnx(graph: MLGraph, *, opset: int = 21) -> onnx.ModelProto:
+    """The ONNX model computing `graph` (inputs and outputs keep their WebNN names)."""
+    max_opset = onnx.defs.onnx_opset_version()
+    if not MIN_OPSET <= opset <= max_opset:
+        raise ValueError(f"to_onnx: opset must lie in [{MIN_OPSET}, {max_opset}], got {opset}")
+    missing = sorted({op.op for op in graph.operations if op.op not in LOWERINGS})
+    if missing:
+        raise MLOperationError(f"ONNX export: no lowering for {', '.join(missing)}")
+    e = Emitter(opset, reserved=[*graph.inputs, *graph.outputs])
+    inputs = []
+    for name, operand in graph.inputs.items():
+        e.declare(name, operand.data_type)
+        e.bind(operand, name)
+        inputs.append(helper.make_tensor_value_info(name, ONNX_TYPES[operand.data_type],
+                                                    list(operand.shape)))
+    for operand in graph.constants:
+        name = e.fresh("constant")
+        assert operand.value is not None
+        e.initializers.append(numpy_helper.from_array(operand.value, name))
+        e.declare(name, operand.data_type)
+        e.bind(operand, name)
+    for i, op in enumerate(graph.operations):
+        label = op.options.get("label")
+        e.current = f"{op.op}{i}" + (f"_{label}" if label else "")
+        names = list(LOWERINGS[op.op](e, op))
+        if len(names) != len(op.outputs):
+            raise MLOperationError(f"ONNX export: {op.op}: lowering produced {len(names)} "
+                                   f"outputs, expected {len(op.outputs)}")
+        for out, name in zip(op.outputs, names, strict=True):
+            if e.dtype(name) != out.data_type:
+                raise MLOperationError(f"ONNX export: {op.op}: lowering produced "
+                                       f"{e.dtype(name)}, expected {out.data_type}")
+            e.bind(out, name)
+    _name_outputs(e, graph)
+    outputs = [helper.make_tensor_value_info(name, ONNX_TYPES[o.data_type], list(o.shape))
+               for name, o in graph.outputs.items()]
+    body = helper.make_graph(e.nodes, "webnn_graph", inputs, outputs, e.initializers)
+    opsets = [helper.make_opsetid("", opset)]
+    model = helper.make_model(body, opset_imports=opsets, producer_name="webnn-converter")
+    model.ir_version = helper.find_min_ir_version_for(opsets)
+    return model
+
+
+def _name_outputs(e: Emitter, graph: MLGraph) -> None:
+    """Give each graph output its WebNN name: rename the producing node's output the first
+    time a value is used as an output, and add an Identity otherwise (inputs, initializers,
+    and values exported under several names)."""
+    produced = {name for node in e.nodes for name in node.output}
+    final: dict[str, str] = {}
+    for out_name, operand in graph.outputs.items():
+        value = e.value(operand)
+        if value in produced and value not in final:
+            e.rename_everywhere(value, out_name)
+            final[value] = out_name
+        else:
+            source = final.get(value, value)
+            e.nodes.append(helper.make_node("Identity", [source], [out_name],
+                                            name=e.fresh("n_output_Identity")))

@@ -1,0 +1,225 @@
+"""ONNX lowerings: element-wise binary, comparison, logical, unary, activations, cast, clamp,
+prelu and where.
+
+Restrictions and exactness notes:
+- float16 operands of inexact operations are computed in float32 and rounded once to float16
+  (`lift`); exact ones (max, min, comparisons, abs, neg, sign, ceil, floor, roundEven, relu,
+  clamp, where, isNaN, isInfinite) run in float16 directly.
+- Integer types onnxruntime has no kernel for are widened exactly (int8/uint8 → int32, uint32
+  → int64); uint64 goes through int64 only where the arithmetic is modular (add, sub, mul)
+  or bit-preserving (where).
+- Integer `div` truncates toward zero (ONNX Div on integers) and gives 0 for a zero divisor
+  (guarded, so no runtime trap). Integer `pow` with a negative exponent truncates the real
+  result (0, or ±1 for bases ±1).
+- Comparisons and logical ops produce uint8 0/1 (ONNX bool cast to uint8); logical inputs are
+  uint8 where any non-zero value is true.
+- `cast` float → integer truncates toward zero, maps NaN to 0 and saturates out-of-range
+  values to the target range (computed in float64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...webnn.dtypes import type_range
+from ...webnn.operand import Operation
+from .context import Emitter, lift, lowering
+
+_BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "max": "Max", "min": "Min"}
+_MODULAR = {"add", "sub", "mul"}
+
+
+def binary_type(op: str, data_type: str) -> str:
+    """The type `op` is computed in for operands of `data_type` (exact results)."""
+    if data_type == "float16":
+        return "float16" if op in ("max", "min") else "float32"
+    if op == "pow":
+        return {"int8": "int32", "uint8": "int32", "uint32": "int64", "uint64": "int64"}.get(
+            data_type, data_type)
+    return data_type
+
+
+@lowering("add", "sub", "mul", "max", "min", "pow")
+def binary(e: Emitter, op: Operation) -> list[str]:
+    a, b = op.args
+    out = op.outputs[0].data_type
+    ct = binary_type(op.op, out)
+    onnx_op = _BINARY.get(op.op, "Pow")
+    y = e.node(onnx_op, [e.input(a, ct), e.input(b, ct)], ct)
+    return [e.cast(y, out)]
+
+
+@lowering("div")
+def div(e: Emitter, op: Operation) -> list[str]:
+    a, b = op.args
+    out = op.outputs[0].data_type
+    if out in ("float32", "float16"):
+        y = e.node("Div", [e.input(a, "float32"), e.input(b, "float32")], "float32")
+        return [e.cast(y, out)]
+    av, bv = e.input(a), e.input(b)
+    zero, one = e.scalar(0, out), e.scalar(1, out)
+    is_zero = e.node("Equal", [bv, zero], "bool")
+    safe = e.node("Where", [is_zero, one, bv], out)
+    q = e.node("Div", [av, safe], out)
+    return [e.node("Where", [is_zero, zero, q], out)]
+
+
+_COMPARE = {"equal": "Equal", "greater": "Greater", "greaterOrEqual": "GreaterOrEqual",
+            "lesser": "Less", "lesserOrEqual": "LessOrEqual"}
+
+
+@lowering("equal", "notEqual", "greater", "greaterOrEqual", "lesser", "lesserOrEqual")
+def compare(e: Emitter, op: Operation) -> list[str]:
+    a, b = (e.input(x) for x in op.args)
+    if op.op == "notEqual":
+        r = e.node("Not", [e.node("Equal", [a, b], "bool")], "bool")
+    else:
+        r = e.node(_COMPARE[op.op], [a, b], "bool")
+    return [e.cast(r, "uint8")]
+
+
+_LOGICAL = {"logicalAnd": "And", "logicalOr": "Or", "logicalXor": "Xor"}
+
+
+@lowering("logicalAnd", "logicalOr", "logicalXor", "logicalNot")
+def logical(e: Emitter, op: Operation) -> list[str]:
+    args = [e.input(x, "bool") for x in op.args]
+    r = e.node("Not" if op.op == "logicalNot" else _LOGICAL[op.op], args, "bool")
+    return [e.cast(r, "uint8")]
+
+
+@lowering("isNaN", "isInfinite")
+def is_special(e: Emitter, op: Operation) -> list[str]:
+    r = e.node("IsNaN" if op.op == "isNaN" else "IsInf", [e.input(op.args[0])], "bool")
+    return [e.cast(r, "uint8")]
+
+
+# ONNX op of each unary WebNN op, and whether it is exact (no rounding) in float16.
+_UNARY: dict[str, tuple[str, bool]] = {
+    "abs": ("Abs", True), "neg": ("Neg", True), "sign": ("Sign", True),
+    "ceil": ("Ceil", True), "floor": ("Floor", True), "roundEven": ("Round", True),
+    "identity": ("Identity", True), "cos": ("Cos", False), "sin": ("Sin", False),
+    "tan": ("Tan", False), "erf": ("Erf", False), "exp": ("Exp", False), "log": ("Log", False),
+    "reciprocal": ("Reciprocal", False), "sqrt": ("Sqrt", False),
+    "sigmoid": ("Sigmoid", False), "softplus": ("Softplus", False),
+    "softsign": ("Softsign", False), "tanh": ("Tanh", False), "hardSwish": ("HardSwish", False),
+}
+
+
+@lowering(*_UNARY)
+def unary(e: Emitter, op: Operation) -> list[str]:
+    x = op.args[0]
+    out = op.outputs[0].data_type
+    onnx_op, exact = _UNARY[op.op]
+    ct = out if exact else lift(out)
+    return [e.cast(e.node(onnx_op, [e.input(x, ct)], ct), out)]
+
+
+@lowering("relu")
+def relu(e: Emitter, op: Operation) -> list[str]:
+    x = op.args[0]
+    out = op.outputs[0].data_type
+    if out in ("float32", "float16"):
+        return [e.node("Relu", [e.input(x)], out)]
+    return [e.node("Max", [e.input(x), e.scalar(0, out)], out)]
+
+
+@lowering("gelu")
+def gelu(e: Emitter, op: Operation) -> list[str]:
+    out = op.outputs[0].data_type
+    x = e.input(op.args[0], "float32")
+    if e.opset >= 20:
+        y = e.node("Gelu", [x], "float32")
+    else:  # 0.5·x·(1 + erf(x/√2))
+        t = e.node("Erf", [e.node("Mul", [x, e.scalar(1 / np.sqrt(2.0), "float32")],
+                                  "float32")], "float32")
+        t = e.node("Add", [t, e.scalar(1.0, "float32")], "float32")
+        y = e.node("Mul", [e.node("Mul", [x, e.scalar(0.5, "float32")], "float32"), t],
+                   "float32")
+    return [e.cast(y, out)]
+
+
+def _param(op: Operation, name: str) -> float:
+    """A double option rounded to the operand's float type, as the spec casts it."""
+    return float(np.asarray(op.options[name], dtype=np.float64).astype(
+        op.outputs[0].data_type))
+
+
+@lowering("elu", "hardSigmoid", "leakyRelu", "linear")
+def parametric(e: Emitter, op: Operation) -> list[str]:
+    out = op.outputs[0].data_type
+    x = e.input(op.args[0], "float32")
+    alpha = _param(op, "alpha")
+    if op.op == "elu":
+        y = e.node("Elu", [x], "float32", alpha=alpha)
+    elif op.op == "leakyRelu":
+        y = e.node("LeakyRelu", [x], "float32", alpha=alpha)
+    elif op.op == "hardSigmoid":
+        y = e.node("HardSigmoid", [x], "float32", alpha=alpha, beta=_param(op, "beta"))
+    else:
+        # alpha·x + beta, computed in float64 so that it is rounded once.
+        xd = e.cast(x, "float64")
+        y = e.node("Add", [e.node("Mul", [xd, e.scalar(alpha, "float64")], "float64"),
+                           e.scalar(_param(op, "beta"), "float64")], "float64")
+    return [e.cast(y, out)]
+
+
+@lowering("prelu")
+def prelu(e: Emitter, op: Operation) -> list[str]:
+    """where(x < 0, x·slope, x), broadcast bidirectionally like WebNN."""
+    x, slope = op.args
+    out = op.outputs[0].data_type
+    ct = lift(out)
+    xv = e.input(x, ct)
+    neg = e.node("Less", [xv, e.scalar(0, ct)], "bool")
+    prod = e.node("Mul", [xv, e.input(slope, ct)], ct)
+    return [e.cast(e.node("Where", [neg, prod, xv], ct), out)]
+
+
+@lowering("clamp")
+def clamp(e: Emitter, op: Operation) -> list[str]:
+    x = op.args[0]
+    out = op.outputs[0].data_type
+    lo = op.options.get("minValue")
+    hi = op.options.get("maxValue")
+    inputs = [e.input(x),
+              "" if lo is None else e.scalar(lo, out, "min"),
+              "" if hi is None else e.scalar(hi, out, "max")]
+    while inputs[-1] == "":
+        inputs.pop()
+    if len(inputs) == 1:
+        return [e.node("Identity", inputs, out)]
+    return [e.node("Clip", inputs, out)]
+
+
+@lowering("where")
+def where(e: Emitter, op: Operation) -> list[str]:
+    c, t, f = op.args
+    out = op.outputs[0].data_type
+    ct = "int64" if out == "uint64" else out
+    y = e.node("Where", [e.input(c, "bool"), e.input(t, ct), e.input(f, ct)], ct)
+    return [e.cast(y, out)]
+
+
+@lowering("cast")
+def cast(e: Emitter, op: Operation) -> list[str]:
+    x = op.args[0]
+    target = op.outputs[0].data_type
+    src = x.data_type
+    if src in ("float32", "float16") and target not in ("float32", "float16"):
+        xd = e.input(x, "float64")
+        xd = e.node("Where", [e.node("IsNaN", [xd], "bool"), e.scalar(0.0, "float64"), xd],
+                    "float64")
+        lo, hi = type_range(target)
+        top = float(np.nextafter(float(hi), 0.0)) if hi >= 2**53 else float(hi)
+        xd = e.node("Clip", [xd, e.scalar(float(lo), "float64"), e.scalar(top, "float64")],
+                    "float64")
+        y = e.cast(xd, target)
+        if top != float(hi):  # int64/uint64: values beyond the largest double saturate
+            over = e.node("GreaterOrEqual", [e.input(x, "float64"),
+                                             e.scalar(float(hi), "float64")], "bool")
+            y = e.node("Where", [over, e.scalar(hi, target), y], target)
+        return [y]
+    if src == target:
+        return [e.node("Identity", [e.input(x)], src)]
+    return [e.cast(e.input(x), target)]

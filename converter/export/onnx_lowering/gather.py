@@ -1,0 +1,72 @@
+"""ONNX lowerings: gather, gatherElements, gatherND, scatterElements, scatterND.
+
+Index values follow the reference runtime: converted to int64, clamped into
+[-size, size - 1] of their dimension, negative ones wrapped (+ size), so out-of-range
+indices never reach onnxruntime (which would fail). Constant indices are normalised at export
+time. Scatter ops use ONNX `reduction = "none"`; with duplicate indices the last update wins
+in onnxruntime (WebNN leaves duplicates unspecified).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...webnn.operand import MLOperand, Operation
+from .context import Emitter, lowering
+
+
+def normalized_indices(e: Emitter, indices: MLOperand, sizes: int | Sequence[int]) -> str:
+    """int64 indices clamped into [-size, size - 1] and wrapped into [0, size); `sizes` is
+    one size or, for ND indices, one size per position of the last axis."""
+    size = np.asarray(sizes, dtype=np.int64)
+    if indices.kind == "constant" and indices.value is not None:
+        idx = np.clip(indices.value.astype(np.int64), -size, size - 1)
+        return e.const(np.where(idx < 0, idx + size, idx), "int64", "indices")
+    idx = e.input(indices, "int64")
+    hi = e.const(size - 1, "int64", "hi")
+    lo = e.const(-size, "int64", "lo")
+    idx = e.node("Max", [e.node("Min", [idx, hi], "int64"), lo], "int64")
+    neg = e.node("Less", [idx, e.scalar(0, "int64")], "bool")
+    wrapped = e.node("Add", [idx, e.const(size, "int64", "size")], "int64")
+    return e.node("Where", [neg, wrapped, idx], "int64")
+
+
+@lowering("gather")
+def gather(e: Emitter, op: Operation) -> list[str]:
+    x, indices = op.args
+    axis = int(op.options["axis"])
+    idx = normalized_indices(e, indices, x.shape[axis])
+    return [e.node("Gather", [e.input(x), idx], x.data_type, axis=axis)]
+
+
+@lowering("gatherElements")
+def gather_elements(e: Emitter, op: Operation) -> list[str]:
+    x, indices = op.args
+    axis = int(op.options["axis"])
+    idx = normalized_indices(e, indices, x.shape[axis])
+    return [e.node("GatherElements", [e.input(x), idx], x.data_type, axis=axis)]
+
+
+@lowering("gatherND")
+def gather_nd(e: Emitter, op: Operation) -> list[str]:
+    x, indices = op.args
+    idx = normalized_indices(e, indices, x.shape[:indices.shape[-1]])
+    return [e.node("GatherND", [e.input(x), idx], x.data_type)]
+
+
+@lowering("scatterElements")
+def scatter_elements(e: Emitter, op: Operation) -> list[str]:
+    x, indices, updates = op.args
+    axis = int(op.options["axis"])
+    idx = normalized_indices(e, indices, x.shape[axis])
+    return [e.node("ScatterElements", [e.input(x), idx, e.input(updates)], x.data_type,
+                   axis=axis)]
+
+
+@lowering("scatterND")
+def scatter_nd(e: Emitter, op: Operation) -> list[str]:
+    x, indices, updates = op.args
+    idx = normalized_indices(e, indices, x.shape[:indices.shape[-1]])
+    return [e.node("ScatterND", [e.input(x), idx, e.input(updates)], x.data_type)]

@@ -1,0 +1,126 @@
+"""ONNX lowerings: matmul, gemm, batchNormalization, instanceNormalization,
+layerNormalization (all computed in float32; float16 operands are lifted and the result
+rounded once).
+
+Restrictions and notes:
+- gemm: `alpha`/`beta` are cast to the operand type first, as WebNN specifies; C (rank 0-2)
+  broadcasts unidirectionally, as in ONNX Gemm.
+- batchNormalization: any rank ≥ 1 and any `axis`, decomposed into Sub/Add/Sqrt/Div/Mul
+  with the parameters reshaped to broadcast along `axis`.
+- instanceNormalization: "nhwc" is transposed to NCHW around ONNX InstanceNormalization.
+- layerNormalization: arbitrary (unsorted) axes: the normalised axes are transposed to the
+  end in `axes` order (matching the scale/bias layout) around ONNX LayerNormalization; empty
+  axes give `0·scale + bias` (x − x, so NaN/Inf inputs stay NaN).
+- Missing scale/bias are constants 1/0.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...webnn.operand import MLOperand, Operation
+from .context import Emitter, lowering
+
+F32 = "float32"
+
+
+def _cast_param(value: float, data_type: str) -> float:
+    return float(np.asarray(value, dtype=np.float64).astype(data_type))
+
+
+@lowering("matmul")
+def matmul(e: Emitter, op: Operation) -> list[str]:
+    a, b = op.args
+    out = op.outputs[0].data_type
+    y = e.node("MatMul", [e.input(a, F32), e.input(b, F32)], F32)
+    return [e.cast(y, out)]
+
+
+@lowering("gemm")
+def gemm(e: Emitter, op: Operation) -> list[str]:
+    a, b = op.args
+    out = op.outputs[0].data_type
+    inputs = [e.input(a, F32), e.input(b, F32)]
+    c = op.options.get("c")
+    if c is not None:
+        inputs.append(e.input(c, F32))
+    y = e.node("Gemm", inputs, F32, alpha=_cast_param(op.options["alpha"], out),
+               beta=_cast_param(op.options["beta"], out),
+               transA=int(bool(op.options["aTranspose"])),
+               transB=int(bool(op.options["bTranspose"])))
+    return [e.cast(y, out)]
+
+
+def _param_or(e: Emitter, operand: MLOperand | None, size: int, fill: float) -> str:
+    if operand is None:
+        return e.const(np.full((size,), fill), F32, "ones" if fill else "zeros")
+    return e.input(operand, F32)
+
+
+@lowering("batchNormalization")
+def batch_normalization(e: Emitter, op: Operation) -> list[str]:
+    """(x − mean) / sqrt(variance + ε) · scale + bias, in the spec's order of operations
+    (ONNX BatchNormalization folds the parameters first and loses up to ~12 ULP)."""
+    x, mean, variance = op.args
+    out = op.outputs[0].data_type
+    axis = int(op.options["axis"])
+    along = [x.shape[axis]] + [1] * (x.rank - axis - 1)
+
+    def param(operand: MLOperand) -> str:
+        return e.reshape(e.input(operand, F32), along)
+
+    eps = e.scalar(_cast_param(op.options["epsilon"], out), F32, "epsilon")
+    y = e.node("Sub", [e.input(x, F32), param(mean)], F32)
+    std = e.node("Sqrt", [e.node("Add", [param(variance), eps], F32)], F32)
+    y = e.node("Div", [y, std], F32)
+    if op.options.get("scale") is not None:
+        y = e.node("Mul", [y, param(op.options["scale"])], F32)
+    if op.options.get("bias") is not None:
+        y = e.node("Add", [y, param(op.options["bias"])], F32)
+    return [e.cast(y, out)]
+
+
+@lowering("instanceNormalization")
+def instance_normalization(e: Emitter, op: Operation) -> list[str]:
+    x = op.args[0]
+    out = op.outputs[0].data_type
+    nhwc = op.options["layout"] == "nhwc"
+    c = x.shape[3] if nhwc else x.shape[1]
+    xv = e.input(x, F32)
+    if nhwc:
+        xv = e.transpose(xv, [0, 3, 1, 2])
+    y = e.node("InstanceNormalization",
+               [xv, _param_or(e, op.options.get("scale"), c, 1.0),
+                _param_or(e, op.options.get("bias"), c, 0.0)], F32,
+               epsilon=_cast_param(op.options["epsilon"], out))
+    if nhwc:
+        y = e.transpose(y, [0, 2, 3, 1])
+    return [e.cast(y, out)]
+
+
+@lowering("layerNormalization")
+def layer_normalization(e: Emitter, op: Operation) -> list[str]:
+    x = op.args[0]
+    out = op.outputs[0].data_type
+    axes = [int(a) for a in op.options["axes"]]
+    scale, bias = op.options.get("scale"), op.options.get("bias")
+    xv = e.input(x, F32)
+    if not axes:
+        y = e.node("Sub", [xv, xv], F32)
+        if scale is not None:
+            y = e.node("Mul", [y, e.input(scale, F32)], F32)
+        if bias is not None:
+            y = e.node("Add", [y, e.input(bias, F32)], F32)
+        return [e.cast(y, out)]
+    rank = x.rank
+    perm = [a for a in range(rank) if a not in axes] + axes
+    inverse = list(np.argsort(perm))
+    norm_shape = [x.shape[a] for a in axes]
+    inputs = [e.transpose(xv, perm),
+              e.input(scale, F32) if scale is not None else e.const(
+                  np.ones(norm_shape), F32, "ones")]
+    if bias is not None:
+        inputs.append(e.input(bias, F32))
+    y = e.node("LayerNormalization", inputs, F32, axis=rank - len(axes),
+               epsilon=_cast_param(op.options["epsilon"], out))
+    return [e.cast(e.transpose(y, [int(i) for i in inverse]), out)]

@@ -1,0 +1,95 @@
+"""The "onnxruntime" backend: the graph lowered to ONNX (`converter.export.onnx.to_onnx`) and
+run by one onnxruntime InferenceSession, created once per compiled graph.
+
+Devices: "cpu" (CPUExecutionProvider) and "cuda" (CUDAExecutionProvider first, CPU for the
+nodes it lacks; ValueError when this onnxruntime build has no CUDA provider). Options:
+`threads` (intra-op thread count, default 0 = onnxruntime's choice) and `opset` (the ONNX
+opset of the lowered model, default 21). Graph optimizations are enabled (ORT_ENABLE_ALL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..webnn.errors import MLOperationError
+from ..webnn.graph import MLGraph
+from .base import register_backend
+
+_PROVIDERS = {"cpu": ["CPUExecutionProvider"],
+              "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
+
+
+class OnnxRuntimeExecutable:
+    """A graph lowered to ONNX with its InferenceSession, ready for repeated runs."""
+
+    def __init__(self, graph: MLGraph, session: Any) -> None:
+        self.graph = graph
+        self.session = session
+        self._names = list(graph.outputs)
+        self._dtypes = {name: np.dtype(o.data_type) for name, o in graph.outputs.items()}
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feeds = {name: np.asarray(inputs[name], dtype=operand.data_type, order="C")
+                 for name, operand in self.graph.inputs.items()}
+        try:
+            results = self.session.run(self._names, feeds)
+        except Exception as exc:  # onnxruntime raises its own exception types
+            raise MLOperationError(f"onnxruntime: {exc}") from exc
+        return {name: np.asarray(r, dtype=self._dtypes[name])
+                for name, r in zip(self._names, results, strict=True)}
+
+
+class OnnxRuntimeBackend:
+    """Backend object registered as "onnxruntime"."""
+
+    name = "onnxruntime"
+    preferred_input_layout = "nchw"
+
+    def __init__(self, device: str, threads: int = 0, opset: int = 21) -> None:
+        import onnxruntime as ort
+
+        if device not in _PROVIDERS:
+            raise ValueError(f"the onnxruntime backend runs on 'cpu' or 'cuda', not {device!r}")
+        available = ort.get_available_providers()
+        if _PROVIDERS[device][0] not in available:
+            raise ValueError(f"onnxruntime backend: device {device!r} needs "
+                             f"{_PROVIDERS[device][0]}, which this onnxruntime build lacks "
+                             f"(available: {', '.join(available)}); install onnxruntime-gpu "
+                             "with a matching CUDA for 'cuda'")
+        if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
+            raise ValueError(f"onnxruntime backend: threads must be an integer >= 0, "
+                             f"got {threads!r}")
+        self.device = device
+        self.threads = threads
+        self.opset = opset
+        self._ort = ort
+
+    def compile(self, graph: MLGraph) -> OnnxRuntimeExecutable:
+        from ..export.onnx import to_onnx
+
+        model = to_onnx(graph, opset=self.opset)
+        ort = self._ort
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.threads
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.log_severity_level = 3
+        try:
+            session = ort.InferenceSession(model.SerializeToString(), options,
+                                           providers=_PROVIDERS[self.device])
+        except Exception as exc:
+            raise MLOperationError(f"onnxruntime could not compile the graph: {exc}") from exc
+        return OnnxRuntimeExecutable(graph, session)
+
+
+def _factory(device: str, **options: Any) -> OnnxRuntimeBackend:
+    unknown = sorted(set(options) - {"threads", "opset"})
+    if unknown:
+        raise ValueError(f"the onnxruntime backend takes the options threads and opset, got "
+                         f"{unknown}")
+    return OnnxRuntimeBackend(device, **options)
+
+
+register_backend("onnxruntime", _factory)
