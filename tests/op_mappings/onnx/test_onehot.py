@@ -1,0 +1,26 @@
+"""ONNX OneHot (axis, negative and float indices) and EyeLike (k, dtype) vs onnxruntime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.op_mappings.onnx.harness import rand
+from tests.op_mappings.onnx.harness_ext import check_node
+
+
+@pytest.mark.parametrize("axis", [-1, 0, 1])
+@pytest.mark.parametrize("itype", ["int64", "int32", "float32"])
+def test_one_hot(axis: int, itype: str) -> None:
+    idx = np.array([[0, 3, -1], [2, -4, 7]]).astype(itype)
+    values = np.array([-2.0, 5.0], np.float32)
+    depth = np.array(4, {"int64": np.int64, "int32": np.int32, "float32": np.float32}[itype])
+    check_node("OneHot", [("i", idx), ("depth", depth), ("v", values)],
+               {"axis": axis}, opset=11, constants=("depth",))
+
+
+@pytest.mark.parametrize("k", [-1, 0, 2])
+@pytest.mark.parametrize("dtype", [None, 1, 7])
+def test_eye_like(k: int, dtype: int | None) -> None:
+    attrs = {"k": k} | ({} if dtype is None else {"dtype": dtype})
+    check_node("EyeLike", [("x", rand(3, 5))], attrs, opset=9)
