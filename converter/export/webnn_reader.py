@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+import os
 import re
 import warnings
 from collections.abc import Mapping
@@ -843,11 +844,14 @@ class _Builder:
                 raise doc.error(f"{what}: @scalar expands to {nbytes} bytes, more than the "
                                 "remaining max_scalar_bytes budget", c.pos)
             self.scalar_budget -= nbytes
-            value = c.value
-            if isinstance(value, float) or dtype.kind == "f":
-                value = float(np.float32(value)) if math.isfinite(float(value)) else float(value)
-            value = cast_number(value, c.type.data_type)
-            arr = np.full(shape, value, dtype=dtype)
+            # As the reference importer: through float32, then cast to the data type.
+            try:
+                f = float(c.value)
+            except OverflowError:
+                f = math.copysign(math.inf, c.value)
+            with np.errstate(over="ignore"):
+                f = float(np.float32(f))
+            arr = np.full(shape, cast_number(f, c.type.data_type), dtype=dtype)
         elif c.kind == "bytes":
             if len(c.value) != nbytes:
                 raise doc.error(f"{what}: @bytes has {len(c.value)} bytes, {c.type.data_type}"
@@ -1018,13 +1022,7 @@ def load_webnn(path: str | Path, *, weights_path: str | Path | None = None,
     is read slice by slice (never wholly in memory).
     """
     path = Path(path)
-    try:
-        size = path.stat().st_size
-    except OSError as e:
-        raise WebnnFormatError(f"cannot read: {e.strerror}", str(path)) from None
-    if size > MAX_TEXT_BYTES:
-        raise WebnnFormatError(f"the file is larger than {MAX_TEXT_BYTES} bytes", str(path))
-    raw = path.read_bytes()
+    raw = _read_file(path, MAX_TEXT_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -1036,17 +1034,29 @@ def load_webnn(path: str | Path, *, weights_path: str | Path | None = None,
     mpath = Path(manifest_path) if manifest_path is not None else found_m
     man = None
     if mpath is not None:
-        msize = mpath.stat().st_size
-        if msize > MAX_MANIFEST_BYTES:
-            raise WebnnFormatError(f"manifest larger than {MAX_MANIFEST_BYTES} bytes",
-                                   str(mpath))
-        man = parse_manifest(mpath.read_bytes(), str(mpath))
+        man = parse_manifest(_read_file(mpath, MAX_MANIFEST_BYTES), str(mpath))
     ctx = context or ML().create_context()
     if wpath is None:
         return _Builder(doc, man, None, ctx, free_dims or {}, max_scalar_bytes).run()
-    with open(wpath, "rb") as f:
-        blob = _Weights(None, f, Path(wpath).stat().st_size, str(wpath))
+    try:
+        f = open(wpath, "rb")  # noqa: SIM115 - closed below
+        size = os.fstat(f.fileno()).st_size
+    except OSError as e:
+        raise WebnnFormatError(f"cannot read: {e.strerror}", str(wpath)) from None
+    with f:
+        blob = _Weights(None, f, size, str(wpath))
         return _Builder(doc, man, blob, ctx, free_dims or {}, max_scalar_bytes).run()
+
+
+def _read_file(path: Path, limit: int) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > limit:
+                raise WebnnFormatError(f"the file is larger than {limit} bytes", str(path))
+            return f.read()
+    except OSError as e:
+        raise WebnnFormatError(f"cannot read: {e.strerror}", str(path)) from None
 
 
 __all__ = ["MAX_NESTING", "GraphText", "Manifest", "WebnnFormatError", "find_companions",

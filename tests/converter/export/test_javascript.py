@@ -132,8 +132,9 @@ def _script(html: str) -> str:
 
 # -- syntax ---------------------------------------------------------------------------------
 @needs_node
-@pytest.mark.parametrize("family", list(FAMILIES))
+@pytest.mark.parametrize("family", ["hostile", "recurrent", "constants"])
 def test_module_and_page_pass_node_check(family: str, tmp_path: Path) -> None:
+    """(The replay test below imports the module of every family, which parses it too.)"""
     js, html, _ = _write(FAMILIES[family]().graph, tmp_path)
     result = _node("--check", js)
     assert result.returncode == 0, result.stderr
@@ -269,3 +270,134 @@ def test_page_mentions_the_module_and_weights_as_literals_only() -> None:
     assert "navigator.ml" in files.html and "createContext" in files.html
     assert "dispatch(" in files.html and "readTensor(" in files.html
     assert "WebNN is not available" in files.html
+
+
+# -- the page, run in node with a fake DOM and a fake WebNN context -------------------------
+PAGE_HARNESS = r"""
+import fs from "node:fs";
+const [pagePath, weightsPath, outPath, mode, inputsJson] = process.argv.slice(2);
+const elements = new Map();
+const element = (id) => {
+  if (!elements.has(id)) {
+    elements.set(id, {id, textContent: "", value: id === "runs" ? "3" : "", className: "",
+                      disabled: false, files: [], listeners: {},
+                      addEventListener(type, fn) { this.listeners[type] = fn; }});
+  }
+  return elements.get(id);
+};
+element("inputs").value = inputsJson;
+globalThis.document = {getElementById: element, baseURI: new URL(".", "file://" + pagePath).href,
+                       title: ""};
+const blob = fs.readFileSync(weightsPath);
+globalThis.fetch = async () => ({ok: true, status: 200,
+  arrayBuffer: async () => blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)});
+let nextId = 0;
+const built = [];
+globalThis.MLGraphBuilder = function () {
+  return new Proxy({}, {get(target, prop) {
+    if (prop === "build") return async (outputs) => { built.push(Object.keys(outputs)); return {}; };
+    if (prop === "then") return undefined;
+    return (...args) => {
+      if (prop === "split") return Array.from({length: 8}, () => ({id: nextId++}));
+      if (prop === "gru" || prop === "lstm" || prop === "lstmCell") {
+        return Array.from({length: 3}, () => ({id: nextId++}));
+      }
+      return {id: nextId++};
+    };
+  }});
+};
+const SIZES = {float32: 4, float16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, int8: 1, uint8: 1};
+const dispatched = [], written = [];
+if (mode === "webnn") {
+  globalThis.navigator = {ml: {async createContext(options) {
+    return {
+      async createTensor(desc) { return {desc, data: null}; },
+      writeTensor(tensor, data) {
+        written.push({type: data.constructor.name, length: data.length, writable: tensor.desc.writable,
+                      first: typeof data[0] === "bigint" ? String(data[0]) : data[0]});
+        tensor.data = data;
+      },
+      dispatch(graph, inputs, outputs) {
+        dispatched.push({inputs: Object.keys(inputs), outputs: Object.keys(outputs)});
+      },
+      async readTensor(tensor) {
+        const n = tensor.desc.shape.reduce((a, b) => a * b, 1);
+        return new ArrayBuffer(n * SIZES[tensor.desc.dataType]);
+      },
+    };
+  }}};
+} else {
+  globalThis.navigator = {};
+}
+const started = Date.now();
+await import(new URL("file://" + pagePath).href);
+while (!element("controls").listeners.submit && Date.now() - started < 5000 &&
+       !element("status").className) {
+  await new Promise((resolve) => setTimeout(resolve, 5));
+}
+if (element("controls").listeners.submit) {
+  await element("controls").listeners.submit({preventDefault() {}});
+}
+fs.writeFileSync(outPath, JSON.stringify({
+  status: element("status").textContent, statusClass: element("status").className,
+  log: element("log").textContent, title: element("title").textContent,
+  documentTitle: document.title, built, dispatched, written}));
+"""
+
+
+def _run_page(tmp_path: Path, graph: MLGraph, mode: str = "webnn", inputs: str = ""
+              ) -> dict[str, Any]:
+    p = plan(graph, "page test")
+    files = to_javascript(graph, "model", plan_=p)
+    (tmp_path / "package.json").write_text('{"type": "module"}')
+    (tmp_path / "model.js").write_text(files.module)
+    (tmp_path / "page.js").write_text(_script(files.html))
+    with open(tmp_path / "model.weights", "wb") as f:
+        write_weights(p, f)
+    (tmp_path / "harness.mjs").write_text(PAGE_HARNESS)
+    result = _node(tmp_path / "harness.mjs", tmp_path / "page.js", tmp_path / "model.weights",
+                   tmp_path / "out.json", mode, inputs)
+    assert result.returncode == 0, result.stderr
+    return json.loads((tmp_path / "out.json").read_text())
+
+
+@needs_node
+@pytest.mark.parametrize("family", ["hostile", "shape", "float16"])
+def test_page_runs_with_tensors_and_prints_outputs(family: str, tmp_path: Path) -> None:
+    graph = FAMILIES[family]().graph
+    out = _run_page(tmp_path, graph)
+    assert out["status"] == "Done.", out["status"]
+    assert out["title"] == "WebNN model: page test"
+    assert out["built"] == [list(graph.outputs)]
+    assert len(out["dispatched"]) == 1 + 3  # first run + 3 timed runs
+    assert out["dispatched"][0] == {"inputs": list(graph.inputs), "outputs": list(graph.outputs)}
+    assert [w["length"] for w in out["written"]] == [o.descriptor.size
+                                                      for o in graph.inputs.values()]
+    assert all(w["writable"] for w in out["written"])
+    for name, operand in graph.outputs.items():
+        assert f"{json.dumps(name, ensure_ascii=False)}: {operand.data_type}[" in out["log"]
+    assert "first run (dispatch + read)" in out["log"] and "average of 3 runs" in out["log"]
+    if family == "float16":
+        assert out["written"][0]["type"] in ("Uint16Array", "Float16Array")
+    if family == "shape":
+        assert "BigInt64Array" in [w["type"] for w in out["written"]]
+
+
+@needs_node
+def test_page_uses_json_inputs_and_reports_bad_ones(tmp_path: Path) -> None:
+    graph = FAMILIES["float16"]().graph
+    values = list(range(50))
+    out = _run_page(tmp_path, graph, inputs=json.dumps({"x": [values[:25], values[25:]]}))
+    assert out["status"] == "Done."
+    assert out["written"][0]["first"] == 0 and out["written"][0]["length"] == 50
+    out = _run_page(tmp_path, graph, inputs=json.dumps({"x": [1, 2, 3]}))
+    assert out["statusClass"] == "error"
+    assert "3 values, expected 50" in out["status"]
+
+
+@needs_node
+def test_page_says_when_webnn_is_unavailable(tmp_path: Path) -> None:
+    out = _run_page(tmp_path, FAMILIES["conv"]().graph, mode="none")
+    assert out["statusClass"] == "error"
+    assert "WebNN is not available" in out["status"]
+    assert out["dispatched"] == []
