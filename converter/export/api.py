@@ -3,8 +3,8 @@
 Formats:
 
 - "webnn": `<stem>.webnn`, `<stem>.weights`, `<stem>.manifest.json` (webnn-graph format).
-- "js": `<stem>.js`, `<stem>.html`, plus the `<stem>.weights` blob they read and its
-  `<stem>.manifest.json`.
+- "js": `<stem>.js` and `<stem>.html`, plus the `.webnn` files (the `<stem>.weights` blob
+  the module reads is shared with them).
 - "onnx": `<stem>.onnx` from `converter.export.onnx.to_onnx(graph)` (tensor data goes to
   `<stem>.onnx.data` when the model would exceed protobuf's 2 GiB limit).
 - "all": every format above; when the ONNX exporter module is not installed, "all" writes

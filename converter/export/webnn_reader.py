@@ -9,11 +9,11 @@ Leniency (as the reference parser): sections in any order, repeated or missing; 
 `v1`; outputs separated by `,` or `;`; a constant without annotation reads `@weights` under
 its own name; several annotations, the last wins; versions 1 and 2; `dyn("name", max)`
 input dimensions (replaced by `free_dims[name]` or the maximum); cast's `to=` as an alias of
-`dataType=`; short dtype names (`f32`) for `dataType`/`outputDataType` values; `y = x;`
-reads as `identity(x)`; graph outputs that name an input or a constant are wrapped in
-`identity`; manifest keys are retried after sanitising (`::` -> `__`, `.` -> `_`, unique
-match only); manifests whose offsets are relative to the data area (smallest offset < 8)
-are accepted with a warning.
+`dataType=`; `roundingType=` as `outputShapeRounding=`; short dtype names (`f32`) for
+`dataType`/`outputDataType` values; `y = x;` reads as `identity(x)`; graph outputs that
+name an input or a constant are wrapped in `identity`; manifest keys are retried after
+sanitising (`::` -> `__`, `.` -> `_`, unique match only); manifests whose offsets are
+relative to the data area (smallest offset < 8) are accepted with a warning.
 
 Strictness (clear `WebnnFormatError` naming the file and line instead of silent behaviour):
 unknown characters, malformed numbers and strings, escapes other than `\\"` and `\\\\`,
@@ -719,6 +719,8 @@ class _Weights:
 _OPERAND_KEYS_ANY = frozenset({"scale", "bias", "c", "recurrentBias", "peepholeWeight",
                                "initialHiddenState", "initialCellState"})
 _DTYPE_VALUE_KEYS = frozenset({"dataType", "outputDataType", "to"})
+# Option names older producers write, mapped to the current spec names.
+LEGACY_OPTIONS = {"roundingType": "outputShapeRounding"}
 
 
 def _numel(doc: GraphText, ty: TypeSpec, pos: int, what: str) -> int:
@@ -931,6 +933,11 @@ class _Builder:
                 raise doc.error(f"{op}: too many operand arguments", positional[0].pos)
             kwargs: dict[str, Any] = {}
             for key, arg in named.items():
+                if key not in sig.options and key in LEGACY_OPTIONS:
+                    if LEGACY_OPTIONS[key] in named:
+                        raise doc.error(f"{op}: both {key!r} and {LEGACY_OPTIONS[key]!r} given",
+                                        arg.pos)
+                    key = LEGACY_OPTIONS[key]
                 param = sig.options.get(key)
                 if param is None:
                     raise doc.error(f"{op}: unknown option {key!r}", arg.pos)

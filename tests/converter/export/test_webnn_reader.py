@@ -417,3 +417,16 @@ def test_non_utf8_text_is_rejected(tmp_path: Path) -> None:
     (tmp_path / "g.webnn").write_bytes(b'webnn_graph "\xff" v1 {}')
     with pytest.raises(WebnnFormatError, match="not UTF-8"):
         load_webnn(tmp_path / "g.webnn")
+
+
+def test_legacy_rounding_type_option() -> None:
+    text = HEAD + "  inputs { x: f32[1, 1, 5, 5]; }\n  nodes { y = maxPool2d(x, " \
+        'windowDimensions=[2, 2], strides=[2, 2], roundingType="ceil"); }\n  outputs { y; }\n}'
+    graph = loads(text)
+    x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+    want = np.array([[x[0, 0, 2 * i:2 * i + 2, 2 * j:2 * j + 2].max() for j in range(3)]
+                     for i in range(3)], np.float32)
+    np.testing.assert_array_equal(graph.context.compute(graph, {"x": x})["y"][0, 0], want)
+    with pytest.raises(WebnnFormatError, match="both 'roundingType' and"):
+        loads(text.replace('roundingType="ceil"',
+                           'roundingType="ceil", outputShapeRounding="floor"'))
