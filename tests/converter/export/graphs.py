@@ -169,6 +169,9 @@ def elementwise_family() -> Example:
         "trig": b.sub(b.sin(x), b.max(b.cos(x), b.min(b.tan(x), b.exp(b.erf(x))))),
         "misc": b.hard_swish(b.relu(b.sign(b.floor(b.ceil(x))))),
         "id": b.identity(i, label="identity with spaces"),
+        "cmp": b.logical_or(b.logical_and(b.equal(x, y), b.not_equal(x, b.neg(y))),
+                            b.logical_and(b.greater_or_equal(x, y),
+                                          b.logical_or(b.lesser(x, y), b.lesser_or_equal(i, i)))),
     }
     return m.done("elementwise", outs)
 

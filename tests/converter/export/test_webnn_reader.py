@@ -22,6 +22,7 @@ from converter.export.webnn_reader import (
     parse,
 )
 from converter.webnn import ML, MLGraph
+from converter.webnn.limits import OP_LIMITS
 from tests.wpt import load_cases, mismatches, to_array
 
 from .graphs import (
@@ -66,6 +67,11 @@ def test_wpt_graphs_round_trip(wpt_file: str) -> None:
             assert not mismatches(again[name], expected, case.case.get("tolerance")), case.id
         done += 1
     assert done > 0
+
+
+def test_round_trips_cover_every_operator() -> None:
+    ops = {o.op for make in FAMILIES.values() for o in make().graph.operations}
+    assert ops == set(OP_LIMITS), sorted(set(OP_LIMITS) - ops)
 
 
 @pytest.mark.parametrize("family", list(FAMILIES))
