@@ -18,6 +18,10 @@ from ..webnn.errors import MLOperationError
 from ..webnn.graph import MLGraph
 from .base import register_backend
 
+#: Intra-op threads of sessions whose context gave no `threads` option (0 = onnxruntime's
+#: default, one per core). Test suites creating many tiny sessions may set it to 1.
+DEFAULT_THREADS = 0
+
 _PROVIDERS = {"cpu": ["CPUExecutionProvider"],
               "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
 
@@ -48,7 +52,7 @@ class OnnxRuntimeBackend:
     name = "onnxruntime"
     preferred_input_layout = "nchw"
 
-    def __init__(self, device: str, threads: int = 0, opset: int = 21) -> None:
+    def __init__(self, device: str, threads: int | None = None, opset: int = 21) -> None:
         import onnxruntime as ort
 
         if device not in _PROVIDERS:
@@ -59,6 +63,8 @@ class OnnxRuntimeBackend:
                              f"{_PROVIDERS[device][0]}, which this onnxruntime build lacks "
                              f"(available: {', '.join(available)}); install onnxruntime-gpu "
                              "with a matching CUDA for 'cuda'")
+        if threads is None:
+            threads = DEFAULT_THREADS
         if not isinstance(threads, int) or isinstance(threads, bool) or threads < 0:
             raise ValueError(f"onnxruntime backend: threads must be an integer >= 0, "
                              f"got {threads!r}")

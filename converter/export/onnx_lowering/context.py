@@ -172,6 +172,15 @@ class Emitter:
                                          to=ONNX_TYPES[data_type])
         return self._casts[key]
 
+    def where(self, condition: str, if_true: str, if_false: str) -> str:
+        """ONNX Where; uint64 values (no onnxruntime kernel) pass through int64 bit-exactly."""
+        data_type = self.dtype(if_true)
+        if data_type != "uint64":
+            return self.node("Where", [condition, if_true, if_false], data_type)
+        y = self.node("Where", [condition, self.cast(if_true, "int64"),
+                                self.cast(if_false, "int64")], "int64")
+        return self.cast(y, "uint64")
+
     def reshape(self, name: str, shape: Sequence[int]) -> str:
         return self.node("Reshape", [name, self.ints(shape, "shape")], self.dtype(name))
 

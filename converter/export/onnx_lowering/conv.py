@@ -8,11 +8,12 @@ Restrictions and notes:
   (covers both `outputPadding` and `outputSizes`).
 - Pools never see padding: the WebNN output size (floor or ceil rounding, or outputSizes) is
   reproduced with floor-mode ONNX pools and explicit end padding. averagePool2d excludes
-  padded cells (count_include_pad = 0); when a padding is not smaller than the window
-  (onnxruntime rejects that) the input is zero-padded and the average rescaled by the
-  statically known count of real cells. l2Pool2d is LpPool p = 2 on a zero-padded input.
-  maxPool2d uses MaxPool for float32/float16/int8/uint8 and otherwise a maximum over the
-  window taps of an input padded with the type's lowest value. A window without any real
+  padded cells (count_include_pad = 0); l2Pool2d is LpPool p = 2. When a padding is not
+  smaller than the window (onnxruntime pools reject it) the window sums come from a
+  depthwise Conv with a ones filter, divided by the statically known count of real cells
+  (average) or square-rooted after squaring the input (l2). maxPool2d uses MaxPool for
+  float32/float16/int8/uint8 and otherwise (other types, or such padding) a maximum over
+  the window taps (strided Slices) of the input padded with the type's lowest value. A window without any real
   cell yields 0, as in the reference.
 """
 
@@ -119,33 +120,36 @@ def pool2d(e: Emitter, op: Operation) -> list[str]:
     pads = [begin[0], begin[1], end[0], end[1]]
     attrs = {"kernel_shape": window, "strides": strides, "dilations": dilations}
     native = all(p < window[i % 2] for i, p in enumerate(pads))
-    if op.op == "maxPool2d" and x.data_type not in _MAXPOOL_TYPES:
-        xv = _nchw(e, x, nhwc, None)
-        y = _max_taps(e, xv, x.data_type, pads, window, strides, dilations, out_hw)
-        ct = x.data_type
-    elif op.op == "maxPool2d":
+    if op.op == "maxPool2d":
         ct = x.data_type
         xv = _nchw(e, x, nhwc, None)
-        if not native:
-            xv = _pad(e, xv, pads, _lowest(ct))
-        y = e.node("MaxPool", [xv], ct, pads=pads if native else None, **attrs)
-    elif op.op == "l2Pool2d":
-        ct = F32
-        xv = _pad(e, _nchw(e, x, nhwc), pads, 0.0)
-        y = e.node("LpPool", [xv], ct, p=2, **attrs)
+        if native and ct in _MAXPOOL_TYPES:
+            y = e.node("MaxPool", [xv], ct, pads=pads, **attrs)
+        else:
+            y = _max_taps(e, xv, ct, pads, window, strides, dilations, out_hw)
     elif native:
         ct = F32
-        y = e.node("AveragePool", [_nchw(e, x, nhwc)], ct, pads=pads, count_include_pad=0,
-                   **attrs)
+        if op.op == "l2Pool2d":
+            y = e.node("LpPool", [_nchw(e, x, nhwc)], ct, p=2, pads=pads, **attrs)
+        else:
+            y = e.node("AveragePool", [_nchw(e, x, nhwc)], ct, pads=pads,
+                       count_include_pad=0, **attrs)
     else:
+        # Padding not smaller than the window (onnxruntime pools reject it, also after
+        # fusing an explicit Pad): window sums as a depthwise Conv with a ones filter.
         ct = F32
-        xv = _pad(e, _nchw(e, x, nhwc), pads, 0.0)
-        y = e.node("AveragePool", [xv], ct, count_include_pad=1, **attrs)
-        scale = window[0] * window[1] / np.maximum(counts, 1)
-        y = e.node("Mul", [y, e.const(scale, F32, "count_scale")], ct)
+        xv = _nchw(e, x, nhwc)
+        if op.op == "l2Pool2d":
+            xv = e.node("Mul", [xv, xv], ct)
+        channels = x.shape[3] if nhwc else x.shape[1]
+        ones = e.const(np.ones((channels, 1, *window)), ct, "window_ones")
+        y = e.node("Conv", [xv, ones], ct, pads=pads, group=channels, **attrs)
+        if op.op == "l2Pool2d":
+            y = e.node("Sqrt", [y], ct)
+        else:
+            y = e.node("Div", [y, e.const(np.maximum(counts, 1), ct, "counts")], ct)
     if not counts.all():
-        y = e.node("Where", [e.const(counts == 0, "bool", "empty_windows"),
-                             e.scalar(0, ct), y], ct)
+        y = e.where(e.const(counts == 0, "bool", "empty_windows"), e.scalar(0, ct), y)
     return _finish(e, y, nhwc, out)
 
 

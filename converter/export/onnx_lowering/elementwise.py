@@ -9,8 +9,8 @@ Restrictions and exactness notes:
   → int64); uint64 goes through int64 only where the arithmetic is modular (add, sub, mul)
   or bit-preserving (where).
 - Integer `div` truncates toward zero (ONNX Div on integers) and gives 0 for a zero divisor
-  (guarded, so no runtime trap). Integer `pow` with a negative exponent truncates the real
-  result (0, or ±1 for bases ±1).
+  (guarded, so no runtime trap). Signed integer `pow` with a negative exponent gives the
+  truncated real result (0, or ±1 for bases ±1), as the reference does.
 - Comparisons and logical ops produce uint8 0/1 (ONNX bool cast to uint8); logical inputs are
   uint8 where any non-zero value is true.
 - `cast` float → integer truncates toward zero, maps NaN to 0 and saturates out-of-range
@@ -44,9 +44,24 @@ def binary(e: Emitter, op: Operation) -> list[str]:
     a, b = op.args
     out = op.outputs[0].data_type
     ct = binary_type(op.op, out)
-    onnx_op = _BINARY.get(op.op, "Pow")
-    y = e.node(onnx_op, [e.input(a, ct), e.input(b, ct)], ct)
+    av, bv = e.input(a, ct), e.input(b, ct)
+    if op.op == "pow" and out in ("int8", "int32", "int64"):
+        return [e.cast(_signed_int_pow(e, av, bv, ct), out)]
+    y = e.node(_BINARY.get(op.op, "Pow"), [av, bv], ct)
     return [e.cast(y, out)]
+
+
+def _signed_int_pow(e: Emitter, a: str, b: str, ct: str) -> str:
+    """a^b for b >= 0; for b < 0 the truncated real result: 1 for a = 1, ±1 for a = -1 by
+    the parity of b, 0 otherwise (ONNX leaves negative integer exponents undefined)."""
+    zero, one = e.scalar(0, ct), e.scalar(1, ct)
+    neg = e.node("Less", [b, zero], "bool")
+    power = e.node("Pow", [a, e.node("Max", [b, zero], ct)], ct)
+    odd = e.node("Equal", [e.node("Mod", [b, e.scalar(2, ct)], ct), one], "bool")
+    minus_one = e.scalar(-1, ct)
+    inv = e.where(e.node("Equal", [a, one], "bool"), one, e.where(
+        e.node("Equal", [a, minus_one], "bool"), e.where(odd, minus_one, one), zero))
+    return e.where(neg, inv, power)
 
 
 @lowering("div")
@@ -59,9 +74,9 @@ def div(e: Emitter, op: Operation) -> list[str]:
     av, bv = e.input(a), e.input(b)
     zero, one = e.scalar(0, out), e.scalar(1, out)
     is_zero = e.node("Equal", [bv, zero], "bool")
-    safe = e.node("Where", [is_zero, one, bv], out)
+    safe = e.where(is_zero, one, bv)
     q = e.node("Div", [av, safe], out)
-    return [e.node("Where", [is_zero, zero, q], out)]
+    return [e.where(is_zero, zero, q)]
 
 
 _COMPARE = {"equal": "Equal", "greater": "Greater", "greaterOrEqual": "GreaterOrEqual",
@@ -195,10 +210,7 @@ def clamp(e: Emitter, op: Operation) -> list[str]:
 @lowering("where")
 def where(e: Emitter, op: Operation) -> list[str]:
     c, t, f = op.args
-    out = op.outputs[0].data_type
-    ct = "int64" if out == "uint64" else out
-    y = e.node("Where", [e.input(c, "bool"), e.input(t, ct), e.input(f, ct)], ct)
-    return [e.cast(y, out)]
+    return [e.where(e.input(c, "bool"), e.input(t), e.input(f))]
 
 
 @lowering("cast")
@@ -218,7 +230,7 @@ def cast(e: Emitter, op: Operation) -> list[str]:
         if top != float(hi):  # int64/uint64: values beyond the largest double saturate
             over = e.node("GreaterOrEqual", [e.input(x, "float64"),
                                              e.scalar(float(hi), "float64")], "bool")
-            y = e.node("Where", [over, e.scalar(hi, target), y], target)
+            y = e.where(over, e.scalar(hi, target), y)
         return [y]
     if src == target:
         return [e.node("Identity", [e.input(x)], src)]

@@ -112,6 +112,4 @@ def triangular(e: Emitter, op: Operation) -> list[str]:
     rows, cols = x.shape[-2:]
     offset = np.arange(cols)[None, :] - np.arange(rows)[:, None]
     keep = offset >= diagonal if upper else offset <= diagonal
-    ct = "int64" if x.data_type == "uint64" else x.data_type
-    y = e.node("Where", [e.const(keep, "bool", "mask"), e.input(x, ct), e.scalar(0, ct)], ct)
-    return [e.cast(y, x.data_type)]
+    return [e.where(e.const(keep, "bool", "mask"), e.input(x), e.scalar(0, x.data_type))]

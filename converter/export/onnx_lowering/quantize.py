@@ -1,0 +1,140 @@
+"""ONNX lowerings: quantizeLinear, dequantizeLinear, resample2d.
+
+(De)quantization is decomposed so that every WebNN blockwise broadcast works, also blocks on
+several axes at once: the input is viewed with each blocked axis split into `[scale_dim,
+block]` and the scale/zero point with `[scale_dim, 1]`, so plain broadcasting applies the
+same parameter to each contiguous block; nothing is materialised.
+- dequantizeLinear: `(x − zeroPoint)·scale`, in float32 for 8-bit inputs (the difference
+  and the product are exact before the single rounding) and in float64 for 32-bit ones.
+- quantizeLinear: `clamp(roundEven(x / scale) + zeroPoint)` in float64, NaN → 0, saturated to
+  the zero point type (exactly the reference's arithmetic).
+
+resample2d (half-pixel mapping, scale = output/input size):
+- nearest-neighbor: Gathers with index tables computed exactly at export time
+  (`ceil(src − 0.5)`, i.e. ONNX round_prefer_floor), values copied unchanged.
+- linear, float types: ONNX Resize (linear, half_pixel) on the two axes moved last, in float32.
+- linear, int8/uint8: Gathers of the two neighbours weighted by exact integer numerators in
+  float64, one division, round half to even, saturation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ...webnn.dtypes import type_range
+from ...webnn.operand import MLOperand, Operation
+from .context import Emitter, lowering
+
+
+def _views(shape: Sequence[int], param_shape: Sequence[int]
+           ) -> tuple[list[int], list[int]]:
+    x_view: list[int] = []
+    p_view: list[int] = []
+    for n, s in zip(shape, param_shape, strict=True):
+        if n == s:
+            x_view.append(n)
+            p_view.append(n)
+        else:
+            x_view += [s, n // s]
+            p_view += [s, 1]
+    return x_view, p_view
+
+
+def _param(e: Emitter, operand: MLOperand, view: list[int], data_type: str) -> str:
+    v = e.input(operand, data_type)
+    return v if list(operand.shape) == view else e.reshape(v, view)
+
+
+@lowering("dequantizeLinear")
+def dequantize_linear(e: Emitter, op: Operation) -> list[str]:
+    x, scale, zero_point = op.args
+    out = op.outputs[0].data_type
+    ct = "float64" if x.data_type in ("int32", "uint32") else "float32"
+    x_view, p_view = _views(x.shape, scale.shape)
+    xv = e.input(x, ct)
+    if x_view != list(x.shape):
+        xv = e.reshape(xv, x_view)
+    y = e.node("Sub", [xv, _param(e, zero_point, p_view, ct)], ct)
+    y = e.node("Mul", [y, _param(e, scale, p_view, ct)], ct)
+    if x_view != list(x.shape):
+        y = e.reshape(y, x.shape)
+    return [e.cast(y, out)]
+
+
+@lowering("quantizeLinear")
+def quantize_linear(e: Emitter, op: Operation) -> list[str]:
+    x, scale, zero_point = op.args
+    out = op.outputs[0].data_type
+    ct = "float64"
+    x_view, p_view = _views(x.shape, scale.shape)
+    xv = e.input(x, ct)
+    if x_view != list(x.shape):
+        xv = e.reshape(xv, x_view)
+    q = e.node("Round", [e.node("Div", [xv, _param(e, scale, p_view, ct)], ct)], ct)
+    q = e.node("Add", [q, _param(e, zero_point, p_view, ct)], ct)
+    q = e.node("Where", [e.node("IsNaN", [q], "bool"), e.scalar(0.0, ct), q], ct)
+    lo, hi = type_range(out)
+    q = e.node("Clip", [q, e.scalar(float(lo), ct), e.scalar(float(hi), ct)], ct)
+    if x_view != list(x.shape):
+        q = e.reshape(q, x.shape)
+    return [e.cast(q, out)]
+
+
+def nearest_table(n: int, m: int) -> np.ndarray:
+    """ceil(clamp((dst + 0.5)·n/m − 0.5, 0, n − 1) − 0.5) for dst in 0..m−1, in integers."""
+    dst = np.arange(m, dtype=np.int64)
+    num = (2 * dst + 1) * n - 2 * m  # 2m·(src − 0.5)
+    return np.clip(-((-num) // (2 * m)), 0, n - 1)
+
+
+def linear_table(n: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """Lower/upper neighbours and weight numerator r (src = lo + r/den) per output index."""
+    den = 2 * m
+    dst = np.arange(m, dtype=np.int64)
+    num = np.clip((2 * dst + 1) * n - m, 0, (n - 1) * den)
+    lo = num // den
+    r = num - lo * den
+    return lo, lo + (r > 0), r, den
+
+
+@lowering("resample2d")
+def resample2d(e: Emitter, op: Operation) -> list[str]:
+    x = op.args[0]
+    out_shape = op.outputs[0].shape
+    axes = [int(a) for a in op.options["axes"]]
+    dt = x.data_type
+    if op.options["mode"] == "nearest-neighbor":
+        y = e.input(x)
+        for a in axes:
+            idx = nearest_table(x.shape[a], out_shape[a])
+            if not np.array_equal(idx, np.arange(x.shape[a])):
+                y = e.node("Gather", [y, e.const(idx, "int64", "nearest")], dt, axis=a)
+        return [e.node("Identity", [y], dt) if y == e.value(x) else y]
+    if dt in ("float32", "float16"):
+        perm = [a for a in range(4) if a not in axes] + axes
+        inverse = [int(i) for i in np.argsort(perm)]
+        y = e.transpose(e.input(x, "float32"), perm)
+        sizes = [out_shape[p] for p in perm]
+        y = e.node("Resize", [y, "", "", e.ints(sizes, "sizes")], "float32", mode="linear",
+                   coordinate_transformation_mode="half_pixel")
+        return [e.cast(e.transpose(y, inverse), dt)]
+    ct = "float64"
+    y = e.input(x, ct)
+    total = 1
+    for a in reversed(axes):
+        lo, hi, r, den = linear_table(x.shape[a], out_shape[a])
+        shape = [1] * 4
+        shape[a] = out_shape[a]
+        w_lo = e.const((den - r).reshape(shape), ct, "w_lo")
+        w_hi = e.const(r.reshape(shape), ct, "w_hi")
+        y_lo = e.node("Gather", [y, e.const(lo, "int64", "lo")], ct, axis=a)
+        y_hi = e.node("Gather", [y, e.const(hi, "int64", "hi")], ct, axis=a)
+        y = e.node("Add", [e.node("Mul", [y_lo, w_lo], ct), e.node("Mul", [y_hi, w_hi], ct)],
+                   ct)
+        total *= den
+    y = e.node("Round", [e.node("Div", [y, e.scalar(float(total), ct)], ct)], ct)
+    lo_v, hi_v = type_range(dt)
+    y = e.node("Clip", [y, e.scalar(float(lo_v), ct), e.scalar(float(hi_v), ct)], ct)
+    return [e.cast(y, dt)]
