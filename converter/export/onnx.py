@@ -8,11 +8,18 @@ reproduces WebNN semantics exactly where ONNX allows it: see each lowering modul
 for the details (float16 computed in float32, integer widening where onnxruntime lacks
 kernels, index clamping, pooling padding exclusion, ...).
 
+ONNX value names are unique across inputs and outputs while WebNN keeps them apart: an output
+whose name is also an input name is exported as `<name>__output` (made unique), and the
+metadata entry "webnn_output_names" (a JSON list, in graph-output order) records the WebNN
+names; `onnx_output_names(graph)` gives the exported names.
+
 Restrictions: opset 21 or newer (blocked quantization, Gelu, AveragePool dilations); an op
 without a lowering raises `MLOperationError` naming it.
 """
 
 from __future__ import annotations
+
+import json
 
 import onnx
 from onnx import helper, numpy_helper
@@ -33,7 +40,7 @@ def to_onnx(graph: MLGraph, *, opset: int = 21) -> onnx.ModelProto:
     missing = sorted({op.op for op in graph.operations if op.op not in LOWERINGS})
     if missing:
         raise MLOperationError(f"ONNX export: no lowering for {', '.join(missing)}")
-    e = Emitter(opset, reserved=[*graph.inputs, *graph.outputs])
+    e = Emitter(opset, reserved=[*graph.inputs, *graph.outputs, *onnx_output_names(graph)])
     inputs = []
     for name, operand in graph.inputs.items():
         e.declare(name, operand.data_type)
@@ -58,23 +65,42 @@ def to_onnx(graph: MLGraph, *, opset: int = 21) -> onnx.ModelProto:
                 raise MLOperationError(f"ONNX export: {op.op}: lowering produced "
                                        f"{e.dtype(name)}, expected {out.data_type}")
             e.bind(out, name)
-    _name_outputs(e, graph)
+    out_names = onnx_output_names(graph)
+    _name_outputs(e, graph, out_names)
     outputs = [helper.make_tensor_value_info(name, ONNX_TYPES[o.data_type], list(o.shape))
-               for name, o in graph.outputs.items()]
+               for name, o in zip(out_names, graph.outputs.values(), strict=True)]
     body = helper.make_graph(e.nodes, "webnn_graph", inputs, outputs, e.initializers)
     opsets = [helper.make_opsetid("", opset)]
     model = helper.make_model(body, opset_imports=opsets, producer_name="webnn-converter")
     model.ir_version = helper.find_min_ir_version_for(opsets)
+    helper.set_model_props(model, {"webnn_output_names": json.dumps(list(graph.outputs))})
     return model
 
 
-def _name_outputs(e: Emitter, graph: MLGraph) -> None:
+def onnx_output_names(graph: MLGraph) -> list[str]:
+    """The ONNX names of the graph's outputs, in order: the WebNN names, except that names
+    also used by an input get the suffix "__output" (plus a number when still taken)."""
+    taken = set(graph.inputs) | set(graph.outputs)
+    names = []
+    for name in graph.outputs:
+        if name in graph.inputs:
+            new, i = f"{name}__output", 1
+            while new in taken:
+                i += 1
+                new = f"{name}__output{i}"
+            taken.add(new)
+            name = new
+        names.append(name)
+    return names
+
+
+def _name_outputs(e: Emitter, graph: MLGraph, out_names: list[str]) -> None:
     """Give each graph output its WebNN name: rename the producing node's output the first
     time a value is used as an output, and add an Identity otherwise (inputs, initializers,
     and values exported under several names)."""
     produced = {name for node in e.nodes for name in node.output}
     final: dict[str, str] = {}
-    for out_name, operand in graph.outputs.items():
+    for out_name, operand in zip(out_names, graph.outputs.values(), strict=True):
         value = e.value(operand)
         if value in produced and value not in final:
             e.rename_everywhere(value, out_name)

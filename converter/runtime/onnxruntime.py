@@ -29,9 +29,10 @@ _PROVIDERS = {"cpu": ["CPUExecutionProvider"],
 class OnnxRuntimeExecutable:
     """A graph lowered to ONNX with its InferenceSession, ready for repeated runs."""
 
-    def __init__(self, graph: MLGraph, session: Any) -> None:
+    def __init__(self, graph: MLGraph, session: Any, onnx_names: list[str]) -> None:
         self.graph = graph
         self.session = session
+        self._onnx_names = onnx_names
         self._names = list(graph.outputs)
         self._dtypes = {name: np.dtype(o.data_type) for name, o in graph.outputs.items()}
 
@@ -39,7 +40,7 @@ class OnnxRuntimeExecutable:
         feeds = {name: np.asarray(inputs[name], dtype=operand.data_type, order="C")
                  for name, operand in self.graph.inputs.items()}
         try:
-            results = self.session.run(self._names, feeds)
+            results = self.session.run(self._onnx_names, feeds)
         except Exception as exc:  # onnxruntime raises its own exception types
             raise MLOperationError(f"onnxruntime: {exc}") from exc
         return {name: np.asarray(r, dtype=self._dtypes[name])
@@ -74,7 +75,7 @@ class OnnxRuntimeBackend:
         self._ort = ort
 
     def compile(self, graph: MLGraph) -> OnnxRuntimeExecutable:
-        from ..export.onnx import to_onnx
+        from ..export.onnx import onnx_output_names, to_onnx
 
         model = to_onnx(graph, opset=self.opset)
         ort = self._ort
@@ -87,7 +88,7 @@ class OnnxRuntimeBackend:
                                            providers=_PROVIDERS[self.device])
         except Exception as exc:
             raise MLOperationError(f"onnxruntime could not compile the graph: {exc}") from exc
-        return OnnxRuntimeExecutable(graph, session)
+        return OnnxRuntimeExecutable(graph, session, onnx_output_names(graph))
 
 
 def _factory(device: str, **options: Any) -> OnnxRuntimeBackend:
