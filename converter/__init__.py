@@ -12,6 +12,7 @@ __version__ = "0.1.0"
 
 _LAZY = {
     "convert": "converter.api",
+    "load": "converter.export.api",
     "ConversionResult": "converter.api",
     "ConversionReport": "converter.importer",
     "ConversionError": "converter.errors",
@@ -28,7 +29,7 @@ _LAZY = {
 __all__ = ["ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
            "InvalidModel", "RequiresConstantInput", "SpecViolation", "UnresolvedDimensions",
            "UnsupportedAttribute", "UnsupportedDataType", "UnsupportedOp", "__version__",
-           "convert"]
+           "convert", "export", "load"]
 
 if TYPE_CHECKING:
     from .api import ConversionResult, convert
@@ -43,10 +44,15 @@ if TYPE_CHECKING:
         UnsupportedDataType,
         UnsupportedOp,
     )
+    from .export.api import load
     from .importer import ConversionReport
 
 
 def __getattr__(name: str) -> Any:
+    if name == "export":
+        import importlib
+
+        return importlib.import_module("converter.export")
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'converter' has no attribute {name!r}")
