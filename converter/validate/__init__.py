@@ -1,0 +1,34 @@
+"""Validation: run the original model in its own framework (onnxruntime / LiteRT) and the
+converted WebNN graph on a backend, on the same seeded inputs, and compare; when an output
+fails, name the first source node whose output diverges.
+
+```python
+from converter.validate import validate
+report = validate("model.onnx", free_dims={"batch": 1}, backend="reference")
+print(report.to_text()); assert report.passed
+```
+"""
+
+from __future__ import annotations
+
+from .compare import Comparison, compare
+from .core import (
+    DEFAULT_ATOL,
+    DEFAULT_RTOL,
+    Divergence,
+    ValidationReport,
+    compile_graph,
+    graph_feeds,
+    locate_divergence,
+    run_converted,
+    validate,
+)
+from .inputs import make_inputs
+from .model import convert_model, detect_format
+from .source import SourceRun, run_source
+from .taps import TappedGraph, convert_tapped
+
+__all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "Comparison", "Divergence", "SourceRun",
+           "TappedGraph", "ValidationReport", "compare", "compile_graph", "convert_model",
+           "convert_tapped", "detect_format", "graph_feeds", "locate_divergence",
+           "make_inputs", "run_converted", "run_source", "validate"]

@@ -1,0 +1,310 @@
+"""`validate()`: convert a model, run the original (onnxruntime / LiteRT) and the converted
+graph (any backend) on the same seeded inputs, compare every output and, when one fails,
+find the first source node whose output diverges.
+
+The divergence search converts the model a second time with every intermediate value exposed
+(`taps.convert_tapped`), runs the original with every intermediate value kept
+(`source.run_source(..., intermediates=True)`), and compares values of the same source name in
+the source graph's topological order with the same tolerance rule as the outputs (scaled by
+each value's own peak). The first node with a failing output is reported. Values that exist
+on one side only (scoped values of inlined functions, tensors a delegate hid) are skipped;
+values whose shapes differ but whose sizes agree are compared flattened.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..importer import webnn_dtype
+from .compare import Comparison, compare, json_number
+from .inputs import make_inputs
+from .model import convert_model, detect_format, model_label
+from .source import run_source
+from .taps import convert_tapped
+
+DEFAULT_RTOL = 1e-3
+DEFAULT_ATOL = 1e-3
+QUANT_STEPS = 2
+
+
+@dataclass(frozen=True)
+class Divergence:
+    """The first source node whose output differs beyond tolerance."""
+
+    node_name: str
+    op_type: str
+    domain: str
+    output: str
+    comparison: Comparison
+    index: int
+    """Position of the node in the source graph's topological order."""
+    checked: int
+    """How many intermediate values were compared up to and including this one."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"node": self.node_name, "op_type": self.op_type, "domain": self.domain,
+                "output": self.output, "index": self.index, "checked": self.checked,
+                **{k: v for k, v in self.comparison.to_dict().items()
+                   if k in ("max_abs", "max_rel", "cosine", "tolerance", "note", "shape")}}
+
+    def to_text(self) -> str:
+        c = self.comparison
+        op = f"{self.domain}::{self.op_type}" if self.domain else self.op_type
+        extra = f"; {c.note}" if c.note else ""
+        return (f"first diverging node: {op} {self.node_name!r} (node #{self.index}), output "
+                f"{self.output!r}: max abs error {_fmt(c.max_abs)} > tolerance "
+                f"{_fmt(c.bound)}, cosine {_fmt(c.cosine)}{extra}")
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """Everything `validate()` found. `passed` is True when every output passed."""
+
+    model: str
+    format: str
+    backend: str
+    device: str
+    rtol: float
+    atol: float
+    seed: int
+    outputs: tuple[Comparison, ...]
+    divergence: Divergence | None = None
+    timings: Mapping[str, float] = field(default_factory=dict)
+    conversion: Mapping[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.outputs)
+
+    @property
+    def max_abs(self) -> float:
+        return max((c.max_abs for c in self.outputs), default=0.0)
+
+    @property
+    def max_rel(self) -> float:
+        return max((c.max_rel for c in self.outputs), default=0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Stable JSON form."""
+        return {"model": self.model, "format": self.format, "backend": self.backend,
+                "device": self.device, "rtol": self.rtol, "atol": self.atol,
+                "seed": self.seed, "verdict": "pass" if self.passed else "fail",
+                "max_abs": json_number(self.max_abs), "max_rel": json_number(self.max_rel),
+                "outputs": [c.to_dict() for c in self.outputs],
+                "divergence": self.divergence.to_dict() if self.divergence else None,
+                "timings": {k: round(v, 6) for k, v in self.timings.items()},
+                "conversion": dict(self.conversion), "notes": list(self.notes)}
+
+    def to_text(self) -> str:
+        ref = "LiteRT" if self.format == "tflite" else "onnxruntime"
+        lines = [f"{self.model}: converted graph on {self.backend} ({self.device}) vs {ref}, "
+                 f"tolerance atol {self.atol:g} + rtol {self.rtol:g} * max|ref|, seed "
+                 f"{self.seed}"]
+        width = max((len(c.name) for c in self.outputs), default=4)
+        for c in self.outputs:
+            verdict = "ok" if c.passed else "FAIL"
+            note = f"  ({c.note})" if c.note else ""
+            lines.append(f"  {c.name:<{width}}  {c.dtype:<8} {str(list(c.shape)):<16} max abs "
+                         f"{_fmt(c.max_abs)}  max rel {_fmt(c.max_rel)}  cosine "
+                         f"{_fmt(c.cosine, 6)}  {verdict}{note}")
+        if self.divergence is not None:
+            lines.append(self.divergence.to_text())
+        lines += [f"note: {n}" for n in self.notes]
+        lines.append(f"verdict: {'PASS' if self.passed else 'FAIL'}")
+        return "\n".join(lines)
+
+
+def _fmt(x: float, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and np.isnan(x)):
+        return "nan"
+    return f"{x:.{digits}g}"
+
+
+# -- running the converted graph ----------------------------------------------------------
+
+
+def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
+                  threads: int = 0) -> Any:
+    """Compile `graph` for a backend by name (`converter.runtime.get_backend`); backends that
+    are not pre-registered are imported from `converter.runtime.<name>`. Raises ValueError
+    for an unknown or unavailable backend/device."""
+    import importlib
+
+    from ..runtime import get_backend
+
+    options: dict[str, Any] = {"threads": threads} if threads and backend != "reference" else {}
+    try:
+        be = get_backend(backend, device, **options)
+    except ValueError as exc:
+        if "unknown backend" not in str(exc):
+            raise
+        try:
+            importlib.import_module(f"converter.runtime.{backend}")
+        except ImportError:
+            raise exc from None
+        be = get_backend(backend, device, **options)
+    if backend == "reference" and device != "cpu":
+        raise ValueError(f"the reference backend runs on 'cpu' only, not {device!r}")
+    return be.compile(graph)
+
+
+def graph_feeds(graph: Any, input_infos: Sequence[Any], inputs: Mapping[str, np.ndarray]
+                ) -> dict[str, np.ndarray]:
+    """The graph's inputs from source-dtype arrays (bool -> uint8, float64 -> float32)."""
+    arrays: dict[str, np.ndarray] = {}
+    for vi in input_infos:
+        if vi.name not in graph.inputs:
+            continue
+        target = webnn_dtype(vi.dtype) or vi.dtype
+        arrays[vi.name] = np.asarray(inputs[vi.name]).astype(target, copy=False)
+    return arrays
+
+
+def run_converted(result: Any, inputs: Mapping[str, np.ndarray], backend: str = "reference",
+                  device: str = "cpu", threads: int = 0) -> tuple[dict[str, np.ndarray], float]:
+    """Run a ConversionResult's graph; returns ({output name: array in the source dtype},
+    seconds of the run itself, compilation excluded)."""
+    exe = compile_graph(result.graph, backend, device, threads)
+    feeds = graph_feeds(result.graph, result.inputs, inputs)
+    start = time.perf_counter()
+    values = exe.run(feeds)
+    seconds = time.perf_counter() - start
+    out: dict[str, np.ndarray] = {}
+    for vi in result.outputs:
+        arr = np.asarray(values[vi.name])
+        if vi.dtype in ("bool", "float64") and arr.dtype != np.dtype(vi.dtype):
+            arr = arr.astype(vi.dtype)
+        out[vi.name] = arr
+    return out, seconds
+
+
+# -- divergence ---------------------------------------------------------------------------
+
+
+def _quant(source: Any, name: str) -> Any:
+    tensors = getattr(source, "tensors", None) or {}
+    info = tensors.get(name)
+    return getattr(info, "quant", None) if info is not None else None
+
+
+def _align(source: Any, name: str, ours: np.ndarray, ref: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Bring a converted value and a source value to comparable forms; returns (ours, ref,
+    allowed quantization steps)."""
+    steps = 0
+    q = _quant(source, name)
+    if q is not None and ref.dtype.kind in "iu":
+        if ours.dtype.kind == "f":
+            scale = np.asarray(q.scale, dtype=np.float64)
+            zp = np.asarray(q.zero_point, dtype=np.float64)
+            if scale.size == 1:
+                ref = (ref.astype(np.float64) - zp.reshape(())) * scale.reshape(())
+        else:
+            steps = QUANT_STEPS
+    if ours.shape != ref.shape and ours.size == ref.size:
+        ours = ours.reshape(ref.shape)
+    return ours, ref, steps
+
+
+def locate_divergence(fmt: str, model: Any, result: Any, inputs: Mapping[str, np.ndarray], *,
+                      backend: str = "reference", device: str = "cpu",
+                      rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
+                      threads: int = 0) -> tuple[Divergence | None, list[str]]:
+    """The first source node whose output diverges (None when none does) and notes."""
+    notes: list[str] = []
+    source = result.source
+    ref_run = run_source(fmt, model, source, inputs, intermediates=True, threads=threads)
+    notes += ref_run.notes
+    tapped = convert_tapped(source)
+    exe = compile_graph(tapped.graph, backend, device, threads)
+    values = exe.run(graph_feeds(tapped.graph, result.inputs, inputs))
+    checked = 0
+    for index, node in enumerate(source.nodes):
+        for name in node.outputs:
+            if not name or name not in ref_run.intermediates:
+                continue
+            if name in tapped.outputs:
+                ours = np.asarray(values[tapped.outputs[name]])
+            elif name in tapped.constants:
+                ours = tapped.constants[name]
+            else:
+                continue
+            ref = np.asarray(ref_run.intermediates[name])
+            ours, ref, steps = _align(source, name, ours, ref)
+            if ref.dtype == np.bool_:
+                ours = ours.astype(bool)
+            checked += 1
+            c = compare(name, ours, ref, rtol=rtol, atol=atol, steps=steps)
+            if not c.passed:
+                return Divergence(node.name, node.op_type, node.domain, name, c, index,
+                                  checked), notes
+    notes.append(f"no intermediate value diverges ({checked} compared); the difference "
+                 "appears only at the outputs")
+    return None, notes
+
+
+# -- validate -------------------------------------------------------------------------------
+
+
+def validate(model: str | os.PathLike[str] | bytes, *,
+             free_dims: Mapping[str, int] | None = None,
+             input_shapes: Mapping[str, Sequence[int]] | None = None,
+             pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None,
+             inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0,
+             backend: str = "reference", device: str = "cpu",
+             rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, locate: bool = True,
+             threads: int = 0, result: Any = None,
+             progress: Callable[[str], None] | None = None) -> ValidationReport:
+    """Validate a model end to end (see the module docstring).
+
+    `inputs` override generated inputs by name (see `inputs.make_inputs`); `result` reuses a
+    conversion already made with the same options. Raises what conversion raises
+    (`InvalidModel`, `ConversionFailed`, ...) and ValueError for an unknown backend/device.
+    """
+    say = progress or (lambda _msg: None)
+    label = model_label(model)
+    fmt = detect_format(model)
+    timings: dict[str, float] = {}
+    if result is None:
+        say(f"converting {label}")
+        start = time.perf_counter()
+        result = convert_model(model, free_dims=free_dims, input_shapes=input_shapes,
+                               pin_inputs=pin_inputs, signature=signature, fmt=fmt)
+        timings["convert"] = time.perf_counter() - start
+    feeds = make_inputs(result.source, seed=seed, overrides=inputs)
+    say(f"running the original model in {'LiteRT' if fmt == 'tflite' else 'onnxruntime'}")
+    ref_run = run_source(fmt, model, result.source, feeds, threads=threads)
+    timings["source_run"] = ref_run.seconds
+    say(f"running the converted graph on {backend} ({device})")
+    start = time.perf_counter()
+    ours, run_s = run_converted(result, feeds, backend, device, threads)
+    timings["compile"] = time.perf_counter() - start - run_s
+    timings["webnn_run"] = run_s
+    comparisons = []
+    for vi in result.outputs:
+        ref = ref_run.outputs[vi.name]
+        mine, ref_, steps = _align(result.source, vi.name, np.asarray(ours[vi.name]),
+                                   np.asarray(ref))
+        if ref_.dtype == np.bool_:
+            mine = mine.astype(bool)
+        comparisons.append(compare(vi.name, mine, ref_, rtol=rtol, atol=atol, steps=steps))
+    divergence = None
+    notes: list[str] = list(ref_run.notes)
+    if locate and not all(c.passed for c in comparisons):
+        say("looking for the first diverging node")
+        start = time.perf_counter()
+        divergence, more = locate_divergence(fmt, model, result, feeds, backend=backend,
+                                             device=device, rtol=rtol, atol=atol,
+                                             threads=threads)
+        timings["locate"] = time.perf_counter() - start
+        notes += more
+    summary = result.report.counts() if hasattr(result.report, "counts") else {}
+    return ValidationReport(label, fmt, backend, device, rtol, atol, seed, tuple(comparisons),
+                            divergence, timings, summary, tuple(notes))
