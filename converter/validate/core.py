@@ -191,7 +191,9 @@ def run_converted(result: Any, inputs: Mapping[str, np.ndarray], backend: str = 
 def _quant(source: Any, name: str) -> Any:
     tensors = getattr(source, "tensors", None) or {}
     info = tensors.get(name)
-    return getattr(info, "quant", None) if info is not None else None
+    if info is None or not getattr(info, "quantized", False):
+        return None
+    return info.quant
 
 
 def _align(source: Any, name: str, ours: np.ndarray, ref: np.ndarray

@@ -91,7 +91,7 @@ def _image_like(shape: tuple[int, ...]) -> bool:
 def _quantized(source: Any, name: str) -> bool:
     tensors = getattr(source, "tensors", None) or {}
     info = tensors.get(name)
-    return bool(info is not None and getattr(info, "quant", None) is not None)
+    return bool(info is not None and getattr(info, "quantized", False))
 
 
 def generate_input(source: Any, name: str, dtype: str, shape: tuple[int, ...],

@@ -1,0 +1,1 @@
+"""Helpers of the `webnn-convert` commands (the commands themselves live in `cli.main`)."""

@@ -1,0 +1,185 @@
+"""Reading model-zoo manifests (TOML).
+
+A manifest lists models; each entry is a table with:
+
+- `name` (required unless the table key gives it);
+- where the model is: `path` (or `file`/`model`), relative to the manifest's folder, to the
+  current folder, or, with `package = "onnx"`, to that installed Python package's folder;
+  `url` alone is recorded as provenance but never downloaded (the entry is skipped);
+- `source`, `licence`/`license`: provenance, copied into the reports;
+- conversion options: `free_dims` (or `dims`) {name: int}, `input_shapes` (or `shapes`)
+  {input: [dims]}, `pin_inputs` (or `pins`) {input: value}, `signature`;
+- validation: `rtol`, `atol` (or `tolerance` = number for both, or {rtol, atol}), `seed`,
+  `inputs` (an .npz file of input overrides, relative like `path`);
+- `slow` (bool): skipped by default by `webnn-convert zoo` unless asked for.
+
+Accepted layouts: `[[model]]` / `[[models]]` arrays of tables, `[models.NAME]` tables, or
+top-level `[NAME]` tables that have a path-like key. Unknown keys are kept in `extra`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from ..errors import InvalidModel
+
+_PATH_KEYS = ("path", "file", "model")
+_KNOWN = {"name", *_PATH_KEYS, "package", "url", "source", "licence", "license", "free_dims",
+          "dims", "input_shapes", "shapes", "pin_inputs", "pins", "signature", "rtol", "atol",
+          "tolerance", "seed", "inputs", "slow", "format", "description", "notes"}
+
+DEFAULT_RTOL = 1e-3
+DEFAULT_ATOL = 1e-3
+
+
+@dataclass(frozen=True)
+class ZooEntry:
+    """One model of a manifest, with paths resolved (`path` None when it cannot be found;
+    `missing` then says why)."""
+
+    name: str
+    manifest: str
+    path: str | None
+    source: str = ""
+    licence: str = ""
+    free_dims: Mapping[str, int] = field(default_factory=dict)
+    input_shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    pin_inputs: Mapping[str, Any] = field(default_factory=dict)
+    signature: str | None = None
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+    seed: int = 0
+    inputs: str | None = None
+    slow: bool = False
+    missing: str = ""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def default_manifests(root: Path | None = None) -> list[Path]:
+    """models/zoo.toml and models/zoo_tflite.toml under `root` (default: the current folder,
+    else the repository this package lives in), the ones that exist."""
+    roots = [root] if root is not None else [Path.cwd(), Path(__file__).resolve().parents[2]]
+    for r in roots:
+        found = [r / "models" / n for n in ("zoo.toml", "zoo_tflite.toml")
+                 if (r / "models" / n).is_file()]
+        if found:
+            return found
+    return []
+
+
+def _tables(data: Mapping[str, Any]) -> Iterable[tuple[str | None, Mapping[str, Any]]]:
+    for key in ("model", "models"):
+        value = data.get(key)
+        if isinstance(value, list):
+            for t in value:
+                if isinstance(t, Mapping):
+                    yield None, t
+        elif isinstance(value, Mapping):
+            for name, t in value.items():
+                if isinstance(t, Mapping):
+                    yield name, t
+    for key, value in data.items():
+        if key in ("model", "models") or not isinstance(value, Mapping):
+            continue
+        if any(k in value for k in (*_PATH_KEYS, "url")):
+            yield key, value
+
+
+def _resolve(value: str, base: Path, package: str | None) -> Path | None:
+    candidates: list[Path] = []
+    p = Path(value).expanduser()
+    if package:
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            candidates += [Path(loc) / p for loc in spec.submodule_search_locations]
+    if p.is_absolute():
+        candidates.append(p)
+    else:
+        candidates += [base / p, Path.cwd() / p]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def _tolerance(t: Mapping[str, Any]) -> tuple[float, float]:
+    rtol, atol = DEFAULT_RTOL, DEFAULT_ATOL
+    tol = t.get("tolerance")
+    if isinstance(tol, (int, float)):
+        rtol = atol = float(tol)
+    elif isinstance(tol, Mapping):
+        rtol = float(tol.get("rtol", rtol))
+        atol = float(tol.get("atol", atol))
+    if "rtol" in t:
+        rtol = float(t["rtol"])
+    if "atol" in t:
+        atol = float(t["atol"])
+    return rtol, atol
+
+
+def read_manifest(path: str | Path) -> list[ZooEntry]:
+    """Entries of one manifest file; InvalidModel for unreadable TOML or bad entries."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidModel(f"manifest {str(path)!r} does not exist") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidModel(f"manifest {str(path)!r} is not valid TOML: {exc}") from None
+    base = path.resolve().parent
+    entries: list[ZooEntry] = []
+    for key, t in _tables(data):
+        name = str(t.get("name") or key or "")
+        if not name:
+            raise InvalidModel(f"manifest {str(path)!r}: an entry has no name")
+        rel = next((t[k] for k in _PATH_KEYS if isinstance(t.get(k), str)), None)
+        package = t.get("package") if isinstance(t.get("package"), str) else None
+        resolved = _resolve(rel, base, package) if rel else None
+        missing = ""
+        if resolved is None:
+            if rel:
+                where = f" in package {package!r}" if package else ""
+                missing = f"model file {rel!r}{where} not found"
+            elif t.get("url"):
+                missing = f"not downloaded ({t['url']})"
+            else:
+                missing = "the entry names no model file (path)"
+        inputs = t.get("inputs")
+        inputs_path = _resolve(inputs, base, package) if isinstance(inputs, str) else None
+        rtol, atol = _tolerance(t)
+        try:
+            entry = ZooEntry(
+                name=name, manifest=str(path), path=str(resolved) if resolved else None,
+                source=str(t.get("source") or t.get("url") or ""),
+                licence=str(t.get("licence") or t.get("license") or ""),
+                free_dims=MappingProxyType({k: int(v) for k, v in
+                                            dict(t.get("free_dims") or t.get("dims")
+                                                 or {}).items()}),
+                input_shapes=MappingProxyType({k: [int(d) for d in v] for k, v in
+                                               dict(t.get("input_shapes") or t.get("shapes")
+                                                    or {}).items()}),
+                pin_inputs=MappingProxyType(dict(t.get("pin_inputs") or t.get("pins") or {})),
+                signature=t.get("signature"), rtol=rtol, atol=atol,
+                seed=int(t.get("seed", 0)),
+                inputs=str(inputs_path) if inputs_path else None,
+                slow=bool(t.get("slow", False)), missing=missing,
+                extra=MappingProxyType({k: v for k, v in t.items() if k not in _KNOWN}))
+        except (TypeError, ValueError) as exc:
+            raise InvalidModel(f"manifest {str(path)!r}: entry {name!r}: {exc}") from None
+        entries.append(entry)
+    return entries
+
+
+def read_manifests(paths: Sequence[str | Path]) -> list[ZooEntry]:
+    """Entries of several manifests in order; a name seen twice keeps its first entry."""
+    seen: set[str] = set()
+    out: list[ZooEntry] = []
+    for p in paths:
+        for e in read_manifest(p):
+            if e.name not in seen:
+                seen.add(e.name)
+                out.append(e)
+    return out

@@ -1,0 +1,216 @@
+"""Converting and validating every model of a manifest, in parallel processes.
+
+`run_entry` handles one model in the current process and never raises: the outcome is a
+`ZooResult` with status "pass", "fail" (an output outside tolerance), "error" (conversion
+or run failed; `reason_code` from the ConversionError when there is one) or "skipped" (the
+model file is not available). `run_zoo` runs entries in a `ProcessPoolExecutor` (spawned
+workers; onnxruntime / backends use one thread each when several jobs run) or in-process
+for `jobs=1`, calling `on_done(name)` as each one finishes, and keeps manifest order.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from .manifest import ZooEntry
+
+STATUSES = ("pass", "fail", "error", "skipped")
+
+
+@dataclass(frozen=True)
+class ZooResult:
+    """The outcome of one model (plain data, picklable)."""
+
+    name: str
+    status: str
+    format: str = ""
+    path: str | None = None
+    source: str = ""
+    licence: str = ""
+    message: str = ""
+    reason_code: str = ""
+    rtol: float = 0.0
+    atol: float = 0.0
+    max_abs: float | None = None
+    max_rel: float | None = None
+    outputs: tuple[dict[str, Any], ...] = ()
+    divergence: dict[str, Any] | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+    conversion: dict[str, int] = field(default_factory=dict)
+    operations: int = 0
+    notes: tuple[str, ...] = ()
+
+    @property
+    def total_seconds(self) -> float:
+        return float(self.timings.get("total", 0.0))
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..validate.compare import json_number
+
+        return {"name": self.name, "status": self.status, "format": self.format,
+                "path": self.path, "source": self.source, "licence": self.licence,
+                "message": self.message, "reason_code": self.reason_code,
+                "rtol": self.rtol, "atol": self.atol,
+                "max_abs": json_number(self.max_abs) if self.max_abs is not None else None,
+                "max_rel": json_number(self.max_rel) if self.max_rel is not None else None,
+                "outputs": list(self.outputs), "divergence": self.divergence,
+                "timings": {k: round(v, 6) for k, v in self.timings.items()},
+                "conversion": dict(self.conversion), "operations": self.operations,
+                "notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
+class ZooReport:
+    """Results of a zoo run, in manifest order."""
+
+    results: tuple[ZooResult, ...]
+    backend: str
+    device: str
+    jobs: int
+    started: str
+    seconds: float
+
+    def counts(self) -> dict[str, int]:
+        return {s: sum(r.status == s for r in self.results) for s in STATUSES}
+
+    @property
+    def passed(self) -> bool:
+        return all(r.status in ("pass", "skipped") for r in self.results)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "device": self.device, "jobs": self.jobs,
+                "started": self.started, "seconds": round(self.seconds, 3),
+                "summary": {"total": len(self.results), **self.counts()},
+                "models": [r.to_dict() for r in self.results]}
+
+    def to_text(self) -> str:
+        width = max((len(r.name) for r in self.results), default=4)
+        lines = []
+        for r in self.results:
+            err = f"max abs {r.max_abs:.3g}" if r.max_abs is not None else ""
+            detail = r.message.splitlines()[0] if r.message else ""
+            if r.divergence:
+                detail = (f"first diverging node {r.divergence.get('op_type')} "
+                          f"{r.divergence.get('node')!r}")
+            lines.append(f"{r.name:<{width}}  {r.status.upper():<7} {err:<17} "
+                         f"{r.total_seconds:7.2f}s  {detail}".rstrip())
+        c = self.counts()
+        lines.append(f"{len(self.results)} models: {c['pass']} pass, {c['fail']} fail, "
+                     f"{c['error']} error, {c['skipped']} skipped ({self.seconds:.1f}s, "
+                     f"{self.jobs} job(s), backend {self.backend} on {self.device})")
+        return "\n".join(lines)
+
+
+def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
+              threads: int = 0, debug: bool = False) -> ZooResult:
+    """Convert and validate one entry; never raises (see the module docstring)."""
+    from ..errors import ConversionError
+    from ..validate import convert_model, detect_format, validate
+
+    base: dict[str, Any] = {"name": entry.name, "path": entry.path, "source": entry.source,
+                            "licence": entry.licence, "rtol": entry.rtol, "atol": entry.atol}
+    if entry.path is None:
+        return ZooResult(status="skipped", message=entry.missing, **base)
+    start = time.perf_counter()
+    timings: dict[str, float] = {}
+    fmt = ""
+    try:
+        fmt = detect_format(entry.path)
+        result = convert_model(entry.path, free_dims=dict(entry.free_dims) or None,
+                               input_shapes=dict(entry.input_shapes) or None,
+                               pin_inputs=dict(entry.pin_inputs) or None,
+                               signature=entry.signature, fmt=fmt)
+        timings["convert"] = time.perf_counter() - start
+        overrides = None
+        if entry.inputs:
+            import numpy as np
+
+            with np.load(entry.inputs, allow_pickle=False) as data:
+                overrides = {k: np.asarray(data[k]) for k in data.files}
+        report = validate(entry.path, inputs=overrides, seed=entry.seed, backend=backend,
+                          device=device, rtol=entry.rtol, atol=entry.atol, threads=threads,
+                          result=result)
+    except ConversionError as exc:
+        timings["total"] = time.perf_counter() - start
+        message = str(exc)
+        if debug:
+            message += "\n" + traceback.format_exc()
+        return ZooResult(status="error", format=fmt, message=message,
+                         reason_code=exc.reason_code, timings=timings, **base)
+    except Exception as exc:  # noqa: BLE001 - one model's failure must not stop the zoo
+        timings["total"] = time.perf_counter() - start
+        message = f"{type(exc).__name__}: {exc}"
+        if debug:
+            message += "\n" + traceback.format_exc()
+        return ZooResult(status="error", format=fmt, message=message,
+                         reason_code="run_error", timings=timings, **base)
+    timings.update({k: v for k, v in report.timings.items() if k != "convert"})
+    timings["total"] = time.perf_counter() - start
+    failed = [c.name for c in report.outputs if not c.passed]
+    message = f"outputs outside tolerance: {', '.join(failed)}" if failed else ""
+    return ZooResult(
+        status="pass" if report.passed else "fail", format=fmt, message=message,
+        max_abs=float(report.max_abs), max_rel=float(report.max_rel),
+        outputs=tuple(c.to_dict() for c in report.outputs),
+        divergence=report.divergence.to_dict() if report.divergence else None,
+        timings=timings, conversion=dict(report.conversion),
+        operations=len(result.graph.operations), notes=tuple(report.notes), **base)
+
+
+def _worker(entry: ZooEntry, backend: str, device: str, threads: int) -> ZooResult:
+    return run_entry(entry, backend, device, threads)
+
+
+def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "reference",
+            device: str = "cpu", on_done: Callable[[str], None] | None = None) -> ZooReport:
+    """Run every entry (see the module docstring)."""
+    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    t0 = time.perf_counter()
+    done = on_done or (lambda _name: None)
+    results: list[ZooResult | None] = [None] * len(entries)
+    runnable = [i for i, e in enumerate(entries) if e.path is not None]
+    for i, e in enumerate(entries):
+        if e.path is None:
+            results[i] = run_entry(e, backend, device)
+            done(e.name)
+    workers = min(jobs, len(runnable))
+    if workers <= 1:
+        for i in runnable:
+            results[i] = run_entry(entries[i], backend, device)
+            done(entries[i].name)
+    else:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("spawn")
+        env_threads = os.environ.get("OMP_NUM_THREADS")
+        os.environ["OMP_NUM_THREADS"] = "1"
+        try:
+            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+                futures = {pool.submit(_worker, entries[i], backend, device, 1): i
+                           for i in runnable}
+                for fut in as_completed(futures):
+                    i = futures[fut]
+                    try:
+                        results[i] = fut.result()
+                    except Exception as exc:  # noqa: BLE001 - a crashed worker
+                        e = entries[i]
+                        results[i] = ZooResult(e.name, "error", path=e.path, source=e.source,
+                                               licence=e.licence,
+                                               message=f"worker failed: {type(exc).__name__}: "
+                                                       f"{exc}", reason_code="worker_crash",
+                                               rtol=e.rtol, atol=e.atol)
+                    done(entries[i].name)
+        finally:
+            if env_threads is None:
+                os.environ.pop("OMP_NUM_THREADS", None)
+            else:
+                os.environ["OMP_NUM_THREADS"] = env_threads
+    return ZooReport(tuple(r for r in results if r is not None), backend, device, jobs,
+                     started, time.perf_counter() - t0)
