@@ -1,6 +1,6 @@
 """Reference kernels: averagePool2d, l2Pool2d, maxPool2d, vectorised.
 
-The window reduction is separable, so each pool reduces the width axis and then the height
+The window reduction is separable, so each pool reduces the height axis and then the width
 axis, each as a loop over the window taps on strided slices (or, for windows longer than
 `_TAP_LOOP_MAX`, one reduction over a sliding-window view); a single window (global pooling)
 is one reduction over both axes. Padding never takes part:
@@ -100,8 +100,10 @@ def pool2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.n
         index[w_axis] = slice(0, (kw - 1) * dw + 1, dw)
         work = ufunc.reduce(work[tuple(index)], axis=(h_axis, w_axis), keepdims=True)
     else:
-        work = _reduce_axis(work, w_axis, kw, sw, dw, ow, ufunc)
+        # Height first: its slices keep whole rows contiguous, and the width pass (strided
+        # innermost for nchw) then runs on fewer rows.
         work = _reduce_axis(work, h_axis, kh, sh, dh, oh, ufunc)
+        work = _reduce_axis(work, w_axis, kw, sw, dw, ow, ufunc)
     count = (_counts(x.shape[h_axis], kh, top, sh, dh, oh)[:, None]
              * _counts(x.shape[w_axis], kw, left, sw, dw, ow)[None, :])
     count = count[:, :, None] if nhwc else count
