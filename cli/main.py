@@ -120,7 +120,7 @@ def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
     for item in items:
         name, value = _split("--shape", item)
         try:
-            dims = [int(d) for d in value.replace("x", ",").split(",") if d.strip()]
+            dims = [int(d) for d in value.split(",")] if value.strip() else []
         except ValueError:
             dims = [0]
         if any(d < 1 for d in dims):
@@ -160,8 +160,9 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
         raise
     except FileNotFoundError:
         raise CommandError(f"{path}: no such file") from None
-    except (OSError, ValueError) as exc:
-        raise CommandError(f"{path}: not a readable .npz file ({exc})") from None
+    except (OSError, ValueError, EOFError) as exc:
+        raise CommandError(f"{path}: not a readable .npz file ({exc or type(exc).__name__})"
+                           ) from None
 
 
 def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -16,7 +16,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from .manifest import ZooEntry
@@ -171,7 +171,7 @@ def _worker(entry: ZooEntry, backend: str, device: str, threads: int) -> ZooResu
 def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "reference",
             device: str = "cpu", on_done: Callable[[str], None] | None = None) -> ZooReport:
     """Run every entry (see the module docstring)."""
-    started = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     done = on_done or (lambda _name: None)
     results: list[ZooResult | None] = [None] * len(entries)
