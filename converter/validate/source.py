@@ -110,7 +110,8 @@ def run_onnx(model: str | os.PathLike[str] | bytes | Any, source: Any,
     seconds = time.perf_counter() - start
     by_name = {n: v for n, v in zip(names, values, strict=True) if isinstance(v, np.ndarray)}
     outputs = {n: np.asarray(by_name[n]) for n in out_names}
-    inter = {n: by_name[n] for n in names if n in by_name}
+    order = [o for node in proto.graph.node for o in node.output if o in by_name]
+    inter = {n: by_name[n] for n in order}
     return SourceRun(outputs, inter, seconds, tuple(notes))
 
 

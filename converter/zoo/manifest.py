@@ -24,7 +24,6 @@ import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from ..errors import InvalidModel
@@ -113,6 +112,8 @@ def _tolerance(t: Mapping[str, Any]) -> tuple[float, float]:
     elif isinstance(tol, Mapping):
         rtol = float(tol.get("rtol", rtol))
         atol = float(tol.get("atol", atol))
+    elif tol is not None:
+        raise ValueError(f"tolerance must be a number or {{rtol, atol}}, got {tol!r}")
     if "rtol" in t:
         rtol = float(t["rtol"])
     if "atol" in t:
@@ -149,24 +150,22 @@ def read_manifest(path: str | Path) -> list[ZooEntry]:
                 missing = "the entry names no model file (path)"
         inputs = t.get("inputs")
         inputs_path = _resolve(inputs, base, package) if isinstance(inputs, str) else None
-        rtol, atol = _tolerance(t)
         try:
+            rtol, atol = _tolerance(t)
             entry = ZooEntry(
                 name=name, manifest=str(path), path=str(resolved) if resolved else None,
                 source=str(t.get("source") or t.get("url") or ""),
                 licence=str(t.get("licence") or t.get("license") or ""),
-                free_dims=MappingProxyType({k: int(v) for k, v in
-                                            dict(t.get("free_dims") or t.get("dims")
-                                                 or {}).items()}),
-                input_shapes=MappingProxyType({k: [int(d) for d in v] for k, v in
-                                               dict(t.get("input_shapes") or t.get("shapes")
-                                                    or {}).items()}),
-                pin_inputs=MappingProxyType(dict(t.get("pin_inputs") or t.get("pins") or {})),
+                free_dims={k: int(v) for k, v in
+                           dict(t.get("free_dims") or t.get("dims") or {}).items()},
+                input_shapes={k: [int(d) for d in v] for k, v in
+                              dict(t.get("input_shapes") or t.get("shapes") or {}).items()},
+                pin_inputs=dict(t.get("pin_inputs") or t.get("pins") or {}),
                 signature=t.get("signature"), rtol=rtol, atol=atol,
                 seed=int(t.get("seed", 0)),
                 inputs=str(inputs_path) if inputs_path else None,
                 slow=bool(t.get("slow", False)), missing=missing,
-                extra=MappingProxyType({k: v for k, v in t.items() if k not in _KNOWN}))
+                extra={k: v for k, v in t.items() if k not in _KNOWN})
         except (TypeError, ValueError) as exc:
             raise InvalidModel(f"manifest {str(path)!r}: entry {name!r}: {exc}") from None
         entries.append(entry)
