@@ -10,7 +10,9 @@ Factory options (`get_backend("torch", device, **options)` or
 `ML().create_context(backend="torch", device=..., ...)`):
 - `device`: "cpu" or "cuda" (or "cuda:N").
 - `threads`: intra-op thread count used while a graph runs (default: torch's setting).
-- `compile`: run the call list through `torch.compile` (default False).
+- `compile`: run the call list through `torch.compile` (default False; True uses torch's
+  default "inductor" compiler, which needs a C++ toolchain and takes tens of seconds per
+  graph; a string names another `torch.compile` backend, e.g. "eager" or "aot_eager").
 - `cuda_graphs`: on CUDA, capture the whole graph once into a CUDA graph and replay it
   (default False); falls back to eager execution with a warning if capture fails.
 
@@ -155,7 +157,8 @@ if torch is not None:
             self._checked = False
             self._execute: Callable[[list[Any]], list[Any]] = self._eager
             if backend.use_compile:
-                self._execute = torch.compile(self._eager, dynamic=False)
+                kwargs = {} if backend.use_compile is True else {"backend": backend.use_compile}
+                self._execute = torch.compile(self._eager, dynamic=False, **kwargs)
             self._graph_runner: _CudaGraphRunner | None = None
             self._use_cuda_graph = backend.cuda_graphs and self.device.type == "cuda"
 
@@ -252,7 +255,7 @@ if torch is not None:
         preferred_input_layout = "nchw"
 
         def __init__(self, device: str = "cpu", threads: int | None = None,
-                     compile: bool = False, cuda_graphs: bool = False) -> None:
+                     compile: bool | str = False, cuda_graphs: bool = False) -> None:
             if not isinstance(device, str) or not (device == "cpu" or device == "cuda"
                                                    or device.startswith("cuda:")):
                 raise ValueError(f"the torch backend runs on 'cpu' or 'cuda', not {device!r}")
@@ -267,11 +270,14 @@ if torch is not None:
                 raise ValueError("torch backend: cuda_graphs=True needs device 'cuda'")
             self.device = torch.device(device)
             self.threads = threads
-            self.use_compile = bool(compile)
+            if not isinstance(compile, (bool, str)) or compile == "":
+                raise ValueError(f"torch backend: compile must be a bool or a torch.compile "
+                                 f"backend name, got {compile!r}")
+            self.use_compile: bool | str = compile
             self.cuda_graphs = bool(cuda_graphs)
             # A backend name per configuration, so compiled graphs are cached separately.
             if self.use_compile or self.cuda_graphs or device != "cpu":
-                self.name = (f"torch:{device}" + (":compile" if self.use_compile else "")
+                self.name = (f"torch:{device}" + (f":compile={self.use_compile}" if self.use_compile else "")
                              + (":cuda_graphs" if self.cuda_graphs else ""))
 
         def compile(self, graph: MLGraph) -> TorchExecutable:

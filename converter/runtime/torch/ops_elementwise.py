@@ -140,7 +140,7 @@ def is_infinite(node: Node) -> Fn:
 
 
 def _hard_swish(x: torch.Tensor) -> torch.Tensor:
-    return x * torch.clamp(x + 3.0, 0.0, 6.0) / 6.0
+    return x * (torch.clamp(x + 3.0, 0.0, 6.0) / 6.0)  # no overflow for huge x
 
 
 def _softplus(x: torch.Tensor) -> torch.Tensor:
