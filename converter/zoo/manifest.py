@@ -4,13 +4,18 @@ A manifest lists models; each entry is a table with:
 
 - `name` (required unless the table key gives it);
 - where the model is: `path` (or `file`/`model`), relative to the manifest's folder, to the
-  current folder, or, with `package = "onnx"`, to that installed Python package's folder;
+  current folder, or, with `package = "onnx"`, to that installed Python package's folder; or
+  `source = {pypi = "dist-name", path = "pkg/file.tflite"}`: a file installed by that
+  distribution (found through its metadata, the package is not imported);
   `url` alone is recorded as provenance but never downloaded (the entry is skipped);
 - `source`, `licence`/`license`: provenance, copied into the reports;
 - conversion options: `free_dims` (or `dims`) {name: int}, `input_shapes` (or `shapes`)
   {input: [dims]}, `pin_inputs` (or `pins`) {input: value}, `signature`;
-- validation: `rtol`, `atol` (or `tolerance` = number for both, or {rtol, atol}), `seed`,
-  `inputs` (an .npz file of input overrides, relative like `path`);
+- validation: `rtol`, `atol` (or `tolerance` = number for both, {rtol, atol}, or
+  {output: {rtol, atol}}, of which the loosest applies to every output), `seed`, `inputs`:
+  an .npz file of input overrides (relative like `path`) or a table {input: {shape, dtype,
+  range = [low, high]}} (seeded uniform values in that range; `shape` also fixes dynamic
+  dimensions unless `input_shapes` is given);
 - `slow` (bool): skipped by default by `webnn-convert zoo` unless asked for.
 
 Accepted layouts: `[[model]]` / `[[models]]` arrays of tables, `[models.NAME]` tables, or
@@ -19,6 +24,7 @@ top-level `[NAME]` tables that have a path-like key. Unknown keys are kept in `e
 
 from __future__ import annotations
 
+import importlib.metadata
 import importlib.util
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -55,6 +61,9 @@ class ZooEntry:
     atol: float = DEFAULT_ATOL
     seed: int = 0
     inputs: str | None = None
+    input_specs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per input: `shape`, `dtype`, `range` = [low, high] (seeded uniform values; integers
+    drawn from [low, high)) or a constant `value`."""
     slow: bool = False
     missing: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -90,11 +99,23 @@ def _tables(data: Mapping[str, Any]) -> Iterable[tuple[str | None, Mapping[str, 
             yield key, value
 
 
-def _resolve(value: str, base: Path, package: str | None) -> Path | None:
+def _resolve(value: str, base: Path, package: str | None, dist: str | None = None
+             ) -> Path | None:
+    """The file `value` names: inside distribution `dist` (its installed files, without
+    importing it), inside import package `package`, absolute, or relative to the manifest's
+    folder or the current folder."""
     candidates: list[Path] = []
     p = Path(value).expanduser()
+    if dist:
+        try:
+            candidates.append(Path(str(importlib.metadata.distribution(dist).locate_file(p))))
+        except importlib.metadata.PackageNotFoundError:
+            pass
     if package:
-        spec = importlib.util.find_spec(package)
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
         if spec is not None and spec.submodule_search_locations:
             candidates += [Path(loc) / p for loc in spec.submodule_search_locations]
     if p.is_absolute():
@@ -109,6 +130,11 @@ def _tolerance(t: Mapping[str, Any]) -> tuple[float, float]:
     tol = t.get("tolerance")
     if isinstance(tol, (int, float)):
         rtol = atol = float(tol)
+    elif isinstance(tol, Mapping) and tol and all(isinstance(v, Mapping)
+                                                 for v in tol.values()):
+        # per output: validation applies the loosest to every output
+        rtol = max(float(v.get("rtol", rtol)) for v in tol.values())
+        atol = max(float(v.get("atol", atol)) for v in tol.values())
     elif isinstance(tol, Mapping):
         rtol = float(tol.get("rtol", rtol))
         atol = float(tol.get("atol", atol))
@@ -119,6 +145,26 @@ def _tolerance(t: Mapping[str, Any]) -> tuple[float, float]:
     if "atol" in t:
         atol = float(t["atol"])
     return rtol, atol
+
+
+def _source_text(src: Any, url: Any) -> str:
+    if isinstance(src, Mapping):
+        return ", ".join(f"{k}={v}" for k, v in src.items())
+    return str(src or url or "")
+
+
+def _input_spec(name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if "shape" in spec:
+        out["shape"] = [int(d) for d in spec["shape"]]
+    if "dtype" in spec:
+        out["dtype"] = str(spec["dtype"])
+    if "range" in spec:
+        lo, hi = spec["range"]
+        out["range"] = [float(lo), float(hi)]
+    if "value" in spec:
+        out["value"] = spec["value"]
+    return out
 
 
 def read_manifest(path: str | Path) -> list[ZooEntry]:
@@ -138,11 +184,19 @@ def read_manifest(path: str | Path) -> list[ZooEntry]:
             raise InvalidModel(f"manifest {str(path)!r}: an entry has no name")
         rel = next((t[k] for k in _PATH_KEYS if isinstance(t.get(k), str)), None)
         package = t.get("package") if isinstance(t.get("package"), str) else None
-        resolved = _resolve(rel, base, package) if rel else None
+        src = t.get("source")
+        dist = None
+        if isinstance(src, Mapping):  # source = {pypi = "dist-name", path = "pkg/file"}
+            rel = rel or (src.get("path") if isinstance(src.get("path"), str) else None)
+            dist = src.get("pypi") if isinstance(src.get("pypi"), str) else None
+            package = package or (src.get("package") if isinstance(src.get("package"), str)
+                                  else None)
+        resolved = _resolve(rel, base, package, dist) if rel else None
         missing = ""
         if resolved is None:
             if rel:
-                where = f" in package {package!r}" if package else ""
+                where = (f" in package {package!r}" if package else
+                         f" in distribution {dist!r}" if dist else "")
                 missing = f"model file {rel!r}{where} not found"
             elif t.get("url"):
                 missing = f"not downloaded ({t['url']})"
@@ -150,11 +204,13 @@ def read_manifest(path: str | Path) -> list[ZooEntry]:
                 missing = "the entry names no model file (path)"
         inputs = t.get("inputs")
         inputs_path = _resolve(inputs, base, package) if isinstance(inputs, str) else None
+        specs = ({k: dict(v) for k, v in inputs.items() if isinstance(v, Mapping)}
+                 if isinstance(inputs, Mapping) else {})
         try:
             rtol, atol = _tolerance(t)
             entry = ZooEntry(
                 name=name, manifest=str(path), path=str(resolved) if resolved else None,
-                source=str(t.get("source") or t.get("url") or ""),
+                source=_source_text(src, t.get("url")),
                 licence=str(t.get("licence") or t.get("license") or ""),
                 free_dims={k: int(v) for k, v in
                            dict(t.get("free_dims") or t.get("dims") or {}).items()},
@@ -164,6 +220,7 @@ def read_manifest(path: str | Path) -> list[ZooEntry]:
                 signature=t.get("signature"), rtol=rtol, atol=atol,
                 seed=int(t.get("seed", 0)),
                 inputs=str(inputs_path) if inputs_path else None,
+                input_specs={k: _input_spec(k, v) for k, v in specs.items()},
                 slow=bool(t.get("slow", False)), missing=missing,
                 extra={k: v for k, v in t.items() if k not in _KNOWN})
         except (TypeError, ValueError) as exc:

@@ -123,18 +123,20 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
     fmt = ""
     try:
         fmt = detect_format(entry.path)
+        shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
+                                               entry.input_specs.items() if "shape" in v}
         result = convert_model(entry.path, free_dims=dict(entry.free_dims) or None,
-                               input_shapes=dict(entry.input_shapes) or None,
+                               input_shapes=shapes or None,
                                pin_inputs=dict(entry.pin_inputs) or None,
                                signature=entry.signature, fmt=fmt)
         timings["convert"] = time.perf_counter() - start
-        overrides = None
+        overrides = spec_inputs(entry, result)
         if entry.inputs:
             import numpy as np
 
             with np.load(entry.inputs, allow_pickle=False) as data:
-                overrides = {k: np.asarray(data[k]) for k in data.files}
-        report = validate(entry.path, inputs=overrides, seed=entry.seed, backend=backend,
+                overrides.update({k: np.asarray(data[k]) for k in data.files})
+        report = validate(entry.path, inputs=overrides or None, seed=entry.seed, backend=backend,
                           device=device, rtol=entry.rtol, atol=entry.atol, threads=threads,
                           result=result)
     except ConversionError as exc:
@@ -162,6 +164,34 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
         divergence=report.divergence.to_dict() if report.divergence else None,
         timings=timings, conversion=dict(report.conversion),
         operations=len(result.graph.operations), notes=tuple(report.notes), **base)
+
+
+def spec_inputs(entry: ZooEntry, result: Any) -> dict[str, Any]:
+    """Inputs the entry's `input_specs` define (a `range` or a `value`), seeded by the
+    entry's seed and the input name; shapes and dtypes from the converted model."""
+    import zlib
+
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    infos = {vi.name: vi for vi in result.inputs}
+    for name, spec in entry.input_specs.items():
+        vi = infos.get(name)
+        if vi is None:
+            continue
+        shape = tuple(int(d) for d in vi.shape)
+        dtype = np.dtype(spec.get("dtype", vi.dtype))
+        if "value" in spec:
+            out[name] = np.broadcast_to(np.asarray(spec["value"], dtype), shape).copy()
+        elif "range" in spec:
+            lo, hi = spec["range"]
+            rng = np.random.default_rng([entry.seed, zlib.crc32(name.encode())])
+            if dtype.kind in "iub":
+                out[name] = rng.integers(int(lo), max(int(hi), int(lo) + 1),
+                                         size=shape).astype(dtype)
+            else:
+                out[name] = rng.uniform(lo, hi, size=shape).astype(dtype)
+    return out
 
 
 def _worker(entry: ZooEntry, backend: str, device: str, threads: int) -> ZooResult:

@@ -166,3 +166,34 @@ def test_reports_escape_and_round_trip(tmp_path: Path) -> None:
     assert row.count(" | ") == 9  # pipes in names are escaped, the table keeps its columns
     assert "second line" not in md
     assert "<img" not in md
+
+
+def test_manifest_source_table_and_input_specs(tmp_path: Path) -> None:
+    """The layout of models/zoo_tflite.toml: source = {pypi, path} resolved through the
+    distribution's metadata; inputs = {name: {shape, dtype, range}} drive the inputs."""
+    from converter.validate import convert_model
+    from converter.zoo.runner import run_entry, spec_inputs
+
+    tiny_tflite(tmp_path / "t.tflite")
+    path = tmp_path / "zoo.toml"
+    path.write_text("""
+[[model]]
+name = "light"
+source = { pypi = "onnx", path = "onnx/backend/test/data/light/light_resnet50.onnx" }
+tolerance = { y = { atol = 1e-4, rtol = 1e-3 }, z = { atol = 1e-5, rtol = 1e-2 } }
+
+[[model]]
+name = "tfl"
+path = "t.tflite"
+inputs = { x = { shape = [1, 8, 8, 3], dtype = "float32", range = [2.0, 3.0] } }
+""")
+    light, tfl = read_manifest(path)
+    assert light.path is not None and light.path.endswith("light_resnet50.onnx")
+    assert "pypi=onnx" in light.source
+    assert (light.rtol, light.atol) == (1e-2, 1e-4)  # the loosest of the per-output values
+    assert dict(tfl.input_specs["x"]) == {"shape": [1, 8, 8, 3], "dtype": "float32",
+                                          "range": [2.0, 3.0]}
+    x = spec_inputs(tfl, convert_model(tfl.path))["x"]
+    assert x.shape == (1, 8, 8, 3) and 2.0 <= x.min() and x.max() <= 3.0
+    result = run_entry(tfl)
+    assert result.status == "pass", result.message
