@@ -11,24 +11,41 @@ Inputs/outputs are keyed by the tensor names LiteRT's `get_input_details()` /
 `get_output_details()` report, or by the SignatureDef aliases when `signature` is given; the
 order is the subgraph's. int8/uint8 quantized graph inputs and outputs stay int8/uint8.
 
-Restrictions: dynamic (-1) input dimensions must be fixed with `input_shapes`; control flow,
-state and dynamic-shape builtins are not supported (see op_mappings/tflite/).
+Control flow is resolved at conversion time: WHILE loops whose condition folds to a constant
+are unrolled (at most `max_while_iterations`, default 4096, iterations), IF with a constant
+condition is inlined (otherwise both branches are converted and selected with `where`),
+CALL_ONCE init subgraphs run once and resource variables (VAR_HANDLE / READ_VARIABLE /
+ASSIGN_VARIABLE) hold their values for one invocation; STABLEHLO_COMPOSITE inlines its
+decomposition subgraph.
+
+Restrictions: dynamic (-1) input dimensions must be fixed with `input_shapes`; loops whose
+trip count depends on graph inputs, and dynamic-shape builtins are not supported (see
+op_mappings/tflite/); variable updates are not carried across invocations.
 `fold_fp16=True` folds float16 weights behind DEQUANTIZE into float32 constants instead of
 keeping float16 constants and a cast.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from .api import ConversionResult
-from .errors import ConversionError, UnsupportedOp
+from .errors import (
+    ConversionError,
+    InternalError,
+    InvalidModel,
+    UnsupportedAttribute,
+    UnsupportedOp,
+)
 from .formats.onnx import Node
-from .formats.tflite import TFLiteSourceGraph, read_tflite
-from .importer import Importer
-from .webnn import MLContext
+from .formats.tflite import TFLiteModel, TFLiteSourceGraph, read_tflite
+from .importer import MAX_INLINE_DEPTH, Importer, _nested_error
+from .webnn import MLContext, MLOperand
 
 _HINT = "add a handler in op_mappings/tflite/, or replace the op in the source model"
 
@@ -44,8 +61,89 @@ class TFLiteImporter(Importer):
         if sinces:
             return (f"no handler for version {node.version} (handlers exist from version "
                     f"{sinces[0]})")
-        kind = "custom op" if node.domain == "custom" else "builtin"
-        return f"no handler for {kind} {node.op_type}"
+        if node.domain == "custom" and node.op_type.startswith("Flex"):
+            return (f"no handler for custom op {node.op_type!r}: a TensorFlow (Flex / select TF "
+                    f"ops) kernel {node.op_type[4:]!r}, which only runs with the TensorFlow "
+                    "runtime")
+        if node.domain == "custom":
+            return f"no handler for custom op {node.op_type!r}"
+        return f"no handler for builtin {node.op_type}"
+
+    # -- subgraphs (IF / WHILE / CALL_ONCE / STABLEHLO_COMPOSITE) -------------------------
+    def run_tflite_subgraph(self, index: int,
+                            bindings: Sequence[np.ndarray | MLOperand],
+                            tag: str = "") -> list[np.ndarray | MLOperand]:
+        """Convert subgraph `index` of the model inline, its i-th input bound to
+        `bindings[i]` (a numpy constant or an operand), and return its outputs (numpy
+        arrays for values known at conversion time, operands otherwise).
+
+        The subgraph's tensors get a fresh name scope per call; its constants are shared
+        between calls (one builder constant per weight however often the subgraph is
+        inlined). Nodes inside are folded like any other node, which is what makes WHILE
+        trip counts and IF conditions known. Errors of inner nodes are raised as one
+        ConversionError naming the first failed inner node. Nesting is bounded by
+        `MAX_INLINE_DEPTH`. The scope's value names are dropped afterwards.
+        """
+        node = self.ctx.node
+        model: TFLiteModel | None = getattr(self.source, "model", None)
+        if node is None or model is None:
+            raise InternalError("run_tflite_subgraph called outside a TFLite handler")
+        if not 0 <= index < len(model.subgraphs):
+            raise InvalidModel(f"{node.op_type} refers to subgraph {index}, the model has "
+                               f"{len(model.subgraphs)}")
+        if self._depth >= MAX_INLINE_DEPTH:
+            raise UnsupportedAttribute(f"subgraphs nest deeper than {MAX_INLINE_DEPTH} levels "
+                                       "(recursive control flow?)")
+        sub = model.subgraphs[index]
+        if len(bindings) != len(sub.inputs):
+            raise InvalidModel(f"subgraph {index} ({sub.name!r}) takes {len(sub.inputs)} "
+                               f"inputs, {node.op_type} passes {len(bindings)}")
+        prefix = self._scope_prefix(node, tag or f"subgraph{index}")
+
+        def scoped(name: str) -> str:
+            return prefix + name if name else ""
+
+        for tidx, value in zip(sub.inputs, bindings, strict=True):
+            name = scoped(sub.tensors[tidx].name)
+            if isinstance(value, MLOperand):
+                self.operands[name] = value
+            else:
+                arr = np.asarray(value)
+                if arr.flags.writeable:
+                    arr.setflags(write=False)
+                self.consts[name] = arr
+        shared: dict[tuple[int, str], MLOperand] = self.__dict__.setdefault(
+            "_subgraph_constants", {})
+        consts = model.constants[index]
+        for cname, arr in consts.items():
+            self.consts[scoped(cname)] = arr
+            if (index, cname) in shared:
+                self.operands[scoped(cname)] = shared[(index, cname)]
+        nodes = [dataclasses.replace(n, name=scoped(n.name),
+                                     inputs=tuple(scoped(i) for i in n.inputs),
+                                     outputs=tuple(scoped(o) for o in n.outputs))
+                 for n in sub.nodes]
+        _, errors = self._visit_nested(nodes)
+        for cname in consts:
+            operand = self.operands.get(scoped(cname))
+            if operand is not None:
+                shared.setdefault((index, cname), operand)
+        if errors:
+            raise _nested_error(errors, f"in subgraph {index} ({sub.name!r})")
+        outs: list[np.ndarray | MLOperand] = []
+        for tidx in sub.outputs:
+            name = scoped(sub.tensors[tidx].name)
+            if name in self.poisoned or not self.ctx.has(name):
+                raise InvalidModel(f"subgraph {index} ({sub.name!r}) does not produce its "
+                                   f"output {sub.tensors[tidx].name!r}")
+            outs.append(self.ctx.value(name))
+        # the scope's names are never referenced again: drop them so that the importer's
+        # bookkeeping stays proportional to the live values (loops unroll thousands of times)
+        scoped_names = {scoped(t.name) for t in sub.tensors}
+        for name in scoped_names:
+            self.operands.pop(name, None)
+            self.consts.pop(name, None)
+        return outs
 
     def _fail(self, node: Node, error: ConversionError) -> None:
         if isinstance(error, UnsupportedOp) and error.hint == UnsupportedOp.default_hint:

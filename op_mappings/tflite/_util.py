@@ -227,3 +227,24 @@ def float_dtype(x: MLOperand) -> str:
 def scalar(ctx: ImportContext, value: float, like: MLOperand) -> MLOperand:
     """A rank-0 constant of `like`'s data type."""
     return ctx.builder.constant(np.array(value, dtype=like.data_type))
+
+
+# -- subgraphs -------------------------------------------------------------------------------
+
+
+def run_subgraph(ctx: ImportContext, index: int, values: Sequence[Any], tag: str = ""
+                 ) -> list[Any]:
+    """Convert TFLite subgraph `index` inline with its inputs bound to `values` (numpy
+    constants or operands); its outputs (numpy for constants, operands otherwise). Only
+    available while importing (handlers that use it are registered with `fold=False`)."""
+    fn = getattr(ctx.importer, "run_tflite_subgraph", None)
+    if fn is None:
+        raise UnsupportedAttribute("subgraphs can only be inlined by the TFLite importer")
+    return fn(int(index), list(values), tag)
+
+
+def state(ctx: ImportContext) -> dict[str, Any]:
+    """Per-conversion state shared by the control-flow and variable handlers (resource
+    variables by handle key, init subgraphs already run)."""
+    holder = ctx.importer if ctx.importer is not None else ctx
+    return holder.__dict__.setdefault("_tflite_state", {"variables": {}, "called_once": set()})

@@ -188,6 +188,20 @@ def test_unsupported_op_is_collected() -> None:
     assert "op_mappings/tflite" in err.errors[0].hint
     node = read_tflite(mb.build()).nodes[0]
     assert node.domain == "custom" and node.attrs["custom_options"] == b"\1\2"
+    assert "custom op 'MyOp'" in str(err) and "custom op 'MyOp'" in err.errors[0].message
+
+
+@pytest.mark.parametrize("code", ["FlexRFFT", "TFLite_Detection_PostProcess"])
+def test_unknown_custom_op_names_the_op(code: str) -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3], "float32")
+    y = mb.output(mb.tensor("y", [2, 3]))
+    mb.op("CUSTOM", [x], [y], custom_code=code, custom_options=b"")
+    with pytest.raises(ConversionFailed, match=f"custom op '{code}'") as info:
+        convert_tflite(mb.build())
+    assert info.value.errors[0].op_type == code
+    if code.startswith("Flex"):
+        assert "TensorFlow" in info.value.errors[0].message
 
 
 def test_quantization_params_read() -> None:

@@ -23,7 +23,7 @@ TYPES = {"float32": S.TensorType.FLOAT32, "float16": S.TensorType.FLOAT16,
          "bool": S.TensorType.BOOL, "int16": S.TensorType.INT16, "int8": S.TensorType.INT8,
          "float64": S.TensorType.FLOAT64, "uint32": S.TensorType.UINT32,
          "uint64": S.TensorType.UINT64, "uint16": S.TensorType.UINT16,
-         "int4": S.TensorType.INT4}
+         "int4": S.TensorType.INT4, "resource": S.TensorType.RESOURCE}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,64 @@
+"""Resource variables: VAR_HANDLE, READ_VARIABLE, ASSIGN_VARIABLE.
+
+A handle is folded to its key (`container/shared_name`, as LiteRT matches resources); the
+variables live in the conversion's state, so a READ_VARIABLE returns the value most recently
+assigned (by a CALL_ONCE init subgraph or earlier in the graph), as a constant or an operand.
+Restrictions: one invocation only: values assigned by the graph are not carried to the next
+run (WebNN graphs are stateless; a warning says so); reading a never-assigned variable is an
+error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.errors import InvalidModel
+from converter.formats.tflite import TFLiteNode
+from converter.importer import ImportContext
+from op_mappings.tflite import tflite_op
+from op_mappings.tflite._util import state
+
+
+def _key(node: TFLiteNode) -> str:
+    return f"{node.attrs.get('container') or ''}/{node.attrs.get('shared_name') or ''}"
+
+
+def _fold_handle(ctx: ImportContext, node: TFLiteNode, values: list[Any]) -> list[Any]:
+    return [np.array(_key(node))]
+
+
+@tflite_op("VAR_HANDLE", since=1, fold=_fold_handle)
+def var_handle(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """Folded to the handle's key."""
+    return [np.array(_key(node))]
+
+
+def _handle(ctx: ImportContext, node: TFLiteNode) -> str:
+    if not ctx.is_constant(node.inputs[0]):
+        raise InvalidModel("resource handle is not produced by VAR_HANDLE")
+    return str(np.asarray(ctx.const_value(node.inputs[0])).reshape(-1)[0])
+
+
+@tflite_op("ASSIGN_VARIABLE", since=1, fold=False)
+def assign_variable(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """Stores the value for later READ_VARIABLEs of this conversion."""
+    variables = state(ctx)["variables"]
+    key = _handle(ctx, node)
+    value = ctx.value(node.inputs[1])
+    if not state(ctx).get("in_init"):
+        ctx.warn(f"variable {key!r} is updated by the graph; WebNN graphs are stateless, so "
+                 "the update is not carried to the next run")
+    variables[key] = value
+    return []
+
+
+@tflite_op("READ_VARIABLE", since=1, fold=False)
+def read_variable(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+    """The variable's current value (constant or operand)."""
+    variables = state(ctx)["variables"]
+    key = _handle(ctx, node)
+    if key not in variables:
+        raise InvalidModel(f"variable {key!r} is read before it is assigned")
+    return [variables[key]]
