@@ -17,10 +17,16 @@ from typing import Any
 
 
 class ConversionError(Exception):
-    """Base class of every conversion error."""
+    """Base class of every conversion error.
+
+    `constant_candidates` (set by the importer) names the values the failing handler wanted
+    to be constants but were computed from graph inputs: pinning the inputs they depend on
+    may make the node convertible.
+    """
 
     reason_code: str = "conversion_error"
     default_hint: str = ""
+    constant_candidates: tuple[str, ...] = ()
 
     def __init__(self, message: str, *, node_name: str | None = None,
                  op_type: str | None = None, domain: str | None = None,
@@ -97,6 +103,8 @@ class RequiresConstantInput(ConversionError):
     reason_code = "requires_constant_input"
     default_hint = ("fix free dimensions (free_dims/input_shapes) or pin inputs (pin_inputs) "
                     "so that the value folds to a constant")
+    value_name: str | None = None
+    """The value that had to be a constant, when known (used to decide what to pin)."""
 
 
 class InvalidModel(ConversionError):

@@ -139,20 +139,31 @@ class ImportContext:
         self.folding = folding
         self.node: Node | None = None
         self.importer: Importer | None = None
+        self.queried: set[str] = set()
+        """Values a handler asked about (`is_constant`, `const_value`) that were not
+        constants; attached to the node's error as `constant_candidates`."""
 
     # -- values ----------------------------------------------------------------------
     def has(self, name: str) -> bool:
         return bool(name) and (name in self.consts or name in self.operands)
 
     def is_constant(self, name: str) -> bool:
-        return bool(name) and name in self.consts
+        if not name:
+            return False
+        if name in self.consts:
+            return True
+        self.queried.add(name)
+        return False
 
     def const_value(self, name: str) -> np.ndarray:
         """The numpy value of a constant value; RequiresConstantInput otherwise."""
         if name in self.consts:
             return self.consts[name]
-        raise RequiresConstantInput(f"input {name!r} must be known at conversion time, but it "
+        self.queried.add(name)
+        err = RequiresConstantInput(f"input {name!r} must be known at conversion time, but it "
                                     "depends on graph inputs")
+        err.value_name = name
+        raise err
 
     def const_input(self, node: Node, index: int, default: Any = None) -> Any:
         """The constant value of input `index`, or `default` when the input is omitted."""
@@ -162,8 +173,10 @@ class ImportContext:
         try:
             return self.const_value(name)
         except RequiresConstantInput as exc:
-            raise RequiresConstantInput(f"input {index} ({name!r}) must be known at conversion "
-                                        "time, but it depends on graph inputs") from exc
+            err = RequiresConstantInput(f"input {index} ({name!r}) must be known at conversion "
+                                        "time, but it depends on graph inputs")
+            err.value_name = name
+            raise err from exc
 
     def operand(self, name: str) -> MLOperand:
         """The operand of a value (constants are materialised in the builder on first use)."""
@@ -287,6 +300,8 @@ class Importer:
         self._fold_context: MLContext | None = None
         self._depth = 0
         self._scopes = 0
+        self.bool_values: set[str] = {vi.name for vi in source.inputs if vi.dtype == "bool"}
+        """Values whose ONNX type is bool (carried as uint8 operands)."""
 
     def _warn(self, message: str) -> None:
         if message not in self.report.warnings:
@@ -315,9 +330,16 @@ class Importer:
                     "have", hint="pin the input to a constant with pin_inputs"))
                 self.poisoned.add(vi.name)
                 continue
+            assert vi.shape is not None
+            if any(d == 0 for d in vi.shape):
+                # an empty tensor has one possible value: it is a constant (WebNN operands
+                # cannot be empty; ops reading only its type or shape still convert)
+                empty = np.zeros(vi.shape, dtype=vi.dtype)
+                empty.setflags(write=False)
+                self.consts[vi.name] = empty
+                continue
             if vi.dtype == "float64":
                 self._warn(f"graph input {vi.name!r} converted from float64 to float32")
-            assert vi.shape is not None
             self.operands[vi.name] = self.builder.input(vi.name, list(vi.shape), dt)
 
     def _record(self, node: Node, status: str, ops: Sequence[str] = ()) -> None:
@@ -327,6 +349,9 @@ class Importer:
     def _fail(self, node: Node, error: ConversionError) -> None:
         error.with_node(node_name=node.name, op_type=node.op_type, domain=node.domain,
                         version=node.version)
+        if self.ctx.node is node and not getattr(error, "constant_candidates", None):
+            # values the handler wanted as constants: what pinning inputs could fix
+            error.constant_candidates = tuple(sorted(self.ctx.queried))
         self.errors.append(error)
         self.poisoned.update(o for o in node.outputs if o)
         self._record(node, "unsupported")
@@ -345,12 +370,12 @@ class Importer:
             if not self._inline(node):
                 self._fail(node, UnsupportedOp(self._no_handler_message(node)))
             return
-        previous = self.ctx.node
-        self.ctx.node = node
+        previous, queried = self.ctx.node, self.ctx.queried
+        self.ctx.node, self.ctx.queried = node, set()
         try:
             for idx in handler.const_inputs:
                 self.ctx.const_input(node, idx)
-            all_const = all(self.ctx.is_constant(i) for i in node.inputs if i)
+            all_const = all(i in self.consts for i in node.inputs if i)
             if all_const and handler.fold is not False:
                 values = self._fold(node, handler)
                 if values is not None:
@@ -369,7 +394,7 @@ class Importer:
             err.__cause__ = exc
             self._fail(node, err)
         finally:
-            self.ctx.node = previous
+            self.ctx.node, self.ctx.queried = previous, queried
 
     # -- functions and subgraphs ------------------------------------------------------
     def _scope_prefix(self, node: Node, tag: str = "") -> str:
@@ -383,7 +408,35 @@ class Importer:
             arr = self.consts[name]
             return _dtype_str(arr), tuple(int(d) for d in arr.shape)
         op = self.operands[name]
+        if op.data_type == "uint8" and name in self.bool_values:
+            return "bool", tuple(op.shape)
         return op.data_type, tuple(op.shape)
+
+    def _track_bool(self, node: Node) -> None:
+        """Record which uint8 outputs of `node` are ONNX bools (ONNX type inference)."""
+        names = [o for o in node.outputs if o in self.operands and
+                 self.operands[o].data_type == "uint8"]
+        if not names or node.proto is None or self.source.source_format != "onnx":
+            return
+        try:
+            import onnx
+            from onnx import helper
+
+            from .formats.onnx import onnx_elem_type
+
+            schema = onnx.defs.get_schema(node.op_type, node.version, node.domain)
+            types = {}
+            for i in node.inputs:
+                t = self._onnx_type(i)
+                if t is not None and t[0] != "string":
+                    types[i] = helper.make_tensor_type_proto(onnx_elem_type(t[0]), list(t[1]))
+            inferred = onnx.shape_inference.infer_node_outputs(schema, node.proto, types)
+        except Exception:  # noqa: BLE001 - type tracking is best effort
+            return
+        for o in names:
+            t = inferred.get(o)
+            if t is not None and t.tensor_type.elem_type == onnx.TensorProto.BOOL:
+                self.bool_values.add(o)
 
     def _inline(self, node: Node) -> bool:
         """Inline the function body of `node`'s op; False when it has none."""
@@ -529,6 +582,7 @@ class Importer:
         else:
             ops = self._new_ops(produced, before)
             self._record(node, "decomposed" if len(ops) > 1 else "native", ops)
+            self._track_bool(node)
 
     def _store_consts(self, node: Node, values: Sequence[Any]) -> None:
         self._check_count(node, values)

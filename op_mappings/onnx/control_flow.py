@@ -126,13 +126,18 @@ def loop(ctx: Any, node: Any) -> list[Value]:
     body = node.attrs["body"]
     trip = node.input(0)
     if trip and not ctx.is_constant(trip):
-        raise RequiresConstantInput("the Loop trip count M depends on graph inputs; only loops "
-                                    "with trip counts known at conversion time are unrolled")
+        err = RequiresConstantInput("the Loop trip count M depends on graph inputs; only "
+                                    "loops with trip counts known at conversion time are "
+                                    "unrolled")
+        err.value_name = trip
+        raise err
     max_trip = int(np.asarray(ctx.const_value(trip)).reshape(-1)[0]) if trip else None
     cond_name = node.input(1)
     if cond_name and not ctx.is_constant(cond_name):
-        raise RequiresConstantInput("the Loop condition depends on graph inputs "
+        err = RequiresConstantInput("the Loop condition depends on graph inputs "
                                     "(data-dependent trip count)")
+        err.value_name = cond_name
+        raise err
     cond = _scalar_bool(ctx.const_value(cond_name), "Loop condition") if cond_name else True
     carried = [ctx.value(n) if n else None for n in node.inputs[2:]]
     n_carried = len(carried)
