@@ -241,13 +241,14 @@ def convert(model: str, outdir: str, fmt: str, stem: str, dims: tuple[str, ...],
     """Convert MODEL (.onnx or .tflite) and write it to OUTDIR; print the conversion report."""
     say = _progress(_want_progress(progress))
     with _handled(debug, as_json):
+        from converter.api import convert
         from converter.export.api import export
-        from converter.validate import convert_model, detect_format
+        from converter.formats.detect import detect_format
 
         kwargs = _conversion_kwargs(dims, shapes, pins, signature)
         source_format = detect_format(model)
         say(f"converting {model}")
-        result = convert_model(model, **kwargs, fmt=source_format)
+        result = convert(model, **kwargs, fmt=source_format)
         say(f"writing {fmt} files to {outdir}")
         written = export(result, outdir, format=fmt, stem=stem)
         if as_json:

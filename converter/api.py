@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import onnx
 
 from .errors import InvalidModel
 from .formats.onnx import SourceGraph, ValueInfo, read_onnx
@@ -96,7 +97,45 @@ class ConversionResult:
 
 def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str, int] | None = None,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
-            pin_inputs: Mapping[str, Any] | None = None) -> ConversionResult:
+            pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None, *,
+            fmt: str | None = None) -> ConversionResult:
+    """Convert an ONNX model (path, bytes or ModelProto) or a TFLite model (path or bytes,
+    recognised by its ``TFL3`` identifier or ``.tflite`` suffix) to a WebNN graph.
+
+    `fmt` ("onnx" or "tflite") skips detection. Restrictions: `signature` applies to TFLite
+    only; TFLite models have no named free dimensions (use `input_shapes`) and no pinning.
+    Raises `InvalidModel` for options the format does not have, for unreadable/unsafe
+    models and unresolved dimensions, and `ConversionFailed` (one error listing every node
+    that could not be converted).
+    """
+    from .formats.detect import FORMATS, detect_format, model_label
+
+    if isinstance(model, onnx.ModelProto):
+        fmt = fmt or "onnx"
+    fmt = fmt or detect_format(model)
+    label = "<ModelProto>" if isinstance(model, onnx.ModelProto) else model_label(model)
+    if fmt == "tflite":
+        if free_dims:
+            raise InvalidModel(f"{label}: TFLite models have no named free dimensions "
+                               f"({', '.join(sorted(free_dims))}); fix dynamic dimensions "
+                               "with input shapes (--shape INPUT=D1,D2,...)")
+        if pin_inputs:
+            raise InvalidModel(f"{label}: pinning inputs is only supported for ONNX models")
+        from .api_tflite import convert_tflite
+
+        return convert_tflite(model, signature=signature, input_shapes=input_shapes)
+    if fmt != "onnx":
+        raise InvalidModel(f"unknown model format {fmt!r} (known: {', '.join(FORMATS)})")
+    if signature:
+        raise InvalidModel(f"{label}: --signature applies to TFLite models only")
+    return convert_onnx(model, free_dims=free_dims, input_shapes=input_shapes,
+                        pin_inputs=pin_inputs)
+
+
+def convert_onnx(model: str | os.PathLike[str] | bytes | Any,
+                 free_dims: Mapping[str, int] | None = None,
+                 input_shapes: Mapping[str, Sequence[int]] | None = None,
+                 pin_inputs: Mapping[str, Any] | None = None) -> ConversionResult:
     """Convert an ONNX model (path, bytes or ModelProto) to a WebNN graph.
 
     Raises `InvalidModel` (unreadable/unsafe model, unresolved dimensions) or

@@ -24,7 +24,8 @@ class Backend(Protocol):
 
 _FACTORIES: dict[str, Callable[..., Backend]] = {}
 _MODULES = {"reference": "converter.runtime.reference",
-            "onnxruntime": "converter.runtime.onnxruntime"}
+            "onnxruntime": "converter.runtime.onnxruntime",
+            "torch": "converter.runtime.torch"}
 
 
 def register_backend(name: str, factory: Callable[..., Backend]) -> None:

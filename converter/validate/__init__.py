@@ -11,6 +11,7 @@ print(report.to_text()); assert report.passed
 
 from __future__ import annotations
 
+from ..formats.detect import detect_format
 from .compare import Comparison, compare
 from .core import (
     DEFAULT_ATOL,
@@ -24,11 +25,10 @@ from .core import (
     validate,
 )
 from .inputs import make_inputs
-from .model import convert_model, detect_format
 from .source import SourceRun, run_source
 from .taps import TappedGraph, convert_tapped
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "Comparison", "Divergence", "SourceRun",
-           "TappedGraph", "ValidationReport", "compare", "compile_graph", "convert_model",
+           "TappedGraph", "ValidationReport", "compare", "compile_graph",
            "convert_tapped", "detect_format", "graph_feeds", "locate_divergence",
            "make_inputs", "run_converted", "run_source", "validate"]

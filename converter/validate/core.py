@@ -21,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from ..api import convert
+from ..formats.detect import detect_format, model_label
 from ..importer import webnn_dtype
 from .compare import Comparison, compare, json_number
 from .inputs import make_inputs
-from .model import convert_model, detect_format, model_label
 from .source import run_source
 from .taps import convert_tapped
 
@@ -277,8 +278,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     if result is None:
         say(f"converting {label}")
         start = time.perf_counter()
-        result = convert_model(model, free_dims=free_dims, input_shapes=input_shapes,
-                               pin_inputs=pin_inputs, signature=signature, fmt=fmt)
+        result = convert(model, free_dims=free_dims, input_shapes=input_shapes,
+                         pin_inputs=pin_inputs, signature=signature, fmt=fmt)
         timings["convert"] = time.perf_counter() - start
     feeds = make_inputs(result.source, seed=seed, overrides=inputs)
     say(f"running the original model in {'LiteRT' if fmt == 'tflite' else 'onnxruntime'}")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .model import detect_format, model_label
+from ..formats.detect import detect_format, model_label
 
 Dim = int | str | None
 

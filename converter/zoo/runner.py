@@ -111,8 +111,10 @@ class ZooReport:
 def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
               threads: int = 0, debug: bool = False) -> ZooResult:
     """Convert and validate one entry; never raises (see the module docstring)."""
+    from ..api import convert
     from ..errors import ConversionError
-    from ..validate import convert_model, detect_format, validate
+    from ..formats.detect import detect_format
+    from ..validate import validate
 
     base: dict[str, Any] = {"name": entry.name, "path": entry.path, "source": entry.source,
                             "licence": entry.licence, "rtol": entry.rtol, "atol": entry.atol}
@@ -125,10 +127,10 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
         fmt = detect_format(entry.path)
         shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
                                                entry.input_specs.items() if "shape" in v}
-        result = convert_model(entry.path, free_dims=dict(entry.free_dims) or None,
-                               input_shapes=shapes or None,
-                               pin_inputs=dict(entry.pin_inputs) or None,
-                               signature=entry.signature, fmt=fmt)
+        result = convert(entry.path, free_dims=dict(entry.free_dims) or None,
+                         input_shapes=shapes or None,
+                         pin_inputs=dict(entry.pin_inputs) or None,
+                         signature=entry.signature, fmt=fmt)
         timings["convert"] = time.perf_counter() - start
         overrides = spec_inputs(entry, result)
         if entry.inputs:

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from converter import convert as convert_model
 from converter.errors import InvalidModel
 from converter.validate import (
     compare,
-    convert_model,
     convert_tapped,
     detect_format,
     make_inputs,

@@ -171,7 +171,7 @@ def test_reports_escape_and_round_trip(tmp_path: Path) -> None:
 def test_manifest_source_table_and_input_specs(tmp_path: Path) -> None:
     """The layout of models/zoo_tflite.toml: source = {pypi, path} resolved through the
     distribution's metadata; inputs = {name: {shape, dtype, range}} drive the inputs."""
-    from converter.validate import convert_model
+    from converter import convert
     from converter.zoo.runner import run_entry, spec_inputs
 
     tiny_tflite(tmp_path / "t.tflite")
@@ -193,7 +193,7 @@ inputs = { x = { shape = [1, 8, 8, 3], dtype = "float32", range = [2.0, 3.0] } }
     assert (light.rtol, light.atol) == (1e-2, 1e-4)  # the loosest of the per-output values
     assert dict(tfl.input_specs["x"]) == {"shape": [1, 8, 8, 3], "dtype": "float32",
                                           "range": [2.0, 3.0]}
-    x = spec_inputs(tfl, convert_model(tfl.path))["x"]
+    x = spec_inputs(tfl, convert(tfl.path))["x"]
     assert x.shape == (1, 8, 8, 3) and 2.0 <= x.min() and x.max() <= 3.0
     result = run_entry(tfl)
     assert result.status == "pass", result.message
