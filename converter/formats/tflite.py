@@ -88,6 +88,7 @@ _OPTIONS_OF: dict[str, str] = {
     "GATHER_ND": "GatherNdOptions", "BATCH_MATMUL": "BatchMatMulOptions",
     "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions", "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
     "REVERSE_V2": "ReverseV2Options", "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
+    "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
 }
 
 
