@@ -53,3 +53,17 @@ def test_uint8_relu() -> None:
     m = one_op("RELU", [x], quant_in=[Quant([0.1], [128])], quant_out=Quant([0.05], [0]))
     check(m, [x], steps=1)
     assert np.dtype("uint8") == x.dtype
+
+
+def test_prelu_int8() -> None:
+    """int8 PRELU with an int8 alpha [1, 1, C] (LiteRT's int8 kernel reads one alpha scale,
+    so per-channel alpha has no oracle)."""
+    from tests.op_mappings.tflite.tflite_builder import ModelBuilder
+
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 3, 4, 4], "int8", quant=Quant([0.05], [-3]))
+    alpha = rand(1, 1, 4, low=-60, high=100, seed=2, dtype="int8")
+    a = mb.const("alpha", alpha, quant=Quant([0.004], [0]))
+    y = mb.output(mb.tensor("y", [1, 3, 4, 4], "int8", quant=Quant([0.04], [-10])))
+    mb.op("PRELU", [x, a], [y])
+    check(mb.build(), [rand(1, 3, 4, 4, low=-128, high=127, dtype="int8")], steps=1)

@@ -51,3 +51,23 @@ def test_block_sparse() -> None:
     sp.dimMetadata = [_dim(0, 2), _dim(1, seg=[0, 1, 2], idx=[1, 0]), _dim(0, 2), _dim(0, 2)]
     values = np.arange(1, 9, dtype=np.float32)
     check(_model(values, [4, 4], sp), [rand(4, 4)])
+
+
+def test_int8_sparse_weights() -> None:
+    """An int8 sparse constant densified, then used as int8 per-tensor quantized weights of
+    an int8 ADD (LiteRT's DENSIFY supports float32, float16 and int8)."""
+    from tests.op_mappings.tflite.tflite_builder import Quant
+
+    sp = S.SparsityParametersT()
+    sp.traversalOrder, sp.blockMap = [0, 1], []
+    sp.dimMetadata = [_dim(0, 3), _dim(1, seg=[0, 2, 2, 4], idx=[1, 3, 0, 3])]
+    q = Quant([0.05], [0])
+    mb = ModelBuilder()
+    x = mb.input("x", [3, 4], "int8", quant=Quant([0.04], [3]))
+    c = mb.tensor("c", [3, 4], "int8", data=np.array([10, -20, 30, -127], np.int8),
+                  sparsity=sp, quant=q)
+    d = mb.tensor("d", [3, 4], "int8", quant=q)
+    y = mb.output(mb.tensor("y", [3, 4], "int8", quant=Quant([0.08], [-2])))
+    mb.op("DENSIFY", [c], [d])
+    mb.op("ADD", [x, d], [y], S.AddOptionsT(), version=2)
+    check(mb.build(), [rand(3, 4, low=-128, high=127, dtype="int8")], steps=1)

@@ -38,3 +38,13 @@ def test_nearest_int8() -> None:
     q = Quant([0.1], [0])
     check(one_op("RESIZE_NEAREST_NEIGHBOR", [x, np.array([5, 7], np.int32)], o, constants=[1],
                  quant_in=[q], quant_out=q, version=2), [x], steps=0)
+
+
+@pytest.mark.parametrize("align,half", MODES)
+def test_bilinear_int8(align: bool, half: bool) -> None:
+    o = S.ResizeBilinearOptionsT()
+    o.alignCorners, o.halfPixelCenters = align, half
+    x = rand(1, 4, 5, 2, low=-128, high=127, dtype="int8")
+    q = Quant([0.1], [-4])
+    check(one_op("RESIZE_BILINEAR", [x, np.array([7, 3], np.int32)], o, constants=[1],
+                 quant_in=[q], quant_out=q, out_shape=[1, 7, 3, 2], version=2), [x], steps=1)

@@ -65,3 +65,26 @@ def test_mediapipe_custom() -> None:
             ref[0, 2 * i:2 * i + 2, 2 * j:2 * j + 2, :] += np.einsum(
                 "c,ohwc->hwo", xv[0, i, j].astype(np.float64), wv.astype(np.float64))
     np.testing.assert_allclose(got, ref + bv, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("padding", [0, 1])
+def test_int8_per_channel(padding: int) -> None:
+    """int8 input/output, per-channel int8 weights (axis 0), int32 bias."""
+    from tests.op_mappings.tflite.tflite_builder import Quant
+
+    x_shape, o, k, s = [1, 3, 4, 3], 4, 3, 2
+    out_hw = [6, 8] if padding == 0 else [7, 9]
+    mb = ModelBuilder()
+    wv = rand(o, k, k, 3, seed=2)
+    ws = np.abs(wv).reshape(o, -1).max(1) / 127
+    wq = np.round(wv / ws[:, None, None, None]).astype(np.int8)
+    shape = mb.const("shape", np.array([1, *out_hw, o], np.int32))
+    w = mb.const("w", wq, quant=Quant(ws, [0] * o, 0))
+    x = mb.input("x", x_shape, "int8", quant=Quant([0.03], [2]))
+    b = mb.const("b", rand(o, low=-200, high=200, seed=4, dtype="int32"),
+                 quant=Quant(0.03 * ws, [0] * o, 0))
+    y = mb.output(mb.tensor("y", [1, *out_hw, o], "int8", quant=Quant([0.05], [-1])))
+    opts = S.TransposeConvOptionsT()
+    opts.padding, opts.strideH, opts.strideW = padding, s, s
+    mb.op("TRANSPOSE_CONV", [shape, w, x, b], [y], opts, version=3)
+    check(mb.build(), [rand(*x_shape, low=-128, high=127, dtype="int8")], steps=1)
