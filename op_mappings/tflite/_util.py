@@ -224,6 +224,18 @@ def float_dtype(x: MLOperand) -> str:
     return x.data_type if x.data_type in ("float32", "float16") else "float32"
 
 
+def empty(node: TFLiteNode, shape: Sequence[int], o: int = 0) -> np.ndarray:
+    """An empty (zero-element) constant for output `o`: WebNN operands cannot be empty, so
+    such values stay numpy arrays (CONCATENATION drops them)."""
+    info = out_info(node, o)
+    dtype = info.dtype if info is not None and info.dtype in _NUMPY_DTYPES else "float32"
+    return np.zeros([int(d) for d in shape], dtype)
+
+
+_NUMPY_DTYPES = ("float32", "float16", "int32", "uint8", "int64", "bool", "int16", "int8",
+                 "uint32", "uint64", "uint16", "float64")
+
+
 def scalar(ctx: ImportContext, value: float, like: MLOperand) -> MLOperand:
     """A rank-0 constant of `like`'s data type."""
     return ctx.builder.constant(np.array(value, dtype=like.data_type))

@@ -5,18 +5,19 @@ SLICE: size -1 = to the end. STRIDED_SLICE implements all five masks and `offset
 (tflite-mapping.md §3.7): the spec is expanded (ellipsis, new axes), begin/end are
 normalised and clamped per stride sign, axes with negative strides are reversed, then one
 strided slice and a reshape that drops shrunk dims and inserts new ones.
-Restrictions: zero-length results are not representable in WebNN (rejected).
+Zero-length results (e.g. the head slice of a lowered TensorListSetItem at index 0) are
+not representable in WebNN: they become empty numpy constants, which CONCATENATION drops.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.errors import InvalidModel
 from converter.formats.tflite import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import const_ints, data_in, finish
+from op_mappings.tflite._util import const_ints, data_in, empty, finish
 
 
 @tflite_op("SLICE", since=1, const_inputs=(1, 2))
@@ -27,8 +28,10 @@ def slice_(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     if len(begin) != len(x.shape) or len(size) != len(x.shape):
         raise InvalidModel(f"begin {begin} / size {size} do not match rank {len(x.shape)}")
     size = [d - b if s == -1 else s for b, s, d in zip(begin, size, x.shape, strict=True)]
-    if any(s <= 0 for s in size):
-        raise UnsupportedAttribute(f"slice sizes {size}: empty results are not representable")
+    if any(s < 0 for s in size):
+        raise InvalidModel(f"slice sizes {size} are negative")
+    if any(s == 0 for s in size):
+        return [empty(node, size)]
     return [finish(ctx, node, ctx.builder.slice(x, begin, size), raw)]
 
 
@@ -76,6 +79,7 @@ def strided_slice(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     if len(shape_in) != rank:
         x = b.reshape(x, shape_in)
     starts, sizes, steps, reverse, out_shape = [], [], [], [], []
+    is_empty = False
     for axis, ((kind, i), dim) in enumerate(zip(entries, shape_in, strict=True)):
         if kind != "spec":
             starts.append(0)
@@ -106,8 +110,7 @@ def strided_slice(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
             hi = -1 if _bit(em, i) else min(max(hi + dim if hi < 0 else hi, -1), dim - 1)
             count = max(-(-(lo - hi) // -s), 0)
         if count == 0:
-            raise UnsupportedAttribute("strided slice result is empty, which WebNN cannot "
-                                       "represent")
+            is_empty = True
         if s < 0:
             reverse.append(axis)
             lo = dim - 1 - lo
@@ -115,6 +118,8 @@ def strided_slice(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
         sizes.append((count - 1) * abs(s) + 1)
         steps.append(abs(s))
         out_shape.append(count)
+    if is_empty:
+        return [empty(node, out_shape)]
     if reverse:
         x = b.reverse(x, axes=reverse)
     y = b.slice(x, starts, sizes, strides=steps)

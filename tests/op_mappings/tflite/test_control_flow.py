@@ -3,6 +3,8 @@ with small multi-subgraph models built with the object API."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from flatbuffers import flexbuffers
@@ -287,3 +289,16 @@ def test_call_once_runs_init_once() -> None:
     mb.op("ADD", [v, x], [y], S.AddOptionsT())
     result = check(mb.build(), [rand(3)])
     assert any("stateless" in w for w in result.report.warnings)
+
+
+KERAS = sorted((Path(__file__).resolve().parent / "data").glob("keras_*.tflite"))
+
+
+@pytest.mark.parametrize("path", KERAS, ids=lambda p: p.stem)
+def test_keras_rnn_exports(path: Path) -> None:
+    """Real Keras SimpleRNN / GRU / LSTM / Bidirectional(LSTM) layers exported by the TFLite
+    converter (data/make_keras_rnn.py): WHILE loops with tensor lists lowered to GATHER,
+    SLICE (empty at step 0) and CONCATENATION."""
+    data = path.read_bytes()
+    result = check(data, [rand(1, 5, 3, seed=11)], atol=1e-5)
+    assert "WHILE" in result.report.to_dict()["ops"]

@@ -40,3 +40,28 @@ def test_strided_slice(case) -> None:
                                  np.array(strides, np.int32)], o, constants=[1, 2, 3],
                version=4 if offset else 2)
     check(m, [x])
+
+
+@pytest.mark.parametrize("op", ["SLICE", "STRIDED_SLICE"])
+def test_empty_slice_dropped_by_concat(op: str) -> None:
+    """An empty slice (as the lowered TensorListSetItem produces at index 0) becomes an empty
+    constant that CONCATENATION drops."""
+    from tests.op_mappings.tflite.tflite_builder import ModelBuilder
+
+    mb = ModelBuilder()
+    x = mb.input("x", [3, 4])
+    e = mb.tensor("e", [0, 4])
+    y = mb.output(mb.tensor("y", [3, 4]))
+    if op == "SLICE":
+        mb.op("SLICE", [x, mb.const("b", np.array([0, 0], np.int32)),
+                        mb.const("s", np.array([0, -1], np.int32))], [e])
+    else:
+        mb.op("STRIDED_SLICE", [x, mb.const("b", np.array([2, 0], np.int32)),
+                                mb.const("en", np.array([2, 4], np.int32)),
+                                mb.const("st", np.array([1, 1], np.int32))], [e],
+              S.StridedSliceOptionsT())
+    o = S.ConcatenationOptionsT()
+    o.axis = 0
+    mb.op("CONCATENATION", [e, x], [y], o)
+    result = check(mb.build(), [rand(3, 4)])
+    assert result.report.to_dict()["ops"][op]["folded"] == ["e"]
