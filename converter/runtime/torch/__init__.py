@@ -89,21 +89,25 @@ if torch is not None:
         return t.untyped_storage().data_ptr()
 
     @contextlib.contextmanager
-    def _precision(threads: int | None) -> Iterator[None]:
-        """Full float32 precision (no TF32) and the requested thread count, restored after."""
+    def _precision(threads: int | None, cuda: bool) -> Iterator[None]:
+        """Inference mode, the requested thread count and, on CUDA, full float32 precision
+        (no TF32) and float16 matmuls without reduced-precision reductions; all restored
+        afterwards."""
         old_threads = torch.get_num_threads()
         if threads is not None and threads != old_threads:
             torch.set_num_threads(threads)
-        cuda_tf32 = torch.backends.cuda.matmul.allow_tf32
-        cudnn_tf32 = torch.backends.cudnn.allow_tf32
-        torch.backends.cuda.matmul.allow_tf32 = False
-        torch.backends.cudnn.allow_tf32 = False
+        flags = ((torch.backends.cuda.matmul, "allow_tf32", False),
+                 (torch.backends.cudnn, "allow_tf32", False),
+                 (torch.backends.cuda.matmul, "allow_fp16_reduced_precision_reduction", False))
+        saved = [(obj, name, getattr(obj, name)) for obj, name, _ in flags] if cuda else []
+        for obj, name, value in flags if cuda else ():
+            setattr(obj, name, value)
         try:
             with torch.inference_mode():
                 yield
         finally:
-            torch.backends.cuda.matmul.allow_tf32 = cuda_tf32
-            torch.backends.cudnn.allow_tf32 = cudnn_tf32
+            for obj, name, value in saved:
+                setattr(obj, name, value)
             if threads is not None and threads != old_threads:
                 torch.set_num_threads(old_threads)
 
@@ -181,7 +185,7 @@ if torch is not None:
                                            f"{dt}{list(shape)}")
 
         def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-            with _precision(self.threads):
+            with _precision(self.threads, self.device.type == "cuda"):
                 feeds = [(s, _to_tensor(inputs[name], dt, self.device))
                          for name, s, dt in self._inputs]
                 if self._use_cuda_graph:
@@ -222,7 +226,9 @@ if torch is not None:
                     for s, t in [*self._constants.items(), *feeds]:
                         env[s] = t
                     return self._eager(env)
-            return [t.clone() for t in self._graph_runner.replay(feeds)]
+            # Static outputs are overwritten by the next replay; run() copies them to
+            # host memory before that.
+            return list(self._graph_runner.replay(feeds))
 
     class _CudaGraphRunner:
         """Static input buffers, one captured CUDA graph and its static outputs."""

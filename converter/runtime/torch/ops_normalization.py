@@ -1,7 +1,7 @@
 """Torch implementations: batchNormalization, instanceNormalization, layerNormalization
 (mirrors the reference kernels/normalization.py).
 
-Computed from the spec formulas in float32 (float16 natively on CUDA); `epsilon` is first cast
+Computed from the spec formulas in float32 (float16 inputs too, also on CUDA); `epsilon` is first cast
 to the input data type, as the spec requires. Variances are population variances computed
 from the centred values (mean of squared deviations).
 """
@@ -29,13 +29,9 @@ def _normalize(x: torch.Tensor, axes: list[int], epsilon: float) -> torch.Tensor
     return centered / torch.sqrt(var + epsilon)
 
 
-def _optional(node: Node, name: str) -> int | None:
-    return node.opt(name)
-
-
 @impl("batchNormalization")
 def batch_normalization(node: Node) -> Fn:
-    axis, eps, fl = int(node.options["axis"]), _epsilon(node), node.fl
+    axis, eps, fl = int(node.options["axis"]), _epsilon(node), node.acc
     rank = node.operand(0).rank
     scale, bias = node.opt("scale"), node.opt("bias")
 
@@ -54,7 +50,7 @@ def batch_normalization(node: Node) -> Fn:
 
 @impl("instanceNormalization")
 def instance_normalization(node: Node) -> Fn:
-    eps, fl = _epsilon(node), node.fl
+    eps, fl = _epsilon(node), node.acc
     spatial, channel = ([2, 3], 1) if node.options["layout"] == "nchw" else ([1, 2], 3)
     scale, bias = node.opt("scale"), node.opt("bias")
 
@@ -83,7 +79,7 @@ def _reduced_layout(shape: Sequence[int], axes: Sequence[int]
 @impl("layerNormalization")
 def layer_normalization(node: Node) -> Fn:
     axes = [int(a) for a in node.options["axes"]]
-    eps, fl = _epsilon(node), node.fl
+    eps, fl = _epsilon(node), node.acc
     shape = node.operand(0).shape
     order, target = _reduced_layout(shape, axes)
     scale, bias = node.opt("scale"), node.opt("bias")

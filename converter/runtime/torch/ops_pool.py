@@ -5,7 +5,8 @@ The input (channels-first view) is padded (or cropped at the end) so that its sp
 exactly what the output windows span, then pooled with no implicit padding: float maxPool2d
 uses `F.max_pool2d` on an input padded with -inf; the sums of averagePool2d / l2Pool2d use
 `F.avg_pool2d(divisor_override=1)` on a zero-padded input (or, with dilations, strided
-`unfold` windows), divided by the number of real (non-padding) cells of each window.
+`unfold` windows), divided by the number of real (non-padding) cells of each window (sums in float32, also for
+float16 on CUDA).
 Integer maxPool2d reduces `unfold` windows with `amax` exactly in the storage dtype (uint64 in
 unsigned order). A window with no real cell yields 0 for every pool. Floats are computed in
 float32 (float16 natively on CUDA).
@@ -52,12 +53,13 @@ def pool2d(node: Node) -> Fn:
     # (left, right, top, bottom); a negative end crops cells no window reaches.
     pads = (left, span_w - left - w, top, span_h - top - h)
     padded = any(pads)
-    dt, fl = node.in_type, node.fl
+    dt = node.in_type
+    fl = node.fl if node.op.op == "maxPool2d" else node.acc
     floating = dt in ("float32", "float16")
     count = (_counts(h, kh, top, sh, dh, oh)[:, None] * _counts(w, kw, left, sw, dw, ow)[None, :])
     empty = None if count.all() else node.ctx.tensor(count == 0)
     kind = node.op.op
-    divisor = node.ctx.tensor(np.maximum(count, 1), node.float_dtype())
+    divisor = node.ctx.tensor(np.maximum(count, 1), torch.float32)
     k, s, d = (kh, kw), (sh, sw), (dh, dw)
 
     if kind == "maxPool2d":

@@ -1,7 +1,7 @@
 """Torch implementations: gru, gruCell, lstm, lstmCell (mirrors the reference
 kernels/recurrent.py: the spec's gruCell/lstmCell emulation).
 
-Computed in float32 (float16 natively on CUDA). Loops run over directions and time steps
+Computed in float32 (float16 inputs too, also on CUDA). Loops run over directions and time steps
 only; the input products of all steps are one matmul per direction. Missing biases,
 peepholes and initial states are zeros. Gate offsets along the 3H/4H axis: gru "zrn" z 0,
 r H, n 2H; "rzn" r 0, z H, n 2H; lstm "iofg" i 0, o H, f 2H, g 3H; "ifgo" i 0, f H, g 2H,
@@ -93,7 +93,7 @@ def _sum_bias(a: torch.Tensor | None, b: torch.Tensor | None) -> torch.Tensor | 
 
 @impl("gruCell")
 def gru_cell(node: Node) -> Fn:
-    h, fl, acts = int(node.op.args[4]), node.fl, _acts(node)
+    h, fl, acts = int(node.op.args[4]), node.acc, _acts(node)
     layout, reset_after = node.options["layout"], bool(node.options["resetAfter"])
     b_pos, rb_pos = node.opt("bias"), node.opt("recurrentBias")
 
@@ -108,7 +108,7 @@ def gru_cell(node: Node) -> Fn:
 
 @impl("lstmCell")
 def lstm_cell(node: Node) -> Fn:
-    h, fl, acts = int(node.op.args[5]), node.fl, _acts(node)
+    h, fl, acts = int(node.op.args[5]), node.acc, _acts(node)
     layout = node.options["layout"]
     b_pos, rb_pos = node.opt("bias"), node.opt("recurrentBias")
     p_pos = node.opt("peepholeWeight")
@@ -133,14 +133,14 @@ def _step_order(steps: int, direction: str, d: int) -> range:
 @impl("gru")
 def gru(node: Node) -> Fn:
     steps, h = int(node.op.args[3]), int(node.op.args[4])
-    fl, acts, o = node.fl, _acts(node), node.options
+    fl, acts, o = node.acc, _acts(node), node.options
     dirs = node.operand(1).shape[0]
     batch = node.operand(0).shape[1]
     layout, reset_after = o["layout"], bool(o["resetAfter"])
     direction, sequence_out = o["direction"], bool(o["returnSequence"])
     b_pos, rb_pos = node.opt("bias"), node.opt("recurrentBias")
     h0_pos = node.opt("initialHiddenState")
-    dtype = node.float_dtype()
+    dtype = torch.float32
     device = node.ctx.device
 
     def fn(*t: torch.Tensor) -> list[torch.Tensor]:
@@ -167,7 +167,7 @@ def gru(node: Node) -> Fn:
 @impl("lstm")
 def lstm(node: Node) -> Fn:
     steps, h = int(node.op.args[3]), int(node.op.args[4])
-    fl, acts, o = node.fl, _acts(node), node.options
+    fl, acts, o = node.acc, _acts(node), node.options
     dirs = node.operand(1).shape[0]
     batch = node.operand(0).shape[1]
     layout, direction = o["layout"], o["direction"]
@@ -175,7 +175,7 @@ def lstm(node: Node) -> Fn:
     b_pos, rb_pos = node.opt("bias"), node.opt("recurrentBias")
     p_pos = node.opt("peepholeWeight")
     h0_pos, c0_pos = node.opt("initialHiddenState"), node.opt("initialCellState")
-    dtype = node.float_dtype()
+    dtype = torch.float32
     device = node.ctx.device
 
     def fn(*t: torch.Tensor) -> list[torch.Tensor]:

@@ -1,7 +1,7 @@
 """Torch implementations: the reduce family, argMin/argMax, cumulativeSum and softmax (mirrors
 the reference kernels/reduce.py).
 
-Floats are computed in float32 (float16 too on the CPU); integer reductions (sum, product,
+Floats are computed in float32 (float16 too, also on CUDA); integer reductions (sum, product,
 L1, sumSquare, max, min, cumulativeSum) are exact in int64 arithmetic, wrapping like the
 output type on overflow (uint64 as its bit pattern; max/min in unsigned order). Reducing over
 no axes applies the per-element part of the reduction only (e.g. reduceL1 -> abs).
@@ -79,7 +79,7 @@ def _elementwise(op: str, data_type: str) -> Reduce:
       "reduceMin", "reduceProduct", "reduceSum", "reduceSumSquare")
 def reduce(node: Node) -> Fn:
     axes = [int(a) for a in node.options["axes"]]
-    dt, fl, out_shape = node.in_type, node.fl, node.out_shape
+    dt, fl, out_shape = node.in_type, node.acc, node.out_shape
     fn = _reducer(node.op.op, axes, dt) if axes else _elementwise(node.op.op, dt)
     return lambda x: [fn(fl(x)).reshape(out_shape)]
 
@@ -96,7 +96,7 @@ def arg_min_max(node: Node) -> Fn:
 def cumulative_sum(node: Node) -> Fn:
     axis = int(node.op.args[1])
     exclusive, reverse = bool(node.options["exclusive"]), bool(node.options["reversed"])
-    n, fl = node.operand(0).shape[axis], node.fl
+    n, fl = node.operand(0).shape[axis], node.acc
 
     def fn(x: torch.Tensor) -> list[torch.Tensor]:
         x = fl(x)
@@ -115,5 +115,5 @@ def cumulative_sum(node: Node) -> Fn:
 
 @impl("softmax")
 def softmax(node: Node) -> Fn:
-    axis, fl = int(node.op.args[1]), node.fl
+    axis, fl = int(node.op.args[1]), node.acc
     return lambda x: [torch.softmax(fl(x), dim=axis)]

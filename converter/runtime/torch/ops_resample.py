@@ -6,7 +6,7 @@ src = clamp((dst + 0.5) * n / m - 0.5, 0, n - 1). Index tables and weights are c
 at compile time with exact integer arithmetic.
 - nearest-neighbor: index ceil(src - 0.5) (round half down); values are copied exactly.
 - linear: v0 = floor(src), v1 = ceil(src), t = src - v0, result v0·(1 - t) + v1·t along the
-  second axis, then the first, in float32 (float16 natively on CUDA). uint8/int8 are computed
+  second axis, then the first, in float32 (float16 inputs too, also on CUDA). uint8/int8 are computed
   exactly in int64 as rationals, rounded half to even once and saturated to the type range.
 """
 
@@ -57,7 +57,7 @@ def resample2d(node: Node) -> Fn:
         return nearest
     dt = node.in_type
     if dt in ("float32", "float16"):
-        fl, fdt = node.fl, node.float_dtype()
+        fl, fdt = node.acc, torch.float32
         steps = []
         for a in reversed(axes):
             lo, hi, r, den = _linear(xs[a], out[a])

@@ -16,7 +16,9 @@ unsigned order or division (comparisons, max/min, division, casts to float) hand
 explicitly (`order_key`, `uint64_to_float64`).
 
 Float16 on the CPU is computed in float32 and rounded to float16 once per op (torch's CPU
-float16 kernels are slow or missing); on CUDA float16 runs natively (`Ctx.native_half`).
+float16 kernels are slow or missing); on CUDA float16 runs natively (`Ctx.native_half`),
+except reductions, normalizations, average/L2 pools, cumulativeSum, softmax, linear
+resample2d and the recurrent ops, which compute in float32 everywhere (`Node.acc`).
 """
 
 from __future__ import annotations
@@ -142,18 +144,18 @@ class Node:
         return self.op.outputs[0].shape
 
     # -- compute dtypes --------------------------------------------------------------------
-    def float_dtype(self, data_type: str | None = None) -> torch.dtype:
-        """The dtype floats of `data_type` (default: the output's) are computed in."""
-        dt = data_type or self.out_type
-        if dt == "float16" and self.ctx.native_half:
-            return torch.float16
-        return torch.float32
-
     def fl(self, t: torch.Tensor) -> torch.Tensor:
         """Float tensor `t` in the compute dtype (float16 -> float32 unless native)."""
         if t.dtype == torch.float16 and not self.ctx.native_half:
             return t.float()
         return t
+
+    @staticmethod
+    def acc(t: torch.Tensor) -> torch.Tensor:
+        """Float tensor `t` in float32 also on CUDA: for reductions, normalizations and
+        recurrences, whose float16 intermediates (sums of squares, running states) would
+        overflow or drift."""
+        return t.float() if t.dtype == torch.float16 else t
 
 
 def order_key(t: torch.Tensor, data_type: str) -> torch.Tensor:
