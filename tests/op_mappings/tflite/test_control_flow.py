@@ -297,8 +297,19 @@ KERAS = sorted((Path(__file__).resolve().parent / "data").glob("keras_*.tflite")
 @pytest.mark.parametrize("path", KERAS, ids=lambda p: p.stem)
 def test_keras_rnn_exports(path: Path) -> None:
     """Real Keras SimpleRNN / GRU / LSTM / Bidirectional(LSTM) layers exported by the TFLite
-    converter (data/make_keras_rnn.py): WHILE loops with tensor lists lowered to GATHER,
+    converter (data/make_fixtures.py): WHILE loops with tensor lists lowered to GATHER,
     SLICE (empty at step 0) and CONCATENATION."""
     data = path.read_bytes()
     result = check(data, [rand(1, 5, 3, seed=11)], atol=1e-5)
     assert "WHILE" in result.report.to_dict()["ops"]
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_tf_cond_export(seed: int) -> None:
+    """`tf.cond(reduce_sum(x) > 0, ...)` exported by the TFLite converter: an IF whose
+    condition is computed from the input (seeds 1 and 2 take different branches)."""
+    data = (Path(__file__).resolve().parent / "data" / "tf_cond.tflite").read_bytes()
+    x = rand(2, 3, seed=seed)
+    assert (x.sum() > 0) == (seed == 1)
+    result = check(data, [x])
+    assert "where" in result.report.to_dict()["ops"]["IF"]["webnn_ops"]

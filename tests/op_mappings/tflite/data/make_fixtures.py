@@ -1,11 +1,13 @@
-"""Regenerate the Keras recurrent-layer fixtures (keras_*.tflite) used by
-tests/op_mappings/tflite/test_control_flow.py.
+"""Regenerate the control-flow fixtures used by tests/op_mappings/tflite/test_control_flow.py.
 
-Keras RNN layers export to TFLite as WHILE loops (a counter compared with a constant limit,
-tensor lists lowered to GATHER / SLICE / CONCATENATION). Needs TensorFlow (not needed by the
-tests, which only read the stored files):
+- keras_*.tflite: Keras RNN layers, which export to TFLite as WHILE loops (a counter compared
+  with a constant limit, tensor lists lowered to GATHER / SLICE / CONCATENATION);
+- tf_cond.tflite: `tf.cond` on a value computed from the input (an IF whose condition is
+  only known at run time).
 
-    .venv/bin/python tests/op_mappings/tflite/data/make_keras_rnn.py
+Needs TensorFlow (not needed by the tests, which only read the stored files):
+
+    .venv/bin/python tests/op_mappings/tflite/data/make_fixtures.py
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ HERE = Path(__file__).resolve().parent
 def main() -> None:
     import tensorflow as tf
 
-    tf.random.set_seed(0)
+    tf.keras.utils.set_random_seed(0)
     layers = tf.keras.layers
     specs = {
         "simple_rnn": lambda: layers.SimpleRNN(6, return_sequences=True),
@@ -35,6 +37,16 @@ def main() -> None:
         data = tf.lite.TFLiteConverter.from_keras_model(model).convert()
         (HERE / f"keras_{name}.tflite").write_bytes(data)
         print(name, len(data), "bytes")
+
+    @tf.function(input_signature=[tf.TensorSpec([2, 3], tf.float32)])
+    def cond(x: tf.Tensor) -> tf.Tensor:
+        return tf.cond(tf.reduce_sum(x) > 0, lambda: tf.nn.relu(x) * 2.0,
+                       lambda: tf.tanh(x) - 1.0)
+
+    data = tf.lite.TFLiteConverter.from_concrete_functions(
+        [cond.get_concrete_function()]).convert()
+    (HERE / "tf_cond.tflite").write_bytes(data)
+    print("tf_cond", len(data), "bytes")
 
 
 if __name__ == "__main__":
