@@ -99,8 +99,10 @@ def test_outputs_own_their_memory() -> None:
     x = b.input("x", shape=[2, 3], data_type="float32")
     c = b.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
     r = b.reshape(x, [3, 2])
+    twice = b.relu(x)
     graph = b.build({"a": b.identity(x), "b": r, "c": b.transpose(c), "d": b.reshape(c, [6]),
-                     "e": b.slice(x, [0, 1], [2, 2]), "f": b.reshape(r, [6])})
+                     "e": b.slice(x, [0, 1], [2, 2]), "f": b.reshape(r, [6]), "g": twice,
+                     "h": twice})
     feed = np.ones((2, 3), np.float32)
     out = ctx.compute(graph, {"x": feed})
     arrays = list(out.values()) + [feed]
@@ -170,3 +172,16 @@ def test_torch_compile_inductor() -> None:
         return {"y": b.gelu(b.matmul(o["a"], b.constant(w)))}
 
     compare({"a": rand((3, 4))}, build, compile=True)
+
+
+def test_dispatch_with_ml_tensors() -> None:
+    ctx = ML().create_context(backend="torch")
+    b = MLGraphBuilder(ctx)
+    x = b.input("x", shape=[3], data_type="uint64")
+    graph = b.build({"y": b.add(x, x)})
+    tx = ctx.create_tensor([3], "uint64", writable=True)
+    ty = ctx.create_tensor([3], "uint64", readable=True)
+    ctx.write_tensor(tx, np.array([1, 2**63, 2**64 - 1], np.uint64))
+    ctx.dispatch(graph, {"x": tx}, {"y": ty})
+    np.testing.assert_array_equal(ctx.read_tensor(ty),
+                                  np.array([2, 0, 2**64 - 2], np.uint64))
