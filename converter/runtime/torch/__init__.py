@@ -14,7 +14,9 @@ Factory options (`get_backend("torch", device, **options)` or
   default "inductor" compiler, which needs a C++ toolchain and takes tens of seconds per
   graph; a string names another `torch.compile` backend, e.g. "eager" or "aot_eager").
 - `cuda_graphs`: on CUDA, capture the whole graph once into a CUDA graph and replay it
-  (default False); falls back to eager execution with a warning if capture fails.
+  (default False); falls back to eager execution with a warning if capture fails. The
+  captured graph runs the eager call list (`compile` is not applied under `cuda_graphs`).
+  The op implementations never synchronise with the host, so every graph can be captured.
 
 Numerics: float32 computes in float32 (TF32 is disabled while a graph runs), float16 natively
 on CUDA and in float32 rounded to float16 after every op on the CPU; integer ops are exact
