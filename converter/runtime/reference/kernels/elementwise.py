@@ -20,14 +20,16 @@ def _erf(x: np.ndarray) -> np.ndarray:
 
 
 def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Integer division truncating toward zero; division by zero yields 0."""
+    """Integer division truncating toward zero; division by zero yields 0.
+
+    Floor division plus a correction avoids |a|, which overflows for the most negative value.
+    """
     a, b = np.broadcast_arrays(a, b)
-    safe = np.where(b == 0, 1, b)
-    if a.dtype.kind == "u":
-        q = a // safe
-    else:
-        q = np.abs(a) // np.abs(safe)
-        q = np.where((a < 0) != (safe < 0), -q, q)
+    safe = np.where(b == 0, 1, b).astype(a.dtype)
+    with np.errstate(over="ignore"):
+        q = np.floor_divide(a, safe)
+        r = a - q * safe
+    q = np.where((r != 0) & ((a < 0) != (safe < 0)), q + 1, q)
     return np.where(b == 0, 0, q)
 
 

@@ -39,3 +39,22 @@ def test_float16_end_to_end() -> None:
     out = ctx.compute(graph, {"x": v})["y"]
     assert out.dtype == np.float16
     np.testing.assert_array_equal(out, expected.astype(np.float16))
+
+
+def test_integer_div_truncates_toward_zero_at_the_extremes() -> None:
+    lo, hi = -(2**63), 2**63 - 1
+    a = np.array([lo, lo, lo, hi, -7, 7, -7, 5], np.int64)
+    d = np.array([2, hi, 3, -2, 2, -2, -2, 0], np.int64)
+
+    def trunc(x: int, y: int) -> int:  # exact Python integers, spec rule
+        if y == 0:
+            return 0
+        q = abs(x) // abs(y)
+        return q if (x < 0) == (y < 0) else -q
+
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    x = b.input("a", [8], "int64")
+    y = b.input("d", [8], "int64")
+    out = ctx.compute(b.build({"q": b.div(x, y)}), {"a": a, "d": d})["q"]
+    assert out.tolist() == [trunc(int(p), int(q)) for p, q in zip(a, d, strict=True)]

@@ -104,7 +104,7 @@ def test_pad(dtype: str, mode: str, shape: tuple[int, ...], begin: list[int], en
 @pytest.mark.parametrize(("dtype", "value", "fill"), [
     ("int8", 300, 127), ("uint8", -5, 0), ("int32", 2.5, 2), ("int32", 3.5, 4),
     ("float16", 1e6, np.inf), ("float16", 0.1, np.float16(0.1)), ("uint64", 2**64 + 5, 2**64 - 1),
-    ("int64", 2**62 + 1, 2**62 + 1), ("float32", "NaN", np.nan), ("int32", float("nan"), 0),
+    ("int64", 2**62 + 1, 2**62 + 1), ("float32", float("nan"), np.nan), ("int32", float("nan"), 0),
 ])
 def test_pad_value_is_cast_to_the_input_type(dtype: str, value: Any, fill: Any) -> None:
     """MLNumber cast (spec): integers clamp then round half to even, NaN -> 0; floats round
