@@ -252,7 +252,10 @@ class ImportContext:
             arr = arr.astype(np.float32)
         elif dt not in DATA_TYPES:
             raise UnsupportedDataType(f"{what} has data type {dt}, which WebNN does not have")
-        return self.builder.constant(arr)
+        operand = self.builder.constant(arr)
+        if operand.value is not None and not np.shares_memory(operand.value, arr):
+            release_mapped_pages(arr)
+        return operand
 
     def warn(self, message: str) -> None:
         node = self.node
@@ -262,6 +265,25 @@ class ImportContext:
     def unsupported(self, message: str, hint: str | None = None) -> UnsupportedAttribute:
         """An UnsupportedAttribute error for the current node (raise it)."""
         return UnsupportedAttribute(message, hint=hint)
+
+
+def release_mapped_pages(arr: np.ndarray) -> None:
+    """Drop the resident pages of a memory-mapped (read-only, file-backed) array once the
+    builder holds its own copy: the process then holds each weight once, not twice. The
+    mapping stays valid (pages are read again from the file if the array is used)."""
+    import mmap
+
+    base: Any = arr
+    while base is not None and not isinstance(base, mmap.mmap):
+        if isinstance(base, np.memmap) and getattr(base, "_mmap", None) is not None:
+            base = base._mmap
+            break
+        base = getattr(base, "base", None)
+    if isinstance(base, mmap.mmap) and hasattr(base, "madvise"):
+        try:
+            base.madvise(mmap.MADV_DONTNEED)
+        except (OSError, ValueError, AttributeError):
+            pass
 
 
 def _dtype_str(arr: np.ndarray) -> str:
