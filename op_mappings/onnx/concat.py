@@ -1,5 +1,6 @@
 """ONNX Concat -> WebNN concat (negative axis normalised).
 
+Empty inputs (zero-size constants, e.g. from a Split with a zero size) are dropped.
 Restrictions: rank >= 1 inputs of one data type (WebNN concat).
 """
 
@@ -24,6 +25,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 @onnx_op("Concat", since=4, fold=_fold)
 def concat(ctx: ImportContext, node: Node) -> list[Any]:
-    operands = [ctx.operand(n) for n in node.inputs if n]
+    names = [n for n in node.inputs if n and not (n in ctx.consts and ctx.consts[n].size == 0)]
+    operands = [ctx.operand(n) for n in names]
     axis = norm_axis(node.attrs["axis"], operands[0].rank)
-    return [ctx.builder.concat(operands, axis)]
+    return [operands[0] if len(operands) == 1 else ctx.builder.concat(operands, axis)]

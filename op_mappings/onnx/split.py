@@ -2,7 +2,9 @@
 
 Sizes come from the `split` attribute (before 13) or constant input (13+); otherwise equal
 parts, one per output (opset 18 `num_outputs`: ceil-sized chunks, the last one smaller).
-Restrictions: sizes must be constant and non-zero.
+Zero sizes give empty outputs, which become empty constants (WebNN operands cannot be empty;
+a later Concat drops them).
+Restrictions: sizes must be constant.
 """
 
 from __future__ import annotations
@@ -48,9 +50,18 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 @onnx_op("Split", since=2, fold=_fold)
 def split(ctx: ImportContext, node: Node) -> list[Any]:
     axis, sizes = _plan(ctx, node)
-    if 0 in sizes:
-        raise ctx.unsupported(f"Split sizes {sizes} contain 0 (empty outputs)")
-    return list(ctx.builder.split(ctx.operand(node.inputs[0]), sizes, axis=axis))
+    x = ctx.operand(node.inputs[0])
+    nonzero = [s for s in sizes if s]
+    parts = iter(ctx.builder.split(x, nonzero, axis=axis) if len(nonzero) > 1 else [x])
+    out: list[Any] = []
+    for size in sizes:
+        if size:
+            out.append(next(parts))
+        else:
+            shape = list(x.shape)
+            shape[axis] = 0
+            out.append(np.zeros(shape, dtype=x.data_type))
+    return out
 
 
 @onnx_op("Split", since=13, const_inputs=(1,), fold=_fold)
