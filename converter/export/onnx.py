@@ -28,12 +28,17 @@ from ..webnn.errors import MLOperationError
 from ..webnn.graph import MLGraph
 from .onnx_lowering import LOWERINGS, Emitter
 from .onnx_lowering.context import ONNX_TYPES
+from .onnx_lowering.fusion import emit_affine, plan_affine_chains
 
 MIN_OPSET = 21
 
 
-def to_onnx(graph: MLGraph, *, opset: int = 21) -> onnx.ModelProto:
-    """The ONNX model computing `graph` (inputs and outputs keep their WebNN names)."""
+def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True) -> onnx.ModelProto:
+    """The ONNX model computing `graph` (inputs and outputs keep their WebNN names).
+
+    `fuse`: emit chains of constant affine float32 operations as one affine map (see
+    `onnx_lowering.fusion`; rounds once per emitted node instead of once per operation).
+    """
     max_opset = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= max_opset:
         raise ValueError(f"to_onnx: opset must lie in [{MIN_OPSET}, {max_opset}], got {opset}")
@@ -53,10 +58,17 @@ def to_onnx(graph: MLGraph, *, opset: int = 21) -> onnx.ModelProto:
         e.initializers.append(numpy_helper.from_array(operand.value, name))
         e.declare(name, operand.data_type)
         e.bind(operand, name)
+    chains = plan_affine_chains(graph) if fuse else {}
+    fused = {i for chain in chains.values() for i in chain.ops[:-1]}
     for i, op in enumerate(graph.operations):
+        if i in fused:  # computed by the chain's last operation
+            continue
         label = op.options.get("label")
         e.current = f"{op.op}{i}" + (f"_{label}" if label else "")
-        names = list(LOWERINGS[op.op](e, op))
+        if i in chains:
+            names = [emit_affine(e, chains[i])]
+        else:
+            names = list(LOWERINGS[op.op](e, op))
         if len(names) != len(op.outputs):
             raise MLOperationError(f"ONNX export: {op.op}: lowering produced {len(names)} "
                                    f"outputs, expected {len(op.outputs)}")

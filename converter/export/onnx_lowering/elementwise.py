@@ -181,11 +181,15 @@ def parametric(e: Emitter, op: Operation) -> list[str]:
 
 @lowering("prelu")
 def prelu(e: Emitter, op: Operation) -> list[str]:
-    """where(x < 0, x·slope, x), broadcast bidirectionally like WebNN."""
+    """where(x < 0, x·slope, x), broadcast bidirectionally like WebNN: ONNX PRelu (one
+    kernel, same arithmetic) for float types when the slope broadcasts to x's shape, and
+    Less/Mul/Where otherwise (integer types, or a slope that widens x)."""
     x, slope = op.args
     out = op.outputs[0].data_type
     ct = lift(out)
     xv = e.input(x, ct)
+    if ct == "float32" and tuple(x.shape) == tuple(op.outputs[0].shape):
+        return [e.cast(e.node("PRelu", [xv, e.input(slope, ct)], ct), out)]
     neg = e.node("Less", [xv, e.scalar(0, ct)], "bool")
     prod = e.node("Mul", [xv, e.input(slope, ct)], ct)
     return [e.cast(e.node("Where", [neg, prod, xv], ct), out)]

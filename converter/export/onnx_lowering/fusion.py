@@ -1,0 +1,170 @@
+"""Graph-level fusion done before lowering: chains of constant affine operations.
+
+A float32 operation is *affine* when it computes `x·s + t` of one non-constant operand `x`
+with constants `s`, `t` that broadcast to `x`'s shape without changing it: add / sub / mul
+with a constant operand, div by a constant without zeros, linear, and batchNormalization
+whose mean, variance, scale and bias are all constants (or absent). A chain is a sequence of
+two or more affine operations, each reading the previous one's result, which nothing else
+reads and which is not a graph output (for example batchNormalization → mul → add, as
+Caffe2-exported DenseNets have, or sub → div input normalisation).
+
+A chain is emitted as one affine map with `s` and `t` composed at export time in float64 and
+rounded once to float32: ONNX BatchNormalization (mean 0, variance 1, epsilon 0, so that
+onnxruntime's folding `scale/sqrt(var + ε)` is exact) when the map varies only along axis 1
+of a rank ≥ 2 operand, which onnxruntime fuses into a preceding Conv or runs as one blocked
+kernel, and Mul + Add otherwise.
+
+Restrictions: only float32 operations (float16 graphs round after every operation, which a
+fused chain would not reproduce) and finite constants. The fused chain computes the same
+real-number function, but rounds once per emitted node instead of once per WebNN operation
+(the result differs from the reference by a few float32 ULP of the intermediate values). A
+single affine operation is never fused: it keeps its own exact lowering.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...webnn.graph import MLGraph
+from ...webnn.operand import MLOperand, Operation
+from .context import Emitter
+
+F32 = "float32"
+
+
+@dataclass
+class AffineChain:
+    """`ops` (operation indices, in order) compute `source·scale + shift`; `scale` and
+    `shift` are float64 arrays broadcastable to `source.shape` without changing it."""
+
+    source: MLOperand
+    scale: np.ndarray
+    shift: np.ndarray
+    ops: list[int]
+
+
+def _constant(operand: object) -> np.ndarray | None:
+    if not isinstance(operand, MLOperand) or operand.kind != "constant" or operand.value is None:
+        return None
+    value = np.asarray(operand.value, dtype=np.float64)
+    return value if np.isfinite(value).all() else None
+
+
+def _fits(param: np.ndarray, shape: Sequence[int]) -> bool:
+    try:
+        return np.broadcast_shapes(param.shape, tuple(shape)) == tuple(shape)
+    except ValueError:
+        return False
+
+
+def _float32_param(value: float) -> float:
+    return float(np.float32(value))
+
+
+def affine_form(op: Operation) -> tuple[MLOperand, np.ndarray, np.ndarray] | None:
+    """(x, s, t) with `op` computing x·s + t (float64 constants), or None when `op` is not a
+    float32 affine operation of one non-constant operand."""
+    if not op.outputs or op.outputs[0].data_type != F32:
+        return None
+    out_shape = op.outputs[0].shape
+    one, zero = np.ones(()), np.zeros(())
+    if op.op in ("add", "sub", "mul", "div"):
+        a, b = op.args
+        ca, cb = _constant(a), _constant(b)
+        if (ca is None) == (cb is None):
+            return None
+        x, c = (b, ca) if ca is not None else (a, cb)
+        assert c is not None
+        if tuple(x.shape) != tuple(out_shape) or not _fits(c, out_shape):
+            return None
+        if op.op == "add":
+            return x, one, c
+        if op.op == "mul":
+            return x, c, zero
+        if op.op == "sub":
+            return (x, one, -c) if x is a else (x, -one, c)
+        if x is a and (c != 0).all():  # x / c
+            return x, 1.0 / c, zero
+        return None
+    if op.op == "linear":
+        x = op.args[0]
+        return x, np.asarray(_float32_param(op.options["alpha"])), np.asarray(
+            _float32_param(op.options["beta"]))
+    if op.op == "batchNormalization":
+        x, mean, variance = op.args
+        params = [_constant(mean), _constant(variance)]
+        for key in ("scale", "bias"):
+            if op.options.get(key) is not None:
+                params.append(_constant(op.options[key]))
+        if any(p is None for p in params):
+            return None
+        axis = int(op.options["axis"])
+        along = [x.shape[axis]] + [1] * (x.rank - axis - 1)
+        m, v = params[0], params[1]
+        assert m is not None and v is not None
+        eps = _float32_param(op.options["epsilon"])
+        s = 1.0 / np.sqrt(v + eps)
+        if op.options.get("scale") is not None:
+            s = s * _constant(op.options["scale"])
+        t = -m * s
+        if op.options.get("bias") is not None:
+            t = t + _constant(op.options["bias"])
+        if not (np.isfinite(s).all() and np.isfinite(t).all()):
+            return None
+        return x, s.reshape(along), t.reshape(along)
+    return None
+
+
+def plan_affine_chains(graph: MLGraph) -> dict[int, AffineChain]:
+    """The fusable chains of `graph`, keyed by the index of their last operation."""
+    uses: Counter[int] = Counter()
+    for op in graph.operations:
+        for operand in op.operand_inputs():
+            uses[id(operand)] += 1
+    for operand in graph.outputs.values():
+        uses[id(operand)] += 2  # never fuse away a graph output
+    open_chains: dict[int, AffineChain] = {}  # id(result operand) -> chain ending there
+    chains: dict[int, AffineChain] = {}
+    for i, op in enumerate(graph.operations):
+        form = affine_form(op)
+        if form is None:
+            continue
+        x, s, t = form
+        prev = open_chains.pop(id(x), None)
+        if prev is not None and uses[id(x)] == 1:
+            chain = AffineChain(prev.source, prev.scale * s, prev.shift * s + t, [*prev.ops, i])
+            chains.pop(prev.ops[-1], None)
+        else:
+            chain = AffineChain(x, s, t, [i])
+        open_chains[id(op.outputs[0])] = chain
+        if len(chain.ops) >= 2:
+            chains[i] = chain
+    return chains
+
+
+def emit_affine(e: Emitter, chain: AffineChain) -> str:
+    """The ONNX value of `chain.source·scale + shift` (see the module docstring)."""
+    x = chain.source
+    rank = x.rank
+    scale, shift = np.broadcast_arrays(chain.scale, chain.shift)
+    full = scale.reshape((1,) * (rank - scale.ndim) + scale.shape)
+    full_shift = shift.reshape(full.shape)
+    xv = e.input(x, F32)
+    if rank >= 2 and all(n == 1 for k, n in enumerate(full.shape) if k != 1):
+        channels = x.shape[1]
+        s = np.broadcast_to(full.reshape(-1), (channels,))
+        t = np.broadcast_to(full_shift.reshape(-1), (channels,))
+        return e.node("BatchNormalization",
+                      [xv, e.const(s, F32, "affine_scale"), e.const(t, F32, "affine_shift"),
+                       e.const(np.zeros(channels), F32, "zeros"),
+                       e.const(np.ones(channels), F32, "ones")], F32, epsilon=0.0)
+    y = xv
+    if not (scale == 1).all():
+        y = e.node("Mul", [y, e.const(scale, F32, "affine_scale")], F32)
+    if not (shift == 0).all() or y == xv:
+        y = e.node("Add", [y, e.const(shift, F32, "affine_shift")], F32)
+    return y
