@@ -53,7 +53,7 @@ _HINT = "add a handler in op_mappings/tflite/, or replace the op in the source m
 class TFLiteImporter(Importer):
     """The shared importer loop with TFLite handler lookup and TFLite wording in errors."""
 
-    def _no_handler_message(self, node: Node) -> str:
+    def no_handler_message(self, node: Node) -> str:
         from op_mappings.tflite import handlers
 
         sinces = sorted(h.since for h in handlers()
@@ -145,10 +145,11 @@ class TFLiteImporter(Importer):
             self.consts.pop(name, None)
         return outs
 
-    def _fail(self, node: Node, error: ConversionError) -> None:
+    def fail(self, node: Node, error: ConversionError) -> None:
+        error.version_label = "version"
         if isinstance(error, UnsupportedOp) and error.hint == UnsupportedOp.default_hint:
             error.hint = _HINT
-        super()._fail(node, error)
+        super().fail(node, error)
 
 
 def convert_tflite(model: str | os.PathLike[str] | bytes, signature: str | None = None,

@@ -26,6 +26,7 @@ class ConversionError(Exception):
 
     reason_code: str = "conversion_error"
     default_hint: str = ""
+    version_label: str = "opset"  # what `version` counts: ONNX opset, TFLite operator version
     constant_candidates: tuple[str, ...] = ()
 
     def __init__(self, message: str, *, node_name: str | None = None,
@@ -61,7 +62,8 @@ class ConversionError(Exception):
         if self.domain:
             op = f"{self.domain}::{op}"
         name = f" {self.node_name!r}" if self.node_name else ""
-        version = f" (opset {self.version})" if self.version is not None else ""
+        version = (f" ({self.version_label} {self.version})" if self.version is not None
+                   else "")
         return f"{op}{name}{version}"
 
     def __str__(self) -> str:

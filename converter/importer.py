@@ -334,7 +334,7 @@ class Importer:
         self._add_inputs()
         for node in self.source.nodes:
             self._visit(node)
-        outputs = self._outputs()
+        outputs = self.graph_outputs()
         if self.errors:
             raise ConversionFailed(self.errors, self.report)
         graph = self.builder.build(outputs)
@@ -368,7 +368,9 @@ class Importer:
         self.report.nodes.append(NodeRecord(node.op_type, node.domain, node.name, status,
                                             tuple(ops)))
 
-    def _fail(self, node: Node, error: ConversionError) -> None:
+    def fail(self, node: Node, error: ConversionError) -> None:
+        """Record `error` for `node` and poison its outputs (extension point: format
+        importers may adjust the error's wording first)."""
         error.with_node(node_name=node.name, op_type=node.op_type, domain=node.domain,
                         version=node.version)
         if self.ctx.node is node and not getattr(error, "constant_candidates", None):
@@ -390,7 +392,7 @@ class Importer:
         handler = self.lookup(node.op_type, node.domain, node.version)
         if handler is None:
             if not self._inline(node):
-                self._fail(node, UnsupportedOp(self._no_handler_message(node)))
+                self.fail(node, UnsupportedOp(self.no_handler_message(node)))
             return
         previous, queried = self.ctx.node, self.ctx.queried
         self.ctx.node, self.ctx.queried = node, set()
@@ -408,13 +410,13 @@ class Importer:
             results = list(handler.fn(self.ctx, node))
             self._store(node, results, before)
         except ConversionError as exc:
-            self._fail(node, exc)
+            self.fail(node, exc)
         except MLTypeError as exc:
-            self._fail(node, SpecViolation(str(exc)))
+            self.fail(node, SpecViolation(str(exc)))
         except Exception as exc:  # noqa: BLE001 - collect, don't stop
             err = InternalError(f"{type(exc).__name__}: {exc}")
             err.__cause__ = exc
-            self._fail(node, err)
+            self.fail(node, err)
         finally:
             self.ctx.node, self.ctx.queried = previous, queried
 
@@ -473,7 +475,7 @@ class Importer:
         if fn is None:
             return False
         if self._depth >= MAX_INLINE_DEPTH:
-            self._fail(node, UnsupportedOp(
+            self.fail(node, UnsupportedOp(
                 f"function bodies nest deeper than {MAX_INLINE_DEPTH} levels (recursive "
                 "function?)"))
             return True
@@ -481,16 +483,16 @@ class Importer:
             expansion = expand_function(node, fn, self._scope_prefix(node, "fn"),
                                         self.source.opsets)
         except ConversionError as exc:
-            self._fail(node, exc)
+            self.fail(node, exc)
             return True
         before = len(self.operands)
         records, errors = self._visit_nested(expansion.nodes)
         if errors:
-            self._fail(node, _nested_error(errors, f"in the function body of {node.op_type}"))
+            self.fail(node, _nested_error(errors, f"in the function body of {node.op_type}"))
             return True
         missing = [o for o in node.outputs if o and not self.ctx.has(o)]
         if missing:
-            self._fail(node, InternalError(f"the function body of {node.op_type} does not "
+            self.fail(node, InternalError(f"the function body of {node.op_type} does not "
                                            f"produce {missing}"))
             return True
         produced = [self.operands[o] for o in node.outputs if o in self.operands]
@@ -549,7 +551,8 @@ class Importer:
             out.append(self.ctx.value(name))
         return out
 
-    def _no_handler_message(self, node: Node) -> str:
+    def no_handler_message(self, node: Node) -> str:
+        """Why no handler matched `node` (extension point for other source formats)."""
         from op_mappings.onnx import handlers
 
         sinces = sorted(h.since for h in handlers()
@@ -648,7 +651,9 @@ class Importer:
         return values
 
     # -- outputs -----------------------------------------------------------------------
-    def _outputs(self) -> dict[str, MLOperand]:
+    def graph_outputs(self) -> dict[str, MLOperand]:
+        """The outputs handed to `build()`: the source graph's outputs (extension point:
+        `converter.validate.taps` adds every intermediate value to locate divergences)."""
         outputs: dict[str, MLOperand] = {}
         for vi in self.source.outputs:
             name = vi.name

@@ -41,8 +41,8 @@ class _TapMixin:
     tap_outputs: dict[str, str]
     tap_constants: dict[str, np.ndarray]
 
-    def _outputs(self) -> dict[str, MLOperand]:  # type: ignore[override]
-        outputs: dict[str, MLOperand] = super()._outputs()  # type: ignore[misc]
+    def graph_outputs(self) -> dict[str, MLOperand]:
+        outputs: dict[str, MLOperand] = super().graph_outputs()  # type: ignore[misc]
         self.tap_outputs = {}
         self.tap_constants = {}
         if self.errors:  # type: ignore[attr-defined]
