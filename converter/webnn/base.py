@@ -152,8 +152,11 @@ class BuilderBase:
                 raise MLTypeError(f"constant: {arr.size} values do not fill shape {list(shape)}")
             arr = arr.reshape(shape)
         desc = descriptor("constant", data_type, arr.shape)
-        data = np.array(arr, dtype=data_type, copy=True, order="C")
-        data.setflags(write=False)
+        if _immutable(arr) and arr.flags.c_contiguous and arr.dtype == np.dtype(data_type):
+            data = arr  # nothing can change these bytes: sharing them is the same as copying
+        else:
+            data = np.array(arr, dtype=data_type, copy=True, order="C")
+            data.setflags(write=False)
         return MLOperand(self, desc, "constant", value=data)
 
     def _constant_from_tensor(self, tensor: MLTensor) -> MLOperand:
@@ -184,6 +187,23 @@ class BuilderBase:
         operations, inputs, constants = _walk(list(outputs.values()))
         self._built = True
         return MLGraph(self.context, inputs, tuple(constants), tuple(operations), dict(outputs))
+
+
+def _immutable(arr: np.ndarray) -> bool:
+    """True when no one can write to `arr`'s bytes: every array in its base chain is
+    read-only and the memory at the bottom is a read-only buffer (bytes, a read-only mmap).
+    An array that owns its memory is never immutable (its owner may set it writable again)."""
+    x: Any = arr
+    while isinstance(x, np.ndarray):
+        if x.flags.writeable:
+            return False
+        x = x.base
+    if x is None:
+        return False
+    try:
+        return memoryview(x).readonly
+    except TypeError:
+        return False
 
 
 def _has_float(value: Any) -> bool:

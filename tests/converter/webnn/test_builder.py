@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -138,3 +140,22 @@ def test_operands_are_immutable(b: MLGraphBuilder) -> None:
     x = b.input("x", [2], "float32")
     with pytest.raises(AttributeError):
         x.descriptor = None  # type: ignore[misc]
+
+
+def test_constant_shares_only_immutable_memory(b: MLGraphBuilder, tmp_path: Path) -> None:
+    raw = np.arange(6, dtype=np.float32).tobytes()
+    frozen = np.frombuffer(raw, np.float32)  # read-only view of immutable bytes
+    assert b.constant(frozen).value is frozen
+    path = tmp_path / "w.bin"
+    path.write_bytes(raw)
+    mapped = np.memmap(path, np.float32, mode="r")
+    assert np.shares_memory(b.constant(mapped).value, mapped)
+    owned = np.arange(6, dtype=np.float32)
+    owned.setflags(write=False)  # the owner could make it writable again: copy
+    assert not np.shares_memory(b.constant(owned).value, owned)
+    writable_base = np.arange(6, dtype=np.float32)
+    view = writable_base[:]
+    view.setflags(write=False)
+    assert not np.shares_memory(b.constant(view).value, writable_base)
+    shared = np.frombuffer(bytearray(raw), np.float32)  # writable buffer underneath
+    assert not np.shares_memory(b.constant(shared).value, shared)
