@@ -367,18 +367,23 @@ def matches(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -> tuple[b
 
 
 def time_interleaved(runners: Mapping[str, Runner], warmup: int, repeat: int
-                     ) -> dict[str, float]:
-    """Median wall time (seconds) of each runner, all run once per round, interleaved."""
+                     ) -> tuple[dict[str, float], dict[str, float]]:
+    """Median wall time and median process CPU time (seconds) of each runner, all run once
+    per round, interleaved. CPU time is steadier on a loaded machine, but also counts
+    worker threads spinning while they wait."""
     for _ in range(warmup):
         for run in runners.values():
             run()
-    times: dict[str, list[float]] = {k: [] for k in runners}
+    wall: dict[str, list[float]] = {k: [] for k in runners}
+    cpu: dict[str, list[float]] = {k: [] for k in runners}
     for _ in range(repeat):
         for k, run in runners.items():
-            t = time.perf_counter()
+            c, t = time.process_time(), time.perf_counter()
             run()
-            times[k].append(time.perf_counter() - t)
-    return {k: statistics.median(v) for k, v in times.items()}
+            wall[k].append(time.perf_counter() - t)
+            cpu[k].append(time.process_time() - c)
+    return ({k: statistics.median(v) for k, v in wall.items()},
+            {k: statistics.median(v) for k, v in cpu.items()})
 
 
 # -- the benchmark ---------------------------------------------------------------------------
@@ -406,19 +411,23 @@ def bench_model(model: Model, threads: Sequence[int], backends: Sequence[str],
             runners[b] = backend_runner(result, b, t, feeds)
             ok, err = matches(runners[b](), expected)
             checks[b] = {"ok": ok, "max_abs_error": err}
-        medians = time_interleaved(runners, warmup, repeat)
+        medians, cpu = time_interleaved(runners, warmup, repeat)
         base = medians[framework + "-original"]
+        base_cpu = cpu[framework + "-original"]
         row: dict[str, Any] = {"model": model.name, "format": model.format, "threads": t,
                                "framework": framework, "convert_s": round(convert_s, 3),
-                               "original_ms": base * 1e3, "backends": {}}
+                               "original_ms": base * 1e3, "original_cpu_ms": base_cpu * 1e3,
+                               "backends": {}}
         for b in backends:
             row["backends"][b] = {"ms": medians[b] * 1e3, "ratio": medians[b] / base,
+                                  "cpu_ms": cpu[b] * 1e3,
+                                  "cpu_ratio": cpu[b] / base_cpu if base_cpu > 0 else None,
                                   **checks[b]}
         if "reference" not in backends and t == threads[0] and (
                 reference or base * 1e3 < REFERENCE_LIMIT_MS):  # single-threaded numpy
             run_ref = backend_runner(result, "reference", t, feeds)
             ok, err = matches(run_ref(), expected)
-            ref = time_interleaved({"reference": run_ref}, 0, max(1, min(3, repeat)))
+            ref, _ = time_interleaved({"reference": run_ref}, 0, max(1, min(3, repeat)))
             row["backends"]["reference"] = {"ms": ref["reference"] * 1e3,
                                             "ratio": ref["reference"] / base, "ok": ok,
                                             "max_abs_error": err}
@@ -426,34 +435,46 @@ def bench_model(model: Model, threads: Sequence[int], backends: Sequence[str],
     return rows
 
 
+def _geomean(values: Sequence[float]) -> float:
+    return math.exp(sum(math.log(x) for x in values) / len(values))
+
+
 def summarise(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Geometric mean and worst ratio per (format, backend, threads)."""
-    groups: dict[tuple[str, str, int], list[tuple[float, str]]] = {}
+    """Geometric mean and worst wall-time ratio per (format, backend, threads), and the
+    geometric mean of the CPU-time ratios where measured."""
+    groups: dict[tuple[str, str, int], list[tuple[float, str, float | None]]] = {}
     for r in rows:
         for b, v in r["backends"].items():
-            groups.setdefault((r["format"], b, r["threads"]), []).append((v["ratio"],
-                                                                          r["model"]))
+            groups.setdefault((r["format"], b, r["threads"]), []).append(
+                (v["ratio"], r["model"], v.get("cpu_ratio")))
     out = []
     for (fmt, b, t), ratios in sorted(groups.items()):
-        geo = math.exp(sum(math.log(x) for x, _ in ratios) / len(ratios))
-        worst = max(ratios)
+        worst = max(ratios, key=lambda x: x[0])
+        cpu = [c for _, _, c in ratios if c]
         out.append({"format": fmt, "backend": b, "threads": t, "models": len(ratios),
-                    "geomean_ratio": geo, "worst_ratio": worst[0], "worst_model": worst[1]})
+                    "geomean_ratio": _geomean([x for x, _, _ in ratios]),
+                    "worst_ratio": worst[0], "worst_model": worst[1],
+                    "geomean_cpu_ratio": _geomean(cpu) if len(cpu) == len(ratios) else None})
     return out
 
 
-def print_rows(rows: Sequence[Mapping[str, Any]], backends: Sequence[str]) -> None:
+def print_rows(rows: Sequence[Mapping[str, Any]]) -> None:
+    """The per-model table: wall-time medians, ratio to the original (and CPU-time ratio),
+    whether the outputs matched."""
     cols = list(dict.fromkeys(b for r in rows for b in r["backends"]))
-    head = f"{'model':<40} {'thr':>3} {'original ms':>12}"
+    head = f"{'model':<38} {'thr':>3} {'original ms':>11}"
     for b in cols:
-        head += f" {b + ' ms':>16} {'ratio':>7} {'ok':>3}"
+        head += f" {b[:12] + ' ms':>15} {'ratio':>6} {'cpu':>6} {'ok':>2}"
     print(head)
     for r in rows:
-        line = f"{r['model'][:40]:<40} {r['threads']:>3} {r['original_ms']:>12.2f}"
+        line = f"{r['model'][:38]:<38} {r['threads']:>3} {r['original_ms']:>11.2f}"
         for b in cols:
             v = r["backends"].get(b)
-            line += (f" {v['ms']:>16.2f} {v['ratio']:>7.3f} {'y' if v['ok'] else 'N':>3}"
-                     if v else f" {'':>16} {'':>7} {'':>3}")
+            if v is None:
+                line += f" {'':>15} {'':>6} {'':>6} {'':>2}"
+                continue
+            cpu = f"{v['cpu_ratio']:.3f}" if v.get("cpu_ratio") else "-"
+            line += f" {v['ms']:>15.2f} {v['ratio']:>6.3f} {cpu:>6} {'y' if v['ok'] else 'N':>2}"
         print(line)
 
 
@@ -488,7 +509,7 @@ def gpu_section(warmup: int, repeat: int) -> list[dict[str, Any]]:
                                     get_backend("torch", "cuda").compile(result.graph),
                                     result.output_names)
         ok, err = matches(ours(), native())
-        med = time_interleaved({"native": native, "torch-backend": ours}, warmup, repeat)
+        med, _ = time_interleaved({"native": native, "torch-backend": ours}, warmup, repeat)
         rows.append({"model": name, "device": torch.cuda.get_device_name(0),
                      "native_ms": med["native"] * 1e3, "backend_ms": med["torch-backend"] * 1e3,
                      "ratio": med["torch-backend"] / med["native"], "ok": ok,
@@ -589,13 +610,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             ratios = ", ".join(f"{b} {v['ratio']:.3f}" for b, v in r["backends"].items())
             print(f"[{m.name} threads={r['threads']}] original {r['original_ms']:.2f} ms; "
                   f"{ratios}", file=sys.stderr, flush=True)
-    print_rows(rows, backends)
+    print_rows(rows)
     summary = summarise(rows)
     print()
     for s in summary:
+        cpu = (f" (CPU time: {s['geomean_cpu_ratio']:.3f})" if s["geomean_cpu_ratio"]
+               else "")
         print(f"{s['format']:<7} {s['backend']:<12} threads={s['threads']}: geomean ratio "
-              f"{s['geomean_ratio']:.3f} over {s['models']} models, worst {s['worst_ratio']:.3f}"
-              f" ({s['worst_model']})")
+              f"{s['geomean_ratio']:.3f}{cpu} over {s['models']} models, worst "
+              f"{s['worst_ratio']:.3f} ({s['worst_model']})")
     gpu = [] if args.no_gpu else gpu_section(args.warmup, args.repeat)
     for g in gpu:
         print(f"GPU {g['model']}: native torch {g['native_ms']:.2f} ms, torch backend "

@@ -6,10 +6,10 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .context import LOWERINGS, Emitter, lift, lowering
+from .context import LOWERINGS, Emitter, constant_value, lift, lowering
 
 for _mod in pkgutil.iter_modules(__path__):
     if _mod.name != "context":
         importlib.import_module(f"{__name__}.{_mod.name}")
 
-__all__ = ["LOWERINGS", "Emitter", "lift", "lowering"]
+__all__ = ["LOWERINGS", "Emitter", "constant_value", "lift", "lowering"]

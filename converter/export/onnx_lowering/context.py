@@ -57,6 +57,30 @@ def lift(data_type: str) -> str:
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9_]+")
+_FLOAT_TYPES = ("float32", "float16")
+
+
+def constant_value(operand: MLOperand | None) -> np.ndarray | None:
+    """The value of an operand known at export time: a constant, or the result of cast (to a
+    float type), reshape, transpose or identity applied to such a value (as converted models
+    have for float16 weights); None for anything else."""
+    if operand is None:
+        return None
+    if operand.kind == "constant":
+        return None if operand.value is None else np.asarray(operand.value)
+    op = operand.operator
+    if op is None or op.op not in ("cast", "reshape", "transpose", "identity"):
+        return None
+    if op.op == "cast" and operand.data_type not in _FLOAT_TYPES:
+        return None
+    src = constant_value(op.args[0])
+    if src is None:
+        return None
+    if op.op == "cast":
+        return src.astype(operand.data_type)
+    if op.op == "transpose":
+        return np.transpose(src, [int(p) for p in op.options["permutation"]])
+    return src.reshape(operand.shape)
 
 
 class Emitter:

@@ -23,7 +23,7 @@ import numpy as np
 
 from ...webnn.dtypes import type_range
 from ...webnn.operand import Operation
-from .context import Emitter, lift, lowering
+from .context import Emitter, constant_value, lift, lowering
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "max": "Max", "min": "Min"}
 _MODULAR = {"add", "sub", "mul"}
@@ -181,18 +181,67 @@ def parametric(e: Emitter, op: Operation) -> list[str]:
 
 @lowering("prelu")
 def prelu(e: Emitter, op: Operation) -> list[str]:
-    """where(x < 0, x·slope, x), broadcast bidirectionally like WebNN: ONNX PRelu (one
-    kernel, same arithmetic) for float types when the slope broadcasts to x's shape, and
-    Less/Mul/Where otherwise (integer types, or a slope that widens x)."""
+    """where(x < 0, x·slope, x), broadcast bidirectionally like WebNN.
+
+    With a finite slope known at export time that does not widen x (float types, computed in
+    float32), the patterns onnxruntime runs fastest, all computing the same two candidates
+    x and x·slope: LeakyRelu when all slopes are equal (fused into a preceding Conv); for a
+    rank-4 x with one slope per channel (axis 1, or axis 3 via transposes that onnxruntime
+    cancels against the neighbouring NHWC convolutions) `relu(x) + bn(relu(bn(x, −1)),
+    −slope)` with per-channel BatchNormalizations (mean 0, variance 1, ε 0), which stay in
+    onnxruntime's blocked convolution layout; max(x, x·slope) when all slopes lie in [0, 1]
+    and min(x, x·slope) when all are ≥ 1. Otherwise Less/Mul/Where (onnxruntime's PRelu
+    kernel is slower than any of these). NaN follows onnxruntime's kernels (a Relu fused
+    into a blocked-layout convolution maps NaN to 0)."""
     x, slope = op.args
     out = op.outputs[0].data_type
     ct = lift(out)
     xv = e.input(x, ct)
-    if ct == "float32" and tuple(x.shape) == tuple(op.outputs[0].shape):
-        return [e.cast(e.node("PRelu", [xv, e.input(slope, ct)], ct), out)]
+    s = constant_value(slope)
+    if ct == "float32" and s is not None and tuple(x.shape) == tuple(op.outputs[0].shape):
+        s64 = s.astype(np.float64)
+        if s64.size and np.isfinite(s64).all():
+            if (s64 == s64.flat[0]).all():
+                return [e.cast(e.node("LeakyRelu", [xv], ct, alpha=float(s64.flat[0])), out)]
+            axis = _channel_axis(s64.shape, x.rank)
+            if axis is not None:
+                return [e.cast(_prelu_channels(e, xv, s64, x.shape[axis], axis), out)]
+            pick = "Max" if ((s64 >= 0) & (s64 <= 1)).all() else (
+                "Min" if (s64 >= 1).all() else None)
+            if pick is not None:
+                prod = e.node("Mul", [xv, e.input(slope, ct)], ct)
+                return [e.cast(e.node(pick, [xv, prod], ct), out)]
     neg = e.node("Less", [xv, e.scalar(0, ct)], "bool")
     prod = e.node("Mul", [xv, e.input(slope, ct)], ct)
     return [e.cast(e.node("Where", [neg, prod, xv], ct), out)]
+
+
+def _channel_axis(shape: tuple[int, ...], rank: int) -> int | None:
+    """1 or 3 when a parameter of `shape` varies only along that axis of a rank-4 operand."""
+    if rank != 4 or len(shape) > 4:
+        return None
+    full = (1,) * (4 - len(shape)) + tuple(shape)
+    varying = [k for k, n in enumerate(full) if n != 1]
+    return varying[0] if varying in ([1], [3]) else None
+
+
+def _prelu_channels(e: Emitter, xv: str, slope: np.ndarray, channels: int, axis: int) -> str:
+    """relu(x) + (−slope)·relu(−x) along channel `axis` (1 or 3) of a rank-4 float32 x; each
+    product has one rounding, the sum adds a zero, so the result equals the definition."""
+    ct = "float32"
+    if axis == 3:
+        xv = e.transpose(xv, [0, 3, 1, 2])
+    zeros = e.const(np.zeros(channels), ct, "zeros")
+    ones = e.const(np.ones(channels), ct, "ones")
+
+    def scale(v: str, factor: np.ndarray) -> str:
+        return e.node("BatchNormalization", [v, e.const(factor, ct, "prelu_scale"), zeros,
+                                             zeros, ones], ct, epsilon=0.0)
+
+    negative = e.node("Relu", [scale(xv, -np.ones(channels))], ct)
+    y = e.node("Add", [e.node("Relu", [xv], ct),
+                       scale(negative, -np.broadcast_to(slope.reshape(-1), (channels,)))], ct)
+    return e.transpose(y, [0, 2, 3, 1]) if axis == 3 else y
 
 
 @lowering("clamp")

@@ -494,3 +494,39 @@ def test_names_with_odd_characters_survive() -> None:
                 "relu_1__output": b.neg(o["relu_1"])}
 
     compare(inputs, build)
+
+
+# -- lowering patterns chosen for speed ---------------------------------------------------
+SPECIALS = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-40, -1e-40, 3.5, -3.5],
+                    np.float32)
+
+# slope maker, ONNX op that shows the pattern was taken
+PRELU_SLOPES = {
+    "uniform": (lambda: np.full((1, 5, 1, 1), -0.25, np.float32), "LeakyRelu"),
+    "channels_axis1": (lambda: rand((5, 1, 1), lo=-1.5, hi=1.5), "BatchNormalization"),
+    "channels_nhwc": (lambda: rand((1, 1, 6), lo=-1.5, hi=1.5), "BatchNormalization"),
+    "unit_interval": (lambda: rand((4, 6), lo=0.0, hi=1.0), "Max"),
+    "above_one": (lambda: rand((4, 6), lo=1.0, hi=3.0), "Min"),
+    "mixed": (lambda: rand((4, 6), lo=-2.0, hi=2.0), "Where"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(PRELU_SLOPES))
+def test_prelu_constant_slope_patterns(kind: str) -> None:
+    """prelu with constant slopes takes a faster pattern than Less/Mul/Where; each gives
+    exactly where(x < 0, x·slope, x) in float32, special values included (the input is
+    a graph input: nothing is fused into a convolution)."""
+    from converter.export.onnx import to_onnx
+
+    make, onnx_op = PRELU_SLOPES[kind]
+    slope = make()
+    x = rand((2, 5, 4, 6), lo=-4, hi=4)
+    x.reshape(-1)[: SPECIALS.size] = SPECIALS
+    ctx = ML().create_context(backend="onnxruntime")
+    b = MLGraphBuilder(ctx)
+    graph = b.build({"y": b.prelu(b.input("x", shape=list(x.shape), data_type="float32"),
+                                  b.constant(slope))})
+    assert onnx_op in {n.op_type for n in to_onnx(graph).graph.node}
+    got = ctx.compute(graph, {"x": x})["y"]
+    want = np.where(x < 0, x * slope, x)  # float32 product: one rounding, as specified
+    np.testing.assert_array_equal(got, want)

@@ -1,0 +1,29 @@
+"""Smoke test of benchmarks/runtime_zoo.py (--quick: one small model, one thread,
+onnxruntime backend vs onnxruntime on the original), so that the script cannot rot."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_quick_run_writes_json(tmp_path: Path) -> None:
+    out = tmp_path / "zoo.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "runtime_zoo.py"),
+                           "--quick", "--json", str(out)], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert data["errors"] == {}
+    [row] = data["rows"]
+    assert row["threads"] == 1 and row["original_ms"] > 0
+    assert row["framework"] in ("onnxruntime", "litert")
+    ort_row = row["backends"]["onnxruntime"]
+    assert ort_row["ok"] and ort_row["ms"] > 0 and ort_row["ratio"] > 0
+    [summary] = [s for s in data["summary"] if s["backend"] == "onnxruntime"]
+    assert summary["models"] == 1 and summary["geomean_ratio"] == ort_row["ratio"]
+    assert "geomean ratio" in proc.stdout
