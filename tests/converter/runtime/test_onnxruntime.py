@@ -10,8 +10,10 @@ the cost of the many tiny graphs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
 import converter.runtime.onnxruntime as ort_backend
@@ -530,3 +532,60 @@ def test_prelu_constant_slope_patterns(kind: str) -> None:
     got = ctx.compute(graph, {"x": x})["y"]
     want = np.where(x < 0, x * slope, x)  # float32 product: one rounding, as specified
     np.testing.assert_array_equal(got, want)
+
+
+# -- converted models ----------------------------------------------------------------------
+LIGHT_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "light"
+LIGHT_FAST = ["squeezenet", "shufflenet", "inception_v2"]  # cheap on the reference backend
+LIGHT_SLOW = ["bvlc_alexnet", "densenet121", "inception_v1", "resnet50",
+              "vgg19", "zfnet512"]
+
+
+def _light_model(name: str, seed: int = 0) -> onnx.ModelProto:
+    """The onnx package's light_<name>.onnx with its ConstantOfShape-generated weights (all
+    equal, which makes outputs uniform) replaced by seeded random initializers: He-normal
+    for rank >= 2, uniform(0.5, 1.5) for vectors (batch-norm parameters stay positive)."""
+    model = onnx.load(str(LIGHT_DIR / f"light_{name}.onnx"))
+    rng = np.random.default_rng(seed)
+    inits = {t.name: t for t in model.graph.initializer}
+    keep = []
+    for node in model.graph.node:
+        if node.op_type == "ConstantOfShape" and node.input and node.input[0] in inits:
+            shape = [int(d) for d in onnx.numpy_helper.to_array(inits[node.input[0]])]
+            fan_in = max(int(np.prod(shape[1:])), 1)
+            value = (rng.normal(0.0, np.sqrt(2.0 / fan_in), shape) if len(shape) >= 2
+                     else rng.uniform(0.5, 1.5, shape))
+            model.graph.initializer.append(
+                onnx.numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+        else:
+            keep.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(keep)
+    return model
+
+
+def _check_light(name: str) -> None:
+    """The converted model on the onnxruntime backend (with the lowering's fusions) matches
+    the reference backend within 1e-3 + 1e-3·max|ref| per output."""
+    import converter
+
+    result = converter.convert(_light_model(name))
+    feeds = {n: RNG.standard_normal(op.shape).astype(np.float32)
+             for n, op in result.graph.inputs.items()}
+    want = result.graph.context.compute(result.graph, feeds)
+    got = get_backend("onnxruntime", "cpu", threads=1).compile(result.graph).run(feeds)
+    for key, ref in want.items():
+        ref64 = ref.astype(np.float64)
+        err = np.abs(got[key].astype(np.float64) - ref64).max()
+        assert err <= 1e-3 + 1e-3 * np.abs(ref64).max(), (name, key, err)
+
+
+@pytest.mark.parametrize("name", LIGHT_FAST)
+def test_light_model_matches_reference(name: str) -> None:
+    _check_light(name)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", LIGHT_SLOW)
+def test_light_model_matches_reference_slow(name: str) -> None:
+    _check_light(name)
