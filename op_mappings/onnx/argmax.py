@@ -1,12 +1,17 @@
 """ONNX ArgMax, ArgMin -> WebNN argMax / argMin with outputDataType int64.
 
-Restrictions: `select_last_index = 1` is not supported (WebNN ties are implementation-defined;
-the reference picks the first).
+`select_last_index = 1` (ties resolve to the last index): the input is reversed along the
+axis, argMax / argMin picks the first extreme of the reversed tensor (the reference picks the
+first index on ties), and the index is mapped back with (n - 1) - index.
+Restrictions: WebNN leaves the tie-break implementation-defined; the mapping assumes the
+first index (as the reference backend and the WebNN spec's informal algorithm do).
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from converter.formats.onnx import Node
 from converter.importer import ImportContext
@@ -16,9 +21,14 @@ from op_mappings.onnx._util import norm_axis
 
 @onnx_op(("ArgMax", "ArgMin"), since=1)
 def arg(ctx: ImportContext, node: Node) -> list[Any]:
-    if node.attrs.get("select_last_index", 0):
-        raise ctx.unsupported("select_last_index = 1 is not supported")
+    b = ctx.builder
     x = ctx.operand(node.inputs[0])
-    method = ctx.builder.arg_max if node.op_type == "ArgMax" else ctx.builder.arg_min
-    return [method(x, norm_axis(node.attrs["axis"], x.rank),
-                   keep_dimensions=bool(node.attrs["keepdims"]), output_data_type="int64")]
+    axis = norm_axis(node.attrs["axis"], x.rank)
+    last = bool(node.attrs.get("select_last_index", 0))
+    method = b.arg_max if node.op_type == "ArgMax" else b.arg_min
+    if last and x.shape[axis] > 1:
+        x = b.reverse(x, axes=[axis])
+    y = method(x, axis, keep_dimensions=bool(node.attrs["keepdims"]), output_data_type="int64")
+    if last and x.shape[axis] > 1:
+        y = b.sub(ctx.constant(np.array(x.shape[axis] - 1, np.int64)), y)
+    return [y]

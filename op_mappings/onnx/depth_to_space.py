@@ -1,4 +1,5 @@
-"""ONNX DepthToSpace (DCR / CRD) and SpaceToDepth -> reshape -> 6-D transpose -> reshape.
+"""ONNX DepthToSpace (DCR / CRD) and SpaceToDepth (DCR / CRD, the `mode` attribute of opset
+28) -> reshape -> 6-D transpose -> reshape.
 
 Restrictions: 4-D NCHW input; C divisible by blocksize² (DepthToSpace), H and W divisible by
 blocksize (SpaceToDepth).
@@ -46,6 +47,11 @@ def space_to_depth(ctx: ImportContext, node: Node) -> list[Any]:
     n, c, h, w = x.shape
     if h % bs or w % bs:
         raise InvalidModel(f"SpaceToDepth spatial size {h}x{w} not divisible by {bs}")
+    mode = str(node.attrs.get("mode", "DCR"))
+    if mode not in ("DCR", "CRD"):
+        raise UnsupportedAttribute(f"SpaceToDepth mode {mode!r} is not DCR or CRD")
     t = b.reshape(x, [n, c, h // bs, bs, w // bs, bs])
-    t = b.transpose(t, permutation=[0, 3, 5, 1, 2, 4])
+    # DCR: output channel (by·bs + bx)·C + c; CRD: c·bs² + by·bs + bx
+    perm = [0, 3, 5, 1, 2, 4] if mode == "DCR" else [0, 1, 3, 5, 2, 4]
+    t = b.transpose(t, permutation=perm)
     return [b.reshape(t, [n, c * bs * bs, h // bs, w // bs])]

@@ -4,7 +4,9 @@ DFT: the signal axis (attribute `axis`, default 1, in opset 17; input 2, default
 opset 20) is moved last; the real and imaginary parts (last input dimension 1 or 2) are
 multiplied by constant [N, M] cos and sin matrices: forward Y = Σ x·e^{-2πi·nm/L}, inverse
 Y = (1/L)·Σ x·e^{+2πi·nm/L}. `dft_length` L truncates or zero-pads the signal; `onesided`
-keeps the first L//2 + 1 bins. Output [..., M, 2].
+keeps the first L//2 + 1 bins. Output [..., M, 2]. `inverse` with `onesided` is the inverse
+real FFT (numpy irfft, as the ONNX reference): a one-sided spectrum of M bins -> a real signal
+of L = dft_length (default 2·(M - 1)) samples, output [..., L, 1].
 STFT: frames are gathered with a constant [frames, frame_length] index table
 (frames = 1 + (T - frame_length) // frame_step), multiplied by `window`, then a DFT along
 the frame axis (onesided by default). Output [batch, frames, bins, 2].
@@ -43,9 +45,13 @@ def dft(ctx: ImportContext, x: Any, axis: int, length: int | None, inverse: bool
     if x.shape[-1] not in (1, 2):
         raise InvalidModel(f"DFT input's last dimension must be 1 or 2, got {x.shape[-1]}")
     n = x.shape[axis]
-    length = n if length is None else length
+    irfft = inverse and onesided
+    if length is None:
+        length = 2 * (n - 1) if irfft else n
     if length < 1:
         raise InvalidModel(f"DFT length {length} must be positive")
+    if irfft:
+        return _irfft(ctx, x, axis, length)
     bins = length // 2 + 1 if onesided else length
     dt = x.data_type
     # [..., signal, C] with the signal axis just before C
@@ -77,6 +83,38 @@ def dft(ctx: ImportContext, x: Any, axis: int, length: int | None, inverse: bool
         y_im = b.add(y_im, b.matmul(im, cos_c))
     out = b.concat([b.reshape(y_re, [*lead, bins, 1]), b.reshape(y_im, [*lead, bins, 1])],
                    rank - 1)
+    inv = [int(i) for i in np.argsort(perm)]
+    return b.transpose(out, permutation=inv) if perm != list(range(rank)) else out
+
+
+def _irfft(ctx: ImportContext, x: Any, axis: int, length: int) -> Any:
+    """Inverse of a one-sided spectrum (numpy irfft): bins m < min(M, L//2 + 1) of x
+    (Hermitian-extended) -> the real signal [..., L, 1] along `axis`:
+    y[t] = (1/L)·Σ_m w_m·(Re X_m·cos(2πmt/L) - Im X_m·sin(2πmt/L)), w_m = 2 except for the
+    DC bin and (even L) the Nyquist bin, whose imaginary parts are ignored."""
+    b = ctx.builder
+    rank = x.rank
+    dt = x.data_type
+    perm = [i for i in range(rank - 1) if i != axis] + [axis, rank - 1]
+    xt = b.transpose(x, permutation=perm) if perm != list(range(rank)) else x
+    lead = list(xt.shape[:-2])
+    used = min(x.shape[axis], length // 2 + 1)
+    rows = max(1, int(np.prod(lead, dtype=np.int64)))
+    m = np.arange(used)[:, None]
+    t = np.arange(length)[None, :]
+    theta = 2 * np.pi * ((m * t) % length) / length
+    weight = np.full((used, 1), 2.0)
+    weight[0] = 1.0
+    if length % 2 == 0 and used == length // 2 + 1:
+        weight[-1] = 1.0
+    cos_c = ctx.constant((weight * np.cos(theta) / length).astype(dt))
+    re = b.reshape(b.slice(xt, [0] * rank, [*lead, used, 1]), [rows, used])
+    y = b.matmul(re, cos_c)
+    if xt.shape[-1] == 2:
+        sin_c = ctx.constant((-weight * np.sin(theta) / length).astype(dt))
+        im = b.reshape(b.slice(xt, [0] * (rank - 1) + [1], [*lead, used, 1]), [rows, used])
+        y = b.add(y, b.matmul(im, sin_c))
+    out = b.reshape(y, [*lead, length, 1])
     inv = [int(i) for i in np.argsort(perm)]
     return b.transpose(out, permutation=inv) if perm != list(range(rank)) else out
 

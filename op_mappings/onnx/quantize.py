@@ -7,7 +7,9 @@
   missing zero point is 0 of uint8 (or `output_dtype`, QuantizeLinear 21+). Both round half
   to even and saturate like ONNX.
 - DynamicQuantizeLinear: uint8 with x_min = min(0, min(x)), x_max = max(0, max(x)),
-  scale = (x_max - x_min) / 255, zero point = saturate(roundEven(-x_min / scale)).
+  scale = (x_max - x_min) / 255, zero point = saturate(roundEven(-x_min / scale)),
+  y = saturate(roundEven(x / scale) + zero point) computed with element-wise ops (the
+  quotient rounded to the input type first, as ONNX does).
 - QLinearMatMul / QLinearConv / MatMulInteger / ConvInteger: dequantizeLinear of both
   operands (integer ops with scale 1) -> matmul / conv2d (+ bias) -> quantizeLinear (or a
   cast to int32 for the *Integer ops). Per-row `a` / per-column `b` scales (QLinearMatMul),
@@ -38,9 +40,14 @@ from op_mappings.onnx._util import ints, norm_axis
 
 def param_shape(in_shape: Sequence[int], p_shape: Sequence[int], axis: int,
                 block_size: int, what: str) -> list[int]:
-    """The input-rank shape a scale / zero point of `p_shape` takes."""
+    """The input-rank shape a scale / zero point of `p_shape` takes. `axis` is the raw ONNX
+    attribute: it is only checked (and normalised) for per-axis and blocked parameters, so a
+    per-tensor scale ignores it as ONNX does (axis 1 on a rank-1 input is valid there)."""
     rank = len(in_shape)
     size = int(np.prod(p_shape, dtype=np.int64)) if p_shape else 1
+    if not block_size and (len(p_shape) == 0 or (size == 1 and len(p_shape) <= 1)):
+        return [1] * rank
+    axis = norm_axis(axis, rank)
     if block_size:
         if len(p_shape) != rank:
             raise InvalidModel(f"{what} shape {list(p_shape)} must have the input rank {rank} "
@@ -82,7 +89,8 @@ def qparams(ctx: ImportContext, x: Any, scale_name: str, zp_name: str, axis: int
 
 
 def _qaxis(node: Node, rank: int) -> int:
-    return norm_axis(int(node.attrs.get("axis", 1)), rank) if rank else 0
+    """The raw `axis` attribute (normalised by `param_shape` only where it matters)."""
+    return int(node.attrs.get("axis", 1))
 
 
 @onnx_op("QuantizeLinear", since=10)
@@ -134,8 +142,11 @@ def dynamic_quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
     scale = b.div(b.sub(hi, lo), scalar(ctx, 255.0, dt))
     zp_f = b.clamp(b.round_even(b.neg(b.div(lo, scale))), min_value=0, max_value=255)
     zp = b.cast(zp_f, "uint8")
-    ones = [1] * x.rank
-    y = b.quantize_linear(x, b.reshape(scale, ones), b.reshape(zp, ones))
+    # y = saturate(roundEven(x / scale) + zp) with the quotient rounded to x's type first,
+    # as ONNX computes it (quantizeLinear divides in higher precision: x / scale can land
+    # on the other side of a .5 tie)
+    q = b.add(b.round_even(b.div(x, scale)), zp_f)
+    y = b.cast(b.clamp(q, min_value=0, max_value=255), "uint8")
     return [y, scale, zp]
 
 

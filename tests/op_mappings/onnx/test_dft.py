@@ -1,13 +1,15 @@
 """ONNX DFT (17, 20) and STFT vs onnxruntime: real/complex input, inverse, onesided,
-dft_length (truncate, zero-pad), axis; STFT window/frame_length."""
+dft_length (truncate, zero-pad), axis; STFT window/frame_length; inverse + onesided (irfft)
+vs onnxruntime and numpy's float64 irfft."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import converter
 from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness_ext import check_node, node_model
 
 TOL = {"rtol": 1e-4, "atol": 1e-4}
 
@@ -45,3 +47,34 @@ def test_stft(window: bool, onesided: int) -> None:
              ("len", None if window else np.array(8, np.int64))]
     check_node("STFT", items, {"onesided": onesided}, opset=17,
                constants=("step", "len"), **TOL)
+
+
+@pytest.mark.parametrize("opset", [17, 20])
+@pytest.mark.parametrize("length", [None, 8])
+def test_irfft_vs_onnxruntime(opset: int, length: int | None) -> None:
+    """inverse + onesided on a complex one-sided spectrum of L//2 + 1 bins -> real signal."""
+    x = rand(2, 5, 3, 2, seed=5)
+    items = [("x", x), ("n", None if length is None else np.array(length, np.int64))]
+    attrs = {"inverse": 1, "onesided": 1}
+    if opset == 17:
+        attrs["axis"] = 1
+    else:
+        items.append(("axis", np.array(1, np.int64)))
+    check_node("DFT", items, attrs, opset=opset, constants=("n", "axis"), **TOL)
+
+
+@pytest.mark.parametrize("length", [None, 7, 8, 3, 12])
+@pytest.mark.parametrize("complex_in", [True, False])
+def test_irfft_vs_numpy(length: int | None, complex_in: bool) -> None:
+    """The ONNX reference semantics (numpy irfft in float64): bins beyond L//2 + 1 ignored,
+    missing bins zero, imaginary parts of the DC / Nyquist bins ignored. onnxruntime differs
+    for odd or truncating lengths and rejects real input, so the oracle is numpy."""
+    x = rand(2, 5, 3, 2 if complex_in else 1, seed=5)
+    items = [("x", x), ("n", None if length is None else np.array(length, np.int64))]
+    model = node_model("DFT", items, {"inverse": 1, "onesided": 1, "axis": 1}, opset=17,
+                       constants=("n",))
+    got = converter.convert(model).run({"x": x})["y"]
+    spec = x[..., 0].astype(np.float64) + (1j * x[..., 1] if complex_in else 0)
+    want = np.fft.irfft(spec, n=length, axis=1)[..., None]
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -160,3 +160,20 @@ def test_conv_integer(zp: bool) -> None:
              ("wzp", np.array(7, np.uint8) if zp else None)]
     check_node("ConvInteger", items, {"pads": [1, 1, 0, 0]}, opset=10,
                constants=("xzp", "wzp"))
+
+
+def test_dynamic_quantize_linear_rounding_tie() -> None:
+    """0.5 / float32(5/255) is 25.5 in float32 (rounded to 26 like onnxruntime), 25.4999...
+    in float64: the quotient must be rounded to float32 before roundEven."""
+    x = np.array([0.0, 2.0, -3.0, -2.5, 1.34, 0.5], np.float32)
+    check_node("DynamicQuantizeLinear", [("x", x)], opset=11, outputs=("y", "ys", "yzp"))
+
+
+@pytest.mark.parametrize("op", ["QuantizeLinear", "DequantizeLinear"])
+def test_per_tensor_scale_ignores_axis(op: str) -> None:
+    """axis 1 on a rank-1 input is valid when the scale is per-tensor (ONNX ignores it)."""
+    x = (np.arange(6, dtype=np.float32) - 2.0) if op == "QuantizeLinear" else \
+        np.arange(6, dtype=np.uint8)
+    check_node(op, [("x", x), ("s", np.array(0.5, np.float32)),
+                    ("zp", np.array(3, np.uint8))], {"axis": 1}, opset=21,
+               constants=("s", "zp"))
