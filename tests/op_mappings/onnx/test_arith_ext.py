@@ -1,4 +1,6 @@
-"""ONNX Mod (fmod 0/1, signed/unsigned/float), BitShift, Bitwise* vs onnxruntime."""
+"""ONNX Mod (fmod 0/1, signed/unsigned/float), BitShift, Bitwise* vs onnxruntime, and vs
+exact Python/numpy oracles where onnxruntime lacks the opset-28 semantics (signed and 64-bit
+shifts, float Mod fmod=0)."""
 
 from __future__ import annotations
 
@@ -50,3 +52,100 @@ def test_bitwise_not(dtype: str) -> None:
     info = np.iinfo(dtype)
     a = RNG.integers(info.min, info.max, size=(3, 4), dtype=np.int64).astype(dtype)
     check_node("BitwiseNot", [("a", a)], opset=18)
+
+
+def _run(op: str, items: list[tuple[str, np.ndarray]], attrs: dict | None = None,
+         opset: int = 28) -> np.ndarray:
+    import converter
+    from tests.op_mappings.onnx.harness_ext import node_model
+
+    model = node_model(op, items, attrs, opset=opset)
+    return converter.convert(model).run(dict(items))["y"]
+
+
+def _edge_values(dtype: str) -> np.ndarray:
+    info = np.iinfo(dtype)
+    vals = [info.min, info.min + 1, -1, 0, 1, 2, 3, 0x55, info.max - 1, info.max]
+    return np.array([v for v in vals if info.min <= v <= info.max], dtype=dtype)
+
+
+def _shift_oracle(x: np.ndarray, s: np.ndarray, right: bool) -> np.ndarray:
+    """ONNX 28 BitShift written out with Python integers: two's complement patterns of the
+    type's width, arithmetic right shifts, out-of-range counts give the sign fill."""
+    bits = x.dtype.itemsize * 8
+    signed = x.dtype.kind == "i"
+    out = []
+    for a, n in zip(x.reshape(-1).tolist(), s.reshape(-1).tolist(), strict=True):
+        if n < 0 or n >= bits:
+            out.append(-1 if right and a < 0 else 0)
+        elif right:
+            out.append(a >> n)  # Python >> on ints is arithmetic (floor)
+        else:
+            v = (a << n) & ((1 << bits) - 1)
+            out.append(v - (1 << bits) if signed and v >> (bits - 1) else v)
+    return np.array(out, dtype=np.int64 if signed else np.uint64).astype(x.dtype).reshape(
+        x.shape)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "uint32", "int64", "uint64"])
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+def test_bit_shift_all_types_exact(dtype: str, direction: str) -> None:
+    """Every edge value against every shift count in [-2, bits + 1] (opset 28; onnxruntime
+    has no opset 28, the oracle is Python's integer shifts)."""
+    bits = np.dtype(dtype).itemsize * 8
+    x = _edge_values(dtype)
+    counts = np.arange(-2 if dtype[0] == "i" else 0, bits + 2)
+    xs = np.repeat(x, len(counts))
+    ss = np.tile(counts, len(x)).astype(dtype)
+    got = _run("BitShift", [("x", xs), ("s", ss)], {"direction": direction})
+    np.testing.assert_array_equal(got, _shift_oracle(xs, ss.astype(np.int64), direction ==
+                                                     "RIGHT"))
+
+
+@pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])
+def test_bit_shift_uint64_vs_onnxruntime(direction: str) -> None:
+    x = RNG.integers(0, 1 << 63, size=(2, 5), dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+    y = RNG.integers(0, 64, size=(5,)).astype(np.uint64)
+    check_node("BitShift", [("x", x), ("s", y)], {"direction": direction}, opset=11)
+
+
+@pytest.mark.parametrize("op", ["BitwiseAnd", "BitwiseOr", "BitwiseXor"])
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_bitwise_64(op: str, dtype: str) -> None:
+    """vs onnxruntime, including the extreme values (sign bit, all ones)."""
+    info = np.iinfo(dtype)
+    edge = _edge_values(dtype)
+    fill = RNG.integers(info.min, info.max, size=16 - len(edge), dtype=dtype)
+    a = np.concatenate([edge, fill]).reshape(2, 8)
+    b = np.concatenate([fill, edge[::-1]])[:8]
+    check_node(op, [("a", a), ("b", b)], opset=18)
+
+
+@pytest.mark.parametrize("dtype", ["int64", "uint64"])
+def test_bitwise_not_64(dtype: str) -> None:
+    check_node("BitwiseNot", [("a", _edge_values(dtype))], opset=18)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_mod_float_fmod0(dtype: str) -> None:
+    """fmod=0 on floats (opset 28; onnxruntime rejects it): numpy.mod in float64 is the
+    oracle, including infinities, zeros of both signs, NaN and a zero divisor."""
+    a = rand(4, 6, low=-20, high=20, seed=3).astype(dtype)
+    b = rand(6, low=0.5, high=7, seed=4).astype(dtype) * np.array([1, -1] * 3, dtype)
+    got = _run("Mod", [("a", a), ("b", b)], {"fmod": 0})
+    want = np.mod(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(got, want.astype(dtype), rtol=1e-3, atol=1e-2 if dtype ==
+                               "float16" else 1e-5)
+    special_a = np.array([0, -0.0, -3, 3, -1, 1, np.inf, 1, np.nan, 1, 5], dtype)
+    special_b = np.array([-2, 2, np.inf, np.inf, -np.inf, -np.inf, 2, 0, 2, np.nan, -5], dtype)
+    got = _run("Mod", [("a", special_a), ("b", special_b)], {"fmod": 0})
+    with np.errstate(invalid="ignore", divide="ignore"):
+        want = np.mod(special_a.astype(np.float64), special_b.astype(np.float64))
+    np.testing.assert_array_equal(got, want.astype(dtype))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_fmod1_infinite_divisor() -> None:
+    a = np.array([3.5, -2.0, 0.25], np.float32)
+    b = np.array([np.inf, -np.inf, np.inf], np.float32)
+    check_node("Mod", [("a", a), ("b", b)], {"fmod": 1}, opset=13)
