@@ -28,7 +28,7 @@ from ..webnn.errors import MLOperationError
 from ..webnn.graph import MLGraph
 from .onnx_lowering import LOWERINGS, Emitter
 from .onnx_lowering.context import ONNX_TYPES
-from .onnx_lowering.fusion import emit_affine, plan_affine_chains
+from .onnx_lowering.fusion import emit_affine, plan_affine_chains, simplify_reshapes
 
 MIN_OPSET = 21
 
@@ -36,8 +36,9 @@ MIN_OPSET = 21
 def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True) -> onnx.ModelProto:
     """The ONNX model computing `graph` (inputs and outputs keep their WebNN names).
 
-    `fuse`: emit chains of constant affine float32 operations as one affine map (see
-    `onnx_lowering.fusion`; rounds once per emitted node instead of once per operation).
+    `fuse`: emit chains of constant affine float32 operations as one affine map (rounds once
+    per emitted node instead of once per operation) and remove redundant Reshapes (see
+    `onnx_lowering.fusion`).
     """
     max_opset = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= max_opset:
@@ -79,6 +80,8 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True) -> onnx.Model
             e.bind(out, name)
     out_names = onnx_output_names(graph)
     _name_outputs(e, graph, out_names)
+    if fuse:
+        simplify_reshapes(e, keep={*graph.inputs, *out_names})
     outputs = [helper.make_tensor_value_info(name, ONNX_TYPES[o.data_type], list(o.shape))
                for name, o in zip(out_names, graph.outputs.values(), strict=True)]
     body = helper.make_graph(e.nodes, "webnn_graph", inputs, outputs, e.initializers)

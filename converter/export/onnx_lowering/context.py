@@ -97,6 +97,8 @@ class Emitter:
         self._consts: dict[tuple[str, tuple[int, ...], bytes], str] = {}
         self._counter = 0
         self.current: str = "graph"
+        #: Static shapes of the values whose shape is known (bound operands, reshapes).
+        self.shapes: dict[str, tuple[int, ...]] = {}
 
     # -- names and values -------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
@@ -113,6 +115,7 @@ class Emitter:
         """Record that `operand`'s value is the ONNX value `name`."""
         self._values[id(operand)] = name
         self._types.setdefault(name, operand.data_type)
+        self.shapes.setdefault(name, tuple(operand.shape))
 
     def declare(self, name: str, data_type: str) -> None:
         """Record the element type of a value created outside `node` (graph inputs)."""
@@ -206,7 +209,9 @@ class Emitter:
         return self.cast(y, "uint64")
 
     def reshape(self, name: str, shape: Sequence[int]) -> str:
-        return self.node("Reshape", [name, self.ints(shape, "shape")], self.dtype(name))
+        out = self.node("Reshape", [name, self.ints(shape, "shape")], self.dtype(name))
+        self.shapes[out] = tuple(int(d) for d in shape)
+        return out
 
     def transpose(self, name: str, perm: Sequence[int]) -> str:
         if list(perm) == list(range(len(perm))):

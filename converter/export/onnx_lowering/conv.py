@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, lowering
+from .context import Emitter, constant_value, lowering
 
 F32 = "float32"
 _TO_OIHW = {"oihw": (0, 1, 2, 3), "hwio": (3, 2, 0, 1), "ohwi": (0, 3, 1, 2),
@@ -32,8 +32,9 @@ _MAXPOOL_TYPES = {"float32", "float16", "int8", "uint8"}
 
 
 def _filter(e: Emitter, w: MLOperand, perm: tuple[int, ...]) -> str:
-    if w.kind == "constant" and w.value is not None:
-        return e.const(np.transpose(w.value, perm), F32, "filter")
+    value = constant_value(w)
+    if value is not None:
+        return e.const(np.transpose(value, perm), F32, "filter")
     return e.transpose(e.input(w, F32), perm)
 
 
@@ -55,16 +56,47 @@ def _onnx_pads(padding: list[int]) -> list[int]:
 
 @lowering("conv2d")
 def conv2d(e: Emitter, op: Operation) -> list[str]:
+    """ONNX Conv; a 1-D Conv (operand reshaped around it) when one spatial axis is trivial
+    (input and window size 1, no padding), as converted Conv1d layers have: onnxruntime
+    runs that faster than a 2-D Conv with a unit axis."""
     x, w = op.args
     o = op.options
     out = op.outputs[0].data_type
     nhwc = o["inputLayout"] == "nhwc"
-    inputs = [_nchw(e, x, nhwc), _filter(e, w, _TO_OIHW[o["filterLayout"]])]
+    filt = _filter(e, w, _TO_OIHW[o["filterLayout"]])
+    xv = _nchw(e, x, nhwc)
+    pads = _onnx_pads(o["padding"])
+    strides = [int(s) for s in o["strides"]]
+    dilations = [int(d) for d in o["dilations"]]
+    in_hw = x.shape[1:3] if nhwc else x.shape[2:4]
+    out_shape = op.outputs[0].shape
+    out_nchw = [out_shape[0], out_shape[3], out_shape[1], out_shape[2]] if nhwc else list(
+        out_shape)
+    k_hw = np.empty(w.shape).transpose(_TO_OIHW[o["filterLayout"]]).shape[2:]
+    keep = None
+    for axis in (1, 0):  # the spatial axis kept by a 1-D convolution
+        gone = 1 - axis
+        if in_hw[gone] == 1 and k_hw[gone] == 1 and pads[gone] == 0 and pads[gone + 2] == 0:
+            keep = axis
+            break
+    if keep is not None:
+        n, c = (x.shape[0], x.shape[3]) if nhwc else x.shape[:2]
+        xv = e.reshape(xv, [n, c, in_hw[keep]])
+        oi = np.empty(w.shape).transpose(_TO_OIHW[o["filterLayout"]]).shape[:2]
+        value = constant_value(w)
+        filt = (e.const(np.transpose(value, _TO_OIHW[o["filterLayout"]]).reshape(
+            *oi, k_hw[keep]), F32, "filter") if value is not None
+            else e.reshape(filt, [*oi, k_hw[keep]]))
+        pads, strides, dilations = [pads[keep], pads[keep + 2]], [strides[keep]], [
+            dilations[keep]]
+    inputs = [xv, filt]
     if o.get("bias") is not None:
         inputs.append(e.input(o["bias"], F32))
-    y = e.node("Conv", inputs, F32, pads=_onnx_pads(o["padding"]),
-               strides=[int(s) for s in o["strides"]],
-               dilations=[int(d) for d in o["dilations"]], group=int(o["groups"]))
+    y = e.node("Conv", inputs, F32, pads=pads, strides=strides, dilations=dilations,
+               group=int(o["groups"]))
+    if keep is not None:
+        e.shapes[y] = (out_nchw[0], out_nchw[1], out_nchw[2 + keep])
+        y = e.reshape(y, out_nchw)
     return _finish(e, y, nhwc, out)
 
 

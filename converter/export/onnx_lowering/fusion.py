@@ -1,4 +1,5 @@
-"""Graph-level fusion done before lowering: chains of constant affine operations.
+"""Graph-level fusions: chains of constant affine operations (planned before lowering) and
+redundant Reshapes (removed from the emitted nodes).
 
 A float32 operation is *affine* when it computes `x·s + t` of one non-constant operand `x`
 with constants `s`, `t` that broadcast to `x`'s shape without changing it: add / sub / mul
@@ -13,6 +14,13 @@ rounded once to float32: ONNX BatchNormalization (mean 0, variance 1, epsilon 0,
 onnxruntime's folding `scale/sqrt(var + ε)` is exact) when the map varies only along axis 1
 of a rank ≥ 2 operand, which onnxruntime fuses into a preceding Conv or runs as one blocked
 kernel, and Mul + Add otherwise.
+
+`simplify_reshapes` then removes the Reshape round trips that converted graphs are full of
+(for example Conv1d layers imported as reshape → conv2d → reshape → relu → reshape): a
+Reshape of a Reshape reads the first one's input, a single-input element-wise node reading a
+Reshape is moved before it, and a Reshape to the shape its input already has disappears.
+These only move data-independent views, so values are unchanged; onnxruntime can then fuse
+the Conv with its activation.
 
 Restrictions: only float32 operations (float16 graphs round after every operation, which a
 fused chain would not reproduce) and finite constants. The fused chain computes the same
@@ -168,3 +176,61 @@ def emit_affine(e: Emitter, chain: AffineChain) -> str:
     if not (shift == 0).all() or y == xv:
         y = e.node("Add", [y, e.const(shift, F32, "affine_shift")], F32)
     return y
+
+
+#: Single-input element-wise ONNX ops (same type and shape out as in) that commute with
+#: Reshape.
+_ELEMENTWISE = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Neg", "Abs", "Exp", "Log",
+                "Sqrt", "Erf", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Identity",
+                "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Gelu"}
+
+
+def simplify_reshapes(e: Emitter, keep: set[str]) -> None:
+    """Remove redundant Reshapes from `e.nodes` (see the module docstring); values named in
+    `keep` (graph inputs and outputs) are never renamed or removed."""
+    while _simplify_once(e, keep):
+        pass
+
+
+def _simplify_once(e: Emitter, keep: set[str]) -> bool:
+    """Apply the first applicable rewrite; False when none applies."""
+    nodes = e.nodes
+    producer = {out: node for node in nodes for out in node.output}
+    uses: Counter[str] = Counter(i for node in nodes for i in node.input)
+    for index, node in enumerate(nodes):
+        if node.op_type == "Reshape":
+            target = e.shapes.get(node.output[0])
+            if target is None or 0 in target:  # ONNX Reshape copies input dims for 0
+                continue
+            src = producer.get(node.input[0])
+            if (src is not None and src.op_type == "Reshape" and uses[src.output[0]] == 1
+                    and src.output[0] not in keep):
+                node.input[0] = src.input[0]
+                nodes.remove(src)
+                return True
+            out = node.output[0]
+            if out not in keep and e.shapes.get(node.input[0]) == e.shapes.get(out) is not None:
+                source = node.input[0]
+                del nodes[index]
+                for other in nodes:
+                    for k, name in enumerate(other.input):
+                        if name == out:
+                            other.input[k] = source
+                return True
+        elif node.op_type in _ELEMENTWISE and len(node.input) == 1:
+            src = producer.get(node.input[0])
+            if (src is not None and src.op_type == "Reshape" and uses[src.output[0]] == 1
+                    and src.output[0] not in keep and node.output[0] not in keep):
+                a, r, u = src.input[0], src.output[0], node.output[0]
+                target = e.shapes.get(r)
+                node.input[0], node.output[0] = a, r
+                src.input[0], src.output[0] = r, u
+                for name, shape in ((r, e.shapes.get(a)), (u, target)):
+                    if shape is None:
+                        e.shapes.pop(name, None)
+                    else:
+                        e.shapes[name] = shape
+                i, j = nodes.index(src), nodes.index(node)
+                nodes[i], nodes[j] = nodes[j], nodes[i]
+                return True
+    return False

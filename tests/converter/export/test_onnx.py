@@ -226,3 +226,65 @@ def test_affine_chains_not_fused() -> None:
 
     for build in (single, output_between, read_twice, input_param, half, widening):
         assert count_fused(build) == 0, build.__name__
+
+
+# -- 1-D convolutions and Reshape round trips ---------------------------------------------
+def _conv1d_graph(layout: str) -> tuple[object, dict[str, np.ndarray]]:
+    """x [1, 4, 9] → (Conv1d → relu) × 2 as a converted Conv1d has it: reshape to rank 4,
+    conv2d with a unit spatial axis, reshape back, then the activation."""
+    rng = np.random.default_rng(3)
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[1, 4, 9], data_type="float32")
+    y = x
+    for cin, cout in ((4, 6), (6, 5)):
+        w = rng.standard_normal((cout, cin, 3, 1)).astype(np.float32)
+        if layout == "nhwc":
+            v = b.transpose(b.reshape(y, [1, cin, y.shape[2], 1]), permutation=[0, 2, 3, 1])
+            c = b.conv2d(v, b.constant(w.transpose(0, 2, 3, 1).copy()), padding=[1, 1, 0, 0],
+                         input_layout="nhwc", filter_layout="ohwi")
+            c = b.transpose(c, permutation=[0, 3, 1, 2])
+        else:
+            c = b.conv2d(b.reshape(y, [1, cin, y.shape[2], 1]), b.constant(w),
+                         padding=[1, 1, 0, 0], bias=b.constant(rng.standard_normal(
+                             cout).astype(np.float32)))
+        y = b.relu(b.reshape(c, [1, cout, y.shape[2]]))
+    graph = b.build({"y": y})
+    return graph, {"x": rng.standard_normal((1, 4, 9)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_conv1d_is_a_1d_conv_without_reshapes(layout: str) -> None:
+    graph, feeds = _conv1d_graph(layout)
+    model = to_onnx(graph)
+    onnx.checker.check_model(model, full_check=True)
+    convs = [n for n in model.graph.node if n.op_type == "Conv"]
+    assert len(convs) == 2
+    for n in convs:
+        assert [list(a.ints) for a in n.attribute if a.name == "pads"] == [[1, 1]]
+    if layout == "nchw":  # the Reshape round trips are gone: Conv → Relu → Conv → Relu
+        assert _node_types(model) == ["Conv", "Relu", "Conv", "Relu"]
+    want = graph.context.compute(graph, feeds)["y"]
+    got = _session(model).run(None, feeds)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    unfused = _session(to_onnx(graph, fuse=False)).run(None, feeds)[0]
+    np.testing.assert_array_equal(got, unfused)
+
+
+def test_reshape_simplification_keeps_graph_outputs() -> None:
+    """A reshaped value that is also a graph output keeps its Reshape and name; a Reshape
+    back to the input's shape disappears."""
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[2, 6], data_type="float32")
+    r = b.reshape(x, [3, 4])
+    back = b.sigmoid(b.reshape(b.relu(r), [2, 6]))
+    graph = b.build({"r": r, "back": back})
+    model = to_onnx(graph)
+    assert sorted(_node_types(model)) == ["Relu", "Reshape", "Reshape", "Sigmoid"]
+    xv = np.linspace(-3, 3, 12, dtype=np.float32).reshape(2, 6)
+    got = dict(zip(["r", "back"], _session(model).run(None, {"x": xv}), strict=True))
+    np.testing.assert_array_equal(got["r"], xv.reshape(3, 4))
+    np.testing.assert_allclose(got["back"], 1 / (1 + np.exp(-np.maximum(xv, 0))), rtol=1e-6)
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[2, 6], data_type="float32")
+    graph = b.build({"y": b.tanh(b.reshape(b.relu(b.reshape(x, [12])), [2, 6]))})
+    assert _node_types(to_onnx(graph)) == ["Relu", "Tanh"]
