@@ -1,29 +1,47 @@
 """ONNX MaxPool, AveragePool, LpPool, GlobalAveragePool, GlobalMaxPool, GlobalLpPool ->
-WebNN maxPool2d / averagePool2d / l2Pool2d.
+WebNN maxPool2d / averagePool2d / l2Pool2d (reductions for global pools).
 
 - auto_pad -> explicit padding; 1-D pools are lifted to 2-D.
+- 3-D pools are separable: a 2-D pool over (H, W) of [N, C·D, H, W], then a (kD, 1) pool
+  over D of [N, C, D, Ho·Wo]. Exact for max and for the padding-excluding average (every
+  window's real cells form a box, so the mean over it is the mean of the per-slice means).
 - ceil_mode: ONNX drops a last window that would start in the end padding, WebNN's ceil
   formula does not; so the ONNX output size is computed and reached with floor rounding and
   extra end padding (padding never contributes to max/average/L2).
-- AveragePool count_include_pad = 1: explicit zero `pad` then pooling without padding.
-Restrictions: MaxPool's Indices output and storage_order = 1 are not supported; LpPool only
-p = 2; 1-D or 2-D spatial; average/L2 pools take float32/float16.
+- AveragePool count_include_pad = 1: explicit zero `pad` of the model's pads, then pooling
+  whose only padding is the ceil_mode extra (not counted, as in ONNX).
+- LpPool: p = 2 on 1-D/2-D is l2Pool2d; any other p (and 3-D) is (Σ|x|^p)^(1/p) where the
+  window sum is averagePool2d of the zero-padded |x|^p times the window size (every window is
+  then full). GlobalLpPool: reduceL1 / reduceL2 / (reduceSum(|x|^p))^(1/p).
+- Global pools on 1-D or 3-D inputs: reduceMax / reduceMean over the spatial axes.
+Restrictions: MaxPool's Indices output and storage_order = 1 are not supported; 1-, 2- or
+3-D spatial; average/Lp pools take float32/float16.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
+from converter.errors import UnsupportedAttribute
 from converter.formats.onnx import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._spatial import check_spatial_rank, resolve_pads, webnn_padding
+from op_mappings.onnx._spatial import resolve_pads, webnn_padding
 from op_mappings.onnx._util import ints
 
 _METHODS = {"MaxPool": "max_pool2d", "AveragePool": "average_pool2d", "LpPool": "l2_pool2d",
             "GlobalMaxPool": "max_pool2d", "GlobalAveragePool": "average_pool2d",
             "GlobalLpPool": "l2_pool2d"}
+
+
+def _check_rank(op: str, rank: int) -> None:
+    if rank not in (3, 4, 5):
+        raise UnsupportedAttribute(f"{op} with {rank - 2} spatial dimensions is not supported "
+                                   "(1-, 2- and 3-D pools only)")
 
 
 def _lift(ctx: ImportContext, x: Any) -> tuple[Any, bool]:
@@ -36,6 +54,58 @@ def _drop(ctx: ImportContext, y: Any, lifted: bool) -> Any:
     return ctx.builder.reshape(y, list(y.shape[:-1])) if lifted else y
 
 
+def pool_nd(ctx: ImportContext, method: str, x: Any, kernel: Sequence[int],
+            strides: Sequence[int], dilations: Sequence[int],
+            pads: Sequence[tuple[int, int]]) -> Any:
+    """A WebNN 2-D pool `method` (max_pool2d / average_pool2d / l2_pool2d, padding excluded)
+    over the 1, 2 or 3 trailing spatial axes of NC... `x` (3-D: separable, max/average)."""
+    b = ctx.builder
+    pool = getattr(b, method)
+    n = x.rank - 2
+    if n == 3:
+        nb, c, d, h, w = x.shape
+        y = pool(b.reshape(x, [nb, c * d, h, w]), window_dimensions=list(kernel[1:]),
+                 padding=webnn_padding(pads[1:]), strides=list(strides[1:]),
+                 dilations=list(dilations[1:]))
+        ho, wo = y.shape[2], y.shape[3]
+        y = pool(b.reshape(y, [nb, c, d, ho * wo]), window_dimensions=[kernel[0], 1],
+                 padding=[pads[0][0], pads[0][1], 0, 0], strides=[strides[0], 1],
+                 dilations=[dilations[0], 1])
+        return b.reshape(y, [nb, c, y.shape[2], ho, wo])
+    x, lifted = _lift(ctx, x)
+    kernel, strides, dilations, pads = list(kernel), list(strides), list(dilations), list(pads)
+    if lifted:
+        kernel, strides, dilations, pads = ([*kernel, 1], [*strides, 1], [*dilations, 1],
+                                            [*pads, (0, 0)])
+    y = pool(x, window_dimensions=kernel, padding=webnn_padding(pads), strides=strides,
+             dilations=dilations)
+    return _drop(ctx, y, lifted)
+
+
+def _zero_pad(ctx: ImportContext, x: Any, pads: Sequence[tuple[int, int]]) -> Any:
+    if not any(v for p in pads for v in p):
+        return x
+    return ctx.builder.pad(x, [0, 0, *(p[0] for p in pads)], [0, 0, *(p[1] for p in pads)])
+
+
+def _pow_abs(ctx: ImportContext, x: Any, p: float) -> Any:
+    """|x|^p (x·x for p = 2, |x| for p = 1)."""
+    b = ctx.builder
+    if p == 2:
+        return b.mul(x, x)
+    ax = b.abs(x)
+    return ax if p == 1 else b.pow(ax, ctx.constant(np.asarray(p, dtype=x.data_type)))
+
+
+def _root(ctx: ImportContext, s: Any, p: float) -> Any:
+    b = ctx.builder
+    if p == 1:
+        return s
+    if p == 2:
+        return b.sqrt(s)
+    return b.pow(s, ctx.constant(np.asarray(1.0 / p, dtype=s.data_type)))
+
+
 @onnx_op(("MaxPool", "AveragePool", "LpPool"), since=1)
 def pool(ctx: ImportContext, node: Node) -> list[Any]:
     a = node.attrs
@@ -43,20 +113,20 @@ def pool(ctx: ImportContext, node: Node) -> list[Any]:
         raise ctx.unsupported("MaxPool's Indices output is not supported")
     if a.get("storage_order", 0):
         raise ctx.unsupported("storage_order = 1 is not supported")
-    if node.op_type == "LpPool" and int(a.get("p", 2)) != 2:
-        raise ctx.unsupported(f"LpPool p = {a['p']} is not supported (only p = 2)")
+    p = float(a.get("p", 2)) if node.op_type == "LpPool" else 2.0
+    if p <= 0:
+        raise ctx.unsupported(f"LpPool p = {a['p']} must be positive")
     x = ctx.operand(node.inputs[0])
-    check_spatial_rank(node.op_type, x.rank)
+    _check_rank(node.op_type, x.rank)
     n = x.rank - 2
     kernel = ints(a["kernel_shape"])
     strides = ints(a["strides"]) if "strides" in a else [1] * n
     dilations = ints(a["dilations"]) if "dilations" in a else [1] * n
     in_sizes = list(x.shape[2:])
-    pads = resolve_pads(a.get("auto_pad", "NOTSET"), in_sizes, kernel, strides, dilations,
-                        ints(a["pads"]) if "pads" in a else None)
+    model_pads = resolve_pads(a.get("auto_pad", "NOTSET"), in_sizes, kernel, strides,
+                              dilations, ints(a["pads"]) if "pads" in a else None)
+    pads = list(model_pads)
     if a.get("ceil_mode", 0):
-        if node.op_type == "AveragePool" and a.get("count_include_pad", 0):
-            raise ctx.unsupported("ceil_mode with count_include_pad = 1 is not supported")
         adjusted = []
         for i in range(n):
             dk = (kernel[i] - 1) * dilations[i] + 1
@@ -67,26 +137,37 @@ def pool(ctx: ImportContext, node: Node) -> list[Any]:
             adjusted.append((pb, max(pe, (out - 1) * strides[i] + dk - in_sizes[i] - pb)))
         pads = adjusted
     b = ctx.builder
-    if node.op_type == "AveragePool" and a.get("count_include_pad", 0) and any(
-            v for p in pads for v in p):
-        x = b.pad(x, [0, 0, *(p[0] for p in pads)], [0, 0, *(p[1] for p in pads)])
-        pads = [(0, 0)] * n
-    x, lifted = _lift(ctx, x)
-    if lifted:
-        kernel, strides, dilations, pads = ([*kernel, 1], [*strides, 1], [*dilations, 1],
-                                            [*pads, (0, 0)])
-    y = getattr(b, _METHODS[node.op_type])(x, window_dimensions=kernel,
-                                           padding=webnn_padding(pads), strides=strides,
-                                           dilations=dilations)
-    return [_drop(ctx, y, lifted)]
+    if node.op_type == "LpPool" and (p != 2 or n == 3):
+        # window sums of |x|^p: zero-pad everything, average full windows, times the size
+        xp = _zero_pad(ctx, _pow_abs(ctx, x, p), pads)
+        avg = pool_nd(ctx, "average_pool2d", xp, kernel, strides, dilations, [(0, 0)] * n)
+        size = ctx.constant(np.asarray(float(np.prod(kernel)), dtype=x.data_type))
+        return [_root(ctx, b.mul(avg, size), p)]
+    if node.op_type == "AveragePool" and a.get("count_include_pad", 0):
+        # the model's pads count (explicit zeros); the ceil_mode extra does not
+        x = _zero_pad(ctx, x, model_pads)
+        pads = [(0, pe - me) for (_, pe), (_, me) in zip(pads, model_pads, strict=True)]
+    return [pool_nd(ctx, _METHODS[node.op_type], x, kernel, strides, dilations, pads)]
 
 
 @onnx_op(("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"), since=1)
 def global_pool(ctx: ImportContext, node: Node) -> list[Any]:
-    if node.op_type == "GlobalLpPool" and int(node.attrs.get("p", 2)) != 2:
-        raise ctx.unsupported(f"GlobalLpPool p = {node.attrs['p']} is not supported")
     x = ctx.operand(node.inputs[0])
-    check_spatial_rank(node.op_type, x.rank)
-    x, lifted = _lift(ctx, x)
-    y = getattr(ctx.builder, _METHODS[node.op_type])(x)
-    return [_drop(ctx, y, lifted)]
+    if x.rank < 3:
+        raise UnsupportedAttribute(f"{node.op_type} needs an N, C, spatial... input, got "
+                                   f"rank {x.rank}")
+    b = ctx.builder
+    p = float(node.attrs.get("p", 2)) if node.op_type == "GlobalLpPool" else 2.0
+    if x.rank == 4 and p == 2:
+        return [getattr(b, _METHODS[node.op_type])(x)]
+    axes = list(range(2, x.rank))
+    if node.op_type == "GlobalMaxPool":
+        return [b.reduce_max(x, axes=axes, keep_dimensions=True)]
+    if node.op_type == "GlobalAveragePool":
+        return [b.reduce_mean(x, axes=axes, keep_dimensions=True)]
+    if p == 1:
+        return [b.reduce_l1(x, axes=axes, keep_dimensions=True)]
+    if p == 2:
+        return [b.reduce_l2(x, axes=axes, keep_dimensions=True)]
+    s = b.reduce_sum(_pow_abs(ctx, x, p), axes=axes, keep_dimensions=True)
+    return [_root(ctx, s, p)]
