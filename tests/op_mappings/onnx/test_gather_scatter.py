@@ -1,5 +1,5 @@
 """ONNX GatherElements, GatherND (batch_dims), ScatterElements, Scatter, ScatterND vs
-onnxruntime; reductions rejected."""
+onnxruntime; reductions (add/mul/max/min) through the sequential and the one-hot forms."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 import converter
 from converter.errors import ConversionFailed
+from op_mappings.onnx import gather_scatter
 from tests.op_mappings.onnx.harness import rand
 from tests.op_mappings.onnx.harness_ext import check_node, node_model
 
@@ -55,9 +56,53 @@ def test_scatter_nd() -> None:
     check_node("ScatterND", [("x", X), ("i", idx), ("u", upd)], opset=16)
 
 
-def test_scatter_reduction_rejected() -> None:
+REDUCTIONS = ["add", "mul", "max", "min"]
+
+
+@pytest.fixture(params=["sequential", "one_hot"])
+def scatter_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test through both decompositions (the one-hot one by lowering the threshold)."""
+    if request.param == "one_hot":
+        monkeypatch.setattr(gather_scatter, "SEQUENTIAL_MAX", 0)
+    return str(request.param)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("dtype", ["float32", "int32", "int64"])
+def test_scatter_nd_reduction(scatter_path: str, reduction: str, dtype: str) -> None:
+    """Duplicate and negative index tuples, slices of rank 1, indices computed in the graph."""
+    x = (rand(4, 3, 5, seed=2, low=-4, high=4)).astype(dtype)
+    idx = np.array([[1, 0], [-3, 2], [3, 1], [1, 0], [1, -3]], np.int64)
+    upd = rand(5, 5, seed=3, low=-4, high=4).astype(dtype)
+    check_node("ScatterND", [("x", x), ("i", idx), ("u", upd)], {"reduction": reduction},
+               opset=18)
+    # element indices (q = rank) and batched index tuples
+    idx2 = np.array([[[0, 0, 1], [3, 2, 4]], [[0, 0, 1], [2, 1, 0]]], np.int64)
+    upd2 = rand(2, 2, seed=4, low=-4, high=4).astype(dtype)
+    check_node("ScatterND", [("x", x), ("i", idx2), ("u", upd2)], {"reduction": reduction},
+               opset=18)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_scatter_elements_reduction(scatter_path: str, reduction: str, axis: int) -> None:
+    rng = np.random.default_rng(7)
+    shape = list(X.shape)
+    shape[axis] = 3  # duplicates along the axis are likely
+    n = X.shape[axis]
+    idx = rng.integers(-n, n, size=shape).astype(np.int64)
+    upd = rand(*shape, seed=8)
+    check_node("ScatterElements", [("x", X), ("i", idx), ("u", upd)],
+               {"axis": axis, "reduction": reduction}, opset=18)
+    check_node("ScatterElements", [("x", X), ("i", idx.astype(np.int32)), ("u", upd)],
+               {"axis": axis, "reduction": reduction}, opset=18, constants=("i",))
+
+
+def test_scatter_reduction_too_large(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gather_scatter, "SEQUENTIAL_MAX", 0)
+    monkeypatch.setattr(gather_scatter, "ONE_HOT_MAX_ELEMENTS", 10)
     idx = np.array([[1, 0]], np.int64)
     model = node_model("ScatterND", [("x", X), ("i", idx), ("u", rand(1, 4))],
                        {"reduction": "add"}, opset=16)
-    with pytest.raises(ConversionFailed, match="reduction"):
+    with pytest.raises(ConversionFailed, match="too large"):
         converter.convert(model)
