@@ -35,8 +35,9 @@ def test_training_mode(shape: tuple[int, ...], outputs: tuple[str, ...]) -> None
     model = node_model("BatchNormalization", items,
                        {"training_mode": 1, "momentum": 0.8, "epsilon": 1e-3}, opset=15,
                        outputs=outputs)
-    check_node("BatchNormalization", items, {"training_mode": 1, "momentum": 0.8,
-                                             "epsilon": 1e-3}, opset=15, outputs=outputs)
+    if len(outputs) == 3:  # onnxruntime insists on the running statistics outputs
+        check_node("BatchNormalization", items, {"training_mode": 1, "momentum": 0.8,
+                                                 "epsilon": 1e-3}, opset=15, outputs=outputs)
     got = converter.convert(model).run(dict(items))
     v = {k: a.astype(np.float64) for k, a in items}
     axes = tuple(i for i in range(len(shape)) if i != 1)
