@@ -18,8 +18,11 @@ For every model and thread count, in one process and on the same inputs:
   importable (threads option), and "reference" only for models whose original runs under
   20 ms or with --reference (slow: numpy in float64).
 Timing: `--warmup` untimed runs, then `--repeat` rounds in which every contender runs once,
-interleaved so that load from other processes hits all alike; the median wall time of each
-is reported, with ratio = backend / original. The geometric mean and the worst ratio are
+interleaved (the order rotating every round) so that load from other processes hits all
+alike; with several threads a short pause precedes every run, so that the previous
+contender's spinning worker threads do not take cores from the next one. The median wall
+time of each is reported, with ratio = backend / original, and the median process CPU time
+(steadier on a loaded machine). The geometric mean and the worst ratio are
 given per (format, backend, threads). Each backend's outputs are checked against the
 original's: max |ours − original| ≤ 1e-3 + 1e-3·max|original| (column "ok").
 
@@ -60,6 +63,7 @@ sys.path.insert(0, str(ROOT))
 
 TOL = 1e-3
 REFERENCE_LIMIT_MS = 20.0
+PAUSE_S = 0.05  # between runs with several threads (see time_interleaved)
 QUICK_MODEL = "light_squeezenet"
 
 
@@ -366,20 +370,25 @@ def matches(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -> tuple[b
     return ok, worst
 
 
-def time_interleaved(runners: Mapping[str, Runner], warmup: int, repeat: int
-                     ) -> tuple[dict[str, float], dict[str, float]]:
+def time_interleaved(runners: Mapping[str, Runner], warmup: int, repeat: int,
+                     pause: float = 0.0) -> tuple[dict[str, float], dict[str, float]]:
     """Median wall time and median process CPU time (seconds) of each runner, all run once
-    per round, interleaved. CPU time is steadier on a loaded machine, but also counts
-    worker threads spinning while they wait."""
+    per round, interleaved, the order rotating every round. CPU time is steadier on a loaded
+    machine, but also counts worker threads spinning while they wait. `pause` seconds of
+    sleep after each run let the previous contender's spinning worker threads go idle, so
+    that they do not take cores from the next one."""
+    names = list(runners)
     for _ in range(warmup):
         for run in runners.values():
             run()
     wall: dict[str, list[float]] = {k: [] for k in runners}
     cpu: dict[str, list[float]] = {k: [] for k in runners}
-    for _ in range(repeat):
-        for k, run in runners.items():
+    for i in range(repeat):
+        for k in names[i % len(names):] + names[:i % len(names)]:
+            if pause:
+                time.sleep(pause)
             c, t = time.process_time(), time.perf_counter()
-            run()
+            runners[k]()
             wall[k].append(time.perf_counter() - t)
             cpu[k].append(time.process_time() - c)
     return ({k: statistics.median(v) for k, v in wall.items()},
@@ -411,7 +420,7 @@ def bench_model(model: Model, threads: Sequence[int], backends: Sequence[str],
             runners[b] = backend_runner(result, b, t, feeds)
             ok, err = matches(runners[b](), expected)
             checks[b] = {"ok": ok, "max_abs_error": err}
-        medians, cpu = time_interleaved(runners, warmup, repeat)
+        medians, cpu = time_interleaved(runners, warmup, repeat, PAUSE_S if t > 1 else 0.0)
         base = medians[framework + "-original"]
         base_cpu = cpu[framework + "-original"]
         row: dict[str, Any] = {"model": model.name, "format": model.format, "threads": t,

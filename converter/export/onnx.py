@@ -13,6 +13,12 @@ whose name is also an input name is exported as `<name>__output` (made unique), 
 metadata entry "webnn_output_names" (a JSON list, in graph-output order) records the WebNN
 names; `onnx_output_names(graph)` gives the exported names.
 
+Speed (`fuse=True`, the default): chains of constant affine float32 operations become one
+BatchNormalization or Mul + Add, and redundant Reshapes are removed (`onnx_lowering.fusion`);
+single lowerings pick the patterns onnxruntime runs fastest where they are exact (constant
+batchNormalization as Add/Mul/Add that onnxruntime folds into a preceding Conv, prelu
+without onnxruntime's slow PRelu kernel, Conv1d-like conv2d as a 1-D Conv).
+
 Restrictions: opset 21 or newer (blocked quantization, Gelu, AveragePool dilations); an op
 without a lowering raises `MLOperationError` naming it.
 """

@@ -31,11 +31,12 @@ single affine operation is never fused: it keeps its own exact lowering.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from onnx import NodeProto
 
 from ...webnn.graph import MLGraph
 from ...webnn.operand import MLOperand, Operation
@@ -187,50 +188,87 @@ _ELEMENTWISE = {"Relu", "Sigmoid", "Tanh", "LeakyRelu", "Elu", "Neg", "Abs", "Ex
 
 def simplify_reshapes(e: Emitter, keep: set[str]) -> None:
     """Remove redundant Reshapes from `e.nodes` (see the module docstring); values named in
-    `keep` (graph inputs and outputs) are never renamed or removed."""
-    while _simplify_once(e, keep):
-        pass
-
-
-def _simplify_once(e: Emitter, keep: set[str]) -> bool:
-    """Apply the first applicable rewrite; False when none applies."""
+    `keep` (graph inputs and outputs) are never renamed or removed. Linear in the number of
+    nodes per pass (node contents are swapped in place, use lists kept up to date)."""
     nodes = e.nodes
-    producer = {out: node for node in nodes for out in node.output}
-    uses: Counter[str] = Counter(i for node in nodes for i in node.input)
-    for index, node in enumerate(nodes):
+    producer: dict[str, NodeProto] = {}
+    consumers: dict[str, list[NodeProto]] = defaultdict(list)
+    for node in nodes:
+        for name in node.output:
+            producer[name] = node
+        for name in node.input:
+            consumers[name].append(node)
+    removed: set[int] = set()
+
+    def single_use(name: str) -> bool:
+        return name not in keep and len(consumers[name]) == 1
+
+    def replace(users: list[NodeProto], old: NodeProto, new: NodeProto) -> None:
+        users[next(i for i, n in enumerate(users) if n is old)] = new
+
+    def rewrite(node: NodeProto) -> list[NodeProto]:
+        """Apply one rewrite at `node`; the nodes to look at again."""
         if node.op_type == "Reshape":
-            target = e.shapes.get(node.output[0])
+            out, inp = node.output[0], node.input[0]
+            target = e.shapes.get(out)
             if target is None or 0 in target:  # ONNX Reshape copies input dims for 0
-                continue
-            src = producer.get(node.input[0])
-            if (src is not None and src.op_type == "Reshape" and uses[src.output[0]] == 1
-                    and src.output[0] not in keep):
+                return []
+            src = producer.get(inp)
+            if src is not None and src.op_type == "Reshape" and single_use(inp):
                 node.input[0] = src.input[0]
-                nodes.remove(src)
-                return True
-            out = node.output[0]
-            if out not in keep and e.shapes.get(node.input[0]) == e.shapes.get(out) is not None:
-                source = node.input[0]
-                del nodes[index]
-                for other in nodes:
-                    for k, name in enumerate(other.input):
+                replace(consumers[src.input[0]], src, node)
+                consumers[inp] = []
+                removed.add(id(src))
+                del producer[inp]
+                return [node]
+            if out not in keep and e.shapes.get(inp) == target:
+                users = consumers.pop(out, [])
+                for user in users:
+                    for k, name in enumerate(user.input):
                         if name == out:
-                            other.input[k] = source
-                return True
-        elif node.op_type in _ELEMENTWISE and len(node.input) == 1:
+                            user.input[k] = inp
+                consumers[inp] = [n for n in consumers[inp] if n is not node] + users
+                removed.add(id(node))
+                del producer[out]
+            return []
+        if node.op_type in _ELEMENTWISE and len(node.input) == 1:
             src = producer.get(node.input[0])
-            if (src is not None and src.op_type == "Reshape" and uses[src.output[0]] == 1
-                    and src.output[0] not in keep and node.output[0] not in keep):
-                a, r, u = src.input[0], src.output[0], node.output[0]
-                target = e.shapes.get(r)
-                node.input[0], node.output[0] = a, r
-                src.input[0], src.output[0] = r, u
-                for name, shape in ((r, e.shapes.get(a)), (u, target)):
-                    if shape is None:
-                        e.shapes.pop(name, None)
-                    else:
-                        e.shapes[name] = shape
-                i, j = nodes.index(src), nodes.index(node)
-                nodes[i], nodes[j] = nodes[j], nodes[i]
-                return True
-    return False
+            if (src is None or src.op_type != "Reshape" or not single_use(node.input[0])
+                    or node.output[0] in keep):
+                return []
+            a, r, u = src.input[0], src.output[0], node.output[0]
+            target = e.shapes.get(r)
+            moved = NodeProto()
+            moved.CopyFrom(node)
+            moved.input[0], moved.output[0] = a, r
+            reshape = NodeProto()
+            reshape.CopyFrom(src)
+            reshape.input[0], reshape.output[0] = r, u
+            for name in reshape.input[1:]:
+                replace(consumers[name], src, node)
+            src.CopyFrom(moved)  # the earlier position now holds the element-wise node
+            node.CopyFrom(reshape)
+            producer[r], producer[u] = src, node
+            for name, shape in ((r, e.shapes.get(a)), (u, target)):
+                if shape is None:
+                    e.shapes.pop(name, None)
+                else:
+                    e.shapes[name] = shape
+            return [node, src]
+        return []
+
+    changed = True
+    while changed:
+        changed = False
+        for node in nodes:
+            stack = [node]
+            while stack:
+                current = stack.pop()
+                if id(current) in removed:
+                    continue
+                again = rewrite(current)
+                if again or id(current) in removed:
+                    changed = True
+                stack.extend(again)
+        nodes[:] = [n for n in nodes if id(n) not in removed]
+        removed.clear()

@@ -288,3 +288,20 @@ def test_reshape_simplification_keeps_graph_outputs() -> None:
     x = b.input("x", shape=[2, 6], data_type="float32")
     graph = b.build({"y": b.tanh(b.reshape(b.relu(b.reshape(x, [12])), [2, 6]))})
     assert _node_types(to_onnx(graph)) == ["Relu", "Tanh"]
+
+
+def test_reshape_simplification_is_linear() -> None:
+    """1500 reshape → relu → reshape round trips simplify quickly (in-place rewrites)."""
+    import time
+
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[4, 8], data_type="float32")
+    y = x
+    for _ in range(1500):
+        y = b.add(b.reshape(b.relu(b.reshape(y, [32])), [4, 8]), x)
+    graph = b.build({"y": y})
+    start = time.perf_counter()
+    model = to_onnx(graph)
+    assert time.perf_counter() - start < 20
+    assert sorted(set(_node_types(model))) == ["Add", "Relu"]
+    assert len(model.graph.node) == 3000
