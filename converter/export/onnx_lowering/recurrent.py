@@ -1,11 +1,16 @@
-"""ONNX lowerings: gru, gruCell, lstm, lstmCell, unrolled over directions and time steps
-into MatMul / Add / Mul / activation nodes (float32; float16 lifted and rounded once).
+"""ONNX lowerings: gru, gruCell, lstm, lstmCell (float32; float16 lifted and rounded once).
 
-The unrolled form reproduces WebNN exactly where ONNX GRU/LSTM cannot: both gate layouts
-(gru "zrn"/"rzn", lstm "iofg"/"ifgo"), any activation from relu/sigmoid/tanh, and the WebNN
-lstm output-gate peephole, which reads the incoming cell state (ONNX LSTM reads the new one).
-Missing biases, peepholes and initial states are omitted (zeros). The graph grows linearly
-with `steps`; constant weight slicing and transposes are folded by onnxruntime.
+gru and lstm map to ONNX GRU / LSTM (one node, onnxruntime's fused kernel) when the options
+mean exactly the same: gru with layout "zrn" (ONNX zrh; `resetAfter` is
+`linear_before_reset`), lstm with layout "iofg" (ONNX iofc) and no peephole weight (the
+WebNN output-gate peephole reads the incoming cell state, ONNX's the new one); any
+activations from relu/sigmoid/tanh, every direction, biases concatenated into ONNX `B`.
+
+Otherwise, and for gruCell / lstmCell, they are unrolled over directions and time steps into
+MatMul / Add / Mul / activation nodes, which reproduce WebNN exactly where ONNX GRU/LSTM
+cannot: both gate layouts (gru "zrn"/"rzn", lstm "iofg"/"ifgo") and the WebNN peephole.
+Missing biases, peepholes and initial states are omitted (zeros). The unrolled graph grows
+linearly with `steps`; constant weight slicing and transposes are folded by onnxruntime.
 """
 
 from __future__ import annotations
@@ -142,8 +147,56 @@ def _steps(steps: int, direction: str, d: int) -> range:
     return range(steps - 1, -1, -1) if reverse else range(steps)
 
 
+_DIRECTIONS = {"forward": "forward", "backward": "reverse", "both": "bidirectional"}
+
+
+def _native(e: Emitter, op: Operation) -> list[str] | None:
+    """ONNX GRU / LSTM computing `op` (see the module docstring), or None."""
+    o = op.options
+    is_lstm = op.op == "lstm"
+    if o["layout"] != ("iofg" if is_lstm else "zrn"):
+        return None
+    if is_lstm and o.get("peepholeWeight") is not None:
+        return None
+    x, w, r, _, h = op.args
+    h = int(h)
+    dirs = w.shape[0]
+    gates = 4 if is_lstm else 3
+    bias, r_bias = o.get("bias"), o.get("recurrentBias")
+    b = ""
+    if bias is not None or r_bias is not None:
+        parts = [e.input(p, F32) if p is not None else e.const(np.zeros((dirs, gates * h)),
+                                                               F32, "zeros")
+                 for p in (bias, r_bias)]
+        b = e.node("Concat", parts, F32, axis=1)
+    init_h = o.get("initialHiddenState")
+    inputs = [e.input(x, F32), e.input(w, F32), e.input(r, F32), b, "",
+              e.input(init_h, F32) if init_h is not None else ""]
+    if is_lstm:
+        init_c = o.get("initialCellState")
+        inputs.append(e.input(init_c, F32) if init_c is not None else "")
+    while inputs[-1] == "":
+        inputs.pop()
+    acts = [_ACT[a] for a in o["activations"]] * dirs
+    attrs = {"hidden_size": h, "direction": _DIRECTIONS[o["direction"]], "activations": acts}
+    if not is_lstm:
+        attrs["linear_before_reset"] = int(bool(o["resetAfter"]))
+    outs = e.node_multi("LSTM" if is_lstm else "GRU", inputs, [F32] * (3 if is_lstm else 2),
+                        **attrs)
+    out = op.outputs[0].data_type
+    results = [e.cast(outs[1], out)]
+    if is_lstm:
+        results.append(e.cast(outs[2], out))
+    if o["returnSequence"]:
+        results.append(e.cast(outs[0], out))
+    return results
+
+
 @lowering("gru", "lstm")
 def recurrent(e: Emitter, op: Operation) -> list[str]:
+    native = _native(e, op)
+    if native is not None:
+        return native
     x, w, r, steps, h = op.args
     steps, h = int(steps), int(h)
     o = op.options

@@ -543,25 +543,11 @@ LIGHT_SLOW = ["bvlc_alexnet", "densenet121", "inception_v1", "resnet50",
 
 def _light_model(name: str, seed: int = 0) -> onnx.ModelProto:
     """The onnx package's light_<name>.onnx with its ConstantOfShape-generated weights (all
-    equal, which makes outputs uniform) replaced by seeded random initializers: He-normal
-    for rank >= 2, uniform(0.5, 1.5) for vectors (batch-norm parameters stay positive)."""
-    model = onnx.load(str(LIGHT_DIR / f"light_{name}.onnx"))
-    rng = np.random.default_rng(seed)
-    inits = {t.name: t for t in model.graph.initializer}
-    keep = []
-    for node in model.graph.node:
-        if node.op_type == "ConstantOfShape" and node.input and node.input[0] in inits:
-            shape = [int(d) for d in onnx.numpy_helper.to_array(inits[node.input[0]])]
-            fan_in = max(int(np.prod(shape[1:])), 1)
-            value = (rng.normal(0.0, np.sqrt(2.0 / fan_in), shape) if len(shape) >= 2
-                     else rng.uniform(0.5, 1.5, shape))
-            model.graph.initializer.append(
-                onnx.numpy_helper.from_array(value.astype(np.float32), node.output[0]))
-        else:
-            keep.append(node)
-    del model.graph.node[:]
-    model.graph.node.extend(keep)
-    return model
+    equal, which makes outputs uniform) replaced by seeded random initializers (the zoo's
+    `weights = "random"`: He-normal for rank >= 2, uniform(0.5, 1.5) for vectors)."""
+    from converter.zoo import randomize_constant_of_shape
+
+    return randomize_constant_of_shape(onnx.load(str(LIGHT_DIR / f"light_{name}.onnx")), seed)
 
 
 def _check_light(name: str) -> None:
@@ -589,3 +575,30 @@ def test_light_model_matches_reference(name: str) -> None:
 @pytest.mark.parametrize("name", LIGHT_SLOW)
 def test_light_model_matches_reference_slow(name: str) -> None:
     _check_light(name)
+
+
+@pytest.mark.parametrize(("op", "options", "native"), [
+    ("gru", {}, True),
+    ("gru", {"reset_after": False, "direction": "both"}, True),
+    ("gru", {"layout": "rzn"}, False),
+    ("lstm", {"direction": "backward", "activations": ["sigmoid", "relu", "tanh"]}, True),
+    ("lstm", {"layout": "ifgo"}, False),
+    ("lstm", {"peephole_weight": True}, False),
+])
+def test_recurrent_uses_onnx_node_only_when_exact(op: str, options: dict[str, object],
+                                                  native: bool) -> None:
+    """gru/lstm become one ONNX GRU/LSTM node only for the layouts and options that mean
+    the same in ONNX (the values are checked against the reference by test_gru/test_lstm)."""
+    from converter.export.onnx import to_onnx
+
+    opts = dict(options)
+    gates, h = (4, 3) if op == "lstm" else (3, 3)
+    d = 2 if opts.get("direction") == "both" else 1
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[2, 1, 4], data_type="float32")
+    if opts.pop("peephole_weight", False):
+        opts["peephole_weight"] = b.constant(rand((d, 3 * h)))
+    outs = getattr(b, op)(x, b.constant(rand((d, gates * h, 4))),
+                          b.constant(rand((d, gates * h, h))), 2, h, **opts)
+    model = to_onnx(b.build({f"o{i}": v for i, v in enumerate(outs)}))
+    assert (op.upper() in {n.op_type for n in model.graph.node}) == native
