@@ -3,10 +3,11 @@
 Padding follows the ONNX rules: explicit `pads`, or from `output_shape` / `auto_pad`
 (total = stride*(in-1) + output_padding + (k-1)*d + 1 - out; SAME_UPPER puts the smaller half
 at the beginning, otherwise the larger half). 1-D is lifted to 2-D.
-- An `output_shape` larger than the natural size gives negative padding (ONNX extends the
-  output there with rows that only receive the bias): the convolution runs with the
-  non-negative part, the result is zero-padded by the negative part and the bias is added
-  afterwards.
+- An `output_shape` larger than the natural size gives negative padding: the output is
+  extended at the end with rows that only receive the bias (as onnxruntime does, and the
+  ONNX reference for auto_pad NOTSET; the reference splits it like SAME_* padding for
+  SAME_UPPER/SAME_LOWER): the convolution runs with the non-negative part, the result is
+  zero-padded and the bias is added afterwards.
 - 3-D: one convTranspose2d over (H, W) per depth tap kd of the filter (all depth slices
   batched as [N·D, C, H, W]); each result is spread along the output depth with stride
   (zero rows interleaved), shifted by kd·dilation, summed, and cropped by the depth pads.
@@ -91,6 +92,9 @@ def conv_transpose(ctx: ImportContext, node: Node) -> list[Any]:
         for i in range(n):
             total = (strides[i] * (in_sizes[i] - 1) + out_pad[i]
                      + (kernel[i] - 1) * dilations[i] + 1 - target[i])
+            if total < 0:  # extend at the end (onnxruntime; the reference for NOTSET)
+                pads.append((0, total))
+                continue
             small, big = total // 2, total - total // 2
             pads.append((small, big) if auto_pad == "SAME_UPPER" else (big, small))
     else:
