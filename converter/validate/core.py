@@ -264,11 +264,15 @@ def validate(model: str | os.PathLike[str] | bytes, *,
              backend: str = "reference", device: str = "cpu",
              rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, locate: bool = True,
              threads: int = 0, result: Any = None,
-             progress: Callable[[str], None] | None = None) -> ValidationReport:
+             progress: Callable[[str], None] | None = None,
+             expected: Mapping[str, np.ndarray] | None = None) -> ValidationReport:
     """Validate a model end to end (see the module docstring).
 
     `inputs` override generated inputs by name (see `inputs.make_inputs`); `result` reuses a
-    conversion already made with the same options. Raises what conversion raises
+    conversion already made with the same options; `expected` gives stored reference values
+    by output name (e.g. a model zoo's reference output), each also compared with our output
+    (same tolerance) as an extra comparison named "<output> (stored)". Raises what conversion
+    raises
     (`InvalidModel`, `ConversionFailed`, ...) and ValueError for an unknown backend/device.
     """
     say = progress or (lambda _msg: None)
@@ -298,6 +302,9 @@ def validate(model: str | os.PathLike[str] | bytes, *,
         if ref_.dtype == np.bool_:
             mine = mine.astype(bool)
         comparisons.append(compare(vi.name, mine, ref_, rtol=rtol, atol=atol, steps=steps))
+    for name, stored in (expected or {}).items():
+        comparisons.append(compare(f"{name} (stored)", np.asarray(ours[name]),
+                                   np.asarray(stored), rtol=rtol, atol=atol))
     divergence = None
     notes: list[str] = list(ref_run.notes)
     if locate and not all(c.passed for c in comparisons):

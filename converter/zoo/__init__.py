@@ -6,6 +6,9 @@ from converter.zoo import read_manifests, run_zoo, write_reports
 report = run_zoo(read_manifests(["models/zoo.toml"]), jobs=4)
 write_reports(report, Path("zoo-report"))
 ```
+
+`converter.zoo.sources` gives what one entry feeds to conversion and validation (the model
+with random weights applied, input recipes, stored outputs), for tests and benchmarks.
 """
 
 from __future__ import annotations
@@ -13,7 +16,16 @@ from __future__ import annotations
 from .manifest import ZooEntry, default_manifests, read_manifest, read_manifests
 from .report import render_html, render_markdown, write_reports
 from .runner import ZooReport, ZooResult, run_entry, run_zoo
+from .sources import (
+    ModelChanged,
+    entry_inputs,
+    load_model,
+    randomize_constant_of_shape,
+    recipe_inputs,
+    stored_outputs,
+)
 
-__all__ = ["ZooEntry", "ZooReport", "ZooResult", "default_manifests", "read_manifest",
-           "read_manifests", "render_html", "render_markdown", "run_entry", "run_zoo",
-           "write_reports"]
+__all__ = ["ModelChanged", "ZooEntry", "ZooReport", "ZooResult", "default_manifests",
+           "entry_inputs", "load_model", "randomize_constant_of_shape", "read_manifest",
+           "read_manifests", "recipe_inputs", "render_html", "render_markdown", "run_entry",
+           "run_zoo", "stored_outputs", "write_reports"]

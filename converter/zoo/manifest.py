@@ -5,17 +5,30 @@ A manifest lists models; each entry is a table with:
 - `name` (required unless the table key gives it);
 - where the model is: `path` (or `file`/`model`), relative to the manifest's folder, to the
   current folder, or, with `package = "onnx"`, to that installed Python package's folder; or
-  `source = {pypi = "dist-name", path = "pkg/file.tflite"}`: a file installed by that
-  distribution (found through its metadata, the package is not imported);
-  `url` alone is recorded as provenance but never downloaded (the entry is skipped);
-- `source`, `licence`/`license`: provenance, copied into the reports;
+  `source = {pypi = "dist-name", path = "pkg/file.tflite"}` (also `version`, recorded only):
+  a file installed by that distribution (found through its metadata, the package is not
+  imported); or the string forms `source = "onnx-package:<path inside the onnx package>"`
+  and `source = "pypi:<distribution>:<path inside the distribution>"`; `url` alone is
+  recorded as provenance but never downloaded (the entry is skipped);
+- `source`, `licence`/`license`, `description`: provenance, copied into the reports;
+  `sha256`: the model file's digest (a changed file is an error, not a silent re-baseline);
 - conversion options: `free_dims` (or `dims`) {name: int}, `input_shapes` (or `shapes`)
-  {input: [dims]}, `pin_inputs` (or `pins`) {input: value}, `signature`;
-- validation: `rtol`, `atol` (or `tolerance` = number for both, {rtol, atol}, or
+  {input: [dims]}, `pin_inputs` (or `pins`) {input: value or {value, dtype}} (fixed at
+  conversion time and fed to the original model), `signature`;
+- `weights`: "as-is" (default) or "random": every ConstantOfShape whose shape is an
+  initializer (the weights of the onnx package's "light" models, all equal) is replaced by a
+  seeded random initializer before conversion and validation (ONNX only; see
+  `converter.zoo.sources.randomize_constant_of_shape`);
+- validation: `rtol`, `atol` (or `tolerance` = number for both, {rtol, atol} (`rtol_max` is
+  a synonym of `rtol`: the criterion is max|ours - ref| <= atol + rtol * max|ref|), or
   {output: {rtol, atol}}, of which the loosest applies to every output), `seed`, `inputs`:
-  an .npz file of input overrides (relative like `path`) or a table {input: {shape, dtype,
+  an .npz file of input overrides (relative like `path`), a table {input: {shape, dtype,
   range = [low, high]}} (seeded uniform values in that range; `shape` also fixes dynamic
-  dimensions unless `input_shapes` is given);
+  dimensions unless `input_shapes` is given), or a recipe for every non-pinned input:
+  "onnx-dummy" (`arange(n) / n`, what `onnx.backend.test` feeds the light models) or
+  "normal" (seeded standard normal times `input_scale`, default 1);
+  `reference_output`: a stored output (a TensorProto `.pb` file next to the model, else
+  relative like `path`) that the converted graph's first output must also match;
 - `slow` (bool): skipped by default by `webnn-convert zoo` unless asked for.
 
 Accepted layouts: `[[model]]` / `[[models]]` arrays of tables, `[models.NAME]` tables, or
@@ -37,7 +50,10 @@ from ..errors import InvalidModel
 _PATH_KEYS = ("path", "file", "model")
 _KNOWN = {"name", *_PATH_KEYS, "package", "url", "source", "licence", "license", "free_dims",
           "dims", "input_shapes", "shapes", "pin_inputs", "pins", "signature", "rtol", "atol",
-          "tolerance", "seed", "inputs", "slow", "format", "description", "notes"}
+          "tolerance", "seed", "inputs", "slow", "format", "description", "notes", "weights",
+          "reference_output", "input_scale", "sha256"}
+INPUT_RECIPES = ("onnx-dummy", "normal")
+WEIGHTS = ("as-is", "random")
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
@@ -64,6 +80,15 @@ class ZooEntry:
     input_specs: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Per input: `shape`, `dtype`, `range` = [low, high] (seeded uniform values; integers
     drawn from [low, high)) or a constant `value`."""
+    input_recipe: str = ""
+    """"onnx-dummy" or "normal" (see the module docstring); "" uses validation's inputs."""
+    input_scale: float = 1.0
+    weights: str = "as-is"
+    reference_output: str | None = None
+    """The resolved stored-output file (None when the entry names none)."""
+    sha256: str = ""
+    description: str = ""
+    format: str = ""
     slow: bool = False
     missing: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -133,10 +158,10 @@ def _tolerance(t: Mapping[str, Any]) -> tuple[float, float]:
     elif isinstance(tol, Mapping) and tol and all(isinstance(v, Mapping)
                                                  for v in tol.values()):
         # per output: validation applies the loosest to every output
-        rtol = max(float(v.get("rtol", rtol)) for v in tol.values())
+        rtol = max(float(v.get("rtol", v.get("rtol_max", rtol))) for v in tol.values())
         atol = max(float(v.get("atol", atol)) for v in tol.values())
     elif isinstance(tol, Mapping):
-        rtol = float(tol.get("rtol", rtol))
+        rtol = float(tol.get("rtol", tol.get("rtol_max", rtol)))
         atol = float(tol.get("atol", atol))
     elif tol is not None:
         raise ValueError(f"tolerance must be a number or {{rtol, atol}}, got {tol!r}")
@@ -168,7 +193,8 @@ def _input_spec(name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def read_manifest(path: str | Path) -> list[ZooEntry]:
-    """Entries of one manifest file; InvalidModel for unreadable TOML or bad entries."""
+    """Entries of one manifest file; InvalidModel for unreadable TOML, bad entries or a name
+    used twice."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -182,51 +208,102 @@ def read_manifest(path: str | Path) -> list[ZooEntry]:
         name = str(t.get("name") or key or "")
         if not name:
             raise InvalidModel(f"manifest {str(path)!r}: an entry has no name")
-        rel = next((t[k] for k in _PATH_KEYS if isinstance(t.get(k), str)), None)
-        package = t.get("package") if isinstance(t.get("package"), str) else None
-        src = t.get("source")
-        dist = None
-        if isinstance(src, Mapping):  # source = {pypi = "dist-name", path = "pkg/file"}
-            rel = rel or (src.get("path") if isinstance(src.get("path"), str) else None)
-            dist = src.get("pypi") if isinstance(src.get("pypi"), str) else None
-            package = package or (src.get("package") if isinstance(src.get("package"), str)
-                                  else None)
-        resolved = _resolve(rel, base, package, dist) if rel else None
-        missing = ""
-        if resolved is None:
-            if rel:
-                where = (f" in package {package!r}" if package else
-                         f" in distribution {dist!r}" if dist else "")
-                missing = f"model file {rel!r}{where} not found"
-            elif t.get("url"):
-                missing = f"not downloaded ({t['url']})"
-            else:
-                missing = "the entry names no model file (path)"
-        inputs = t.get("inputs")
-        inputs_path = _resolve(inputs, base, package) if isinstance(inputs, str) else None
-        specs = ({k: dict(v) for k, v in inputs.items() if isinstance(v, Mapping)}
-                 if isinstance(inputs, Mapping) else {})
         try:
-            rtol, atol = _tolerance(t)
-            entry = ZooEntry(
-                name=name, manifest=str(path), path=str(resolved) if resolved else None,
-                source=_source_text(src, t.get("url")),
-                licence=str(t.get("licence") or t.get("license") or ""),
-                free_dims={k: int(v) for k, v in
-                           dict(t.get("free_dims") or t.get("dims") or {}).items()},
-                input_shapes={k: [int(d) for d in v] for k, v in
-                              dict(t.get("input_shapes") or t.get("shapes") or {}).items()},
-                pin_inputs=dict(t.get("pin_inputs") or t.get("pins") or {}),
-                signature=t.get("signature"), rtol=rtol, atol=atol,
-                seed=int(t.get("seed", 0)),
-                inputs=str(inputs_path) if inputs_path else None,
-                input_specs={k: _input_spec(k, v) for k, v in specs.items()},
-                slow=bool(t.get("slow", False)), missing=missing,
-                extra={k: v for k, v in t.items() if k not in _KNOWN})
+            entry = _entry(t, name, path, base)
         except (TypeError, ValueError) as exc:
             raise InvalidModel(f"manifest {str(path)!r}: entry {name!r}: {exc}") from None
+        if any(e.name == name for e in entries):
+            raise InvalidModel(f"manifest {str(path)!r}: model name {name!r} is used twice")
         entries.append(entry)
     return entries
+
+
+def _location(t: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]:
+    """(path, import package, distribution) of an entry's model file."""
+    rel = next((t[k] for k in _PATH_KEYS if isinstance(t.get(k), str)), None)
+    package = t.get("package") if isinstance(t.get("package"), str) else None
+    src = t.get("source")
+    dist = None
+    if isinstance(src, Mapping):  # source = {pypi = "dist-name", path = "pkg/file"}
+        rel = rel or (src.get("path") if isinstance(src.get("path"), str) else None)
+        dist = src.get("pypi") if isinstance(src.get("pypi"), str) else None
+        package = package or (src.get("package") if isinstance(src.get("package"), str)
+                              else None)
+    elif isinstance(src, str) and src.startswith("onnx-package:") and rel is None:
+        rel, package = src.split(":", 1)[1], "onnx"
+    elif isinstance(src, str) and src.startswith("pypi:") and rel is None:
+        parts = src.split(":", 2)
+        if len(parts) != 3 or not parts[1] or not parts[2]:
+            raise ValueError(f"source {src!r} is not 'pypi:<distribution>:<path>'")
+        dist, rel = parts[1], parts[2]
+    return rel, package, dist
+
+
+def _pins(value: Any) -> dict[str, Any]:
+    """`pins`: {input: value} or {input: {value, dtype}} (dtype default float32)."""
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    for k, v in dict(value or {}).items():
+        if isinstance(v, Mapping):
+            if "value" not in v:
+                raise ValueError(f"pin {k!r} has no value")
+            out[k] = np.asarray(v["value"], dtype=str(v.get("dtype", "float32")))
+        else:
+            out[k] = v
+    return out
+
+
+def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path) -> ZooEntry:
+    rel, package, dist = _location(t)
+    resolved = _resolve(rel, base, package, dist) if rel else None
+    missing = ""
+    if resolved is None:
+        if rel:
+            where = (f" in package {package!r}" if package else
+                     f" in distribution {dist!r}" if dist else "")
+            missing = f"model file {rel!r}{where} not found"
+        elif t.get("url"):
+            missing = f"not downloaded ({t['url']})"
+        else:
+            missing = "the entry names no model file (path)"
+    inputs = t.get("inputs")
+    recipe = inputs if isinstance(inputs, str) and inputs in INPUT_RECIPES else ""
+    inputs_path = (_resolve(inputs, base, package) if isinstance(inputs, str) and not recipe
+                   else None)
+    specs = ({k: dict(v) for k, v in inputs.items() if isinstance(v, Mapping)}
+             if isinstance(inputs, Mapping) else {})
+    weights = str(t.get("weights", "as-is"))
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTS)}, got {weights!r}")
+    stored = t.get("reference_output")
+    stored_path = None
+    if isinstance(stored, str):
+        near = resolved.parent / stored if resolved is not None else None
+        stored_path = near if near is not None and near.is_file() else _resolve(
+            stored, base, package)
+        if stored_path is None and resolved is not None:
+            raise ValueError(f"reference_output {stored!r} not found next to {resolved}")
+    rtol, atol = _tolerance(t)
+    return ZooEntry(
+        name=name, manifest=str(path), path=str(resolved) if resolved else None,
+        source=_source_text(t.get("source"), t.get("url")),
+        licence=str(t.get("licence") or t.get("license") or ""),
+        free_dims={k: int(v) for k, v in
+                   dict(t.get("free_dims") or t.get("dims") or {}).items()},
+        input_shapes={k: [int(d) for d in v] for k, v in
+                      dict(t.get("input_shapes") or t.get("shapes") or {}).items()},
+        pin_inputs=_pins(t.get("pin_inputs") or t.get("pins")),
+        signature=t.get("signature"), rtol=rtol, atol=atol,
+        seed=int(t.get("seed", 0)),
+        inputs=str(inputs_path) if inputs_path else None,
+        input_specs={k: _input_spec(k, v) for k, v in specs.items()},
+        input_recipe=recipe, input_scale=float(t.get("input_scale", 1.0)),
+        weights=weights, reference_output=str(stored_path) if stored_path else None,
+        sha256=str(t.get("sha256", "")), description=str(t.get("description", "")),
+        format=str(t.get("format", "")),
+        slow=bool(t.get("slow", False)), missing=missing,
+        extra={k: v for k, v in t.items() if k not in _KNOWN})
 
 
 def read_manifests(paths: Sequence[str | Path]) -> list[ZooEntry]:

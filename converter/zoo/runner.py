@@ -1,9 +1,11 @@
 """Converting and validating every model of a manifest, in parallel processes.
 
 `run_entry` handles one model in the current process and never raises: the outcome is a
-`ZooResult` with status "pass", "fail" (an output outside tolerance), "error" (conversion
-or run failed; `reason_code` from the ConversionError when there is one) or "skipped" (the
-model file is not available). `run_zoo` runs entries in a `ProcessPoolExecutor` (spawned
+`ZooResult` with status "pass", "fail" (an output outside tolerance, against the original
+framework or the entry's stored reference output), "error" (conversion or run failed;
+`reason_code` from the ConversionError when there is one, "model_changed" for a sha256
+mismatch) or "skipped" (the model file is not available). The model, its inputs and stored
+outputs come from `converter.zoo.sources` (random weights, input recipes). `run_zoo` runs entries in a `ProcessPoolExecutor` (spawned
 workers; onnxruntime / backends use one thread each when several jobs run) or in-process
 for `jobs=1`, calling `on_done(name)` as each one finishes, and keeps manifest order.
 """
@@ -20,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .manifest import ZooEntry
+from .sources import ModelChanged, check_digest, entry_inputs, load_model, stored_outputs
 
 STATUSES = ("pass", "fail", "error", "skipped")
 
@@ -124,23 +127,24 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
     timings: dict[str, float] = {}
     fmt = ""
     try:
-        fmt = detect_format(entry.path)
+        check_digest(entry)
+        model = load_model(entry)
+        fmt = detect_format(model)
         shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
                                                entry.input_specs.items() if "shape" in v}
-        result = convert(entry.path, free_dims=dict(entry.free_dims) or None,
+        result = convert(model, free_dims=dict(entry.free_dims) or None,
                          input_shapes=shapes or None,
                          pin_inputs=dict(entry.pin_inputs) or None,
                          signature=entry.signature, fmt=fmt)
         timings["convert"] = time.perf_counter() - start
-        overrides = spec_inputs(entry, result)
-        if entry.inputs:
-            import numpy as np
-
-            with np.load(entry.inputs, allow_pickle=False) as data:
-                overrides.update({k: np.asarray(data[k]) for k in data.files})
-        report = validate(entry.path, inputs=overrides or None, seed=entry.seed, backend=backend,
+        overrides = entry_inputs(entry, result)
+        report = validate(model, inputs=overrides or None, seed=entry.seed, backend=backend,
                           device=device, rtol=entry.rtol, atol=entry.atol, threads=threads,
-                          result=result)
+                          result=result, expected=stored_outputs(entry, result) or None)
+    except ModelChanged as exc:
+        timings["total"] = time.perf_counter() - start
+        return ZooResult(status="error", format=fmt, message=str(exc),
+                         reason_code="model_changed", timings=timings, **base)
     except ConversionError as exc:
         timings["total"] = time.perf_counter() - start
         message = str(exc)
@@ -166,34 +170,6 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
         divergence=report.divergence.to_dict() if report.divergence else None,
         timings=timings, conversion=dict(report.conversion),
         operations=len(result.graph.operations), notes=tuple(report.notes), **base)
-
-
-def spec_inputs(entry: ZooEntry, result: Any) -> dict[str, Any]:
-    """Inputs the entry's `input_specs` define (a `range` or a `value`), seeded by the
-    entry's seed and the input name; shapes and dtypes from the converted model."""
-    import zlib
-
-    import numpy as np
-
-    out: dict[str, Any] = {}
-    infos = {vi.name: vi for vi in result.inputs}
-    for name, spec in entry.input_specs.items():
-        vi = infos.get(name)
-        if vi is None:
-            continue
-        shape = tuple(int(d) for d in vi.shape)
-        dtype = np.dtype(spec.get("dtype", vi.dtype))
-        if "value" in spec:
-            out[name] = np.broadcast_to(np.asarray(spec["value"], dtype), shape).copy()
-        elif "range" in spec:
-            lo, hi = spec["range"]
-            rng = np.random.default_rng([entry.seed, zlib.crc32(name.encode())])
-            if dtype.kind in "iub":
-                out[name] = rng.integers(int(lo), max(int(hi), int(lo) + 1),
-                                         size=shape).astype(dtype)
-            else:
-                out[name] = rng.uniform(lo, hi, size=shape).astype(dtype)
-    return out
 
 
 def _worker(entry: ZooEntry, backend: str, device: str, threads: int) -> ZooResult:

