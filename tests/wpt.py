@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.webnn import ML, MLGraphBuilder, MLOperand
+from converter.webnn import ML, MLGraph, MLGraphBuilder, MLOperand
 
 WPT_DIR = Path(__file__).parent / "data" / "wpt"
 
@@ -75,8 +75,12 @@ def to_array(data: Any, desc: dict[str, Any]) -> np.ndarray:
     return arr.reshape(shape)
 
 
-def build_and_run(case: dict[str, Any], backend: str = "reference") -> dict[str, np.ndarray]:
-    ctx = ML().create_context(backend=backend)
+def build_graph(case: dict[str, Any], ctx: Any, nonfinite: bool = True
+                ) -> tuple[MLGraph, dict[str, np.ndarray]]:
+    """The graph of a WPT case built with `ctx` (constant inputs as constants) and the feeds
+    of its other inputs. Strings naming operands resolve to them; integer strings (BigInt
+    literals) become numbers, and so do "NaN" / "Infinity" / "-Infinity" when `nonfinite`
+    (otherwise they stay strings, which the builder rejects)."""
     b = MLGraphBuilder(ctx)
     graph_desc = case["graph"]
     operands: dict[str, MLOperand] = {}
@@ -89,10 +93,12 @@ def build_and_run(case: dict[str, Any], backend: str = "reference") -> dict[str,
             operands[name] = b.input(name, shape=list(arr.shape), data_type=arr.dtype.name)
             feeds[name] = arr
 
+    numbers = r"-?\d+|NaN|-?Infinity" if nonfinite else r"-?\d+"
+
     def resolve(value: Any) -> Any:
         if isinstance(value, str) and value in operands:
             return operands[value]
-        if isinstance(value, str) and re.fullmatch(r"-?\d+|NaN|-?Infinity", value):
+        if isinstance(value, str) and re.fullmatch(numbers, value):
             return _number(value)  # a BigInt literal or a non-finite number
         if isinstance(value, list) and value and all(
                 isinstance(v, str) and v in operands for v in value):
@@ -116,6 +122,12 @@ def build_and_run(case: dict[str, Any], backend: str = "reference") -> dict[str,
             for n, r in zip(names, result, strict=True):
                 operands[n] = r
     graph = b.build({name: operands[name] for name in graph_desc["expectedOutputs"]})
+    return graph, feeds
+
+
+def build_and_run(case: dict[str, Any], backend: str = "reference") -> dict[str, np.ndarray]:
+    ctx = ML().create_context(backend=backend)
+    graph, feeds = build_graph(case, ctx)
     return ctx.compute(graph, feeds)
 
 

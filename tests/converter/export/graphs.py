@@ -3,15 +3,13 @@ and option kind, graphs rebuilt from the WPT conformance cases, and hostile name
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from converter.webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand
-from tests.wpt import LEGACY_OPTIONS, WptCase, method_name, snake, to_array
+from tests.wpt import WptCase, build_graph
 
 HOSTILE_NAMES = [
     'quote"inside', "back\\slash\\", "new\nline", "</script><script>alert(1)</script>",
@@ -318,47 +316,10 @@ def wpt_size(case: WptCase) -> int:
 
 
 def wpt_example(case: WptCase) -> Example:
-    """The graph of a WPT case (as tests/wpt.py builds it), its context and inputs."""
+    """The graph of a WPT case (as tests/wpt.py builds it, non-finite numbers given as
+    strings left unresolved), its context and inputs."""
     ctx = ML().create_context()
-    b = MLGraphBuilder(ctx)
-    g = case.case["graph"]
-    operands: dict[str, MLOperand] = {}
-    feeds: dict[str, np.ndarray] = {}
-    for name, spec in g["inputs"].items():
-        arr = to_array(spec["data"], spec["descriptor"])
-        if spec.get("constant"):
-            operands[name] = b.constant(arr)
-        else:
-            operands[name] = b.input(name, shape=list(arr.shape), data_type=arr.dtype.name)
-            feeds[name] = arr
-
-    def resolve(value: Any) -> Any:
-        if isinstance(value, str) and value in operands:
-            return operands[value]
-        if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
-            return int(value)
-        if isinstance(value, list) and value and all(
-                isinstance(v, str) and v in operands for v in value):
-            return [operands[v] for v in value]
-        return value
-
-    for op in g["operators"]:
-        args, kwargs = [], {}
-        for arg in op["arguments"]:
-            (key, value), = arg.items()
-            if key == "options":
-                for opt, val in value.items():
-                    kwargs[snake(LEGACY_OPTIONS.get(opt, opt))] = resolve(val)
-            else:
-                args.append(resolve(value))
-        result = getattr(b, method_name(op["name"]))(*args, **kwargs)
-        names = op["outputs"]
-        if isinstance(names, str):
-            operands[names] = result
-        else:
-            for n, r in zip(names, result, strict=True):
-                operands[n] = r
-    graph = b.build({name: operands[name] for name in g["expectedOutputs"]})
+    graph, feeds = build_graph(case.case, ctx, nonfinite=False)
     return Example(case.id, ctx, graph, feeds)
 
 

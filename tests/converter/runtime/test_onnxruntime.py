@@ -9,7 +9,7 @@ the cost of the many tiny graphs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +20,15 @@ import converter.runtime.onnxruntime as ort_backend
 from converter.runtime import get_backend
 from converter.webnn import ML, MLGraphBuilder, MLOperand
 from converter.webnn.errors import MLOperationError
+from tests.backend_compare import (
+    GRU_VARIANTS,
+    LSTM_VARIANTS,
+    Build,
+    compare_backends,
+    gru_case,
+    lstm_case,
+    run,
+)
 from tests.wpt import WptCase, check_case, load_cases
 
 CASES = load_cases()
@@ -93,45 +102,11 @@ def test_unlowerable_op_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # -- comparisons with the reference backend ----------------------------------------------
-Build = Callable[[MLGraphBuilder, dict[str, MLOperand]], dict[str, MLOperand]]
-
-
-def _run(backend: str, inputs: dict[str, np.ndarray], build: Build) -> dict[str, np.ndarray]:
-    ctx = ML().create_context(backend=backend)
-    b = MLGraphBuilder(ctx)
-    ops = {name: b.input(name, shape=list(a.shape), data_type=a.dtype.name)
-           for name, a in inputs.items()}
-    graph = b.build(build(b, ops))
-    return ctx.compute(graph, inputs)
-
-
-def _ulp(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    bits = {2: np.int16, 4: np.int32}[a.dtype.itemsize]
-    ia, ib = a.view(bits).astype(np.int64), b.view(bits).astype(np.int64)
-    mask = 0x7FFF if a.dtype.itemsize == 2 else 0x7FFFFFFF
-    ia = np.where(ia < 0, -(ia & mask), ia)
-    ib = np.where(ib < 0, -(ib & mask), ib)
-    return np.abs(ia - ib)
-
-
 def compare(inputs: dict[str, np.ndarray], build: Build, f16_ulp: int = 2) -> None:
-    """onnxruntime vs reference: integers exact, float32 within 1e-5 relative (atol 1e-6
-    near zero), float16 within `f16_ulp` ULP; NaN positions equal."""
-    ref = _run("reference", inputs, build)
-    got = _run("onnxruntime", inputs, build)
-    assert set(got) == set(ref)
-    for name, want in ref.items():
-        have = got[name]
-        assert have.dtype == want.dtype, name
-        assert have.shape == want.shape, name
-        if want.dtype.kind != "f":
-            np.testing.assert_array_equal(have, want, err_msg=name)
-        elif want.dtype == np.float32:
-            np.testing.assert_allclose(have, want, rtol=1e-5, atol=1e-6, err_msg=name)
-        else:
-            nan = np.isnan(want)
-            np.testing.assert_array_equal(np.isnan(have), nan, err_msg=name)
-            assert _ulp(have[~nan], want[~nan]).max(initial=0) <= f16_ulp, name
+    """onnxruntime vs reference (`tests.backend_compare.compare_backends`): integers exact,
+    float32 within 1e-5 relative (atol 1e-6 near zero), float16 within `f16_ulp` ULP; NaN
+    positions equal."""
+    compare_backends("onnxruntime", inputs, build, f16_ulp)
 
 
 RNG = np.random.default_rng(7)
@@ -145,68 +120,16 @@ def rand(shape: tuple[int, ...] | list[int], dtype: str = "float32", lo: float =
 
 
 # gru / gruCell / lstm / lstmCell -----------------------------------------------------------
-GRU_VARIANTS = [
-    {},
-    {"direction": "backward", "layout": "rzn", "reset_after": False},
-    {"direction": "both", "return_sequence": True, "activations": ["relu", "tanh"]},
-    {"direction": "both", "return_sequence": True, "bias": True, "recurrent_bias": True,
-     "initial_hidden_state": True, "layout": "rzn"},
-    {"reset_after": False, "bias": True, "activations": ["sigmoid", "relu"],
-     "return_sequence": True},
-]
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("variant", range(len(GRU_VARIANTS)))
 def test_gru(variant: int, dtype: str) -> None:
-    opts = dict(GRU_VARIANTS[variant])
-    steps, batch, inp, h = 3, 2, 4, 5
-    d = 2 if opts.get("direction") == "both" else 1
-    inputs = {"x": rand((steps, batch, inp), dtype), "w": rand((d, 3 * h, inp), dtype),
-              "r": rand((d, 3 * h, h), dtype)}
-    for key, shape in (("bias", (d, 3 * h)), ("recurrent_bias", (d, 3 * h)),
-                       ("initial_hidden_state", (d, batch, h))):
-        if opts.pop(key, False):
-            inputs[key] = rand(shape, dtype)
-
-    def build(b: MLGraphBuilder, o: dict[str, MLOperand]) -> dict[str, MLOperand]:
-        extra = {k: o[k] for k in ("bias", "recurrent_bias", "initial_hidden_state") if k in o}
-        outs = b.gru(o["x"], o["w"], o["r"], steps, h, **opts, **extra)
-        return {f"out{i}": v for i, v in enumerate(outs)}
-
-    compare(inputs, build, f16_ulp=4)
-
-
-LSTM_VARIANTS = [
-    {},
-    {"direction": "backward", "layout": "ifgo", "peephole_weight": True, "bias": True},
-    {"direction": "both", "return_sequence": True, "peephole_weight": True,
-     "initial_hidden_state": True, "initial_cell_state": True, "recurrent_bias": True},
-    {"activations": ["sigmoid", "relu", "tanh"], "return_sequence": True, "bias": True},
-]
+    compare(*gru_case(variant, dtype, rand), f16_ulp=4)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("variant", range(len(LSTM_VARIANTS)))
 def test_lstm(variant: int, dtype: str) -> None:
-    opts = dict(LSTM_VARIANTS[variant])
-    steps, batch, inp, h = 3, 2, 3, 4
-    d = 2 if opts.get("direction") == "both" else 1
-    inputs = {"x": rand((steps, batch, inp), dtype), "w": rand((d, 4 * h, inp), dtype),
-              "r": rand((d, 4 * h, h), dtype)}
-    for key, shape in (("bias", (d, 4 * h)), ("recurrent_bias", (d, 4 * h)),
-                       ("peephole_weight", (d, 3 * h)), ("initial_hidden_state", (d, batch, h)),
-                       ("initial_cell_state", (d, batch, h))):
-        if opts.pop(key, False):
-            inputs[key] = rand(shape, dtype)
-
-    def build(b: MLGraphBuilder, o: dict[str, MLOperand]) -> dict[str, MLOperand]:
-        extra = {k: o[k] for k in ("bias", "recurrent_bias", "peephole_weight",
-                                   "initial_hidden_state", "initial_cell_state") if k in o}
-        outs = b.lstm(o["x"], o["w"], o["r"], steps, h, **opts, **extra)
-        return {f"out{i}": v for i, v in enumerate(outs)}
-
-    compare(inputs, build, f16_ulp=4)
+    compare(*lstm_case(variant, dtype, rand), f16_ulp=4)
 
 
 @pytest.mark.parametrize("layout,reset_after", [("zrn", True), ("rzn", False)])
@@ -281,7 +204,7 @@ def test_quantize_rounds_half_to_even_and_saturates() -> None:
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 1000.0, -1000.0, 3.3], np.float32)
     inputs = {"x": x, "s": np.ones(1, np.float32), "zp": np.zeros(1, np.int8)}
     compare(inputs, lambda b, o: {"q": b.quantize_linear(o["x"], o["s"], o["zp"])})
-    got = _run("onnxruntime", inputs, lambda b, o: {"q": b.quantize_linear(o["x"], o["s"],
+    got = run("onnxruntime", inputs, lambda b, o: {"q": b.quantize_linear(o["x"], o["s"],
                                                                            o["zp"])})
     np.testing.assert_array_equal(got["q"], [0, 2, 2, 0, -2, 127, -128, 3])
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import helper
 
 import converter.runtime.reference.kernels.conv as conv_kernels
 from converter.webnn import ML, MLGraphBuilder
+from tests.converter.runtime.reference.kernels import oracle
 
 RNG = np.random.default_rng(20260627)
 
@@ -32,17 +31,8 @@ TRANSPOSED_FILTER = {"iohw": (0, 1, 2, 3), "hwoi": (2, 3, 1, 0), "ohwi": (1, 2, 
 
 
 def onnx_run(op: str, inputs: list[np.ndarray], attrs: dict[str, Any]) -> np.ndarray:
-    names = [f"in{i}" for i in range(len(inputs))]
-    infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
-                                           list(a.shape))
-             for n, a in zip(names, inputs, strict=True)]
-    out = helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(inputs[0].dtype),
-                                        None)
-    graph = helper.make_graph([helper.make_node(op, names, ["y"], **attrs)], "g", infos, [out])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
-    model.ir_version = 9
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(["y"], dict(zip(names, inputs, strict=True)))[0]
+    """The one-node ONNX (opset 11) oracle."""
+    return oracle.onnx_run(op, inputs, attrs, 11)
 
 
 def to_layout(nchw: np.ndarray, layout: str) -> np.ndarray:

@@ -18,11 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import helper
 
-from converter.webnn import ML, MLGraphBuilder, MLOperand
+from converter.webnn import MLOperand
+from tests.converter.runtime.reference.kernels import oracle
+from tests.converter.runtime.reference.kernels.oracle import assert_same, webnn_outputs
 
 RNG = np.random.default_rng(20260624)
 INDEX_TYPES = ("int32", "uint32", "int64")
@@ -46,32 +46,14 @@ def indices_for(size: int, shape: tuple[int, ...], dtype: str) -> np.ndarray:
 
 def onnx_run(op: str, inputs: list[np.ndarray], attrs: dict[str, Any], opset: int
              ) -> np.ndarray:
+    """The one-node ONNX oracle, with uint32 / ND indices given as int64 (ONNX's types)."""
     if op in ("GatherND", "ScatterND") or inputs[1].dtype == np.uint32:
         inputs = [inputs[0], inputs[1].astype(np.int64), *inputs[2:]]
-    names = [f"in{i}" for i in range(len(inputs))]
-    infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
-                                           list(a.shape))
-             for n, a in zip(names, inputs, strict=True)]
-    out = helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(inputs[0].dtype),
-                                        None)
-    graph = helper.make_graph([helper.make_node(op, names, ["y"], **attrs)], "g", infos, [out])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 9
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(["y"], dict(zip(names, inputs, strict=True)))[0]
+    return oracle.onnx_run(op, inputs, attrs, opset)
 
 
 def webnn(build: Callable[..., MLOperand], *inputs: np.ndarray) -> np.ndarray:
-    ctx = ML().create_context()
-    b = MLGraphBuilder(ctx)
-    operands = [b.input(f"x{i}", list(a.shape), a.dtype.name) for i, a in enumerate(inputs)]
-    graph = b.build({"y": build(b, *operands)})
-    return ctx.compute(graph, {f"x{i}": a for i, a in enumerate(inputs)})["y"]
-
-
-def assert_same(got: np.ndarray, ref: np.ndarray) -> None:
-    assert got.dtype == ref.dtype and got.shape == ref.shape
-    np.testing.assert_array_equal(got, ref)
+    return webnn_outputs(build, *inputs)[0]
 
 
 def spec_index(i: int, size: int) -> int:

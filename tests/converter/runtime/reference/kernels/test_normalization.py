@@ -16,39 +16,13 @@ against the spec formula: x - mean is 0, so the output is the bias (or 0).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import helper
 
-from converter.webnn import ML, MLGraphBuilder, MLOperand
+from converter.webnn import MLGraphBuilder, MLOperand
+from tests.converter.runtime.reference.kernels.oracle import onnx_run, webnn
 
 RNG = np.random.default_rng(20260622)
-
-
-def onnx_run(op: str, inputs: list[np.ndarray], attrs: dict[str, Any], opset: int
-             ) -> np.ndarray:
-    names = [f"in{i}" for i in range(len(inputs))]
-    infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
-                                           list(a.shape)) for n, a in zip(names, inputs, strict=True)]
-    out = helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(inputs[0].dtype),
-                                        None)
-    graph = helper.make_graph([helper.make_node(op, names, ["y"], **attrs)], "g", infos, [out])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 9
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(["y"], dict(zip(names, inputs, strict=True)))[0]
-
-
-def webnn(build: Callable[..., MLOperand], **inputs: np.ndarray) -> np.ndarray:
-    ctx = ML().create_context()
-    b = MLGraphBuilder(ctx)
-    operands = {k: b.input(k, list(a.shape), a.dtype.name) for k, a in inputs.items()}
-    graph = b.build({"y": build(b, **operands)})
-    return ctx.compute(graph, inputs)["y"]
 
 
 def assert_float(got: np.ndarray, ref: np.ndarray, dtype: str, scale: float = 1.0) -> None:

@@ -15,14 +15,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import TensorProto, helper
+from onnx import TensorProto
 
-from converter.webnn import ML, MLGraphBuilder, MLOperand
+from tests.converter.runtime.reference.kernels.oracle import onnx_run, webnn
 
 RNG = np.random.default_rng(20260621)
 
@@ -41,30 +39,6 @@ METHOD = {"reduceL1": "reduce_l1", "reduceL2": "reduce_l2", "reduceLogSum": "red
 
 
 # -- helpers -----------------------------------------------------------------------------------
-def onnx_run(op: str, inputs: list[np.ndarray], attrs: dict[str, Any], opset: int,
-             out_type: int | None = None) -> np.ndarray:
-    """Run a one-node ONNX model on the CPU provider and return its single output."""
-    names = [f"in{i}" for i in range(len(inputs))]
-    infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
-                                           list(a.shape)) for n, a in zip(names, inputs, strict=True)]
-    out = helper.make_tensor_value_info(
-        "y", out_type or helper.np_dtype_to_tensor_dtype(inputs[0].dtype), None)
-    graph = helper.make_graph([helper.make_node(op, names, ["y"], **attrs)], "g", infos, [out])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 9
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(["y"], dict(zip(names, inputs, strict=True)))[0]
-
-
-def webnn(build: Callable[..., MLOperand], **inputs: np.ndarray) -> np.ndarray:
-    """Build a graph from graph inputs named like `inputs`, run it on the reference backend."""
-    ctx = ML().create_context()
-    b = MLGraphBuilder(ctx)
-    operands = {k: b.input(k, list(a.shape), a.dtype.name) for k, a in inputs.items()}
-    graph = b.build({"y": build(b, **operands)})
-    return ctx.compute(graph, inputs)["y"]
-
-
 def assert_float(got: np.ndarray, ref64: np.ndarray, dtype: str) -> None:
     """`got` equals the float64 reference rounded once (allowing the reference's own last-bit
     noise from a different summation order)."""

@@ -10,15 +10,14 @@ including int64/uint64 values beyond 2^53 and float16 end to end.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
 import pytest
-from onnx import helper, numpy_helper
 
-from converter.webnn import ML, MLGraphBuilder, MLOperand
+from tests.converter.runtime.reference.kernels.oracle import assert_same
+from tests.converter.runtime.reference.kernels.oracle import onnx_outputs as onnx_run
+from tests.converter.runtime.reference.kernels.oracle import webnn_outputs as webnn
 
 RNG = np.random.default_rng(20260623)
 DTYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8")
@@ -30,51 +29,6 @@ def sample(shape: tuple[int, ...], dtype: str) -> np.ndarray:
         return RNG.uniform(-100.0, 100.0, shape).astype(dtype)
     info = np.iinfo(dtype)
     return RNG.integers(info.min, info.max, shape, endpoint=True, dtype=dtype)
-
-
-def onnx_run(op: str, inputs: list[np.ndarray], attrs: dict[str, Any] | None = None,
-             consts: list[np.ndarray | None] | None = None, opset: int = 19,
-             n_out: int = 1) -> list[np.ndarray]:
-    """A one-node ONNX model: `inputs` are graph inputs, `consts` extra initializer inputs
-    (None = omitted optional input)."""
-    names = [f"in{i}" for i in range(len(inputs))]
-    infos = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
-                                           list(a.shape))
-             for n, a in zip(names, inputs, strict=True)]
-    inits, node_inputs = [], list(names)
-    for i, c in enumerate(consts or []):
-        if c is None:
-            node_inputs.append("")
-            continue
-        name = f"c{i}"
-        inits.append(numpy_helper.from_array(c, name))
-        node_inputs.append(name)
-    outs = [f"y{i}" for i in range(n_out)]
-    out_type = helper.np_dtype_to_tensor_dtype(inputs[0].dtype)
-    out_infos = [helper.make_tensor_value_info(o, out_type, None) for o in outs]
-    node = helper.make_node(op, node_inputs, outs, **(attrs or {}))
-    graph = helper.make_graph([node], "g", infos, out_infos, initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 9
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(outs, dict(zip(names, inputs, strict=True)))
-
-
-def webnn(build: Callable[..., MLOperand | list[MLOperand]], *inputs: np.ndarray
-          ) -> list[np.ndarray]:
-    ctx = ML().create_context()
-    b = MLGraphBuilder(ctx)
-    operands = [b.input(f"x{i}", list(a.shape), a.dtype.name) for i, a in enumerate(inputs)]
-    result = build(b, *operands)
-    outs = result if isinstance(result, list) else [result]
-    graph = b.build({f"y{i}": o for i, o in enumerate(outs)})
-    values = ctx.compute(graph, {f"x{i}": a for i, a in enumerate(inputs)})
-    return [values[f"y{i}"] for i in range(len(outs))]
-
-
-def assert_same(got: np.ndarray, ref: np.ndarray) -> None:
-    assert got.dtype == ref.dtype and got.shape == ref.shape
-    np.testing.assert_array_equal(got, ref)
 
 
 # -- pad ---------------------------------------------------------------------------------
