@@ -40,7 +40,7 @@ from onnx import NodeProto
 
 from ...webnn.graph import MLGraph
 from ...webnn.operand import MLOperand, Operation
-from .context import Emitter
+from .context import Emitter, constant_value
 
 F32 = "float32"
 
@@ -57,9 +57,11 @@ class AffineChain:
 
 
 def _constant(operand: object) -> np.ndarray | None:
-    if not isinstance(operand, MLOperand) or operand.kind != "constant" or operand.value is None:
+    """The finite float64 value of an operand known at export time, else None."""
+    value = constant_value(operand) if isinstance(operand, MLOperand) else None
+    if value is None:
         return None
-    value = np.asarray(operand.value, dtype=np.float64)
+    value = value.astype(np.float64)
     return value if np.isfinite(value).all() else None
 
 

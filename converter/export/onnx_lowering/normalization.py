@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, lowering
+from .context import Emitter, constant_value, lowering
 
 F32 = "float32"
 
@@ -61,7 +61,8 @@ def _param_or(e: Emitter, operand: MLOperand | None, size: int, fill: float) -> 
 def batch_normalization(e: Emitter, op: Operation) -> list[str]:
     """(x − mean) / sqrt(variance + ε) · scale + bias.
 
-    When mean, variance and the scale present are constants, the factor
+    When mean, variance and the scale present are known at export time (constants, also
+    behind casts/reshapes), the factor
     `scale / sqrt(variance + ε)` is computed at export time in float64 and rounded once, and
     the node chain is `(x + (−mean)) · factor + bias` (Add/Mul/Add with constant operands of
     shape [C, 1, ...]), which onnxruntime folds into a preceding Conv. Otherwise the spec's
@@ -73,16 +74,18 @@ def batch_normalization(e: Emitter, op: Operation) -> list[str]:
     along = [x.shape[axis]] + [1] * (x.rank - axis - 1)
     scale, bias = op.options.get("scale"), op.options.get("bias")
     eps64 = _cast_param(op.options["epsilon"], out)
-    if all(_constant(p) is not None for p in (mean, variance, scale) if p is not None):
-        factor = 1.0 / np.sqrt(_constant(variance).astype(np.float64) + eps64)
-        if scale is not None:
-            factor = factor * _constant(scale).astype(np.float64)
-        neg_mean = -_constant(mean).astype(np.float64)
+    mean_v, var_v = constant_value(mean), constant_value(variance)
+    scale_v = constant_value(scale)
+    if mean_v is not None and var_v is not None and (scale is None or scale_v is not None):
+        factor = 1.0 / np.sqrt(var_v.astype(np.float64) + eps64)
+        if scale_v is not None:
+            factor = factor * scale_v.astype(np.float64)
+        neg_mean = -mean_v.astype(np.float64)
         y = e.node("Add", [e.input(x, F32), e.const(neg_mean.reshape(along), F32, "bn_neg_mean")],
                    F32)
         y = e.node("Mul", [y, e.const(factor.reshape(along), F32, "bn_factor")], F32)
         if bias is not None:
-            bias_v = _constant(bias)
+            bias_v = constant_value(bias)
             b = (e.const(bias_v.astype(np.float64).reshape(along), F32, "bn_bias")
                  if bias_v is not None else e.reshape(e.input(bias, F32), along))
             y = e.node("Add", [y, b], F32)
@@ -100,13 +103,6 @@ def batch_normalization(e: Emitter, op: Operation) -> list[str]:
     if bias is not None:
         y = e.node("Add", [y, param(bias)], F32)
     return [e.cast(y, out)]
-
-
-def _constant(operand: MLOperand | None) -> np.ndarray | None:
-    """The value of a constant operand (None for other operands)."""
-    if operand is None or operand.kind != "constant" or operand.value is None:
-        return None
-    return np.asarray(operand.value)
 
 
 @lowering("instanceNormalization")
