@@ -296,8 +296,9 @@ def time_interleaved(runners: Mapping[str, Runner], warmup: int, repeat: int,
 
 # -- the benchmark ---------------------------------------------------------------------------
 def bench_model(model: Model, threads: Sequence[int], backends: Sequence[str],
-                reference: bool, warmup: int, repeat: int) -> list[dict[str, Any]]:
-    """Rows (one per thread count) for one model."""
+                reference: bool | None, warmup: int, repeat: int) -> list[dict[str, Any]]:
+    """Rows (one per thread count) for one model. `reference`: time the reference backend
+    (True), never (False), or when the original runs under REFERENCE_LIMIT_MS (None)."""
     t0 = time.perf_counter()
     result = convert(model)
     convert_s = time.perf_counter() - t0
@@ -327,8 +328,8 @@ def bench_model(model: Model, threads: Sequence[int], backends: Sequence[str],
                                   "cpu_ms": cpu[b] * 1e3,
                                   "cpu_ratio": cpu[b] / base_cpu if base_cpu > 0 else None,
                                   **checks[b]}
-        if "reference" not in backends and t == threads[0] and (
-                reference or base * 1e3 < REFERENCE_LIMIT_MS):  # single-threaded numpy
+        if "reference" not in backends and t == threads[0] and (reference or (
+                reference is None and base * 1e3 < REFERENCE_LIMIT_MS)):  # one thread
             run_ref = backend_runner(result, "reference", t, feeds)
             ok, err = matches(run_ref(), expected)
             ref, _ = time_interleaved({"reference": run_ref}, 0, max(1, min(3, repeat)))
@@ -503,7 +504,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     errors: dict[str, str] = {}
     for m in models:
         try:
-            new = bench_model(m, args.threads, backends, args.reference and not args.quick,
+            new = bench_model(m, args.threads, backends,
+                              False if args.quick else (True if args.reference else None),
                               args.warmup, args.repeat)
         except Exception as exc:  # report and go on with the other models
             errors[m.name] = f"{type(exc).__name__}: {exc}"
