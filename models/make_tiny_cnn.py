@@ -2,7 +2,8 @@
 Softmax, with seeded random weights. Input `image` [batch, 3, 16, 16] float32 (`batch` is a
 free dimension), output `probs` [batch, 10].
 
-Usage: python models/make_tiny_cnn.py OUT.onnx [--seed N] [--opset N]
+Usage: python models/make_tiny_cnn.py OUT.onnx [--seed N] [--opset N]; the zoo
+(`source = "generated:make_tiny_cnn.py"`) calls `make(path, seed=, opset=)`.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ def make_tiny_cnn(seed: int = 0, opset: int = 13) -> onnx.ModelProto:
                               ir_version=8, producer_name="webnn-converter/make_tiny_cnn")
     onnx.checker.check_model(model)
     return model
+
+
+def make(path: Path, seed: int = 0, opset: int = 13) -> None:
+    """Write the model to `path` (the zoo's generator entry point)."""
+    onnx.save_model(make_tiny_cnn(seed, opset), path)
 
 
 def main(argv: list[str] | None = None) -> None:

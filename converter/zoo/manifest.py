@@ -8,8 +8,13 @@ A manifest lists models; each entry is a table with:
   `source = {pypi = "dist-name", path = "pkg/file.tflite"}` (also `version`, recorded only):
   a file installed by that distribution (found through its metadata, the package is not
   imported); or the string forms `source = "onnx-package:<path inside the onnx package>"`
-  and `source = "pypi:<distribution>:<path inside the distribution>"`; `url` alone is
-  recorded as provenance but never downloaded (the entry is skipped);
+  and `source = "pypi:<distribution>:<path inside the distribution>"`; or
+  `source = "generated:<script>"` with optional `args = {...}`: a generator script in the
+  manifest's folder whose `make(path, **args)` writes the model, run when the manifest is
+  read and cached by script content and args (`converter.zoo.generated`; the suffix is
+  `.tflite` for `format = "tflite"`, else `.onnx`; a generator whose dependency is not
+  installed makes the entry skipped); `url` alone is recorded as provenance but never
+  downloaded (the entry is skipped);
 - `source`, `licence`/`license`, `description`: provenance, copied into the reports;
   `sha256`: the model file's digest (a changed file is an error, not a silent re-baseline);
 - conversion options: `free_dims` (or `dims`) {name: int}, `input_shapes` (or `shapes`)
@@ -51,7 +56,7 @@ _PATH_KEYS = ("path", "file", "model")
 _KNOWN = {"name", *_PATH_KEYS, "package", "url", "source", "licence", "license", "free_dims",
           "dims", "input_shapes", "shapes", "pin_inputs", "pins", "signature", "rtol", "atol",
           "tolerance", "seed", "inputs", "slow", "format", "description", "notes", "weights",
-          "reference_output", "input_scale", "sha256"}
+          "reference_output", "input_scale", "sha256", "args"}
 INPUT_RECIPES = ("onnx-dummy", "normal")
 WEIGHTS = ("as-is", "random")
 
@@ -172,7 +177,10 @@ def _tolerance(t: Mapping[str, Any]) -> tuple[float, float]:
     return rtol, atol
 
 
-def _source_text(src: Any, url: Any) -> str:
+def _source_text(src: Any, url: Any, args: Any = None) -> str:
+    if isinstance(src, str) and src.startswith("generated:") and isinstance(args, Mapping) \
+            and args:
+        return f"{src} ({', '.join(f'{k}={v}' for k, v in args.items())})"
     if isinstance(src, Mapping):
         return ", ".join(f"{k}={v}" for k, v in src.items())
     return str(src or url or "")
@@ -254,11 +262,39 @@ def _pins(value: Any) -> dict[str, Any]:
     return out
 
 
+def _generated(t: Mapping[str, Any], base: Path) -> tuple[Path | None, str]:
+    """(generated model file, why missing) of a `source = "generated:<script>"` entry."""
+    from .generated import SCHEME, generate
+
+    script_name = str(t["source"])[len(SCHEME):]
+    if not script_name:
+        raise ValueError(f"source {t['source']!r} names no generator script")
+    args = t.get("args") or {}
+    if not isinstance(args, Mapping):
+        raise ValueError(f"args must be a table, got {args!r}")
+    script = _resolve(script_name, base, None)
+    if script is None:
+        return None, f"generator script {script_name!r} not found"
+    suffix = ".tflite" if str(t.get("format", "")) == "tflite" else ".onnx"
+    try:
+        return generate(script, args, suffix), ""
+    except ModuleNotFoundError as exc:
+        return None, f"generator {script_name!r}: module {exc.name!r} not found"
+    except Exception as exc:  # noqa: BLE001 - a broken generator is a manifest error
+        raise ValueError(f"generator {script_name!r} failed: {type(exc).__name__}: "
+                         f"{exc}") from exc
+
+
 def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path) -> ZooEntry:
-    rel, package, dist = _location(t)
-    resolved = _resolve(rel, base, package, dist) if rel else None
-    missing = ""
-    if resolved is None:
+    src = t.get("source")
+    if isinstance(src, str) and src.startswith("generated:"):
+        rel, package, dist = None, None, None
+        resolved, missing = _generated(t, base)
+    else:
+        rel, package, dist = _location(t)
+        resolved = _resolve(rel, base, package, dist) if rel else None
+        missing = ""
+    if resolved is None and not missing:
         if rel:
             where = (f" in package {package!r}" if package else
                      f" in distribution {dist!r}" if dist else "")
@@ -287,7 +323,7 @@ def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path) -> ZooEntry:
     rtol, atol = _tolerance(t)
     return ZooEntry(
         name=name, manifest=str(path), path=str(resolved) if resolved else None,
-        source=_source_text(t.get("source"), t.get("url")),
+        source=_source_text(t.get("source"), t.get("url"), t.get("args")),
         licence=str(t.get("licence") or t.get("license") or ""),
         free_dims={k: int(v) for k, v in
                    dict(t.get("free_dims") or t.get("dims") or {}).items()},
