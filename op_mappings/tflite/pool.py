@@ -3,7 +3,9 @@
 Average pooling excludes padded cells (as WebNN does); never lowered as PAD + VALID.
 L2_POOL_2D = sqrt(averagePool2d(x*x)) (root of the MEAN of squares over valid cells, not
 WebNN l2Pool2d). MAX_POOL_2D runs on stored integers when input and output share
-quantization parameters.
+quantization parameters; so does an int8/uint8 AVERAGE_POOL_2D without fused activation,
+rounding the mean of the stored integers half AWAY from zero as LiteRT's integer kernel does
+(a dequantize -> average -> quantizeLinear chain would round half to even).
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ def max_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 @tflite_op("AVERAGE_POOL_2D", since=1)
 def average_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """averagePool2d (count excludes padding)."""
+    act = int(node.attrs["fused_activation_function"])
+    if act == NONE:
+        (raw_x,), raw = data_in(ctx, node)
+        if raw and raw_x.data_type in ("int8", "uint8"):
+            return [_integer_average(ctx, node, raw_x)]
     x = fin(ctx, node, 0)
     assert x is not None
     y = ctx.builder.average_pool2d(x, **_window(node, x.shape))
@@ -56,3 +63,14 @@ def l2_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     b = ctx.builder
     y = b.sqrt(b.average_pool2d(b.mul(x, x), **_window(node, x.shape)))
     return [fout(ctx, node, 0, activation(ctx, y, node.attrs["fused_activation_function"]))]
+
+
+def _integer_average(ctx: ImportContext, node: TFLiteNode, x: Any) -> Any:
+    """LiteRT's integer average: mean of the stored values over the valid cells, rounded half
+    away from zero. The float32 mean is exact enough: a non-tie mean lies at least 1/(2*count)
+    from the nearest .5, far above float32 rounding at |mean| <= 255."""
+    b = ctx.builder
+    mean = b.average_pool2d(b.cast(x, "float32"), **_window(node, x.shape))
+    half = b.constant(0.5, data_type="float32")
+    rounded = b.mul(b.sign(mean), b.floor(b.add(b.abs(mean), half)))
+    return b.cast(rounded, x.data_type)
