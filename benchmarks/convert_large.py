@@ -15,16 +15,10 @@
    process's peak RSS during the call minus its peak before it (`VmHWM` from
    /proc/self/status, Linux), and that peak relative to the weight bytes.
 
-3. With `--simulate-no-copy`, also measures conversion with `MLGraphBuilder.constant()`
-   patched (in that subprocess only) to keep immutable arrays (read-only through their whole
-   base chain, such as the reader's read-only memory maps) instead of copying them: the
-   proposed internal no-copy path.
-
 Targets (issue): conversion time <= session creation time; conversion peak memory
-<= 1.5 x the weight bytes; weights copied at most once. Today the weights are read through
-read-only memory maps (no copy by the reader or importer) and copied once by
-`MLGraphBuilder.constant()` (the spec's copy rule); the importer then drops the mapped pages
-(`madvise(MADV_DONTNEED)`), so the peak is about the weights plus the largest tensor.
+<= 1.5 x the weight bytes; weights copied at most once. External-data weights are read through read-only memory maps
+and never copied: `MLGraphBuilder.constant()` shares memory that nothing can write instead of
+copying it (copying it would be indistinguishable), so conversion touches no weight pages.
 """
 
 from __future__ import annotations
@@ -122,39 +116,10 @@ import json, resource, sys, time
 sys.path.insert(0, {root!r})
 
 
-def _patch_no_copy_constants():
-    # Simulates the proposed internal no-copy path of MLGraphBuilder.constant(): an array
-    # that nobody can modify (read-only through its whole base chain, e.g. a read-only
-    # memory map), C-contiguous and already in the operand's dtype, is kept, not copied.
-    import numpy as np
-    from converter.webnn import base
-    original = base.BuilderBase.constant
-
-    def immutable(arr):
-        b = arr
-        while isinstance(b, np.ndarray):
-            if b.flags.writeable:
-                return False
-            b = b.base
-        return True
-
-    def constant(self, value, data_type=None, shape=None):
-        if (isinstance(value, np.ndarray) and data_type is None and shape is None
-                and value.dtype.name in base.DATA_TYPES and value.flags.c_contiguous
-                and value.ndim > 0 and immutable(value)):
-            self._check_state("constant")
-            desc = base.descriptor("constant", value.dtype.name, value.shape)
-            return base.MLOperand(self, desc, "constant", value=value)
-        return original(self, value, data_type, shape)
-
-    base.BuilderBase.constant = constant
-
 what, path = sys.argv[1], sys.argv[2]
-if what in ("convert", "convert-nocopy"):
+if what == "convert":
     import converter, converter.api, converter.importer, op_mappings.onnx as reg
     reg.load_all()
-    if what == "convert-nocopy":
-        _patch_no_copy_constants()
 else:
     import onnxruntime as ort
 def hwm():
@@ -200,9 +165,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inline", action="store_true", help="store weights in the .onnx")
     parser.add_argument("--repeat", type=int, default=2, help="measurements per tool")
     parser.add_argument("--json", help="write the results to this file")
-    parser.add_argument("--simulate-no-copy", action="store_true",
-                        help="also measure with MLGraphBuilder.constant() patched to keep "
-                        "immutable (read-only) arrays instead of copying them")
     opts = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -214,8 +176,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"model: {path} ({'inline' if opts.inline else 'external data'}), weights "
               f"{weight_bytes / 1e6:.1f} MB, files {files / 1e6:.1f} MB")
         results: dict[str, list[dict[str, float]]] = {"convert": [], "onnxruntime": []}
-        if opts.simulate_no_copy:
-            results["convert-nocopy"] = []
         for _ in range(opts.repeat):
             for what in results:
                 results[what].append(measure(what, path))
@@ -223,7 +183,6 @@ def main(argv: list[str] | None = None) -> int:
         peak = {k: max(r["peak_bytes"] for r in v) for k, v in results.items()}
         print(f"{'':28s}{'time (best)':>14s}{'peak RSS delta':>18s}{'x weights':>11s}")
         for name, label in (("convert", "converter.convert"),
-                            ("convert-nocopy", "convert (no-copy constants)*"),
                             ("onnxruntime", "ort.InferenceSession")):
             if name not in results:
                 continue
@@ -232,9 +191,6 @@ def main(argv: list[str] | None = None) -> int:
         ratio = best["convert"]["seconds"] / best["onnxruntime"]["seconds"]
         print(f"conversion / session creation time: {ratio:.2f} (target <= 1); conversion "
               f"peak {peak['convert'] / weight_bytes:.2f}x weights (target <= 1.5x)")
-        if opts.simulate_no_copy:
-            print("* simulated: MLGraphBuilder.constant() keeping immutable arrays "
-                  "(see --simulate-no-copy)")
         if opts.json:
             Path(opts.json).write_text(json.dumps(
                 {"weight_bytes": weight_bytes, "inline": opts.inline, "results": results},
