@@ -70,15 +70,13 @@ class RecurrentOps(BuilderBase):
         return h
 
     # -- gru -------------------------------------------------------------------------------
-    def gru(self, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand, steps: int,
-            hidden_size: int, *, bias: MLOperand | None = None,
-            recurrent_bias: MLOperand | None = None,
-            initial_hidden_state: MLOperand | None = None, reset_after: bool = True,
-            return_sequence: bool = False, direction: str = "forward", layout: str = "zrn",
-            activations: Sequence[str] | None = None, label: str = "") -> list[MLOperand]:
-        """Gated recurrent unit over `steps` time steps. Returns [hidden] or
-        [hidden, sequence] (returnSequence). See the module docstring for shapes."""
-        op = "gru"
+    def _sequence(self, op: str, input: Any, weight: Any, recurrent_weight: Any, steps: Any,
+                  hidden_size: Any, gates: int, return_sequence: Any, direction: Any,
+                  layout: Any, layouts: tuple[str, ...]
+                  ) -> tuple[MLOperand, MLOperand, MLOperand, int, int, int]:
+        """The checks gru and lstm share: operands and their types, steps, the enums, hidden
+        size and the weight shapes [D, gates*H, I] / [D, gates*H, H]. Returns
+        (input, weight, recurrentWeight, steps, hiddenSize, D)."""
         x = self._operand(op, "input", input)
         w = self._operand(op, "weight", weight)
         r = self._operand(op, "recurrentWeight", recurrent_weight)
@@ -89,15 +87,29 @@ class RecurrentOps(BuilderBase):
             raise v.fail(op, "steps must be greater than 0")
         if x.shape[0] != steps:
             raise v.fail(op, f"input.shape[0] ({x.shape[0]}) must equal steps ({steps})")
-        v.boolean(op, "resetAfter", reset_after)
         v.boolean(op, "returnSequence", return_sequence)
         v.enum(op, "direction", direction, DIRECTIONS)
-        v.enum(op, "layout", layout, GRU_LAYOUTS)
-        h = self._hidden_size(op, hidden_size, 3)
-        batch, in_size = x.shape[1], x.shape[2]
+        v.enum(op, "layout", layout, layouts)
+        h = self._hidden_size(op, hidden_size, gates)
         d = 2 if direction == "both" else 1
-        v.same_shape(op, "weight", w.shape, (d, 3 * h, in_size))
-        v.same_shape(op, "recurrentWeight", r.shape, (d, 3 * h, h))
+        v.same_shape(op, "weight", w.shape, (d, gates * h, x.shape[2]))
+        v.same_shape(op, "recurrentWeight", r.shape, (d, gates * h, h))
+        return x, w, r, steps, h, d
+
+    def gru(self, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand, steps: int,
+            hidden_size: int, *, bias: MLOperand | None = None,
+            recurrent_bias: MLOperand | None = None,
+            initial_hidden_state: MLOperand | None = None, reset_after: bool = True,
+            return_sequence: bool = False, direction: str = "forward", layout: str = "zrn",
+            activations: Sequence[str] | None = None, label: str = "") -> list[MLOperand]:
+        """Gated recurrent unit over `steps` time steps. Returns [hidden] or
+        [hidden, sequence] (returnSequence). See the module docstring for shapes."""
+        op = "gru"
+        v.boolean(op, "resetAfter", reset_after)
+        x, w, r, steps, h, d = self._sequence(op, input, weight, recurrent_weight, steps,
+                                              hidden_size, 3, return_sequence, direction,
+                                              layout, GRU_LAYOUTS)
+        batch = x.shape[1]
         b = self._rnn_optional(op, "bias", bias, x, (d, 3 * h))
         rb = self._rnn_optional(op, "recurrentBias", recurrent_bias, x, (d, 3 * h))
         h0 = self._rnn_optional(op, "initialHiddenState", initial_hidden_state, x,
@@ -154,24 +166,10 @@ class RecurrentOps(BuilderBase):
         """Long short-term memory over `steps` time steps. Returns [hidden, cell] or
         [hidden, cell, sequence] (returnSequence). See the module docstring for shapes."""
         op = "lstm"
-        x = self._operand(op, "input", input)
-        w = self._operand(op, "weight", weight)
-        r = self._operand(op, "recurrentWeight", recurrent_weight)
-        v.same_type(op, "weight", w.data_type, "input", x.data_type)
-        v.same_type(op, "recurrentWeight", r.data_type, "input", x.data_type)
-        steps = v.unsigned(op, "steps", steps)
-        if steps == 0:
-            raise v.fail(op, "steps must be greater than 0")
-        if x.shape[0] != steps:
-            raise v.fail(op, f"input.shape[0] ({x.shape[0]}) must equal steps ({steps})")
-        v.boolean(op, "returnSequence", return_sequence)
-        v.enum(op, "direction", direction, DIRECTIONS)
-        v.enum(op, "layout", layout, LSTM_LAYOUTS)
-        h = self._hidden_size(op, hidden_size, 4)
-        batch, in_size = x.shape[1], x.shape[2]
-        d = 2 if direction == "both" else 1
-        v.same_shape(op, "weight", w.shape, (d, 4 * h, in_size))
-        v.same_shape(op, "recurrentWeight", r.shape, (d, 4 * h, h))
+        x, w, r, steps, h, d = self._sequence(op, input, weight, recurrent_weight, steps,
+                                              hidden_size, 4, return_sequence, direction,
+                                              layout, LSTM_LAYOUTS)
+        batch = x.shape[1]
         b = self._rnn_optional(op, "bias", bias, x, (d, 4 * h))
         rb = self._rnn_optional(op, "recurrentBias", recurrent_bias, x, (d, 4 * h))
         p = self._rnn_optional(op, "peepholeWeight", peephole_weight, x, (d, 3 * h))
