@@ -3,7 +3,8 @@
 (De)quantization is decomposed so that every WebNN blockwise broadcast works, also blocks on
 several axes at once: the input is viewed with each blocked axis split into `[scale_dim,
 block]` and the scale/zero point with `[scale_dim, 1]`, so plain broadcasting applies the
-same parameter to each contiguous block; nothing is materialised.
+same parameter to each contiguous block; nothing is materialised. Axes where the parameter
+has size 1 (per-tensor or per-channel parameters) broadcast as they are, without a view.
 - dequantizeLinear: `(x − zeroPoint)·scale`, in float32 for 8-bit inputs (the difference
   and the product are exact before the single rounding) and in float64 for 32-bit ones.
 - quantizeLinear: `clamp(roundEven(x / scale) + zeroPoint)` in float64, NaN → 0, saturated to
@@ -33,9 +34,9 @@ def _views(shape: Sequence[int], param_shape: Sequence[int]
     x_view: list[int] = []
     p_view: list[int] = []
     for n, s in zip(shape, param_shape, strict=True):
-        if n == s:
+        if n == s or s == 1:  # the same size, or plain broadcasting of one parameter
             x_view.append(n)
-            p_view.append(n)
+            p_view.append(s)
         else:
             x_view += [s, n // s]
             p_view += [s, 1]
