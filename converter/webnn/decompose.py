@@ -455,10 +455,109 @@ def quantize_linear(b: MLGraphBuilder, input: MLOperand, scale: MLOperand,
     return b.cast(b.clamp(b.add(q, zp), min_value=lo, max_value=hi), zero_point.data_type)
 
 
+# -- sorting, sequences, trigonometry --------------------------------------------------------
+def top_k(b: MLGraphBuilder, x: MLOperand, k: int, axis: int = -1, largest: bool = True
+          ) -> tuple[MLOperand, MLOperand]:
+    """(values, int32 indices) of the `k` largest (or smallest) elements along `axis`, sorted
+    best first; equal values keep their index order (lower index first), as ONNX TopK and
+    TFLite TOPK_V2 require.
+
+    Rank by comparison, with the axis moved last ([..., n]): rank_i = #{j: x_j beats x_i} +
+    #{j < i: x_j == x_i} (pairwise greater/lesser + equal on [..., n, n], reduceSum); the
+    index of the r-th element is reduceSum((rank == r) · iota) (exact integer arithmetic,
+    r < k), and the values are gatherElements(x, indices).
+    Restrictions: 1 <= k <= n (the caller checks); the pairwise tensor has n² elements per
+    row (memory grows quadratically with the axis length); NaN ordering is unspecified.
+    """
+    rank = len(x.shape)
+    axis = axis + rank if axis < 0 else axis
+    n = x.shape[axis]
+    last = rank - 1
+    perm = [i for i in range(rank) if i != axis] + [axis]
+    xt = x if axis == last else b.transpose(x, permutation=perm)
+    lead = list(xt.shape[:-1])
+    col = b.reshape(xt, [*lead, n, 1])  # x_i
+    row = b.reshape(xt, [*lead, 1, n])  # x_j
+    beats = (b.greater if largest else b.lesser)(row, col)
+    earlier = np.tril(np.ones((n, n), np.uint8), -1)  # [i, j] = j < i
+    tie = b.logical_and(b.equal(row, col), b.constant(earlier))
+    wins = b.add(b.cast(beats, "int32"), b.cast(tie, "int32"))
+    ranks = b.reshape(b.reduce_sum(wins, axes=[len(lead) + 1]), [*lead, n, 1])
+    slots = b.equal(ranks, b.constant(np.arange(k, dtype=np.int32).reshape(1, k)))
+    iota = b.constant(np.arange(n, dtype=np.int32).reshape(n, 1))
+    idx = b.reduce_sum(b.mul(b.cast(slots, "int32"), iota), axes=[len(lead)])  # [..., k]
+    values = b.gather_elements(xt, idx, axis=len(lead))
+    if axis != last:
+        inv = [int(i) for i in np.argsort(perm)]
+        values = b.transpose(values, permutation=inv)
+        idx = b.transpose(idx, permutation=inv)
+    return values, idx
+
+
+def reverse_sequence_table(shape: Sequence[int], lengths: np.ndarray, time_axis: int,
+                           batch_axis: int) -> np.ndarray:
+    """int32 gatherElements indices (of `shape`) along `time_axis` that reverse the first
+    lengths[i] steps of batch entry i (lengths clamped to [0, T]); the rest stay in place."""
+    steps = int(shape[time_axis])
+    lens = np.clip(np.asarray(lengths).reshape(-1).astype(np.int64), 0, steps)
+    t = np.arange(steps)[None, :]
+    table = np.where(t < lens[:, None], lens[:, None] - 1 - t, t)  # [batch, time]
+    if time_axis < batch_axis:
+        table = table.T
+    view = [1] * len(shape)
+    view[batch_axis], view[time_axis] = int(shape[batch_axis]), steps
+    return np.ascontiguousarray(np.broadcast_to(table.reshape(view), tuple(shape))
+                                .astype(np.int32))
+
+
+def reverse_sequence(b: MLGraphBuilder, x: MLOperand, lengths: np.ndarray, time_axis: int,
+                     batch_axis: int) -> MLOperand:
+    """ONNX ReverseSequence / TFLite REVERSE_SEQUENCE with constant lengths: gatherElements
+    with `reverse_sequence_table` along `time_axis`."""
+    table = reverse_sequence_table(x.shape, lengths, time_axis, batch_axis)
+    return b.gather_elements(x, b.constant(table), axis=time_axis)
+
+
+_TAN_PI_12 = 2.0 - math.sqrt(3.0)
+
+
+def polynomial(b: MLGraphBuilder, z: MLOperand, coeffs: Sequence[float]) -> MLOperand:
+    """c0 + z·(c1 + z·(c2 + ...)) (Horner) in z's data type."""
+    dt = z.data_type
+    acc = scalar(b, coeffs[-1], dt)
+    for coef in reversed(coeffs[:-1]):
+        acc = b.add(b.mul(acc, z), scalar(b, coef, dt))
+    return acc
+
+
+def atan(b: MLGraphBuilder, x: MLOperand) -> MLOperand:
+    """atan(x) for float x, accurate to a few float32 ulps.
+
+    Argument reduction a = |x| -> t = min(a, 1/a) in [0, 1] (atan(a) = π/2 - atan(1/a) for
+    a > 1) -> u = (t·√3 - 1)/(t + √3) for t > tan(π/12) (atan(t) = π/6 + atan(u)), so
+    |u| <= tan(π/12) ~ 0.268; then atan(u) = u·Σ_{k=0..7} (-1)^k u^(2k)/(2k+1) (Horner in u²),
+    truncation error <= |u|^16/17 < 5e-11 relative. ±inf gives ±π/2 (1/inf = 0), NaN stays
+    NaN. Relies on IEEE division by zero and a `where` that ignores the unselected branch.
+    """
+    dt = x.data_type
+    a = b.abs(x)
+    inv = b.greater(a, scalar(b, 1.0, dt))
+    t = b.min(a, b.reciprocal(a))  # 1/0 = inf: min(0, inf) = 0
+    big = b.greater(t, scalar(b, _TAN_PI_12, dt))
+    s3 = scalar(b, math.sqrt(3.0), dt)
+    u = b.where(big, b.div(b.sub(b.mul(t, s3), scalar(b, 1.0, dt)), b.add(t, s3)), t)
+    coeffs = [(-1.0) ** k / (2 * k + 1) for k in range(8)]
+    p = b.mul(u, polynomial(b, b.mul(u, u), coeffs))
+    r = b.where(big, b.add(p, scalar(b, math.pi / 6, dt)), p)
+    r = b.where(inv, b.sub(scalar(b, math.pi / 2, dt), r), r)
+    return b.mul(b.sign(x), r)
+
+
 __all__ = [
-    "ACTIVATIONS", "Activation", "blockwise_expand", "concat", "dequantize_linear", "elu_fn",
-    "flatten", "gelu", "gru", "gru_cell", "hard_sigmoid_fn", "layer_normalization",
-    "leaky_relu_fn", "linear_fn", "lstm", "lstm_cell", "quantize_linear", "relu_fn",
-    "scalar", "scaled_tanh_fn", "sigmoid_fn", "softplus_fn", "softsign_fn", "squeeze",
-    "tanh_fn", "thresholded_relu_fn", "unsqueeze",
+    "ACTIVATIONS", "Activation", "atan", "blockwise_expand", "concat", "dequantize_linear",
+    "elu_fn", "flatten", "gelu", "gru", "gru_cell", "hard_sigmoid_fn", "layer_normalization",
+    "leaky_relu_fn", "linear_fn", "lstm", "lstm_cell", "polynomial", "quantize_linear",
+    "relu_fn", "reverse_sequence", "reverse_sequence_table", "scalar", "scaled_tanh_fn",
+    "sigmoid_fn", "softplus_fn", "softsign_fn", "squeeze", "tanh_fn", "thresholded_relu_fn",
+    "top_k", "unsqueeze",
 ]

@@ -20,37 +20,19 @@ import numpy as np
 from converter.errors import InvalidModel
 from converter.formats.onnx import Node
 from converter.importer import ImportContext
+from converter.webnn import decompose as dc
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
 
 
 def top_k(ctx: ImportContext, x: Any, k: int, axis: int, largest: bool) -> tuple[Any, Any]:
-    """(values, int64 indices) of the k best elements along `axis`, sorted."""
-    b = ctx.builder
+    """(values, int64 indices) of the k best elements along `axis`, sorted
+    (`converter.webnn.decompose.top_k`)."""
     n = x.shape[axis]
     if not 0 < k <= n:
         raise InvalidModel(f"TopK k={k} outside 1..{n}")
-    last = x.rank - 1
-    perm = [i for i in range(x.rank) if i != axis] + [axis]
-    xt = x if axis == last else b.transpose(x, permutation=perm)
-    lead = list(xt.shape[:-1])
-    col = b.reshape(xt, [*lead, n, 1])  # x_i
-    row = b.reshape(xt, [*lead, 1, n])  # x_j
-    beats = (b.greater if largest else b.lesser)(row, col)
-    earlier = np.tril(np.ones((n, n), np.uint8), -1)  # [i, j] = j < i
-    tie = b.logical_and(b.equal(row, col), ctx.constant(earlier))
-    wins = b.add(b.cast(beats, "int32"), b.cast(tie, "int32"))
-    rank = b.reshape(b.reduce_sum(wins, axes=[len(lead) + 1]), [*lead, n, 1])
-    slots = b.equal(rank, ctx.constant(np.arange(k, dtype=np.int32).reshape(1, k)))
-    iota = ctx.constant(np.arange(n, dtype=np.int32).reshape(n, 1))
-    idx = b.reduce_sum(b.mul(b.cast(slots, "int32"), iota), axes=[len(lead)])  # [..., k]
-    values = b.gather_elements(xt, idx, axis=len(lead))
-    indices = b.cast(idx, "int64")
-    if axis != last:
-        inv = [int(i) for i in np.argsort(perm)]
-        values = b.transpose(values, permutation=inv)
-        indices = b.transpose(indices, permutation=inv)
-    return values, indices
+    values, idx = dc.top_k(ctx.builder, x, k, axis, largest)
+    return values, ctx.builder.cast(idx, "int64")
 
 
 @onnx_op("TopK", since=1)

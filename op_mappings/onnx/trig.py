@@ -34,12 +34,12 @@ import numpy as np
 
 from converter.formats.onnx import Node
 from converter.importer import ImportContext
+from converter.webnn import decompose as dc
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import float_dtype_check
 
 _LN2 = math.log(2.0)
 _BIG = 2.0 ** 26
-_TAN_PI_12 = 2.0 - math.sqrt(3.0)
 
 
 class _Ops:
@@ -55,11 +55,7 @@ class _Ops:
 
     def poly(self, z: Any, coeffs: list[float]) -> Any:
         """c0 + z·(c1 + z·(c2 + ...)) (Horner)."""
-        b = self.b
-        acc = self.c(coeffs[-1])
-        for coef in reversed(coeffs[:-1]):
-            acc = b.add(b.mul(acc, z), self.c(coef))
-        return acc
+        return dc.polynomial(self.b, z, coeffs)
 
     def log1p(self, u: Any) -> Any:
         b = self.b
@@ -70,18 +66,8 @@ class _Ops:
         return b.where(b.equal(d, self.c(0.0)), u, exact)
 
     def atan(self, x: Any) -> Any:
-        b = self.b
-        a = b.abs(x)
-        inv = b.greater(a, self.c(1.0))
-        t = b.min(a, b.reciprocal(a))  # 1/0 = inf: min(0, inf) = 0
-        big = b.greater(t, self.c(_TAN_PI_12))
-        s3 = self.c(math.sqrt(3.0))
-        u = b.where(big, b.div(b.sub(b.mul(t, s3), self.c(1.0)), b.add(t, s3)), t)
-        coeffs = [(-1.0) ** k / (2 * k + 1) for k in range(8)]
-        p = b.mul(u, self.poly(b.mul(u, u), coeffs))
-        r = b.where(big, b.add(p, self.c(math.pi / 6)), p)
-        r = b.where(inv, b.sub(self.c(math.pi / 2), r), r)
-        return b.mul(b.sign(x), r)
+        """`converter.webnn.decompose.atan`."""
+        return dc.atan(self.b, x)
 
 
 def _sinh(o: _Ops, x: Any) -> Any:

@@ -266,3 +266,37 @@ def check(model: bytes, inputs: Sequence[np.ndarray], *, rtol: float = 1e-5,
         compare(ours[name], ref, rtol=rtol, atol=atol, steps=steps, quantized=bool(q),
                 what=name)
     return result
+
+
+@dataclass(frozen=True)
+class In:
+    """One operator input for `op_model`: a graph input (`const=False`) or a constant."""
+
+    value: np.ndarray
+    const: bool = False
+    quant: Quant | None = None
+
+
+def op_model(op: str, inputs: Sequence[In | None], outputs: Sequence[tuple[Any, ...]],
+             options: Any = None, *, version: int = 1) -> tuple[bytes, list[np.ndarray]]:
+    """A one-operator model whose outputs may differ in dtype: `outputs` holds
+    `(shape, dtype)` or `(shape, dtype, Quant)` tuples; None inputs are omitted (-1).
+    Returns the model bytes and the values to feed (the non-constant inputs, in order)."""
+    mb = ModelBuilder()
+    idx, feeds = [], []
+    for i, item in enumerate(inputs):
+        if item is None:
+            idx.append(-1)
+        elif item.const:
+            idx.append(mb.const(f"c{i}", item.value, quant=item.quant))
+        else:
+            idx.append(mb.input(f"x{i}", item.value.shape, item.value.dtype.name,
+                                quant=item.quant))
+            feeds.append(item.value)
+    outs = []
+    for k, spec in enumerate(outputs):
+        shape, dtype = spec[0], spec[1]
+        quant = spec[2] if len(spec) > 2 else None
+        outs.append(mb.output(mb.tensor(f"y{k}", list(shape), dtype, quant=quant)))
+    mb.op(op, idx, outs, options, version=version)
+    return mb.build(), feeds
