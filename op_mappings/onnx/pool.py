@@ -14,12 +14,20 @@ WebNN maxPool2d / averagePool2d / l2Pool2d (reductions for global pools).
   window sum is averagePool2d of the zero-padded |x|^p times the window size (every window is
   then full). GlobalLpPool: reduceL1 / reduceL2 / (reduceSum(|x|^p))^(1/p).
 - Global pools on 1-D or 3-D inputs: reduceMax / reduceMean over the spatial axes.
-Restrictions: MaxPool's Indices output and storage_order = 1 are not supported; 1-, 2- or
-3-D spatial; average/Lp pools take float32/float16.
+- MaxPool's Indices output: per kernel tap (in ONNX's row-major scan order), the strided
+  slice of the input padded with -inf (dtype minimum for integers) is compared with the
+  pooled maximum; a `where` chain run from the last tap to the first keeps the first tap
+  that holds the maximum (ONNX and onnxruntime keep the first strictly greater value). Taps
+  that fall in the padding are masked. The flat index is (n·C + c)·Π(spatial) plus the
+  spatial offset, row-major (storage_order = 0) or column-major (storage_order = 1, first
+  spatial axis fastest). One `slice` + `equal` + `where` per tap (kernel volume).
+Restrictions: 1-, 2- or 3-D spatial; average/Lp pools take float32/float16; storage_order
+only changes the Indices output.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -109,10 +117,10 @@ def _root(ctx: ImportContext, s: Any, p: float) -> Any:
 @onnx_op(("MaxPool", "AveragePool", "LpPool"), since=1)
 def pool(ctx: ImportContext, node: Node) -> list[Any]:
     a = node.attrs
-    if node.op_type == "MaxPool" and (len(node.outputs) > 1 and node.outputs[1]):
-        raise ctx.unsupported("MaxPool's Indices output is not supported")
-    if a.get("storage_order", 0):
-        raise ctx.unsupported("storage_order = 1 is not supported")
+    want_indices = node.op_type == "MaxPool" and len(node.outputs) > 1 and bool(node.outputs[1])
+    storage_order = int(a.get("storage_order", 0))
+    if storage_order not in (0, 1):
+        raise ctx.unsupported(f"storage_order = {storage_order} is not 0 or 1")
     p = float(a.get("p", 2)) if node.op_type == "LpPool" else 2.0
     if p <= 0:
         raise ctx.unsupported(f"LpPool p = {a['p']} must be positive")
@@ -147,7 +155,59 @@ def pool(ctx: ImportContext, node: Node) -> list[Any]:
         # the model's pads count (explicit zeros); the ceil_mode extra does not
         x = _zero_pad(ctx, x, model_pads)
         pads = [(0, pe - me) for (_, pe), (_, me) in zip(pads, model_pads, strict=True)]
-    return [pool_nd(ctx, _METHODS[node.op_type], x, kernel, strides, dilations, pads)]
+    y = pool_nd(ctx, _METHODS[node.op_type], x, kernel, strides, dilations, pads)
+    if want_indices:
+        return [y, _max_indices(ctx, x, y, kernel, strides, dilations, pads, storage_order)]
+    return [y]
+
+
+def _max_indices(ctx: ImportContext, x: Any, y: Any, kernel: Sequence[int],
+                 strides: Sequence[int], dilations: Sequence[int],
+                 pads: Sequence[tuple[int, int]], storage_order: int) -> Any:
+    """MaxPool's int64 Indices output (flat index of the first maximum of each window)."""
+    b = ctx.builder
+    n = x.rank - 2
+    nb, c = x.shape[0], x.shape[1]
+    sizes = list(x.shape[2:])
+    out = list(y.shape[2:])
+    dt = x.data_type
+    fill: float | int = -math.inf if dt.startswith("float") else int(np.iinfo(dt).min)
+    if any(v for p in pads for v in p):
+        xp = b.pad(x, [0, 0, *(p[0] for p in pads)], [0, 0, *(p[1] for p in pads)],
+                   value=fill)
+    else:
+        xp = x
+    # spatial strides of the flat index: row-major, or column-major for storage_order 1
+    order = range(n - 1, -1, -1) if storage_order == 0 else range(n)
+    flat_stride = [0] * n
+    acc_stride = 1
+    for i in order:
+        flat_stride[i] = acc_stride
+        acc_stride *= sizes[i]
+    taps = list(itertools.product(*(range(k) for k in kernel)))
+    result: Any = None
+    for tap in reversed(taps):
+        # input coordinate of this tap per output position, per axis
+        coords = [np.arange(out[i]) * strides[i] - pads[i][0] + tap[i] * dilations[i]
+                  for i in range(n)]
+        grids = np.meshgrid(*coords, indexing="ij")
+        index = sum(g * flat_stride[i] for i, g in enumerate(grids))
+        inside = np.ones(out, dtype=bool)
+        for i, g in enumerate(grids):
+            inside &= (g >= 0) & (g < sizes[i])
+        index_op = ctx.constant(np.asarray(index, dtype=np.int64).reshape([1, 1, *out]))
+        if result is None:
+            result = index_op
+            continue
+        window = b.slice(xp, [0, 0, *(tap[i] * dilations[i] for i in range(n))],
+                         [nb, c, *((out[i] - 1) * strides[i] + 1 for i in range(n))],
+                         strides=[1, 1, *strides])
+        hit = b.equal(window, y)
+        if not inside.all():
+            hit = b.logical_and(hit, ctx.constant(inside.reshape([1, 1, *out])))
+        result = b.where(hit, index_op, result)
+    base = (np.arange(nb * c, dtype=np.int64) * int(np.prod(sizes))).reshape([nb, c] + [1] * n)
+    return b.add(result, ctx.constant(base))
 
 
 @onnx_op(("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"), since=1)
