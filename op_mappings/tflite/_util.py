@@ -260,3 +260,20 @@ def state(ctx: ImportContext) -> dict[str, Any]:
     variables by handle key, init subgraphs already run)."""
     holder = ctx.importer if ctx.importer is not None else ctx
     return holder.__dict__.setdefault("_tflite_state", {"variables": {}, "called_once": set()})
+
+
+# -- options ---------------------------------------------------------------------------------
+
+
+def options_or_defaults(node: TFLiteNode, table: str, key: str) -> dict[str, Any]:
+    """The operator's decoded options, or the schema defaults of options table `table` (e.g.
+    "Conv3DOptions") when the operator carries none (`key` = a field every such table has).
+    For builtins whose options table the reader cannot infer from the op name
+    (CONV_3D_TRANSPOSE uses Conv3DOptions)."""
+    if key in node.attrs:
+        return dict(node.attrs)
+    from ai_edge_litert import schema_py_generated as schema
+
+    from converter.formats.tflite import _decode
+
+    return _decode(getattr(schema, table + "T")())
