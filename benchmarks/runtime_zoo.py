@@ -25,10 +25,10 @@ time of each is reported, with ratio = backend / original, and the median proces
 given per (format, backend, threads). Each backend's outputs are checked against the
 original's: max |ours − original| ≤ 1e-3 + 1e-3·max|original| (column "ok").
 
-On a machine where torch.cuda.is_available(), a GPU section also times the torch backend on
-CUDA against the same network run natively in torch (a small torch-built ResNet and a small
-transformer encoder exported with torch.onnx.export and converted); it is skipped otherwise
-or with --no-gpu.
+When the torch backend is benchmarked, a native-torch section times it against the same
+network run natively in torch (a small torch-built ResNet and a small transformer encoder
+exported with torch.onnx.export and converted) on the CPU at each thread count, and on CUDA
+where torch.cuda.is_available() (skipped otherwise or with --no-gpu).
 
 --quick: a smoke run (one small model, one thread, onnxruntime only, 1 warm-up + 3 rounds),
 used by the test suite so the script cannot rot. Results are printed as a table and written as
@@ -383,15 +383,19 @@ def print_rows(rows: Sequence[Mapping[str, Any]]) -> None:
         print(line)
 
 
-# -- GPU section -----------------------------------------------------------------------------
-def gpu_section(warmup: int, repeat: int) -> list[dict[str, Any]]:
-    """Torch backend on CUDA vs native torch, for small torch-built networks exported to
-    ONNX and converted. Empty when torch or CUDA is unavailable."""
+# -- native torch section ---------------------------------------------------------------------
+def torch_section(device: str, warmup: int, repeat: int, threads: int = 1
+                  ) -> list[dict[str, Any]]:
+    """The torch backend against the same network run natively in torch on `device` ("cpu"
+    or "cuda"), for small torch-built networks exported to ONNX with torch.onnx.export and
+    converted. Both sides start from the numpy input on the host and end with numpy outputs
+    (copies to and from the device are timed on both). Empty when torch is not importable or
+    `device` is "cuda" and torch.cuda.is_available() is False."""
     try:
         import torch
     except ImportError:
         return []
-    if not torch.cuda.is_available():
+    if device == "cuda" and not torch.cuda.is_available():
         return []
     import tempfile
 
@@ -400,44 +404,53 @@ def gpu_section(warmup: int, repeat: int) -> list[dict[str, Any]]:
     from converter.runtime import get_backend
 
     torch.manual_seed(0)
-    nets = _torch_nets(torch)
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
     rows = []
-    for name, net, example in nets:
-        net = net.eval()
-        with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            path = Path(tmp) / f"{name}.onnx"
-            torch.onnx.export(net, (example,), str(path), input_names=["x"],
-                              output_names=["y"], opset_version=17, dynamo=False)
-            result = converter.convert(str(path))
-        native, ours = _gpu_runners(torch, net.cuda(), example,
-                                    get_backend("torch", "cuda").compile(result.graph),
-                                    result.output_names)
-        ok, err = matches(ours(), native())
-        med, _ = time_interleaved({"native": native, "torch-backend": ours}, warmup, repeat)
-        rows.append({"model": name, "device": torch.cuda.get_device_name(0),
-                     "native_ms": med["native"] * 1e3, "backend_ms": med["torch-backend"] * 1e3,
-                     "ratio": med["torch-backend"] / med["native"], "ok": ok,
-                     "max_abs_error": err})
+    try:
+        for name, net, example in _torch_nets(torch):
+            net = net.eval()
+            with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                path = Path(tmp) / f"{name}.onnx"
+                torch.onnx.export(net, (example,), str(path), input_names=["x"],
+                                  output_names=["y"], opset_version=17, dynamo=False)
+                result = converter.convert(str(path))
+            exe = get_backend("torch", device, threads=threads).compile(result.graph)
+            native, ours = _torch_runners(torch, device, net.to(device), example, exe,
+                                          result.output_names)
+            ok, err = matches(ours(), native())
+            med, _ = time_interleaved({"native": native, "torch-backend": ours}, warmup,
+                                      repeat)
+            rows.append({"model": name, "device": device,
+                         "device_name": (torch.cuda.get_device_name(0) if device == "cuda"
+                                         else platform.processor() or platform.machine()),
+                         "threads": threads, "native_ms": med["native"] * 1e3,
+                         "backend_ms": med["torch-backend"] * 1e3,
+                         "ratio": med["torch-backend"] / med["native"], "ok": ok,
+                         "max_abs_error": err})
+    finally:
+        torch.set_num_threads(old_threads)
     return rows
 
 
-def _gpu_runners(torch: Any, net: Any, example: Any, exe: Any, names: Sequence[str]
-                 ) -> tuple[Runner, Runner]:
-    """Native torch on CUDA and the converted graph on the torch backend, both starting
-    from the numpy input on the host (copied to the device each run), synchronised, and
-    copying the outputs back to the host."""
+def _torch_runners(torch: Any, device: str, net: Any, example: Any, exe: Any,
+                   names: Sequence[str]) -> tuple[Runner, Runner]:
+    """Native torch and the converted graph on the torch backend, both on `device`, both
+    starting from the numpy input on the host (copied to the device each run), synchronised
+    on CUDA, and copying the outputs back to the host."""
     feeds = {"x": example.numpy()}
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
 
     def native() -> list[np.ndarray]:
         with torch.inference_mode():
-            y = net(torch.from_numpy(feeds["x"]).cuda())
-        torch.cuda.synchronize()
+            y = net(torch.from_numpy(feeds["x"]).to(device))
+        sync()
         return [y.cpu().numpy()]
 
     def ours() -> list[np.ndarray]:
         out = exe.run(feeds)
-        torch.cuda.synchronize()
+        sync()
         return [out[n] for n in names]
 
     return native, ours
@@ -525,10 +538,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{s['format']:<7} {s['backend']:<12} threads={s['threads']}: geomean ratio "
               f"{s['geomean_ratio']:.3f}{cpu} over {s['models']} models, worst "
               f"{s['worst_ratio']:.3f} ({s['worst_model']})")
-    gpu = [] if args.no_gpu else gpu_section(args.warmup, args.repeat)
-    for g in gpu:
-        print(f"GPU {g['model']}: native torch {g['native_ms']:.2f} ms, torch backend "
-              f"{g['backend_ms']:.2f} ms, ratio {g['ratio']:.3f}, ok {g['ok']}")
+    native = [] if args.quick or "torch" not in backends else [
+        row for t in args.threads for row in torch_section("cpu", args.warmup, args.repeat, t)]
+    gpu = [] if args.no_gpu else torch_section("cuda", args.warmup, args.repeat)
+    for g in native + gpu:
+        print(f"{g['device']} threads={g['threads']} {g['model']}: native torch "
+              f"{g['native_ms']:.2f} ms, torch backend {g['backend_ms']:.2f} ms, ratio "
+              f"{g['ratio']:.3f}, ok {g['ok']}")
     if args.json:
         import onnxruntime
 
@@ -537,8 +553,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "load_before": load_before, "load_after": _load(),
                 "repeat": args.repeat, "warmup": args.warmup}
         args.json.write_text(json.dumps({"info": info, "rows": rows, "summary": summary,
-                                         "gpu": gpu, "errors": errors}, indent=2) + "\n")
-    return 1 if errors or any(not v["ok"] for r in rows for v in r["backends"].values()) else 0
+                                         "native_torch": native, "gpu": gpu,
+                                         "errors": errors}, indent=2) + "\n")
+    bad = any(not v["ok"] for r in rows for v in r["backends"].values()) or any(
+        not g["ok"] for g in native + gpu)
+    return 1 if errors or bad else 0
 
 
 if __name__ == "__main__":

@@ -34,6 +34,14 @@ def gather(node: Node) -> Fn:
     size = shape[axis]
     out_shape = node.out_shape
 
+    const = node.constant(1)
+    if const is not None:  # constant indices: normalised once, at compile time
+        fixed = normalize(const, size).reshape(-1)
+        if fixed.numel() == 1:
+            i = int(fixed[0])
+            return lambda x, indices: [x.select(axis, i).reshape(out_shape)]
+        return lambda x, indices: [torch.index_select(x, axis, fixed).reshape(out_shape)]
+
     def fn(x: torch.Tensor, indices: torch.Tensor) -> list[torch.Tensor]:
         idx = normalize(indices, size).reshape(-1)
         return [torch.index_select(x, axis, idx).reshape(out_shape)]

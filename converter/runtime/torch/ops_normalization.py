@@ -1,9 +1,12 @@
 """Torch implementations: batchNormalization, instanceNormalization, layerNormalization
 (mirrors the reference kernels/normalization.py).
 
-Computed from the spec formulas in float32 (float16 inputs too, also on CUDA); `epsilon` is first cast
-to the input data type, as the spec requires. Variances are population variances computed
-from the centred values (mean of squared deviations).
+Computed in float32 (float16 inputs too, also on CUDA); `epsilon` is first cast to the input
+data type, as the spec requires. Variances are population variances. torch's fused kernels
+are used where they compute exactly the spec formula: `F.batch_norm` (inference) for
+batchNormalization along axis 1 of a rank >= 2 input, and `F.layer_norm` for
+layerNormalization over the trailing axes in increasing order; otherwise the formula is
+computed from the centred values (mean of squared deviations).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 from ...webnn.dtypes import cast_number
 from .registry import Fn, Node, along, impl
@@ -34,6 +38,14 @@ def batch_normalization(node: Node) -> Fn:
     axis, eps, fl = int(node.options["axis"]), _epsilon(node), node.acc
     rank = node.operand(0).rank
     scale, bias = node.opt("scale"), node.opt("bias")
+
+    if axis == 1 and rank >= 2:
+        def fused(*t: torch.Tensor) -> list[torch.Tensor]:
+            return [F.batch_norm(fl(t[0]), fl(t[1]), fl(t[2]),
+                                 fl(t[scale]) if scale is not None else None,
+                                 fl(t[bias]) if bias is not None else None, False, 0.0, eps)]
+
+        return fused
 
     def fn(*t: torch.Tensor) -> list[torch.Tensor]:
         x = fl(t[0])
@@ -83,6 +95,16 @@ def layer_normalization(node: Node) -> Fn:
     shape = node.operand(0).shape
     order, target = _reduced_layout(shape, axes)
     scale, bias = node.opt("scale"), node.opt("bias")
+    rank = len(shape)
+    if axes and axes == list(range(rank - len(axes), rank)):
+        normalized = tuple(shape[a] for a in axes)
+
+        def fused(*t: torch.Tensor) -> list[torch.Tensor]:
+            return [F.layer_norm(fl(t[0]), normalized,
+                                 fl(t[scale]) if scale is not None else None,
+                                 fl(t[bias]) if bias is not None else None, eps)]
+
+        return fused
 
     def place(p: torch.Tensor) -> torch.Tensor:
         return fl(p).permute(order).reshape(target)

@@ -1,7 +1,11 @@
 """Torch implementations: averagePool2d, l2Pool2d, maxPool2d (mirrors the reference
 kernels/pool.py).
 
-The input (channels-first view) is padded (or cropped at the end) so that its spatial size is
+Float pools whose windows torch's own padding reproduces (beginning padding at most half the
+effective window, and torch's output size, with or without ceil_mode, equal to WebNN's) run
+with that implicit padding: the windows start at the same cells and padding cells are -inf
+(max) or 0 (sums), exactly as below, without a padded copy of the input. Otherwise the
+input (channels-first view) is padded (or cropped at the end) so that its spatial size is
 exactly what the output windows span, then pooled with no implicit padding: float maxPool2d
 uses `F.max_pool2d` on an input padded with -inf; the sums of averagePool2d / l2Pool2d use
 `F.avg_pool2d(divisor_override=1)` on a zero-padded input (or, with dilations, strided
@@ -37,6 +41,27 @@ def _window_reduce(x: torch.Tensor, k: tuple[int, int], s: tuple[int, int],
     return x
 
 
+def _native_padding(size: tuple[int, int], out: tuple[int, int], k: tuple[int, int],
+                    s: tuple[int, int], d: tuple[int, int], begin: tuple[int, int]
+                    ) -> bool | None:
+    """The `ceil_mode` with which torch's implicit padding of `begin` cells on both sides
+    yields exactly `out` windows starting where WebNN's do, or None when none does."""
+    spans = [(kk - 1) * dd + 1 for kk, dd in zip(k, d, strict=True)]
+    if any(2 * p > span for p, span in zip(begin, spans, strict=True)):
+        return None
+    for ceil_mode in (False, True):
+        sizes = []
+        for n, p, span, ss in zip(size, begin, spans, s, strict=True):
+            num = n + 2 * p - span
+            o = (-(-num // ss) if ceil_mode else num // ss) + 1
+            if ceil_mode and (o - 1) * ss >= n + p:  # torch drops a window starting in padding
+                o -= 1
+            sizes.append(o)
+        if tuple(sizes) == tuple(out):
+            return ceil_mode
+    return None
+
+
 @impl("averagePool2d", "l2Pool2d", "maxPool2d")
 def pool2d(node: Node) -> Fn:
     o = node.options
@@ -61,6 +86,8 @@ def pool2d(node: Node) -> Fn:
     kind = node.op.op
     divisor = node.ctx.tensor(np.maximum(count, 1), torch.float32)
     k, s, d = (kh, kw), (sh, sw), (dh, dw)
+    native = _native_padding((h, w), (oh, ow), k, s, d, (top, left)) if (
+        floating and padded and (kind == "maxPool2d" or d == (1, 1))) else None
 
     if kind == "maxPool2d":
         if floating:
@@ -69,6 +96,8 @@ def pool2d(node: Node) -> Fn:
             fill = INT64_MIN if dt in ("int64", "uint64") else int(np.iinfo(np.dtype(dt)).min)
 
         def reduce(x: torch.Tensor) -> torch.Tensor:
+            if native is not None:
+                return F.max_pool2d(x, k, s, (top, left), d, ceil_mode=native)
             if padded:
                 x = F.pad(x, pads, value=fill)
             if floating:
@@ -80,6 +109,10 @@ def pool2d(node: Node) -> Fn:
         def reduce(x: torch.Tensor) -> torch.Tensor:
             if square:
                 x = x * x
+            if native is not None:
+                total = F.avg_pool2d(x, k, s, (top, left), ceil_mode=native,
+                                     divisor_override=1)
+                return torch.sqrt(total) if square else total / divisor
             if padded:
                 x = F.pad(x, pads)
             if d == (1, 1):

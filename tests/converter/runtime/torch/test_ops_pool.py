@@ -1,6 +1,7 @@
 """Torch pools vs the reference backend: l2Pool2d (no WPT file), averagePool2d with dilations,
 and maxPool2d on every data type, with asymmetric padding, ceil rounding, output sizes, both
-layouts, global windows and windows that hold only padding."""
+layouts, global windows and windows that hold only padding, and symmetric padding that runs
+as torch's implicit padding."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ VARIANTS: list[dict[str, Any]] = [
     {},  # global pooling
     {"window_dimensions": [2, 2], "padding": [3, 0, 0, 0]},  # rows of padding only
     {"window_dimensions": [3, 3], "dilations": [2, 2], "strides": [1, 2], "layout": "nhwc"},
+    # symmetric padding that torch's implicit padding reproduces (with and without ceil_mode)
+    {"window_dimensions": [3, 3], "strides": [2, 2], "padding": [1, 1, 1, 1]},
+    {"window_dimensions": [3, 3], "strides": [2, 2], "padding": [1, 1, 1, 1],
+     "output_shape_rounding": "ceil"},
+    {"window_dimensions": [3, 3], "strides": [2, 2], "padding": [1, 0, 1, 1],
+     "dilations": [1, 2]},
 ]
 
 
