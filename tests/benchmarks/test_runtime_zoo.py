@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -27,3 +29,25 @@ def test_quick_run_writes_json(tmp_path: Path) -> None:
     [summary] = [s for s in data["summary"] if s["backend"] == "onnxruntime"]
     assert summary["models"] == 1 and summary["geomean_ratio"] == ort_row["ratio"]
     assert "geomean ratio" in proc.stdout
+
+
+def test_native_torch_section_on_cpu() -> None:
+    """The native-torch comparison (the GPU section's code, here on the CPU): both sides run,
+    their outputs agree, and the timings are reported."""
+    torch = pytest.importorskip("torch")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("runtime_zoo",
+                                                  ROOT / "benchmarks" / "runtime_zoo.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["runtime_zoo"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    rows = module.torch_section("cpu", warmup=1, repeat=2)
+    assert [r["model"] for r in rows] == ["torch-resnet-small", "torch-transformer-small"]
+    for r in rows:
+        assert r["ok"], r
+        assert r["device"] == "cpu" and r["native_ms"] > 0 and r["backend_ms"] > 0
+        assert r["ratio"] == r["backend_ms"] / r["native_ms"]
+    if not torch.cuda.is_available():
+        assert module.torch_section("cuda", 1, 1) == []  # skipped cleanly without a GPU
