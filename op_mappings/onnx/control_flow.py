@@ -10,7 +10,10 @@ WebNN graphs have no control flow, so:
   Zero iterations with scan outputs (empty tensors) are not representable.
 - Scan (opset 9+): unrolled over the static scan-axis length, with `scan_input_axes`,
   `scan_input_directions`, `scan_output_axes` and `scan_output_directions`; same bound.
-  Opset 8 Scan (batch axis, `sequence_lens`) is not supported.
+- Scan opset 8 (batch axis 0, scan axis 1, `directions`, optional `sequence_lens`): unrolled
+  per batch entry and time step (batch · length · body nodes <= 4096); `sequence_lens` must
+  be known at conversion time; a batch entry with a shorter length runs fewer iterations and
+  its scan outputs are padded with zeros to the maximum length (as onnxruntime does).
 Subgraphs see the values of the enclosing scopes by name.
 """
 
@@ -205,3 +208,77 @@ def scan(ctx: Any, node: Any) -> list[Value]:
         ordered = values[::-1] if out_dirs[k] else values
         stacked.append(_stack(ctx, ordered, out_axes[k], f"Scan output {k}"))
     return [*states, *stacked]
+
+
+def _zeros_like(value: Value) -> np.ndarray:
+    dtype = np.dtype(value.data_type) if isinstance(value, MLOperand) else np.asarray(value).dtype
+    return np.zeros(_shape(value), dtype=dtype)
+
+
+@onnx_op("Scan", since=8, fold=False)
+def scan8(ctx: Any, node: Any) -> list[Value]:
+    """Scan (opset 8): batch axis 0, scan axis 1; unrolled per batch entry and time step (at
+    most 4096 unrolled body nodes); `sequence_lens` must be a constant; shorter sequences
+    give zero-padded scan outputs."""
+    body = node.attrs["body"]
+    m = int(node.attrs["num_scan_inputs"])
+    n_states = len(node.inputs) - 1 - m
+    states = [ctx.value(n) for n in node.inputs[1:1 + n_states]]
+    scan_in = [ctx.value(n) for n in node.inputs[1 + n_states:]]
+    dirs = list(node.attrs.get("directions", ()) or [0] * m)
+    if len(dirs) != m:
+        raise UnsupportedAttribute(f"directions has {len(dirs)} entries for {m} scan inputs")
+    k_out = len(body.output) - n_states
+    if not scan_in:
+        raise UnsupportedAttribute("Scan without scan inputs")
+    batches = {int(_shape(v)[0]) for v in [*states, *scan_in]}
+    lengths = {int(_shape(v)[1]) for v in scan_in if len(_shape(v)) >= 2}
+    if len(batches) != 1 or len(lengths) != 1 or any(len(_shape(v)) < 2 for v in scan_in):
+        raise UnsupportedAttribute(f"Scan-8 inputs disagree on the batch size {sorted(batches)} "
+                                   f"or the sequence length {sorted(lengths)}")
+    batch, length = batches.pop(), lengths.pop()
+    lens_name = node.input(0)
+    if lens_name:
+        if not ctx.is_constant(lens_name):
+            err = RequiresConstantInput("Scan sequence_lens depends on graph inputs; only "
+                                        "sequence lengths known at conversion time are "
+                                        "unrolled")
+            err.value_name = lens_name
+            raise err
+        seq_lens = [int(v) for v in np.asarray(ctx.const_value(lens_name)).reshape(-1)]
+        if len(seq_lens) != batch or any(not 0 <= v <= length for v in seq_lens):
+            raise UnsupportedAttribute(f"sequence_lens {seq_lens} does not fit batch {batch} "
+                                       f"and maximum length {length}")
+    else:
+        seq_lens = [length] * batch
+    if sum(seq_lens) * max(len(body.node), 1) > MAX_UNROLLED_NODES:
+        raise UnsupportedAttribute(f"unrolling {sum(seq_lens)} iterations of a "
+                                   f"{len(body.node)}-node body exceeds {MAX_UNROLLED_NODES} "
+                                   "nodes")
+    final_states: list[list[Value]] = [[] for _ in range(n_states)]
+    outputs: list[list[Value]] = [[] for _ in range(k_out)]
+    for bi in range(batch):
+        st = [_take(ctx, v, bi, 0) for v in states]
+        seqs = [_take(ctx, v, bi, 0) for v in scan_in]
+        per_iter: list[list[Value]] = [[] for _ in range(k_out)]
+        n_iter = seq_lens[bi]
+        for t in range(n_iter):
+            slices = [_take(ctx, v, n_iter - 1 - t if d else t, 0)
+                      for v, d in zip(seqs, dirs, strict=True)]
+            outs = ctx.run_subgraph(body, [*st, *slices], f"b{bi}_iter{t}")
+            st = outs[:n_states]
+            for k in range(k_out):
+                per_iter[k].append(outs[n_states + k])
+        for i, v in enumerate(st):
+            final_states[i].append(v)
+        for k in range(k_out):
+            values = per_iter[k]
+            if n_iter < length:
+                if not values:
+                    raise UnsupportedAttribute(
+                        f"sequence_lens 0 for batch entry {bi}: the scan output element shape "
+                        "is unknown without an iteration")
+                values = values + [_zeros_like(values[0])] * (length - n_iter)
+            outputs[k].append(_stack(ctx, values, 0, f"Scan output {k}"))
+    return [*(_stack(ctx, v, 0, f"Scan final state {i}") for i, v in enumerate(final_states)),
+            *(_stack(ctx, v, 0, f"Scan output {k}") for k, v in enumerate(outputs))]
