@@ -42,7 +42,8 @@ def atan2(ctx: ImportContext, y: MLOperand, x: MLOperand) -> MLOperand:
 
 @tflite_op("ATAN2", since=1)
 def atan2_op(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """atan2(y, x) element-wise."""
+    """atan2(y, x) from an atan polynomial (a few float32 ulps). Restrictions: float32 or
+    float16; y and x of equal shape (as LiteRT)."""
     b = ctx.builder
     y, x = ctx.operand(node.inputs[0]), ctx.operand(node.inputs[1])
     dt = y.data_type

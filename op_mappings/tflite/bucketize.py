@@ -22,7 +22,8 @@ from op_mappings.tflite import tflite_op
 
 @tflite_op("BUCKETIZE", since=1)
 def bucketize(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """K - Σ (x < boundary)."""
+    """K - Σ (x < boundary) (upper_bound). Restrictions: sorted boundaries; x.size·K
+    comparisons."""
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     bounds = np.asarray(node.attrs.get("boundaries") or (), np.float32).reshape(-1)

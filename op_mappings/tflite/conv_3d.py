@@ -16,9 +16,8 @@ matrix [OD, D·KD]; then bias and fused activation. Padding: LiteRT's SAME formu
 requested output as the forward input.
 
 Constant filters are rearranged at conversion time, computed ones with transpose/reshape.
-Restrictions: float32 (LiteRT has no quantized 3-D convolutions; quantized constant
-filters of hybrid models are dequantized); no grouped convolution (filter in-channels must
-equal the input's); output_shape must be constant.
+Restrictions: float (LiteRT has no quantized 3-D convolutions); no grouped convolution
+(filter in-channels must equal the input's); output_shape must be constant.
 """
 
 from __future__ import annotations
@@ -99,7 +98,8 @@ def _bias(ctx: ImportContext, node: TFLiteNode, i: int, channels: int) -> MLOper
 
 @tflite_op("CONV_3D", since=1)
 def conv_3d(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Depth taps folded into channels + one conv2d."""
+    """Depth taps folded into channels + one conv2d. Restrictions: float; no grouped 3-D
+    convolution."""
     b = ctx.builder
     a = options_or_defaults(node, "Conv3DOptions", "stride_d")
     padding, (sd, sh, sw), (dd, dh, dw) = _geometry(a)
@@ -136,7 +136,8 @@ def conv_3d(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 @tflite_op("CONV_3D_TRANSPOSE", since=1, const_inputs=(0,))
 def conv_3d_transpose(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """convTranspose2d over H/W for every depth tap + a 0/1 matmul scattering along depth."""
+    """convTranspose2d over H/W for every depth tap + a 0/1 matmul scattering along depth.
+    Restrictions: constant output_shape; float; no grouped convolution."""
     b = ctx.builder
     a = options_or_defaults(node, "Conv3DOptions", "stride_d")
     padding, (sd, sh, sw), (dd, dh, dw) = _geometry(a)

@@ -25,7 +25,8 @@ from op_mappings.tflite._util import const_ints
 
 @tflite_op("DILATE", since=1, const_inputs=(1,))
 def dilate(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Interleave padding values along every dilated axis."""
+    """Interleave padding values along every dilated axis. Restrictions: constant
+    dilations."""
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     rank = len(x.shape)

@@ -31,7 +31,8 @@ SUM, MEAN, SQRTN = 0, 1, 2
 
 @tflite_op("EMBEDDING_LOOKUP_SPARSE", since=1, const_inputs=(1, 2))
 def embedding_lookup_sparse(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Σ weights·value[ids] per output row, then the combiner's divisor."""
+    """Σ weights·value[ids] per output row, then the combiner's divisor. Restrictions:
+    constant indices and dense_shape, entries grouped by output row in order."""
     b = ctx.builder
     combiner = int(node.attrs["combiner"])
     if combiner not in (SUM, MEAN, SQRTN):

@@ -48,7 +48,8 @@ def nudge(rmin: float, rmax: float, qmin: int, qmax: int
 
 @tflite_op("FAKE_QUANT", since=1)
 def fake_quant(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Quantize-dequantize with the nudged range."""
+    """Quantize-dequantize with the nudged range (bit-exact). Restrictions: float input;
+    narrow_range rejected (as LiteRT)."""
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     dt = x.data_type

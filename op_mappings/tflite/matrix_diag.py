@@ -22,7 +22,7 @@ from op_mappings.tflite import tflite_op
 
 @tflite_op("MATRIX_DIAG", since=1)
 def matrix_diag(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """where(eye, x as rows, 0)."""
+    """where(eye, x as rows, 0); stored values copied."""
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     if not x.shape:
@@ -36,7 +36,7 @@ def matrix_diag(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 @tflite_op("MATRIX_SET_DIAG", since=1)
 def matrix_set_diag(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """where(eye, diagonal as rows, x)."""
+    """where(eye, diagonal as rows, x); stored values copied."""
     b = ctx.builder
     x, d = ctx.operand(node.inputs[0]), ctx.operand(node.inputs[1])
     if len(x.shape) < 2:

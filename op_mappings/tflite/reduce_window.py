@@ -31,7 +31,8 @@ _NAMES = {1: "ADD", 2: "MUL", 3: "MINIMUM", 4: "MAXIMUM", 5: "ALL", 6: "ANY"}
 
 @tflite_op("REDUCE_WINDOW", since=1, const_inputs=(2, 3, 4))
 def reduce_window(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Per-axis strided-slice reductions, then init."""
+    """Per-axis strided-slice reductions, then init. Restrictions: constant window
+    dimensions, strides and dilations; scalar init value."""
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     rank = len(x.shape)

@@ -24,7 +24,8 @@ from op_mappings.tflite._util import norm_axis
 
 @tflite_op("REVERSE_SEQUENCE", since=1, const_inputs=(1,))
 def reverse_sequence(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """gatherElements(x, table, {axis: seq_dim})."""
+    """gatherElements(x, table, {axis: seq_dim}). Restrictions: constant seq_lengths in
+    0..x.shape[seq_dim]."""
     x = ctx.operand(node.inputs[0])
     rank = len(x.shape)
     seq = norm_axis(node.attrs["seq_dim"], rank, "seq_dim")

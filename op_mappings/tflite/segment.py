@@ -97,7 +97,8 @@ def _check(data: MLOperand, ids_shape: tuple[int, ...]) -> None:
 
 @tflite_op("SEGMENT_SUM", since=1, const_inputs=(1,))
 def segment_sum(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Sorted segment sum; output rows = last id + 1."""
+    """Sorted segment sum (gather table + reduceSum). Restrictions: constant, sorted,
+    non-negative segment ids (output rows = last id + 1)."""
     data = ctx.operand(node.inputs[0])
     ids = np.asarray(ctx.const_input(node, 1))
     if ids.ndim != 1:
@@ -113,7 +114,8 @@ def segment_sum(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 @tflite_op(("UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN",
             "UNSORTED_SEGMENT_PROD"), since=1, const_inputs=(2,))
 def unsorted_segment(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Unsorted segment reduction into num_segments rows."""
+    """Unsorted segment reduction into num_segments rows. Restrictions: constant
+    num_segments; computed ids use a [num_segments, M] one-hot mask."""
     data = ctx.operand(node.inputs[0])
     kind = node.op_type.rsplit("_", 1)[1]
     num = const_ints(ctx, node, 2)

@@ -24,7 +24,8 @@ from op_mappings.tflite._util import const_ints
 
 @tflite_op("SPARSE_TO_DENSE", since=1, const_inputs=(0, 1))
 def sparse_to_dense(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """scatterND(expand(default, shape), unique indices, values)."""
+    """scatterND(expand(default, shape), unique indices, values); last duplicate wins.
+    Restrictions: constant indices and output_shape."""
     b = ctx.builder
     shape = const_ints(ctx, node, 1)
     rank = len(shape)

@@ -34,7 +34,8 @@ from op_mappings.tflite._recurrent import (
 
 @tflite_op("SVDF", since=1)
 def svdf(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """One SVDF step from the initial state."""
+    """One SVDF step. Restrictions: float or hybrid (int8 weights); stateless: each run
+    starts from the state's initial value."""
     b = ctx.builder
     x = float_input(ctx, node, 2)
     batch, n_in = x.shape

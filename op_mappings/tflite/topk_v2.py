@@ -24,7 +24,8 @@ from op_mappings.tflite._util import const_ints, data_in, finish, out_info
 
 @tflite_op("TOPK_V2", since=1, const_inputs=(1,))
 def topk_v2(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """top_k(x, k, axis = last, largest)."""
+    """top_k along the last axis, ties in index order. Restrictions: constant k >= 1; int32
+    indices; n² comparisons per row."""
     (x,), raw = data_in(ctx, node)
     ks = const_ints(ctx, node, 1)
     if len(ks) != 1:

@@ -80,7 +80,7 @@ def test_initial_state_numpy_oracle(rank: int, memory: int) -> None:
 
 def test_hybrid_int8_weights() -> None:
     # LiteRT quantizes the input on the fly in the hybrid kernel: looser tolerance
-    check(svdf(2, 6, 3, 2, 4, hybrid=True), [rand(2, 6, seed=9)], atol=0.02)
+    check(svdf(2, 6, 3, 2, 4, hybrid=True), [rand(2, 6, seed=9)], atol=5e-3)
 
 
 def test_rank_must_divide_filters() -> None:
