@@ -229,13 +229,18 @@ def cli() -> None:
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
               help="Folder to write into (created; files appear only if everything worked).")
-@click.option("--format", "fmt", type=click.Choice(["webnn", "js", "onnx", "all"]),
+@click.option("--format", "fmt",
+              type=click.Choice(["webnn", "webnn-json", "js", "onnx", "all"]),
               default="webnn", show_default=True, help="What to write.")
+@click.option("--weights", type=click.Choice(["blob", "safetensors"]), default="blob",
+              show_default=True,
+              help="Weights of the .webnn/.webnn.json graph: WGWT blob + manifest, or "
+                   ".safetensors.")
 @click.option("--stem", default="model", show_default=True, help="Base name of the files.")
 @_model_options
 @_progress_option
 @_common
-def convert(model: str, outdir: str, fmt: str, stem: str, dims: tuple[str, ...],
+def convert(model: str, outdir: str, fmt: str, weights: str, stem: str, dims: tuple[str, ...],
             shapes: tuple[str, ...], pins: tuple[str, ...], signature: str | None,
             progress: bool | None, debug: bool, as_json: bool) -> None:
     """Convert MODEL (.onnx or .tflite) and write it to OUTDIR; print the conversion report."""
@@ -250,7 +255,7 @@ def convert(model: str, outdir: str, fmt: str, stem: str, dims: tuple[str, ...],
         say(f"converting {model}")
         result = convert(model, **kwargs, fmt=source_format)
         say(f"writing {fmt} files to {outdir}")
-        written = export(result, outdir, format=fmt, stem=stem)
+        written = export(result, outdir, format=fmt, stem=stem, weights=weights)
         if as_json:
             _emit_json({"model": model, "format": source_format, "outdir": outdir,
                         "files": [str(p) for p in written],

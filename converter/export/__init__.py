@@ -1,8 +1,8 @@
 """Exporters: write an MLGraph in formats other tools read.
 
-`converter.export(result_or_graph, outdir, format="webnn"|"js"|"onnx"|"all")` writes files
-atomically (see `converter.export.api.export`); `converter.export.onnx.to_onnx(graph)` lowers a
-WebNN graph to a standard ONNX model. Submodules are imported on demand so that exporting to
+`converter.export(result_or_graph, outdir, format="webnn"|"webnn-json"|"js"|"onnx"|"all",
+weights="blob"|"safetensors")` writes files atomically (see `converter.export.api.export`);
+`converter.export.onnx.to_onnx(graph)` lowers a WebNN graph to a standard ONNX model. Submodules are imported on demand so that exporting to
 one format never requires the libraries of another.
 
 This package is itself callable: importing a submodule makes Python bind the package object to

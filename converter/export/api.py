@@ -2,13 +2,26 @@
 
 Formats:
 
-- "webnn": `<stem>.webnn`, `<stem>.weights`, `<stem>.manifest.json` (webnn-graph format).
-- "js": `<stem>.js` and `<stem>.html`, plus the `.webnn` files (the `<stem>.weights` blob
-  the module reads is shared with them).
+- "webnn": `<stem>.webnn` (webnn-graph text) and its weights.
+- "webnn-json": `<stem>.webnn.json` (the JSON twin, `webnn-graph-json`: same content, same
+  identifiers and constant placement) and its weights.
+- "js": `<stem>.js` and `<stem>.html`, plus the "webnn" files; the module reads the
+  `<stem>.weights` blob, which is therefore written even with `weights="safetensors"`
+  (without a manifest then: the module embeds its own).
 - "onnx": `<stem>.onnx` from `converter.export.onnx.to_onnx(graph)` (tensor data goes to
   `<stem>.onnx.data` when the model would exceed protobuf's 2 GiB limit).
-- "all": every format above; when the ONNX exporter module is not installed, "all" writes
-  the others and warns.
+- "all": "webnn", "js" and "onnx" (not the JSON twin, an alternative spelling of the
+  `.webnn` file); when the ONNX exporter module is not installed, "all" writes the others
+  and warns.
+
+Weights of "webnn", "webnn-json", "js" and "all" (`weights=`): "blob" (default) writes
+`<stem>.weights` (WGWT) + `<stem>.manifest.json`; "safetensors" writes `<stem>.safetensors`
+instead (keys = the `@weights` references; see `converter.export.safetensors_weights`).
+
+`load(path)` reads `<stem>.webnn` or `<stem>.webnn.json` (told apart by content: a JSON
+document starts with `{`) and finds the weights next to it in the order of the format
+document, section 5: `model.safetensors`, `<stem>.safetensors`, `<stem>.weights`,
+`model.weights` (a blob with `<stem>.manifest.json` or `manifest.json`).
 
 All-or-nothing: files are written into a temporary folder next to `outdir` (in its parent)
 and moved into place only once every file has been written; on failure nothing is left
@@ -31,10 +44,12 @@ from typing import Any
 from converter.webnn import MLContext, MLGraph
 
 from .javascript import check_stem, write_javascript
-from .webnn_format import plan, write_webnn
+from .webnn_format import WebnnPlan, plan, write_webnn, write_weights
+from .webnn_json import JSON_SUFFIX, is_json_document, load_webnn_json, write_webnn_json
 from .webnn_reader import WebnnFormatError, load_webnn
 
-FORMATS = ("webnn", "js", "onnx", "all")
+FORMATS = ("webnn", "webnn-json", "js", "onnx", "all")
+WEIGHTS = ("blob", "safetensors")
 ONNX_EXTERNAL_DATA_THRESHOLD = 1_800_000_000
 
 
@@ -75,11 +90,34 @@ def _write_onnx(module: Any, graph: MLGraph, folder: Path, stem: str) -> list[Pa
     return [path]
 
 
-def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str) -> list[Path]:
+def _write_text_safetensors(p: WebnnPlan, folder: Path, stem: str, blob: bool
+                            ) -> list[Path]:
+    """`<stem>.webnn` + `<stem>.safetensors` (+ the `<stem>.weights` blob when `blob`)."""
+    from .safetensors_weights import write_safetensors
+
+    text_path = folder / f"{stem}.webnn"
+    with open(text_path, "w", encoding="utf-8", newline="\n") as f:
+        for chunk in p.iter_text():
+            f.write(chunk)
+    written = [text_path, write_safetensors(p, folder / f"{stem}.safetensors")]
+    if blob:
+        with open(folder / f"{stem}.weights", "wb") as fb:
+            write_weights(p, fb)
+        written.append(folder / f"{stem}.weights")
+    return written
+
+
+def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str,
+               weights: str) -> list[Path]:
     written: list[Path] = []
+    if fmt == "webnn-json":
+        written += write_webnn_json(graph, folder, stem, name, weights=weights)
     if fmt in ("webnn", "js", "all"):
         p = plan(graph, name)
-        written += write_webnn(graph, folder, stem, name, plan_=p)
+        if weights == "safetensors":
+            written += _write_text_safetensors(p, folder, stem, blob=fmt != "webnn")
+        else:
+            written += write_webnn(graph, folder, stem, name, plan_=p)
         if fmt in ("js", "all"):
             written += write_javascript(graph, folder, stem, name, plan_=p)
     if fmt in ("onnx", "all"):
@@ -96,16 +134,21 @@ def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str) -> 
 
 
 def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "webnn",
-           stem: str = "model", *, name: str | None = None) -> list[Path]:
+           stem: str = "model", *, name: str | None = None, weights: str = "blob"
+           ) -> list[Path]:
     """Write `graph_or_result` (an MLGraph or anything with a `.graph`) into `outdir` in
-    `format` ("webnn", "js", "onnx" or "all"); returns the written paths (inside outdir).
+    `format` ("webnn", "webnn-json", "js", "onnx" or "all"); returns the written paths
+    (inside outdir).
 
     `stem` names the files (a plain file name); `name` is the graph name stored in the
-    `.webnn` header (default: the stem).
+    `.webnn` header / JSON `name` (default: the stem); `weights` is "blob" (`<stem>.weights`
+    + `<stem>.manifest.json`) or "safetensors" (`<stem>.safetensors`).
     """
     graph = _graph_of(graph_or_result)
     if format not in FORMATS:
         raise ValueError(f"export: format {format!r} is not one of {', '.join(FORMATS)}")
+    if weights not in WEIGHTS:
+        raise ValueError(f"export: weights {weights!r} is not one of {', '.join(WEIGHTS)}")
     check_stem(stem)
     outdir = Path(outdir)
     if outdir.exists() and not outdir.is_dir():
@@ -114,7 +157,8 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.export-", dir=parent))
     try:
-        written = _write_all(graph, tmp, format, stem, name if name is not None else stem)
+        written = _write_all(graph, tmp, format, stem, name if name is not None else stem,
+                             weights)
         if not outdir.exists():
             try:
                 os.rename(tmp, outdir)
@@ -135,23 +179,40 @@ def load(path: str | os.PathLike[str], *, context: MLContext | None = None,
          free_dims: Mapping[str, int] | None = None,
          weights_path: str | os.PathLike[str] | None = None,
          manifest_path: str | os.PathLike[str] | None = None) -> MLGraph:
-    """Load a `.webnn` graph (with its `.weights` and `.manifest.json`) into an MLGraph.
+    """Load a `.webnn` or `.webnn.json` graph (with its weights) into an MLGraph.
 
-    `path` is the `.webnn` file or a folder holding `model.webnn` or exactly one `*.webnn`.
-    Input and output names are the original ones (restored from the manifest).
+    `path` is the graph file (text or JSON, told apart by content) or a folder holding
+    `model.webnn`, `model.webnn.json`, or the graph files of a single stem (the text one
+    preferred). Weights are found next to the graph file (see the module docstring) unless
+    `weights_path` (a WGWT blob or a `.safetensors` file) / `manifest_path` are given.
+    Input and output names are the original ones.
     """
     p = Path(path)
     if p.is_dir():
-        candidates = sorted(p.glob("*.webnn"))
-        if (p / "model.webnn").is_file():
-            p = p / "model.webnn"
-        elif len(candidates) == 1:
-            p = candidates[0]
-        else:
-            raise WebnnFormatError(f"expected model.webnn or exactly one .webnn file, found "
-                                   f"{len(candidates)}", str(path))
-    return load_webnn(p, weights_path=weights_path, manifest_path=manifest_path,
-                      context=context, free_dims=free_dims)
+        p = _graph_file_in(p)
+    try:
+        with open(p, "rb") as f:
+            head = f.read(64)
+    except OSError as e:
+        raise WebnnFormatError(f"cannot read: {e.strerror}", str(p)) from None
+    loader = load_webnn_json if is_json_document(head) else load_webnn
+    return loader(p, weights_path=weights_path, manifest_path=manifest_path,
+                  context=context, free_dims=free_dims)
 
 
-__all__ = ["FORMATS", "export", "load"]
+def _graph_file_in(folder: Path) -> Path:
+    for preferred in ("model.webnn", f"model{JSON_SUFFIX}"):
+        if (folder / preferred).is_file():
+            return folder / preferred
+    texts = sorted(folder.glob("*.webnn"))
+    jsons = sorted(folder.glob(f"*{JSON_SUFFIX}"))
+    stems = {q.name[:-len(".webnn")] for q in texts} | {q.name[:-len(JSON_SUFFIX)]
+                                                        for q in jsons}
+    if len(stems) == 1:
+        return (texts or jsons)[0]
+    raise WebnnFormatError(f"expected model.webnn, model{JSON_SUFFIX} or exactly one .webnn "
+                           f"graph (text and/or JSON of one stem), found {len(stems)} stems",
+                           str(folder))
+
+
+__all__ = ["FORMATS", "WEIGHTS", "export", "load"]

@@ -320,12 +320,25 @@ class WebnnPlan:
         yield "  }\n}\n"
 
     def node_text(self, operation: Operation) -> str:
+        what = operation.op
+        outs, inputs, named = self.node_parts(operation)
+        args = inputs + [f"{key}={format_value(value, self.idents, f'{what}.{key}')}"
+                         for key, value in named]
+        lhs = f"[{', '.join(outs)}]" if operation.op in MULTI_OUTPUT_OPS else outs[0]
+        return f"{lhs} = {operation.op}({', '.join(args)})"
+
+    def node_parts(self, operation: Operation
+                   ) -> tuple[list[str], list[str], list[tuple[str, Any]]]:
+        """(output identifiers, operand-input identifiers, named arguments) of one node, as
+        both the text and the JSON writers lay it out: operands positional (concat's one by
+        one), required non-operand parameters then options named, infinite clamp bounds on
+        float inputs dropped. Named values are raw (operands stay MLOperands)."""
         sig = op_signature(operation.op)
         if sig is None:
             raise WebnnExportError(f"{operation.op}: unknown operator")
         what = operation.op
         args: list[str] = []
-        named: list[str] = []
+        named: list[tuple[str, Any]] = []
         if len(operation.args) != len(sig.positional):
             raise WebnnExportError(f"{what}: {len(operation.args)} recorded arguments, the "
                                    f"builder method takes {len(sig.positional)}")
@@ -336,8 +349,7 @@ class WebnnPlan:
                   and all(isinstance(v, MLOperand) for v in value)):
                 args.extend(self.ident(v) for v in value)
             else:
-                named.append(f"{param.spec_name}="
-                             f"{format_value(value, self.idents, f'{what}.{param.spec_name}')}")
+                named.append((param.spec_name, value))
         for key, value in operation.options.items():
             if not _IDENT_RE.match(key):
                 raise WebnnExportError(f"{what}: option name {key!r} is not an identifier")
@@ -345,10 +357,8 @@ class WebnnPlan:
                 raise WebnnExportError(f"{what}: option {key} holds an operand")
             if _skip_option(operation, key, value):
                 continue
-            named.append(f"{key}={format_value(value, self.idents, f'{what}.{key}')}")
-        outs = [self.ident(o) for o in operation.outputs]
-        lhs = f"[{', '.join(outs)}]" if operation.op in MULTI_OUTPUT_OPS else outs[0]
-        return f"{lhs} = {operation.op}({', '.join(args + named)})"
+            named.append((key, value))
+        return [self.ident(o) for o in operation.outputs], args, named
 
 
 def _skip_option(operation: Operation, key: str, value: Any) -> bool:

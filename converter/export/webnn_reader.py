@@ -32,6 +32,7 @@ weights file before anything is read, and `@scalar` expansion is bounded by
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import math
 import os
@@ -40,7 +41,7 @@ import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import numpy as np
 
@@ -84,6 +85,22 @@ class WebnnFormatError(ValueError):
         self.path = path
         self.line = line
         self.column = column
+
+
+class WeightsMismatch(ValueError):
+    """A weights source has no tensor under a key, or one that disagrees with the constant's
+    declaration; the loader reports it at the declaration (file and position)."""
+
+
+class TensorSource(Protocol):
+    """Weights other than a WGWT blob + manifest (e.g. a `.safetensors` archive)."""
+
+    path: str
+    names: tuple[Mapping[str, str], Mapping[str, str]] | None
+
+    def get(self, key: str, data_type: str, shape: tuple[int, ...]) -> np.ndarray:
+        """The tensor under `key` (declared `data_type`/`shape`); raises WeightsMismatch."""
+        ...
 
 
 # -- tokens ---------------------------------------------------------------------------------
@@ -744,9 +761,12 @@ def _check_dtype(doc: GraphText, ty: TypeSpec, pos: int, what: str) -> None:
 
 class _Builder:
     def __init__(self, doc: GraphText, manifest: Manifest | None, weights: _Weights | None,
-                 context: MLContext, free_dims: Mapping[str, int], max_scalar_bytes: int
-                 ) -> None:
+                 context: MLContext, free_dims: Mapping[str, int], max_scalar_bytes: int,
+                 names: tuple[Mapping[str, str], Mapping[str, str]] | None = None,
+                 tensors: TensorSource | None = None) -> None:
         self.doc = doc
+        self.names = names
+        self.tensors = tensors
         self.manifest = manifest
         self.weights = weights
         self.builder = MLGraphBuilder(context)
@@ -764,8 +784,11 @@ class _Builder:
 
     def run(self) -> MLGraph:
         doc = self.doc
-        in_names = self.manifest.input_names if self.manifest else {}
-        out_names = self.manifest.output_names if self.manifest else {}
+        if self.names is not None:
+            in_names, out_names = self.names
+        else:
+            in_names = self.manifest.input_names if self.manifest else {}
+            out_names = self.manifest.output_names if self.manifest else {}
         declared_inputs = {d.name for d in doc.inputs}
         for ident in in_names:
             if ident not in declared_inputs:
@@ -867,6 +890,11 @@ class _Builder:
     def _weights(self, c: ConstDecl, what: str, dtype: np.dtype, shape: tuple[int, ...],
                  nbytes: int) -> np.ndarray:
         doc = self.doc
+        if self.tensors is not None:
+            try:
+                return self.tensors.get(c.value, c.type.data_type, shape)
+            except WeightsMismatch as e:
+                raise doc.error(f"{what}: {e}", c.pos) from None
         if self.manifest is None or self.weights is None:
             raise doc.error(f"{what}: @weights({c.value!r}) needs a weights file and a manifest",
                             c.pos)
@@ -1008,22 +1036,114 @@ def loads(text: str, weights: bytes | None = None, manifest: str | bytes | None 
 
 
 def find_companions(path: Path) -> tuple[Path | None, Path | None]:
-    """The weights and manifest files next to a `.webnn` file (format doc section 5)."""
-    stem = path.name[:-len(".webnn")] if path.name.endswith(".webnn") else path.stem
+    """The weights blob and manifest next to a graph file (format doc section 5): the blob
+    `<stem>.weights` or `model.weights`; the manifest named like the blob found
+    (`model.manifest.json` for `model.weights`), else `<stem>.manifest.json`, else
+    `manifest.json`."""
+    stem = graph_stem(path)
     folder = path.parent
     weights = next((p for p in (folder / f"{stem}.weights", folder / "model.weights")
                     if p.is_file()), None)
-    manifest = next((p for p in (folder / f"{stem}.manifest.json", folder / "manifest.json")
-                     if p.is_file()), None)
+    names = [f"{stem}.manifest.json", "manifest.json"]
+    if weights is not None and weights.name == "model.weights":
+        names.insert(0, "model.manifest.json")
+    manifest = next((folder / n for n in names if (folder / n).is_file()), None)
     return weights, manifest
+
+
+def graph_stem(path: Path) -> str:
+    """`model` for `model.webnn` and `model.webnn.json` (else the name without its suffix)."""
+    for suffix in (".webnn.json", ".webnn"):
+        if path.name.endswith(suffix) and len(path.name) > len(suffix):
+            return path.name[:-len(suffix)]
+    return path.stem
+
+
+@dataclass(frozen=True)
+class WeightsFiles:
+    """The weights of a graph file: a `.safetensors` archive, or a WGWT blob and its
+    manifest (any may be None)."""
+
+    safetensors: Path | None
+    weights: Path | None
+    manifest: Path | None
+
+
+def find_weights(path: Path) -> WeightsFiles:
+    """The weights next to graph file `path`, in the order of format doc section 5:
+    `model.safetensors`, `<stem>.safetensors`, `<stem>.weights`, `model.weights`; a blob
+    pairs with `<stem>.manifest.json` or `manifest.json`."""
+    stem = graph_stem(path)
+    folder = path.parent
+    for candidate in (folder / "model.safetensors", folder / f"{stem}.safetensors"):
+        if candidate.is_file():
+            return WeightsFiles(candidate, None, None)
+    return WeightsFiles(None, *find_companions(path))
+
+
+def _is_wgwt(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == WEIGHTS_MAGIC
+    except OSError as e:
+        raise WebnnFormatError(f"cannot read: {e.strerror}", str(path)) from None
+
+
+def build_graph(doc: GraphText, graph_path: Path, *, weights_path: str | Path | None = None,
+                manifest_path: str | Path | None = None, context: MLContext | None = None,
+                free_dims: Mapping[str, int] | None = None,
+                max_scalar_bytes: int = DEFAULT_MAX_SCALAR_BYTES,
+                names: tuple[Mapping[str, str], Mapping[str, str]] | None = None) -> MLGraph:
+    """Replay parsed graph `doc` (from the text or the JSON form) through a fresh builder,
+    reading `@weights` from `weights_path` (a WGWT blob with `manifest_path`, or a
+    `.safetensors` archive: told apart by content) or, when not given, from the files
+    `find_weights(graph_path)` finds. Weights are read tensor by tensor.
+
+    Original input/output names come from `names` (the JSON form carries them), else from
+    the safetensors metadata or the manifest.
+    """
+    found = find_weights(graph_path)
+    if weights_path is not None:
+        wpath = Path(weights_path)
+        if _is_wgwt(wpath):
+            found = WeightsFiles(None, wpath, find_companions(graph_path)[1])
+        else:
+            found = WeightsFiles(wpath, None, None)
+    if manifest_path is not None:
+        found = WeightsFiles(found.safetensors, found.weights, Path(manifest_path))
+    ctx = context or ML().create_context()
+    with contextlib.ExitStack() as stack:
+        man = blob = tensors = None
+        if found.safetensors is not None:
+            from .safetensors_weights import SafetensorsWeights
+
+            tensors = stack.enter_context(SafetensorsWeights(found.safetensors))
+            if names is None:
+                names = tensors.names
+        else:
+            if found.manifest is not None:
+                man = parse_manifest(_read_file(found.manifest, MAX_MANIFEST_BYTES),
+                                     str(found.manifest))
+            if found.weights is not None:
+                wpath = found.weights
+                try:
+                    f = stack.enter_context(open(wpath, "rb"))
+                    size = os.fstat(f.fileno()).st_size
+                except OSError as e:
+                    raise WebnnFormatError(f"cannot read: {e.strerror}", str(wpath)) from None
+                blob = _Weights(None, f, size, str(wpath))
+        return _Builder(doc, man, blob, ctx, free_dims or {}, max_scalar_bytes, names,
+                        tensors).run()
 
 
 def load_webnn(path: str | Path, *, weights_path: str | Path | None = None,
                manifest_path: str | Path | None = None, context: MLContext | None = None,
                free_dims: Mapping[str, int] | None = None,
                max_scalar_bytes: int = DEFAULT_MAX_SCALAR_BYTES) -> MLGraph:
-    """Load `<stem>.webnn` (with `<stem>.weights` / `<stem>.manifest.json`, or `model.weights`
-    / `manifest.json`, found next to it unless given) into an MLGraph.
+    """Load `<stem>.webnn` into an MLGraph, with its weights found next to it unless given
+    (`find_weights`: `model.safetensors`, `<stem>.safetensors`, `<stem>.weights` +
+    `<stem>.manifest.json`, `model.weights` + `manifest.json`); `weights_path` may name a
+    blob or a `.safetensors` file.
 
     `free_dims` sets `dyn(...)` dimensions by name (default: their maximum). The weights file
     is read slice by slice (never wholly in memory).
@@ -1036,23 +1156,8 @@ def load_webnn(path: str | Path, *, weights_path: str | Path | None = None,
         line = raw[:e.start].count(b"\n") + 1
         raise WebnnFormatError(f"not UTF-8 text (byte {e.start})", str(path), line) from None
     doc = parse(text, str(path))
-    found_w, found_m = find_companions(path)
-    wpath = Path(weights_path) if weights_path is not None else found_w
-    mpath = Path(manifest_path) if manifest_path is not None else found_m
-    man = None
-    if mpath is not None:
-        man = parse_manifest(_read_file(mpath, MAX_MANIFEST_BYTES), str(mpath))
-    ctx = context or ML().create_context()
-    if wpath is None:
-        return _Builder(doc, man, None, ctx, free_dims or {}, max_scalar_bytes).run()
-    try:
-        f = open(wpath, "rb")  # noqa: SIM115 - closed below
-        size = os.fstat(f.fileno()).st_size
-    except OSError as e:
-        raise WebnnFormatError(f"cannot read: {e.strerror}", str(wpath)) from None
-    with f:
-        blob = _Weights(None, f, size, str(wpath))
-        return _Builder(doc, man, blob, ctx, free_dims or {}, max_scalar_bytes).run()
+    return build_graph(doc, path, weights_path=weights_path, manifest_path=manifest_path,
+                       context=context, free_dims=free_dims, max_scalar_bytes=max_scalar_bytes)
 
 
 def _read_file(path: Path, limit: int) -> bytes:
@@ -1066,5 +1171,6 @@ def _read_file(path: Path, limit: int) -> bytes:
         raise WebnnFormatError(f"cannot read: {e.strerror}", str(path)) from None
 
 
-__all__ = ["MAX_NESTING", "GraphText", "Manifest", "WebnnFormatError", "find_companions",
-           "load_webnn", "loads", "parse", "parse_manifest", "tokenize"]
+__all__ = ["MAX_NESTING", "GraphText", "Manifest", "TensorSource", "WebnnFormatError",
+           "WeightsFiles", "WeightsMismatch", "build_graph", "find_companions", "find_weights",
+           "graph_stem", "load_webnn", "loads", "parse", "parse_manifest", "tokenize"]

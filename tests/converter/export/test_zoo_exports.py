@@ -4,6 +4,8 @@ each exporter:
 - `.webnn` round trip: `converter.export(result, dir, format="webnn")`, `converter.load(dir)`,
   run on the reference backend: outputs bit-identical to the original graph's reference
   outputs (same names, order, dtypes and shapes);
+- the same round trip through the JSON twin with `.safetensors` weights
+  (`format="webnn-json", weights="safetensors"`);
 - ONNX lowering: `converter.export.onnx.to_onnx(graph)` run in onnxruntime matches the
   reference backend within 1e-3 + 1e-3 * max|ref| per output;
 - JavaScript: the exported ES module and the page's script pass `node --check` (skipped
@@ -70,6 +72,18 @@ def test_webnn_round_trip_is_bit_exact(name: str, tmp_path: Path) -> None:
     paths = converter.export(result, tmp_path / "out", format="webnn")
     assert sorted(p.name for p in paths) == ["model.manifest.json", "model.webnn",
                                              "model.weights"]
+    loaded = converter.load(tmp_path / "out")
+    assert list(loaded.inputs) == list(result.graph.inputs)
+    got = compile_graph(loaded, "reference").run(feeds)
+    assert_same_outputs(want, got)
+
+
+@pytest.mark.parametrize("name", _params())
+def test_json_twin_with_safetensors_round_trip_is_bit_exact(name: str, tmp_path: Path) -> None:
+    result, feeds, want = _converted(name)
+    paths = converter.export(result, tmp_path / "out", format="webnn-json",
+                             weights="safetensors")
+    assert sorted(p.name for p in paths) == ["model.safetensors", "model.webnn.json"]
     loaded = converter.load(tmp_path / "out")
     assert list(loaded.inputs) == list(result.graph.inputs)
     got = compile_graph(loaded, "reference").run(feeds)
