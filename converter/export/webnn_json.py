@@ -26,7 +26,8 @@ reader's syntax tree and replays it through the same builder, so both forms are 
 alike. Checks (each a `WebnnFormatError` naming the file and the JSON location): `format` is
 `"webnn-graph-json"`, `version` 1 or 2, fields of the right JSON types, dimensions
 non-negative integers or `{"name", "maxSize"}` objects (inputs only), `init` of a known kind,
-`inlineBytes` values 0-255, node ids unique, `inputs` and option references declared before
+`inlineBytes` values 0-255, no duplicate keys in any object (two constants or inputs of one
+name), node ids unique, `inputs` and option references declared before
 use, `outputs` non-empty, object-valued options refused (no text form), `NaN`/`Infinity`
 literals refused; then everything the text reader checks (shapes against the spec maximum
 before any allocation, weights entries against the declaration and the file, builder
@@ -239,6 +240,15 @@ def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not valid JSON (write numbers only)")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r} in an object")
+        out[key] = value
+    return out
+
+
 class _JsonParser:
     def __init__(self, data: Any, path: str) -> None:
         self.data = data
@@ -448,7 +458,8 @@ def parse_json(text: str | bytes, path: str = "<string>"
     if isinstance(text, bytes) and text.startswith(_BOM):
         text = text[len(_BOM):]
     try:
-        data = json.loads(text, parse_constant=_reject_constant)
+        data = json.loads(text, parse_constant=_reject_constant,
+                          object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise WebnnFormatError(f"invalid JSON: {e.msg}", path, e.lineno, e.colno) from None
     except (ValueError, RecursionError) as e:

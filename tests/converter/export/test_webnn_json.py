@@ -397,6 +397,9 @@ def test_valid_base_document_loads() -> None:
     ('{"format": "webnn-graph-json", "version": 1, "nodes": [], "outputs": {"a": "x"}, '
      '"inputs": {"x": {"dataType": "float32", "shape": [NaN]}}}', "NaN is not valid JSON"),
     ("[" * 100_000 + "]" * 100_000, "invalid JSON"),
+    ('{"format": "webnn-graph-json", "version": 1, "nodes": [], "outputs": {"a": "x"}, '
+     '"inputs": {"x": {"dataType": "float32", "shape": [1]}, '
+     '"x": {"dataType": "int32", "shape": [1]}}}', "duplicate key 'x' in an object"),
 ])
 def test_malformed_json(text: str, message: str) -> None:
     with pytest.raises(WebnnFormatError, match=message):
