@@ -1,5 +1,6 @@
-"""ai.onnx.ml TreeEnsemble (5) and TreeEnsembleRegressor (1, 3) -> comparisons, one batched
-matmul over the trees' paths, and a matmul (or min/max) over the leaves' weights.
+"""ai.onnx.ml TreeEnsemble (5), TreeEnsembleRegressor and TreeEnsembleClassifier (1, 3) ->
+comparisons, one batched matmul over the trees' paths, and a matmul (or min/max) over the
+leaves' weights.
 
 The trees are attributes, so their structure is known at conversion time; the input rows
 are evaluated in the graph:
@@ -21,8 +22,13 @@ are evaluated in the graph:
    ONNX reference; onnxruntime leaves such a target at 0).
 X is compared in its own type (float32/float16; int32/int64 regressor inputs as float32),
 the scores are float32 (TreeEnsemble returns X's type).
+TreeEnsembleClassifier: summed class weights (+ base_values, post_transform) as the scores;
+the label is the int64 class label of the largest raw score (first on ties) among the
+classes that have a score, as onnxruntime.
 Restrictions: post_transform PROBIT is not supported (no erfinv in WebNN); X must be 2-D
-(a 1-D X is one row); float64 X is not a WebNN type.
+(a 1-D X is one row); float64 X is not a WebNN type; TreeEnsembleClassifier: multiclass (3+
+classes) with classlabels_int64s only (binary models follow onnxruntime-specific rules, and
+string labels have no WebNN type).
 """
 
 from __future__ import annotations
@@ -265,6 +271,12 @@ def _conditions(ctx: ImportContext, x: Any, ens: Ensemble, used: list[int]) -> t
 
 def scores(ctx: ImportContext, node: Node, x: Any, ens: Ensemble) -> Any:
     """float32 [B, n_targets] scores of the ensemble (aggregated, base values, transform)."""
+    return transform(ctx, raw_scores(ctx, node, x, ens)[0], ens.post_transform)
+
+
+def raw_scores(ctx: ImportContext, node: Node, x: Any, ens: Ensemble) -> tuple[Any, Any]:
+    """(float32 [B, n_targets] aggregated scores plus base values, before post_transform;
+    bool [B, n_targets]: whether any tree's leaf gives the target a weight)."""
     b = ctx.builder
     if ens.post_transform == "PROBIT":
         raise UnsupportedAttribute(f"{node.op_type} post_transform PROBIT is not supported "
@@ -323,6 +335,8 @@ def scores(ctx: ImportContext, node: Node, x: Any, ens: Ensemble) -> Any:
     if ens.aggregate in ("SUM", "AVERAGE"):
         flat = b.reshape(b.transpose(taken, permutation=[1, 0, 2]), [batch, n_trees * p_t])
         y = b.matmul(flat, _const(ctx, weights.reshape(n_trees * p_t, nt)))
+        reached = b.greater(b.matmul(flat, _const(ctx, present.reshape(n_trees * p_t, nt))),
+                            _const(ctx, 0.0))
         if ens.aggregate == "AVERAGE":
             y = b.div(y, _const(ctx, float(n_trees)))
     else:
@@ -331,14 +345,14 @@ def scores(ctx: ImportContext, node: Node, x: Any, ens: Ensemble) -> Any:
         inf = np.inf if ens.aggregate == "MIN" else -np.inf
         masked = b.where(hit, vt, _const(ctx, inf))
         red = (b.reduce_min if ens.aggregate == "MIN" else b.reduce_max)(masked, axes=[0])
-        any_hit = b.reduce_max(b.cast(hit, "float32"), axes=[0])
-        y = b.where(b.greater(any_hit, _const(ctx, 0.0)), red, _const(ctx, 0.0))
+        reached = b.greater(b.reduce_max(b.cast(hit, "float32"), axes=[0]), _const(ctx, 0.0))
+        y = b.where(reached, red, _const(ctx, 0.0))
     if ens.base_values:
         if len(ens.base_values) != nt:
             raise InvalidModel(f"{node.op_type} has {len(ens.base_values)} base_values for "
                                f"{nt} targets")
         y = b.add(y, _const(ctx, [ens.base_values]))
-    return transform(ctx, y, ens.post_transform)
+    return y, reached
 
 
 def transform(ctx: ImportContext, y: Any, post: str) -> Any:
@@ -382,3 +396,37 @@ def tree_ensemble_regressor(ctx: ImportContext, node: Node) -> list[Any]:
                                    f"post_transform {ens.post_transform!r} is unknown")
     ens.base_values = _base_values(a)
     return [scores(ctx, node, ctx.operand(node.inputs[0]), ens)]
+
+
+@onnx_op("TreeEnsembleClassifier", since=1, domain=ML)
+def tree_ensemble_classifier(ctx: ImportContext, node: Node) -> list[Any]:
+    """Multiclass (3 or more int64 labels) only: the scores are the summed class weights
+    plus base_values, then post_transform; the label is the class of the largest raw score
+    (the first on ties) among the classes that have a score (reached by a tree or given a
+    base value), as onnxruntime does."""
+    a = node.attrs
+    b = ctx.builder
+    labels = a.get("classlabels_int64s")
+    if a.get("classlabels_strings"):
+        raise UnsupportedAttribute("TreeEnsembleClassifier with string class labels is not "
+                                   "supported (WebNN has no strings)")
+    if labels is None or len(labels) < 3:
+        raise UnsupportedAttribute(
+            "TreeEnsembleClassifier with fewer than 3 classes (binary classification) is not "
+            "supported; only multiclass models with classlabels_int64s are")
+    ens = ensemble_v1(a, node.op_type, ("class_treeids", "class_nodeids", "class_ids",
+                                        "class_weights"))
+    ens.n_targets = len(labels)
+    ens.post_transform = str(a.get("post_transform", "NONE"))
+    if ens.post_transform not in _TRANSFORMS:
+        raise UnsupportedAttribute(f"{node.op_type} post_transform {ens.post_transform!r} is "
+                                   "unknown")
+    ens.base_values = _base_values(a)
+    raw, reached = raw_scores(ctx, node, ctx.operand(node.inputs[0]), ens)
+    if not ens.base_values:
+        raw_for_label = b.where(reached, raw, _const(ctx, -np.inf))
+    else:
+        raw_for_label = raw
+    index = b.arg_max(raw_for_label, 1, output_data_type="int32")
+    label = b.gather(_const(ctx, [int(v) for v in labels], "int64"), index, axis=0)
+    return [label, transform(ctx, raw, ens.post_transform)]

@@ -296,3 +296,37 @@ def test_tree_ensemble_regressor_tensor_attributes() -> None:
     attrs["base_values_as_tensor"] = helper.make_tensor("b", TensorProto.FLOAT, [2],
                                                         [0.5, -1.5])
     _check(_model("TreeEnsembleRegressor", x, attrs, 3), x)
+
+
+def _classifier_attrs(forest: Forest, post: str, labels: list[int],
+                      base: list[float] | None) -> dict[str, Any]:
+    attrs = forest.v1_attrs("SUM", post)
+    renames = {"target_treeids": "class_treeids", "target_nodeids": "class_nodeids",
+               "target_ids": "class_ids", "target_weights": "class_weights"}
+    out = {renames.get(k, k): v for k, v in attrs.items()
+           if k not in ("n_targets", "aggregate_function")}
+    out["classlabels_int64s"] = labels
+    if base is not None:
+        out["base_values"] = base
+    return out
+
+
+@pytest.mark.parametrize("ml_opset", [1, 3])
+@pytest.mark.parametrize("post,base", [("NONE", None), ("SOFTMAX", [0.1, -0.2, 0.3, 0.0]),
+                                       ("LOGISTIC", None), ("SOFTMAX_ZERO", None)], ids=str)
+def test_tree_ensemble_classifier_multiclass(post: str, base: list[float] | None,
+                                             ml_opset: int) -> None:
+    forest = Forest(5, 4, REGRESSOR_MODES, seed=40, depth=3)
+    x = _x(seed=10)
+    attrs = _classifier_attrs(forest, post, [7, 3, 11, 5], base)
+    _check(_model("TreeEnsembleClassifier", x, attrs, ml_opset, outputs=("label", "scores")),
+           x)
+
+
+def test_tree_ensemble_classifier_binary_is_rejected() -> None:
+    forest = Forest(2, 2, ["LEQ"], seed=41)
+    x = _x(seed=11)
+    model = _model("TreeEnsembleClassifier", x, _classifier_attrs(forest, "NONE", [0, 1], None),
+                   3, outputs=("label", "scores"))
+    with pytest.raises(ConversionFailed, match="binary classification"):
+        converter.convert(model)
