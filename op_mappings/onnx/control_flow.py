@@ -217,9 +217,10 @@ def _zeros_like(value: Value) -> np.ndarray:
 
 @onnx_op("Scan", since=8, fold=False)
 def scan8(ctx: Any, node: Any) -> list[Value]:
-    """Scan (opset 8): batch axis 0, scan axis 1; unrolled per batch entry and time step (at
-    most 4096 unrolled body nodes); `sequence_lens` must be a constant; shorter sequences
-    give zero-padded scan outputs."""
+    """Scan: unrolled over the static scan length (at most 4096 unrolled body nodes).
+    Opset 8: batch axis 0, scan axis 1, per batch entry; `sequence_lens` must be a constant
+    (shorter sequences give zero-padded scan outputs). Opset 9+: directions and axes as in
+    ONNX."""
     body = node.attrs["body"]
     m = int(node.attrs["num_scan_inputs"])
     n_states = len(node.inputs) - 1 - m

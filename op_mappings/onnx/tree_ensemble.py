@@ -373,6 +373,9 @@ def transform(ctx: ImportContext, y: Any, post: str) -> Any:
 
 @onnx_op("TreeEnsemble", since=5, domain=ML)
 def tree_ensemble(ctx: ImportContext, node: Node) -> list[Any]:
+    """X float32/float16 [N, F]; post_transform codes as in the ONNX spec (1 = SOFTMAX,
+    2 = LOGISTIC), PROBIT is not supported (no erfinv in WebNN); MIN/MAX give 0 for a target
+    no tree reaches."""
     x = ctx.operand(node.inputs[0])
     y = scores(ctx, node, x, ensemble_v5(node.attrs))
     return [ctx.builder.cast(y, x.data_type) if x.data_type != "float32" else y]
@@ -385,6 +388,8 @@ def _base_values(a: dict[str, Any]) -> list[float] | None:
 
 @onnx_op("TreeEnsembleRegressor", since=1, domain=ML)
 def tree_ensemble_regressor(ctx: ImportContext, node: Node) -> list[Any]:
+    """X float32/float16/int32/int64 [N, F] or [F] (integers compared as float32); base
+    values are added to every target; post_transform PROBIT is not supported."""
     a = node.attrs
     ens = ensemble_v1(a, node.op_type, ("target_treeids", "target_nodeids", "target_ids",
                                         "target_weights"))
@@ -400,10 +405,9 @@ def tree_ensemble_regressor(ctx: ImportContext, node: Node) -> list[Any]:
 
 @onnx_op("TreeEnsembleClassifier", since=1, domain=ML)
 def tree_ensemble_classifier(ctx: ImportContext, node: Node) -> list[Any]:
-    """Multiclass (3 or more int64 labels) only: the scores are the summed class weights
-    plus base_values, then post_transform; the label is the class of the largest raw score
-    (the first on ties) among the classes that have a score (reached by a tree or given a
-    base value), as onnxruntime does."""
+    """Multiclass only: 3 or more classlabels_int64s (no binary models, no string labels);
+    post_transform PROBIT is not supported. The label is the class of the largest raw score
+    (the first on ties) among the classes that have a score, as onnxruntime does."""
     a = node.attrs
     b = ctx.builder
     labels = a.get("classlabels_int64s")
