@@ -11,7 +11,9 @@ uses `F.max_pool2d` on an input padded with -inf; the sums of averagePool2d / l2
 `F.avg_pool2d(divisor_override=1)` on a zero-padded input (or, with dilations, strided
 `unfold` windows), divided by the number of real (non-padding) cells of each window (sums in float32, also for
 float16 on CUDA).
-Integer maxPool2d reduces `unfold` windows with `amax` exactly in the storage dtype (uint64 in
+On the CPU, float pools run on a channels-last copy of the input (torch's channels-first CPU
+pooling kernels are several times slower) and return channels-last results, which the
+following convolutions take as they are. Integer maxPool2d reduces `unfold` windows with `amax` exactly in the storage dtype (uint64 in
 unsigned order). A window with no real cell yields 0 for every pool. Floats are computed in
 float32 (float16 natively on CUDA).
 """
@@ -123,10 +125,14 @@ def pool2d(node: Node) -> Fn:
 
     uint64 = dt == "uint64"
 
+    channels_last = floating and node.ctx.device.type == "cpu"
+
     def fn(x: torch.Tensor) -> list[torch.Tensor]:
         x = fl(x)
         if nhwc:
             x = x.permute(0, 3, 1, 2)
+        if channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
         if uint64:
             x = x ^ INT64_MIN
         y = reduce(x)
