@@ -253,11 +253,13 @@ class _Rnn:
     def _lstm_step(self, xw: Any, hidden: Any, cell: Any, r: Any, peeps: list[Any] | None,
                    acts: list[dc.Activation], one: Any) -> tuple[Any, Any]:
         """One ONNX LSTM step (gates iofc); the output-gate peephole reads the new cell."""
-        b, h, batch = self.b, self.hidden, self.batch
+        b = self.b
         pre = b.gemm(hidden, r, c=xw, b_transpose=True)
 
+        parts = b.split(pre, 4, axis=1)
+
         def gate(k: int, peep: int | None = None, c: Any = None) -> Any:
-            x = b.slice(pre, [0, k * h], [batch, h])
+            x = parts[k]
             if peeps is not None and peep is not None:
                 x = b.add(x, b.mul(peeps[peep], c))
             return self._clip(x)
@@ -279,8 +281,11 @@ class _Rnn:
             acts = [activation_fn(a) for a in self.acts[d]]
             w = take(ctx, self.w_name, [d])
             proj = b.gemm(flat, w, c=self._proj_bias(d), b_transpose=True)
-            xs = [proj if steps == 1 else b.slice(proj, [t * batch, 0], [batch, proj.shape[1]])
-                  for t in range(steps)]
+            if self.kind == "GRU":  # the update/reset and candidate columns, split once
+                proj_zr, proj_h = b.split(proj, [2 * h, h], axis=1)
+                xs_zr, xs_h = _row_blocks(b, proj_zr, steps), _row_blocks(b, proj_h, steps)
+            else:
+                xs = _row_blocks(b, proj, steps)
             cur = self._init(self.h0, d)
             cell = self._init(self.c0, d) if self.kind == "LSTM" else None
             reverse = self.direction == "reverse" or d == 1
@@ -297,11 +302,9 @@ class _Rnn:
                 rb_h = (take(ctx, self.b_name, [d, slice(5 * h, 6 * h)])
                         if self.b_name and self.lbr else None)
                 for t in order:
-                    x_zr = b.slice(xs[t], [0, 0], [batch, 2 * h])
-                    x_h = b.slice(xs[t], [0, 2 * h], [batch, h])
+                    x_zr, x_h = xs_zr[t], xs_h[t]
                     zr = acts[0](b, self._clip(b.gemm(cur, r_zr, c=x_zr, b_transpose=True)))
-                    z = b.slice(zr, [0, 0], [batch, h])
-                    rg = b.slice(zr, [0, h], [batch, h])
+                    z, rg = b.split(zr, 2, axis=1)
                     if self.lbr:
                         hr = b.gemm(cur, r_h, c=rb_h, b_transpose=True)
                         pre = b.add(x_h, b.mul(rg, hr))
@@ -317,19 +320,32 @@ class _Rnn:
                 for t in order:
                     cur, cell = self._lstm_step(xs[t], cur, cell, r, peeps, acts, one)
                     seq[t] = cur
-            finals_h.append(b.reshape(cur, [1, batch, h]))
+            finals_h.append(cur)
             if cell is not None:
-                finals_c.append(b.reshape(cell, [1, batch, h]))
+                finals_c.append(cell)
             if want_y:
                 per_dir.append(seq)
+        # [batch, hidden] blocks concatenated row-wise in (step, direction) order, then one
+        # reshape: no per-block reshapes
         seq_out = None
         if want_y:
-            rows = [b.reshape(per_dir[d][t], [1, 1, batch, h])
-                    for t in range(steps) for d in range(self.dirs)]
+            rows = [per_dir[d][t] for t in range(steps) for d in range(self.dirs)]
             seq_out = b.reshape(dc.concat(b, rows, 0), [steps, self.dirs, batch, h])
-        hidden = dc.concat(b, finals_h, 0)
-        cell_out = dc.concat(b, finals_c, 0) if finals_c else None
+        hidden = b.reshape(dc.concat(b, finals_h, 0), [self.dirs, batch, h])
+        cell_out = (b.reshape(dc.concat(b, finals_c, 0), [self.dirs, batch, h])
+                    if finals_c else None)
         return self._finish(seq_out, hidden, cell_out)
+
+
+def _row_blocks(b: Any, x: Any, n: int) -> list[Any]:
+    """`x` [n·batch, k] as n blocks of `batch` rows: one split (slices beyond split's part
+    limit)."""
+    if n == 1:
+        return [x]
+    if n <= dc.MAX_CONCAT:
+        return b.split(x, n, axis=0)
+    rows = x.shape[0] // n
+    return [b.slice(x, [t * rows, 0], [rows, x.shape[1]]) for t in range(n)]
 
 
 def _convert(ctx: ImportContext, node: Node) -> list[Any]:
