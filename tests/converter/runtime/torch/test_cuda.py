@@ -92,3 +92,25 @@ def test_cuda_graph_executable_reused() -> None:
         a = rand((4, 5), "float32", -2, 2) * (k + 1)
         np.testing.assert_allclose(ctx.compute(graph, {"x": a})["y"], np.tanh(a), rtol=1e-6,
                                    atol=1e-6)
+
+
+def _zoo_params() -> list[Any]:
+    from pathlib import Path
+
+    from converter.zoo import default_manifests, read_manifests
+
+    root = Path(__file__).resolve().parents[4]
+    return [pytest.param(e, id=e.name) for e in read_manifests(default_manifests(root))]
+
+
+@pytest.mark.parametrize("entry", _zoo_params())
+def test_zoo_model_on_cuda(entry: Any) -> None:
+    """Every zoo model (slow ones too: a GPU run is rare) on the torch backend on CUDA
+    matches the original framework exactly as `webnn-convert zoo --backend torch --device
+    cuda` checks it."""
+    from converter.zoo import run_entry
+
+    if entry.path is None:
+        pytest.skip(entry.missing)
+    result = run_entry(entry, backend="torch", device="cuda")
+    assert result.status == "pass", f"{entry.name}: {result.message} {result.outputs}"
