@@ -222,41 +222,103 @@ class _Rnn:
             return x
         return self.b.clamp(x, min_value=-self.clip, max_value=self.clip)
 
-    def _proj_bias(self, d: int) -> Any:
+    # Parameters of a direction group: one direction ([d]) gives 2-D per-step tensors
+    # [batch, n] and matrices in ONNX layout [rows, cols] (gemm transposes them); both
+    # directions stacked ([0, 1]) give per-step tensors [1, 2, batch, n], matrices
+    # pre-transposed [2, cols, rows] for a batched matmul and vectors [2, 1, n].
+    def _mat(self, name: str, group: list[int], rows: slice) -> Any:
+        ctx = self.ctx
+        if len(group) == 1:
+            return take(ctx, name, [group[0], rows])
+        value = const_or_none(ctx, name)
+        if value is not None:
+            return ctx.constant(np.ascontiguousarray(value[:, rows].transpose(0, 2, 1)),
+                                what=f"part of {name!r}")
+        return self.b.transpose(take(ctx, name, [slice(None), rows]), permutation=[0, 2, 1])
+
+    def _vec(self, name: str, group: list[int], cols: slice) -> Any:
+        ctx = self.ctx
+        if len(group) == 1:
+            return take(ctx, name, [group[0], cols])
+        value = const_or_none(ctx, name)
+        if value is not None:
+            return ctx.constant(np.ascontiguousarray(value[:, None, cols]),
+                                what=f"part of {name!r}")
+        part = take(ctx, name, [slice(None), cols])
+        return self.b.reshape(part, [2, 1, part.shape[-1]])
+
+    def _proj_bias(self, group: list[int]) -> Any:
         """Bias added to the input projection: Wb + Rb, except the GRU candidate gate with
         linear_before_reset = 1, whose Rb goes inside the reset product."""
         if not self.b_name:
             return None
-        gh, h = self.gates * self.hidden, self.hidden
-        value = const_or_none(self.ctx, self.b_name)
+        gh = self.gates * self.hidden
         keep_rb = np.ones(gh, dtype=bool)
         if self.kind == "GRU" and self.lbr:
-            keep_rb[2 * h:] = False
-        if value is not None:
-            wb, rb = value[d, :gh], value[d, gh:]
-            return self.ctx.constant((wb + np.where(keep_rb, rb, 0)).astype(value.dtype),
-                                     what="recurrent bias")
-        wb = take(self.ctx, self.b_name, [d, slice(0, gh)])
-        rb = take(self.ctx, self.b_name, [d, slice(gh, 2 * gh)])
+            keep_rb[2 * self.hidden:] = False
+        wb = self._vec(self.b_name, group, slice(0, gh))
+        rb = self._vec(self.b_name, group, slice(gh, 2 * gh))
+        if wb.kind == "constant" and rb.kind == "constant":
+            value = np.asarray(wb.value) + np.where(keep_rb, np.asarray(rb.value), 0)
+            return self.ctx.constant(value.astype(self.dtype), what="recurrent bias")
         if not keep_rb.all():
             rb = self.b.mul(rb, self.ctx.constant(keep_rb.astype(self.dtype)))
         return self.b.add(wb, rb)
 
-    def _init(self, state: Any, d: int) -> Any:
-        b = self.b
+    def _init(self, state: Any, group: list[int]) -> Any:
+        b, shape = self.b, [self.batch, self.hidden]
+        if len(group) == 2:
+            shape = [1, 2, *shape]
+            if state is None:
+                return b.constant(np.zeros(shape, dtype=self.dtype))
+            return b.reshape(state, shape)
         if state is None:
-            return b.constant(np.zeros((self.batch, self.hidden), dtype=self.dtype))
-        part = state if self.dirs == 1 else b.slice(state, [d, 0, 0],
-                                                    [1, self.batch, self.hidden])
-        return b.reshape(part, [self.batch, self.hidden])
+            return b.constant(np.zeros(shape, dtype=self.dtype))
+        d = group[0]
+        part = state if self.dirs == 1 else b.slice(state, [d, 0, 0], [1, *shape])
+        return b.reshape(part, shape)
 
-    def _lstm_step(self, xw: Any, hidden: Any, cell: Any, r: Any, peeps: list[Any] | None,
-                   acts: list[dc.Activation], one: Any) -> tuple[Any, Any]:
+    def _lin(self, group: list[int]) -> Any:
+        """state, matrix, addend -> state·matrixᵀ + addend (gemm), or the batched matmul of
+        a stacked group with its pre-transposed matrices."""
+        b = self.b
+        if len(group) == 1:
+            return lambda x, r, c: b.gemm(x, r, c=c, b_transpose=True)
+        return lambda x, r, c: b.add(b.matmul(x, r), c) if c is not None else b.matmul(x, r)
+
+    def _inputs(self, group: list[int]) -> Any:
+        """The input projection of every step, one operand per step (GRU: a pair, update/reset
+        and candidate columns); both directions of a stacked group read their own step: the
+        backward one's are reversed in time."""
+        b, steps, batch = self.b, self.steps, self.batch
+        gh = self.gates * self.hidden
+        flat = b.reshape(self.x, [steps * batch, self.x.shape[2]])
+        w = self._mat(self.w_name, group, slice(None))
+        bias = self._proj_bias(group)
+        if len(group) == 1:
+            proj = b.gemm(flat, w, c=bias, b_transpose=True)
+            if self.kind == "GRU":  # update/reset and candidate columns, split once
+                zr, hh = b.split(proj, [2 * self.hidden, self.hidden], axis=1)
+                return list(zip(_row_blocks(b, zr, steps), _row_blocks(b, hh, steps),
+                                strict=True))
+            return _row_blocks(b, proj, steps)
+        proj = b.matmul(flat, w)  # [2, steps * batch, gh]
+        if bias is not None:
+            proj = b.add(proj, bias)
+        forward, backward = b.split(b.reshape(proj, [2, steps, batch, gh]), 2, axis=0)
+        proj = b.concat([forward, b.reverse(backward, axes=[1])], 0)
+        proj = b.transpose(proj, permutation=[1, 0, 2, 3])  # [steps, 2, batch, gh]
+        xs = [proj] if steps == 1 else b.split(proj, steps, axis=0)
+        if self.kind == "GRU":
+            return [tuple(b.split(x, [2 * self.hidden, self.hidden], axis=3)) for x in xs]
+        return xs
+
+    def _lstm_step(self, lin: Any, xw: Any, hidden: Any, cell: Any, r: Any,
+                   peeps: list[Any] | None, acts: list[dc.Activation], one: Any
+                   ) -> tuple[Any, Any]:
         """One ONNX LSTM step (gates iofc); the output-gate peephole reads the new cell."""
         b = self.b
-        pre = b.gemm(hidden, r, c=xw, b_transpose=True)
-
-        parts = b.split(pre, 4, axis=1)
+        parts = b.split(lin(hidden, r, xw), 4, axis=hidden.rank - 1)
 
         def gate(k: int, peep: int | None = None, c: Any = None) -> Any:
             x = parts[k]
@@ -271,70 +333,75 @@ class _Rnn:
         o = acts[0](b, gate(1, 1, new_cell))
         return b.mul(o, acts[2](b, new_cell)), new_cell
 
-    def decompose(self, want_y: bool) -> list[Any]:
+    def _run(self, group: list[int], want_y: bool) -> tuple[Any, Any, Any]:
+        """One direction, or both stacked: (sequence [steps, len(group), batch, hidden] or
+        None, final hidden and final cell [len(group), batch, hidden])."""
         ctx, b, h = self.ctx, self.b, self.hidden
-        steps, batch = self.steps, self.batch
-        flat = b.reshape(self.x, [steps * batch, self.x.shape[2]])
+        steps, batch, n = self.steps, self.batch, len(group)
         one = scalar(ctx, 1.0, self.dtype)
-        finals_h, finals_c, per_dir = [], [], []
-        for d in range(self.dirs):
-            acts = [activation_fn(a) for a in self.acts[d]]
-            w = take(ctx, self.w_name, [d])
-            proj = b.gemm(flat, w, c=self._proj_bias(d), b_transpose=True)
-            if self.kind == "GRU":  # the update/reset and candidate columns, split once
-                proj_zr, proj_h = b.split(proj, [2 * h, h], axis=1)
-                xs_zr, xs_h = _row_blocks(b, proj_zr, steps), _row_blocks(b, proj_h, steps)
-            else:
-                xs = _row_blocks(b, proj, steps)
-            cur = self._init(self.h0, d)
-            cell = self._init(self.c0, d) if self.kind == "LSTM" else None
-            reverse = self.direction == "reverse" or d == 1
-            order = range(steps - 1, -1, -1) if reverse else range(steps)
-            seq: dict[int, Any] = {}
-            if self.kind == "RNN":
-                r = take(ctx, self.r_name, [d])
-                for t in order:
-                    cur = acts[0](b, self._clip(b.gemm(cur, r, c=xs[t], b_transpose=True)))
-                    seq[t] = cur
-            elif self.kind == "GRU":
-                r_zr = take(ctx, self.r_name, [d, slice(0, 2 * h)])
-                r_h = take(ctx, self.r_name, [d, slice(2 * h, 3 * h)])
-                rb_h = (take(ctx, self.b_name, [d, slice(5 * h, 6 * h)])
-                        if self.b_name and self.lbr else None)
-                for t in order:
-                    x_zr, x_h = xs_zr[t], xs_h[t]
-                    zr = acts[0](b, self._clip(b.gemm(cur, r_zr, c=x_zr, b_transpose=True)))
-                    z, rg = b.split(zr, 2, axis=1)
-                    if self.lbr:
-                        hr = b.gemm(cur, r_h, c=rb_h, b_transpose=True)
-                        pre = b.add(x_h, b.mul(rg, hr))
-                    else:
-                        pre = b.gemm(b.mul(rg, cur), r_h, c=x_h, b_transpose=True)
-                    n = acts[1](b, self._clip(pre))
-                    cur = b.add(n, b.mul(z, b.sub(cur, n)))
-                    seq[t] = cur
-            else:
-                r = take(ctx, self.r_name, [d])
-                peeps = ([take(ctx, self.peep_name, [d, slice(k * h, (k + 1) * h)])
-                          for k in range(3)] if self.peep_name else None)
-                for t in order:
-                    cur, cell = self._lstm_step(xs[t], cur, cell, r, peeps, acts, one)
-                    seq[t] = cur
-            finals_h.append(cur)
-            if cell is not None:
-                finals_c.append(cell)
-            if want_y:
-                per_dir.append(seq)
-        # [batch, hidden] blocks concatenated row-wise in (step, direction) order, then one
-        # reshape: no per-block reshapes
-        seq_out = None
-        if want_y:
-            rows = [per_dir[d][t] for t in range(steps) for d in range(self.dirs)]
-            seq_out = b.reshape(dc.concat(b, rows, 0), [steps, self.dirs, batch, h])
-        hidden = b.reshape(dc.concat(b, finals_h, 0), [self.dirs, batch, h])
-        cell_out = (b.reshape(dc.concat(b, finals_c, 0), [self.dirs, batch, h])
-                    if finals_c else None)
-        return self._finish(seq_out, hidden, cell_out)
+        acts = [activation_fn(a) for a in self.acts[group[0]]]
+        lin = self._lin(group)
+        xs = self._inputs(group)
+        cur = self._init(self.h0, group)
+        cell = self._init(self.c0, group) if self.kind == "LSTM" else None
+        axis = cur.rank - 1
+        reverse = n == 1 and (self.direction == "reverse" or group[0] == 1)
+        seq: list[Any] = []  # states in processing order
+        if self.kind == "RNN":
+            r = self._mat(self.r_name, group, slice(None))
+            for k in range(steps):
+                t = steps - 1 - k if reverse else k
+                cur = acts[0](b, self._clip(lin(cur, r, xs[t])))
+                seq.append(cur)
+        elif self.kind == "GRU":
+            r_zr = self._mat(self.r_name, group, slice(0, 2 * h))
+            r_h = self._mat(self.r_name, group, slice(2 * h, 3 * h))
+            rb_h = (self._vec(self.b_name, group, slice(5 * h, 6 * h))
+                    if self.b_name and self.lbr else None)
+            for k in range(steps):
+                t = steps - 1 - k if reverse else k
+                x_zr, x_h = xs[t]
+                z, rg = b.split(acts[0](b, self._clip(lin(cur, r_zr, x_zr))), 2, axis=axis)
+                if self.lbr:
+                    pre = b.add(x_h, b.mul(rg, lin(cur, r_h, rb_h)))
+                else:
+                    pre = lin(b.mul(rg, cur), r_h, x_h)
+                nn = acts[1](b, self._clip(pre))
+                cur = b.add(nn, b.mul(z, b.sub(cur, nn)))
+                seq.append(cur)
+        else:
+            r = self._mat(self.r_name, group, slice(None))
+            peeps = ([self._vec(self.peep_name, group, slice(k * h, (k + 1) * h))
+                      for k in range(3)] if self.peep_name else None)
+            for k in range(steps):
+                t = steps - 1 - k if reverse else k
+                cur, cell = self._lstm_step(lin, xs[t], cur, cell, r, peeps, acts, one)
+                seq.append(cur)
+        shape = [n, batch, h]
+        final_h = b.reshape(cur, shape)
+        final_c = b.reshape(cell, shape) if cell is not None else None
+        if not want_y:
+            return None, final_h, final_c
+        if reverse:
+            seq.reverse()
+        y = b.reshape(dc.concat(b, seq, 0), [steps, n, batch, h])
+        if n == 2:  # the backward direction's states were computed last step first
+            forward, backward = b.split(y, 2, axis=1)
+            y = b.concat([forward, b.reverse(backward, axes=[0])], 1)
+        return y, final_h, final_c
+
+    def decompose(self, want_y: bool) -> list[Any]:
+        """Unrolled steps; both directions of a bidirectional node run stacked (one batched
+        matmul and one element-wise op per step for both) when they use the same
+        activations."""
+        b = self.b
+        same = self.dirs == 2 and self.acts[0] == self.acts[1]
+        groups = [[0, 1]] if same else [[d] for d in range(self.dirs)]
+        parts = [self._run(g, want_y) for g in groups]
+        seq = dc.concat(b, [p[0] for p in parts], 1) if want_y else None
+        hidden = dc.concat(b, [p[1] for p in parts], 0)
+        cell = dc.concat(b, [p[2] for p in parts], 0) if self.kind == "LSTM" else None
+        return self._finish(seq, hidden, cell)
 
 
 def _row_blocks(b: Any, x: Any, n: int) -> list[Any]:

@@ -216,3 +216,31 @@ def test_opsets_and_float16(opset: int) -> None:
         res = _run("LSTM", {"clip": 1.5}, _inputs("LSTM", h0=True, c0=True, dtype="float16"),
                    opset=opset if opset < 22 else 21, rtol=5e-3, atol=5e-3)
         assert statuses(res)["LSTM"] == ["decomposed"]
+
+
+@pytest.mark.parametrize("constants", [("W", "R", "B", "lens", "P"), ("lens",)],
+                         ids=["constant-weights", "runtime-weights"])
+@pytest.mark.parametrize("case", ["RNN", "GRU-hardsigmoid", "GRU-lbr-clip", "LSTM-peephole",
+                                  "LSTM-input-forget"])
+def test_bidirectional_stacked(case: str, constants: tuple[str, ...]) -> None:
+    """Both directions of a decomposed bidirectional node run stacked (one batched matmul
+    per step for both, the backward inputs and outputs reversed in time): every kind, with
+    initial states, constant and runtime weights, and the Y output omitted."""
+    op = case.split("-")[0]
+    attrs: dict[str, Any] = {"direction": "bidirectional"}
+    peep = None
+    if case == "GRU-hardsigmoid":
+        attrs |= {"activations": ["HardSigmoid", "Tanh"] * 2, "activation_alpha": [0.3, 0.3],
+                  "activation_beta": [0.4, 0.4]}
+    elif case == "GRU-lbr-clip":
+        attrs |= {"linear_before_reset": 1, "clip": 0.8}
+    elif case == "LSTM-peephole":
+        peep = rand(2, 3 * H, seed=8, low=-0.5, high=0.5)
+    elif case == "LSTM-input-forget":
+        attrs |= {"input_forget": 1}
+    items = _inputs(op, 2, h0=True, c0=True, peep=peep)
+    res = _run(op, attrs, items, constants=constants)
+    assert statuses(res)[op] == ["decomposed"]
+    ops = [o.op for o in res.graph.operations]
+    assert "reverse" in ops and "matmul" in ops  # the stacked form, not one loop per direction
+    _run(op, attrs, items, constants=constants, outputs=("", "yh"))
