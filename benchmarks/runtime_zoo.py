@@ -24,6 +24,10 @@ time of each is reported, with ratio = backend / original, and the median proces
 (steadier on a loaded machine). The geometric mean and the worst ratio are
 given per (format, backend, threads). Each backend's outputs are checked against the
 original's: max |ours − original| ≤ 1e-3 + 1e-3·max|original| (column "ok").
+Caveat with several threads on a machine with as few cores: onnxruntime's worker threads
+spin-wait after a run, so the torch backend's column at 2 threads on 2 cores can carry
+milliseconds of scheduling delay that it does not have when it runs alone (measured: the
+GRU model 11.6 ms interleaved, 0.7 ms alone); the 1-thread columns are not affected.
 
 When the torch backend is benchmarked, a native-torch section times it against the same
 network run natively in torch (a small torch-built ResNet and a small transformer encoder
