@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from converter.errors import UnsupportedAttribute
+from converter.formats.onnx import Node
+from converter.importer import ImportContext
+from op_mappings.onnx._util import ints
 
 
 def resolve_pads(auto_pad: str, in_sizes: Sequence[int], kernel: Sequence[int],
@@ -44,3 +48,26 @@ def check_spatial_rank(op: str, rank: int) -> None:
     if rank not in (3, 4):
         raise UnsupportedAttribute(f"{op} with {rank - 2} spatial dimensions is not supported "
                                    "(WebNN has 2-D ops; 1-D ones are lifted to 2-D)")
+
+
+def conv(ctx: ImportContext, node: Node, x: Any, w: Any, bias: Any) -> Any:
+    """WebNN conv2d of `x` (NCHW or NCW) with the OIHW / OIW filter `w`, under the node's
+    Conv attributes (kernel_shape, strides, dilations, pads / auto_pad, group); a 1-D
+    convolution runs as 2-D with a unit width. Shared by Conv, QLinearConv and ConvInteger."""
+    check_spatial_rank(node.op_type, x.rank)
+    b = ctx.builder
+    n = x.rank - 2
+    a = node.attrs
+    kernel = ints(a["kernel_shape"]) if "kernel_shape" in a else list(w.shape[2:])
+    strides = ints(a["strides"]) if "strides" in a else [1] * n
+    dilations = ints(a["dilations"]) if "dilations" in a else [1] * n
+    pads = resolve_pads(str(a.get("auto_pad", "NOTSET")), x.shape[2:], kernel, strides,
+                        dilations, ints(a["pads"]) if "pads" in a else None)
+    one_d = n == 1
+    if one_d:
+        x = b.reshape(x, [*x.shape, 1])
+        w = b.reshape(w, [*w.shape, 1])
+        strides, dilations, pads = [*strides, 1], [*dilations, 1], [*pads, (0, 0)]
+    y = b.conv2d(x, w, padding=webnn_padding(pads), strides=strides, dilations=dilations,
+                 groups=int(a.get("group", 1)), bias=bias)
+    return b.reshape(y, list(y.shape[:-1])) if one_d else y

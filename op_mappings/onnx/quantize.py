@@ -34,8 +34,8 @@ from converter.formats.onnx import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, scalar
-from op_mappings.onnx._spatial import check_spatial_rank, resolve_pads, webnn_padding
-from op_mappings.onnx._util import ints, norm_axis
+from op_mappings.onnx._spatial import conv
+from op_mappings.onnx._util import norm_axis
 
 
 def param_shape(in_shape: Sequence[int], p_shape: Sequence[int], axis: int,
@@ -201,26 +201,6 @@ def matmul_integer(ctx: ImportContext, node: Node) -> list[Any]:
     return [_to_int32(ctx, ctx.builder.matmul(a, bq))]
 
 
-def _conv(ctx: ImportContext, node: Node, x: Any, w: Any, bias: Any) -> Any:
-    check_spatial_rank(node.op_type, x.rank)
-    b = ctx.builder
-    n = x.rank - 2
-    a = node.attrs
-    kernel = ints(a["kernel_shape"]) if "kernel_shape" in a else list(w.shape[2:])
-    strides = ints(a["strides"]) if "strides" in a else [1] * n
-    dilations = ints(a["dilations"]) if "dilations" in a else [1] * n
-    pads = resolve_pads(str(a.get("auto_pad", "NOTSET")), x.shape[2:], kernel, strides,
-                        dilations, ints(a["pads"]) if "pads" in a else None)
-    one_d = n == 1
-    if one_d:
-        x = b.reshape(x, [*x.shape, 1])
-        w = b.reshape(w, [*w.shape, 1])
-        strides, dilations, pads = [*strides, 1], [*dilations, 1], [*pads, (0, 0)]
-    y = b.conv2d(x, w, padding=webnn_padding(pads), strides=strides, dilations=dilations,
-                 groups=int(a.get("group", 1)), bias=bias)
-    return b.reshape(y, list(y.shape[:-1])) if one_d else y
-
-
 @onnx_op("QLinearConv", since=10)
 def qlinear_conv(ctx: ImportContext, node: Node) -> list[Any]:
     i = node.inputs
@@ -234,7 +214,7 @@ def qlinear_conv(ctx: ImportContext, node: Node) -> list[Any]:
         ws = shaped(ctx, i[4], ws_shape)
         bq = ctx.builder.cast(ctx.operand(node.input(8)), "float32")
         bias = ctx.builder.mul(bq, ctx.builder.mul(xs, ws))
-    return [_requant(ctx, _conv(ctx, node, x, w, bias), i[6], node.input(7))]
+    return [_requant(ctx, conv(ctx, node, x, w, bias), i[6], node.input(7))]
 
 
 @onnx_op("ConvInteger", since=10)
@@ -242,4 +222,4 @@ def conv_integer(ctx: ImportContext, node: Node) -> list[Any]:
     i = node.inputs
     x = _deq(ctx, i[0], "", node.input(2), 1)
     w = _deq(ctx, i[1], "", node.input(3), 0)
-    return [_to_int32(ctx, _conv(ctx, node, x, w, None))]
+    return [_to_int32(ctx, conv(ctx, node, x, w, None))]
