@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...webnn.dtypes import type_range
+from ...webnn.half_pixel import linear_weights, nearest_indices
 from ...webnn.operand import MLOperand, Operation
 from .context import Emitter, lowering
 
@@ -83,23 +84,6 @@ def quantize_linear(e: Emitter, op: Operation) -> list[str]:
     return [e.cast(q, out)]
 
 
-def nearest_table(n: int, m: int) -> np.ndarray:
-    """ceil(clamp((dst + 0.5)·n/m − 0.5, 0, n − 1) − 0.5) for dst in 0..m−1, in integers."""
-    dst = np.arange(m, dtype=np.int64)
-    num = (2 * dst + 1) * n - 2 * m  # 2m·(src − 0.5)
-    return np.clip(-((-num) // (2 * m)), 0, n - 1)
-
-
-def linear_table(n: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """Lower/upper neighbours and weight numerator r (src = lo + r/den) per output index."""
-    den = 2 * m
-    dst = np.arange(m, dtype=np.int64)
-    num = np.clip((2 * dst + 1) * n - m, 0, (n - 1) * den)
-    lo = num // den
-    r = num - lo * den
-    return lo, lo + (r > 0), r, den
-
-
 @lowering("resample2d")
 def resample2d(e: Emitter, op: Operation) -> list[str]:
     x = op.args[0]
@@ -109,7 +93,7 @@ def resample2d(e: Emitter, op: Operation) -> list[str]:
     if op.options["mode"] == "nearest-neighbor":
         y = e.input(x)
         for a in axes:
-            idx = nearest_table(x.shape[a], out_shape[a])
+            idx = nearest_indices(x.shape[a], out_shape[a])
             if not np.array_equal(idx, np.arange(x.shape[a])):
                 y = e.node("Gather", [y, e.const(idx, "int64", "nearest")], dt, axis=a)
         return [e.node("Identity", [y], dt) if y == e.value(x) else y]
@@ -125,7 +109,7 @@ def resample2d(e: Emitter, op: Operation) -> list[str]:
     y = e.input(x, ct)
     total = 1
     for a in reversed(axes):
-        lo, hi, r, den = linear_table(x.shape[a], out_shape[a])
+        lo, hi, r, den = linear_weights(x.shape[a], out_shape[a])
         shape = [1] * 4
         shape[a] = out_shape[a]
         w_lo = e.const((den - r).reshape(shape), ct, "w_lo")

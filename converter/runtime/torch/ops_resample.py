@@ -15,23 +15,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ...webnn.half_pixel import linear_weights, nearest_indices
 from .registry import Fn, Node, impl
-
-
-def _nearest(n: int, m: int) -> np.ndarray:
-    dst = np.arange(m, dtype=np.int64)
-    num = (2 * dst + 1) * n - 2 * m  # src - 0.5 = num / (2m)
-    return np.clip(-((-num) // (2 * m)), 0, n - 1)
-
-
-def _linear(n: int, m: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """floor index, ceil index, fraction numerator r over den = 2m (src = lo + r / den)."""
-    den = 2 * m
-    dst = np.arange(m, dtype=np.int64)
-    num = np.clip((2 * dst + 1) * n - m, 0, (n - 1) * den)
-    lo = num // den
-    r = num - lo * den
-    return lo, lo + (r > 0), r, den
 
 
 def _shape_along(rank: int, axis: int, size: int) -> list[int]:
@@ -46,7 +31,7 @@ def resample2d(node: Node) -> Fn:
     xs, out = node.operand(0).shape, node.out_shape
     ctx = node.ctx
     if node.options["mode"] == "nearest-neighbor":
-        tables = [(a, ctx.tensor(_nearest(xs[a], out[a]))) for a in axes
+        tables = [(a, ctx.tensor(nearest_indices(xs[a], out[a]))) for a in axes
                   if xs[a] != out[a]]
 
         def nearest(x: torch.Tensor) -> list[torch.Tensor]:
@@ -60,7 +45,7 @@ def resample2d(node: Node) -> Fn:
         fl, fdt = node.acc, torch.float32
         steps = []
         for a in reversed(axes):
-            lo, hi, r, den = _linear(xs[a], out[a])
+            lo, hi, r, den = linear_weights(xs[a], out[a])
             shape = _shape_along(4, a, out[a])
             steps.append((a, ctx.tensor(lo), ctx.tensor(hi),
                           ctx.tensor(((den - r) / den).reshape(shape), fdt),
@@ -77,7 +62,7 @@ def resample2d(node: Node) -> Fn:
     int_steps = []
     total = 1
     for a in reversed(axes):
-        lo, hi, r, den = _linear(xs[a], out[a])
+        lo, hi, r, den = linear_weights(xs[a], out[a])
         rr = r.reshape(_shape_along(4, a, out[a]))
         int_steps.append((a, ctx.tensor(lo), ctx.tensor(hi), ctx.tensor(den - rr),
                           ctx.tensor(rr)))
