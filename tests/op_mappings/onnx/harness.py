@@ -77,6 +77,14 @@ def check(op_type: str, inputs: Mapping[str, np.ndarray | None],
     """Convert and run a one-node model and compare every output with onnxruntime."""
     model = make_model(op_type, inputs, attrs, opset=opset, outputs=outputs, constants=constants)
     feeds = {n: np.asarray(v) for n, v in inputs.items() if v is not None and n not in constants}
+    return check_model(model, feeds, op_type, outputs, rtol, atol, **convert_kw)
+
+
+def check_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], op_type: str,
+                outputs: Sequence[str], rtol: float, atol: float,
+                **convert_kw: Any) -> converter.ConversionResult:
+    """Convert and run `model` on `feeds`; the named `outputs` ("" = omitted) must be exactly
+    the converted outputs, each within rtol/atol of onnxruntime's."""
     expected = run_ort(model, feeds)
     result = converter.convert(model, **convert_kw)
     got = result.run(feeds)

@@ -12,7 +12,7 @@ from onnx import helper, numpy_helper
 
 import converter
 from converter.formats.onnx import onnx_elem_type
-from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, run_ort
+from tests.op_mappings.onnx.harness import IR_VERSION, check_model
 
 
 def node_model(op_type: str, inputs: Sequence[tuple[str, np.ndarray | None]],
@@ -53,13 +53,7 @@ def check_node(op_type: str, inputs: Sequence[tuple[str, np.ndarray | None]],
     model = node_model(op_type, inputs, attrs, opset=opset, outputs=outputs,
                        constants=constants, domain=domain)
     feeds = {n: np.asarray(v) for n, v in inputs if v is not None and n not in constants}
-    expected = run_ort(model, feeds)
-    result = converter.convert(model, **convert_kw)
-    got = result.run(feeds)
-    assert list(got) == [o for o in outputs if o]
-    for name in got:
-        assert_close(got[name], expected[name], rtol, atol, f"{op_type} output {name}")
-    return result
+    return check_model(model, feeds, op_type, outputs, rtol, atol, **convert_kw)
 
 
 def statuses(result: converter.ConversionResult) -> dict[str, list[str]]:
