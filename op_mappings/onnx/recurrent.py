@@ -266,17 +266,14 @@ class _Rnn:
         return self.b.add(wb, rb)
 
     def _init(self, state: Any, group: list[int]) -> Any:
-        b, shape = self.b, [self.batch, self.hidden]
-        if len(group) == 2:
-            shape = [1, 2, *shape]
-            if state is None:
-                return b.constant(np.zeros(shape, dtype=self.dtype))
-            return b.reshape(state, shape)
+        b = self.b
+        shape = [self.batch, self.hidden] if len(group) == 1 else [1, 2, self.batch,
+                                                                   self.hidden]
         if state is None:
             return b.constant(np.zeros(shape, dtype=self.dtype))
-        d = group[0]
-        part = state if self.dirs == 1 else b.slice(state, [d, 0, 0], [1, *shape])
-        return b.reshape(part, shape)
+        if len(group) == 1 and self.dirs == 2:
+            state = b.slice(state, [group[0], 0, 0], [1, self.batch, self.hidden])
+        return b.reshape(state, shape)
 
     def _lin(self, group: list[int]) -> Any:
         """state, matrix, addend -> state·matrixᵀ + addend (gemm), or the batched matmul of
@@ -286,13 +283,12 @@ class _Rnn:
             return lambda x, r, c: b.gemm(x, r, c=c, b_transpose=True)
         return lambda x, r, c: b.add(b.matmul(x, r), c) if c is not None else b.matmul(x, r)
 
-    def _inputs(self, group: list[int]) -> Any:
+    def _inputs(self, group: list[int], flat: Any) -> Any:
         """The input projection of every step, one operand per step (GRU: a pair, update/reset
         and candidate columns); both directions of a stacked group read their own step: the
-        backward one's are reversed in time."""
+        backward one's are reversed in time. `flat`: the input as [steps·batch, input]."""
         b, steps, batch = self.b, self.steps, self.batch
         gh = self.gates * self.hidden
-        flat = b.reshape(self.x, [steps * batch, self.x.shape[2]])
         w = self._mat(self.w_name, group, slice(None))
         bias = self._proj_bias(group)
         if len(group) == 1:
@@ -333,7 +329,7 @@ class _Rnn:
         o = acts[0](b, gate(1, 1, new_cell))
         return b.mul(o, acts[2](b, new_cell)), new_cell
 
-    def _run(self, group: list[int], want_y: bool) -> tuple[Any, Any, Any]:
+    def _run(self, group: list[int], want_y: bool, flat: Any) -> tuple[Any, Any, Any]:
         """One direction, or both stacked: (sequence [steps, len(group), batch, hidden] or
         None, final hidden and final cell [len(group), batch, hidden])."""
         ctx, b, h = self.ctx, self.b, self.hidden
@@ -341,7 +337,7 @@ class _Rnn:
         one = scalar(ctx, 1.0, self.dtype)
         acts = [activation_fn(a) for a in self.acts[group[0]]]
         lin = self._lin(group)
-        xs = self._inputs(group)
+        xs = self._inputs(group, flat)
         cur = self._init(self.h0, group)
         cell = self._init(self.c0, group) if self.kind == "LSTM" else None
         axis = cur.rank - 1
@@ -397,7 +393,8 @@ class _Rnn:
         b = self.b
         same = self.dirs == 2 and self.acts[0] == self.acts[1]
         groups = [[0, 1]] if same else [[d] for d in range(self.dirs)]
-        parts = [self._run(g, want_y) for g in groups]
+        flat = b.reshape(self.x, [self.steps * self.batch, self.x.shape[2]])
+        parts = [self._run(g, want_y, flat) for g in groups]
         seq = dc.concat(b, [p[0] for p in parts], 1) if want_y else None
         hidden = dc.concat(b, [p[1] for p in parts], 0)
         cell = dc.concat(b, [p[2] for p in parts], 0) if self.kind == "LSTM" else None
