@@ -84,13 +84,14 @@ class Registry:
         return register
 
     def load_all(self) -> None:
-        """Import every mapping module of the package (idempotent)."""
+        """Import every mapping module of the package and its sub-packages (idempotent;
+        names starting with "_" are skipped)."""
         if self.loaded:
             return
         self.loaded = True
-        for mod in pkgutil.iter_modules(self.path):
-            if not mod.name.startswith("_"):
-                importlib.import_module(f"{self.package}.{mod.name}")
+        for mod in pkgutil.walk_packages(self.path, prefix=f"{self.package}."):
+            if not mod.name.rsplit(".", 1)[-1].startswith("_"):
+                importlib.import_module(mod.name)
 
     def lookup(self, op_type: str, domain: str, version: int) -> Handler | None:
         """The handler with the highest `since` <= version, or None."""
