@@ -18,7 +18,6 @@ from collections.abc import Callable
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from ...webnn.dtypes import cast_number
 from .registry import (
@@ -147,6 +146,12 @@ def _softplus(x: torch.Tensor) -> torch.Tensor:
     return torch.logaddexp(x, torch.zeros((), dtype=x.dtype, device=x.device))
 
 
+def _gelu(x: torch.Tensor) -> torch.Tensor:
+    """The spec formula x * 0.5 * (1 + erf(x / sqrt(2))). torch's own float32 CPU kernel
+    (vectorised on some processors) returns NaN for +inf and inf for 3.4e38."""
+    return x * 0.5 * (1.0 + torch.erf(x * 0.7071067811865476))
+
+
 def _sign(x: torch.Tensor) -> torch.Tensor:
     if x.dtype.is_floating_point:
         return torch.where(torch.isnan(x), 0.0, torch.sign(x))
@@ -158,7 +163,7 @@ _UNARY: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "exp": torch.exp, "floor": torch.floor, "log": torch.log, "neg": torch.neg,
     "reciprocal": torch.reciprocal, "roundEven": torch.round, "sin": torch.sin,
     "sign": _sign, "sqrt": torch.sqrt, "tan": torch.tan,
-    "gelu": lambda x: F.gelu(x, approximate="none"), "hardSwish": _hard_swish,
+    "gelu": _gelu, "hardSwish": _hard_swish,
     "relu": lambda x: torch.clamp_min(x, 0), "sigmoid": torch.sigmoid,
     "softplus": _softplus, "softsign": lambda x: x / (1.0 + torch.abs(x)), "tanh": torch.tanh,
 }
