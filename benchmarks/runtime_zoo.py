@@ -100,7 +100,7 @@ def manifest_models() -> list[Model] | None:
     network, same speed), and the random variant is kept (meaningful outputs); identical
     files with the same pinned inputs (face_detection_front = face_detection_short_range) are
     listed once."""
-    from converter.formats.detect import detect_format
+    from converter.frontends.detect import detect_format
     from converter.zoo import default_manifests, entry_inputs, load_model, read_manifests
 
     manifests = default_manifests(ROOT)

@@ -24,6 +24,8 @@ from typing import Any
 import click
 import numpy as np
 
+from .commands.support import SOURCES
+
 EXIT_OK, EXIT_FAIL, EXIT_BAD = 0, 1, 2
 BACKENDS = ("reference", "onnxruntime", "torch")
 DEVICES = ("cpu", "cuda")
@@ -248,7 +250,7 @@ def convert(model: str, outdir: str, fmt: str, weights: str, stem: str, dims: tu
     with _handled(debug, as_json):
         from converter.api import convert
         from converter.export.api import export
-        from converter.formats.detect import detect_format
+        from converter.frontends.detect import detect_format
 
         kwargs = _conversion_kwargs(dims, shapes, pins, signature)
         source_format = detect_format(model)
@@ -414,7 +416,7 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, debug
 
 
 @cli.command()
-@click.option("--source", type=click.Choice(["onnx", "tflite", "all"]), default="all",
+@click.option("--source", type=click.Choice([*SOURCES, "all"]), default="all",
               show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
               show_default=True)

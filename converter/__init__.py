@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "convert": "converter.api",
     "load": "converter.export.api",
-    "ConversionResult": "converter.api",
+    "ConversionResult": "converter.result",
     "ConversionReport": "converter.importer",
     "ConversionError": "converter.errors",
     "ConversionFailed": "converter.errors",

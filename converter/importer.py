@@ -41,8 +41,7 @@ from .errors import (
     UnsupportedDataType,
     UnsupportedOp,
 )
-from .formats.onnx import Node, SourceGraph, ValueInfo
-from .formats.onnx_subgraph import expand_function, expand_graph, function_body
+from .ir import Node, SourceGraph, ValueInfo
 from .webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLOperationError, MLTypeError
 from .webnn.dtypes import DATA_TYPES
 
@@ -425,83 +424,14 @@ class Importer:
         self._scopes += 1
         return f"{node.name}/{tag}{'/' if tag else ''}{self._scopes}/"
 
-    def _onnx_type(self, name: str) -> tuple[str, tuple[int, ...]] | None:
-        if not name or not self.ctx.has(name):
-            return None
-        if name in self.consts:
-            arr = self.consts[name]
-            return _dtype_str(arr), tuple(int(d) for d in arr.shape)
-        op = self.operands[name]
-        if op.data_type == "uint8" and name in self.bool_values:
-            return "bool", tuple(op.shape)
-        return op.data_type, tuple(op.shape)
+    def _inline(self, node: Node) -> bool:
+        """Convert `node` through a body the source format defines for its op (e.g. an ONNX
+        function) when no handler exists; False when there is none (extension point)."""
+        return False
 
     def _track_bool(self, node: Node) -> None:
-        """Record which uint8 outputs of `node` are ONNX bools (ONNX type inference)."""
-        names = [o for o in node.outputs if o in self.operands and
-                 self.operands[o].data_type == "uint8"]
-        if not names or node.proto is None or self.source.source_format != "onnx":
-            return
-        try:
-            import onnx
-            from onnx import helper
-
-            from .formats.onnx import onnx_elem_type
-
-            schema = onnx.defs.get_schema(node.op_type, node.version, node.domain)
-            types = {}
-            for i in node.inputs:
-                t = self._onnx_type(i)
-                if t is not None and t[0] != "string":
-                    types[i] = helper.make_tensor_type_proto(onnx_elem_type(t[0]), list(t[1]))
-            inferred = onnx.shape_inference.infer_node_outputs(schema, node.proto, types)
-        except Exception:  # noqa: BLE001 - type tracking is best effort
-            return
-        for o in names:
-            t = inferred.get(o)
-            if t is not None and t.tensor_type.elem_type == onnx.TensorProto.BOOL:
-                self.bool_values.add(o)
-
-    def _inline(self, node: Node) -> bool:
-        """Inline the function body of `node`'s op; False when it has none."""
-        functions = getattr(self.source, "functions", None) or {}
-        if self.source.source_format != "onnx":
-            return False
-        types = [self._onnx_type(i) for i in node.inputs]
-        try:
-            fn = function_body(node, functions, types)
-        except Exception:  # noqa: BLE001 - a broken schema function is just "no body"
-            fn = None
-        if fn is None:
-            return False
-        if self._depth >= MAX_INLINE_DEPTH:
-            self.fail(node, UnsupportedOp(
-                f"function bodies nest deeper than {MAX_INLINE_DEPTH} levels (recursive "
-                "function?)"))
-            return True
-        try:
-            expansion = expand_function(node, fn, self._scope_prefix(node, "fn"),
-                                        self.source.opsets)
-        except ConversionError as exc:
-            self.fail(node, exc)
-            return True
-        before = len(self.operands)
-        records, errors = self._visit_nested(expansion.nodes)
-        if errors:
-            self.fail(node, _nested_error(errors, f"in the function body of {node.op_type}"))
-            return True
-        missing = [o for o in node.outputs if o and not self.ctx.has(o)]
-        if missing:
-            self.fail(node, InternalError(f"the function body of {node.op_type} does not "
-                                           f"produce {missing}"))
-            return True
-        produced = [self.operands[o] for o in node.outputs if o in self.operands]
-        ops = self._new_ops(produced, before)
-        if not ops and all(r.status == "folded" for r in records):
-            self._record(node, "folded")
-        else:
-            self._record(node, "decomposed" if len(ops) > 1 else "native", ops)
-        return True
+        """Called after a node converted (extension point: the ONNX front end records which
+        uint8 outputs are ONNX bools)."""
 
     def _visit_nested(self, nodes: Sequence[Node]
                       ) -> tuple[list[NodeRecord], list[ConversionError]]:
@@ -519,47 +449,12 @@ class Importer:
 
     def run_subgraph(self, graph: Any, bindings: Sequence[np.ndarray | MLOperand | str | None],
                      tag: str = "") -> list[np.ndarray | MLOperand]:
-        """See `ImportContext.run_subgraph`."""
-        node = self.ctx.node
-        if node is None:
-            raise InternalError("run_subgraph called outside a handler")
-        if self._depth >= MAX_INLINE_DEPTH:
-            raise UnsupportedAttribute(f"subgraphs nest deeper than {MAX_INLINE_DEPTH} levels")
-        prefix = self._scope_prefix(node, tag)
-        names: list[str] = []
-        for i, value in enumerate(bindings):
-            if value is None or isinstance(value, str):
-                names.append(value or "")
-                continue
-            name = f"{prefix}<in{i}>"
-            if isinstance(value, MLOperand):
-                self.operands[name] = value
-            else:
-                self.consts[name] = _readonly(np.asarray(value))
-            names.append(name)
-        expansion = expand_graph(graph, names, prefix, self.source.opsets,
-                                 getattr(self.source, "base_dir", None))
-        self.consts.update(expansion.constants)
-        _, errors = self._visit_nested(expansion.nodes)
-        if errors:
-            raise _nested_error(errors, f"in subgraph {graph.name!r}")
-        out: list[np.ndarray | MLOperand] = []
-        for name in expansion.outputs:
-            if name in self.poisoned or not self.ctx.has(name):
-                raise InvalidModel(f"subgraph {graph.name!r} does not produce its output "
-                                   f"{name!r}")
-            out.append(self.ctx.value(name))
-        return out
+        """See `ImportContext.run_subgraph` (implemented by front ends whose nodes carry
+        subgraphs)."""
+        raise UnsupportedAttribute("this source format has no subgraph attributes")
 
     def no_handler_message(self, node: Node) -> str:
-        """Why no handler matched `node` (extension point for other source formats)."""
-        from op_mappings.onnx import handlers
-
-        sinces = sorted(h.since for h in handlers()
-                        if h.op_type == node.op_type and h.domain == node.domain)
-        if sinces:
-            return (f"no handler for opset {node.version} (handlers exist from opset "
-                    f"{sinces[0]})")
+        """Why no handler matched `node` (extension point: front ends name their versions)."""
         dom = f" in domain {node.domain!r}" if node.domain else ""
         return f"no handler for {node.op_type}{dom}"
 
@@ -691,14 +586,3 @@ def _readonly(arr: np.ndarray) -> np.ndarray:
     if arr.flags.writeable:
         arr.setflags(write=False)
     return arr
-
-
-def import_graph(source: SourceGraph, lookup: Callable[[str, str, int], Any] | None = None,
-                 context: MLContext | None = None) -> ImportResult:
-    """Convert a SourceGraph with the ONNX op registry (or `lookup`)."""
-    if lookup is None:
-        from op_mappings.onnx import lookup as onnx_lookup
-
-        lookup = onnx_lookup
-    return Importer(source, lookup, context).run()
-

@@ -10,21 +10,29 @@ from __future__ import annotations
 import json
 from typing import Any
 
-SOURCES = ("onnx", "tflite")
+
+def _sources() -> tuple[str, ...]:
+    from converter.frontends import registered
+
+    return tuple(sorted(registered()))
+
+
+SOURCES = _sources()
+"""The registered front ends, by name."""
 START = "<!-- ops-table:start -->"
 END = "<!-- ops-table:end -->"
 
 
 def support_rows(source: str) -> list[dict[str, Any]]:
-    """The registry's support table of `source` ("onnx" or "tflite"), sorted by domain and
-    op type."""
-    if source == "onnx":
-        from op_mappings.onnx import support_table
-    elif source == "tflite":
-        from op_mappings.tflite import support_table
-    else:
+    """The op registry's support table of front end `source`, sorted by domain and op
+    type."""
+    from converter.frontends import registered
+
+    frontends = registered()
+    if source not in frontends:
         raise ValueError(f"unknown source format {source!r} (known: {', '.join(SOURCES)})")
-    return sorted(support_table(), key=lambda r: (r["domain"], r["op_type"]))
+    table = frontends[source].op_registry().support_table()
+    return sorted(table, key=lambda r: (r["domain"], r["op_type"]))
 
 
 def _cell(text: str) -> str:
@@ -42,11 +50,13 @@ def _restrictions(notes: str) -> str:
 
 def render_markdown(sources: tuple[str, ...] = SOURCES) -> str:
     """Markdown: one section and table per source format."""
+    from converter.frontends import registered
+
     parts: list[str] = []
     for source in sources:
         rows = support_rows(source)
-        title = {"onnx": "ONNX", "tflite": "TFLite"}[source]
-        unit = "opset" if source == "onnx" else "version"
+        frontend = registered()[source]
+        title, unit = frontend.label, frontend.version_unit
         parts.append(f"### {title} ({len(rows)} op types)\n")
         parts.append(f"| Op | Handlers from {unit} | Constant inputs | Restrictions |")
         parts.append("|---|---|---|---|")

@@ -11,7 +11,7 @@ print(report.to_text()); assert report.passed
 
 from __future__ import annotations
 
-from ..formats.detect import detect_format
+from ..frontends.detect import detect_format
 from .compare import Comparison, compare
 from .core import (
     DEFAULT_ATOL,

@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from ..api import convert
-from ..formats.detect import detect_format, model_label
+from ..frontends import get
+from ..frontends.detect import detect_format, model_label
 from ..importer import webnn_dtype
 from .compare import Comparison, compare, json_number
 from .inputs import make_inputs
@@ -104,7 +105,7 @@ class ValidationReport:
                 "conversion": dict(self.conversion), "notes": list(self.notes)}
 
     def to_text(self) -> str:
-        ref = "LiteRT" if self.format == "tflite" else "onnxruntime"
+        ref = get(self.format).reference
         lines = [f"{self.model}: converted graph on {self.backend} ({self.device}) vs {ref}, "
                  f"tolerance atol {self.atol:g} + rtol {self.rtol:g} * max|ref|, seed "
                  f"{self.seed}"]
@@ -286,7 +287,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                          pin_inputs=pin_inputs, signature=signature, fmt=fmt)
         timings["convert"] = time.perf_counter() - start
     feeds = make_inputs(result.source, seed=seed, overrides=inputs)
-    say(f"running the original model in {'LiteRT' if fmt == 'tflite' else 'onnxruntime'}")
+    say(f"running the original model in {get(fmt).reference}")
     ref_run = run_source(fmt, model, result.source, feeds, threads=threads)
     timings["source_run"] = ref_run.seconds
     say(f"running the converted graph on {backend} ({device})")

@@ -1,5 +1,5 @@
-"""Running the original model in its own framework: onnxruntime for ONNX, the LiteRT
-interpreter for TFLite, optionally keeping every intermediate value.
+"""Running the original model in its own framework (the front end's reference: onnxruntime
+for ONNX, the LiteRT interpreter for TFLite), optionally keeping every intermediate value.
 
 Intermediate values (`intermediates=True`):
 - ONNX: every output of every node of the main graph is added as a graph output (types from
@@ -16,191 +16,21 @@ Intermediate values (`intermediates=True`):
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidModel
+from ..frontends import get
+from ..frontends.base import SourceRun
 
-
-@dataclass(frozen=True)
-class SourceRun:
-    """Outputs of the original model keyed by output name (graph order), intermediate values
-    keyed by value name (node outputs in topological order; empty unless requested), the run
-    time in seconds and notes (e.g. why intermediates are missing)."""
-
-    outputs: dict[str, np.ndarray]
-    intermediates: dict[str, np.ndarray] = field(default_factory=dict)
-    seconds: float = 0.0
-    notes: tuple[str, ...] = ()
+__all__ = ["SourceRun", "run_source"]
 
 
 def run_source(fmt: str, model: str | os.PathLike[str] | bytes, source: Any,
                inputs: Mapping[str, np.ndarray], *, intermediates: bool = False,
                threads: int = 0) -> SourceRun:
-    """Run the original model (`fmt` "onnx" or "tflite") on `inputs` (keyed by the source
-    graph's input names)."""
-    if fmt == "tflite":
-        return run_tflite(model, source, inputs, intermediates=intermediates, threads=threads)
-    return run_onnx(model, source, inputs, intermediates=intermediates, threads=threads)
-
-
-# -- ONNX --------------------------------------------------------------------------------------
-
-
-def _session(model: Any, threads: int, optimize: bool) -> Any:
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
-    if threads:
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-    if not optimize:
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
-
-
-def _onnx_feeds(proto_inputs: list[str], source: Any, inputs: Mapping[str, np.ndarray]
-                ) -> dict[str, np.ndarray]:
-    feeds: dict[str, np.ndarray] = {}
-    for name in proto_inputs:
-        if name in inputs:
-            feeds[name] = np.asarray(inputs[name])
-        elif name in source.constants:  # pinned inputs
-            feeds[name] = np.asarray(source.constants[name])
-    return feeds
-
-
-def run_onnx(model: str | os.PathLike[str] | bytes | Any, source: Any,
-             inputs: Mapping[str, np.ndarray], *, intermediates: bool = False,
-             threads: int = 0) -> SourceRun:
-    """Run an ONNX model (path, bytes or ModelProto) in onnxruntime on CPU."""
-    import onnx
-
-    notes: list[str] = []
-    out_names = [vi.name for vi in source.outputs]
-    if not intermediates:
-        if isinstance(model, onnx.ModelProto):
-            model = model.SerializeToString()
-        sess = _session(str(model) if isinstance(model, os.PathLike) else model, threads, True)
-        feeds = _onnx_feeds([i.name for i in sess.get_inputs()], source, inputs)
-        start = time.perf_counter()
-        values = sess.run(out_names, feeds)
-        seconds = time.perf_counter() - start
-        return SourceRun(dict(zip(out_names, (np.asarray(v) for v in values), strict=True)),
-                         {}, seconds)
-
-    if isinstance(model, onnx.ModelProto):
-        proto = model
-    elif isinstance(model, (bytes, bytearray)):
-        proto = onnx.load_from_string(bytes(model))
-    else:
-        proto = onnx.load(str(model), load_external_data=True)
-    proto = _with_all_outputs(proto, notes)
-    sess = _session(proto.SerializeToString(), threads, False)
-    names = [o.name for o in sess.get_outputs()]
-    feeds = _onnx_feeds([i.name for i in sess.get_inputs()], source, inputs)
-    start = time.perf_counter()
-    values = sess.run(names, feeds)
-    seconds = time.perf_counter() - start
-    by_name = {n: v for n, v in zip(names, values, strict=True) if isinstance(v, np.ndarray)}
-    outputs = {n: np.asarray(by_name[n]) for n in out_names}
-    order = [o for node in proto.graph.node for o in node.output if o in by_name]
-    inter = {n: by_name[n] for n in order}
-    return SourceRun(outputs, inter, seconds, tuple(notes))
-
-
-def _with_all_outputs(proto: Any, notes: list[str]) -> Any:
-    """A copy of `proto` whose graph outputs are every node output of the main graph."""
-    import onnx
-
-    model = onnx.ModelProto()
-    model.CopyFrom(proto)
-    try:
-        inferred = onnx.shape_inference.infer_shapes(model)
-        types = {vi.name: vi for vi in inferred.graph.value_info}
-    except Exception as exc:  # noqa: BLE001 - inference is only a help here
-        notes.append(f"ONNX shape inference failed ({type(exc).__name__}); intermediate "
-                     "outputs were added without types")
-        types = {}
-    existing = {o.name for o in model.graph.output}
-    for node in model.graph.node:
-        for name in node.output:
-            if not name or name in existing:
-                continue
-            existing.add(name)
-            vi = types.get(name)
-            if vi is not None and vi.type.HasField("tensor_type"):
-                model.graph.output.append(vi)
-            elif vi is None:
-                model.graph.output.append(onnx.ValueInfoProto(name=name))
-    return model
-
-
-# -- TFLite ------------------------------------------------------------------------------------
-
-
-def run_tflite(model: str | os.PathLike[str] | bytes, source: Any,
-               inputs: Mapping[str, np.ndarray], *, intermediates: bool = False,
-               threads: int = 0) -> SourceRun:
-    """Run a TFLite model in the LiteRT interpreter (`ai_edge_litert`)."""
-    try:
-        from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise InvalidModel("validating TFLite models needs the LiteRT interpreter: install "
-                           "webnn-converter[tflite] (ai-edge-litert)") from exc
-    kwargs: dict[str, Any] = {}
-    if isinstance(model, (bytes, bytearray)):
-        kwargs["model_content"] = bytes(model)
-    else:
-        kwargs["model_path"] = str(Path(model))
-    if threads:
-        kwargs["num_threads"] = threads
-    if intermediates:
-        kwargs["experimental_preserve_all_tensors"] = True
-        kwargs["experimental_op_resolver_type"] = \
-            OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    interp = Interpreter(**kwargs)
-    notes: list[str] = []
-    index = int(getattr(source, "subgraph_index", 0))
-    signature = getattr(source, "signature", None)
-    out_names = [vi.name for vi in source.outputs]
-    if index != 0 and signature:
-        runner = interp.get_signature_runner(signature)
-        start = time.perf_counter()
-        res = runner(**{k: np.asarray(v) for k, v in inputs.items()})
-        seconds = time.perf_counter() - start
-        if intermediates:
-            notes.append("intermediate values are only collected for the main subgraph")
-        return SourceRun({n: np.asarray(res[n]) for n in out_names}, {}, seconds,
-                         tuple(notes))
-    tensors = source.tensors
-    declared = {int(d["index"]): list(d["shape"]) for d in interp.get_input_details()}
-    for vi in source.inputs:
-        arr = np.asarray(inputs[vi.name])
-        idx = tensors[vi.name].index
-        if declared.get(idx) != list(arr.shape):
-            interp.resize_tensor_input(idx, list(arr.shape))
-    interp.allocate_tensors()
-    for vi in source.inputs:
-        interp.set_tensor(tensors[vi.name].index, np.asarray(inputs[vi.name]))
-    start = time.perf_counter()
-    interp.invoke()
-    seconds = time.perf_counter() - start
-    outputs = {n: np.array(interp.get_tensor(tensors[n].index)) for n in out_names}
-    inter: dict[str, np.ndarray] = {}
-    if intermediates:
-        for node in source.nodes:
-            for name in node.outputs:
-                if not name or name in inter or name not in tensors:
-                    continue
-                try:
-                    inter[name] = np.array(interp.get_tensor(tensors[name].index))
-                except (ValueError, RuntimeError):
-                    continue
-    return SourceRun(outputs, inter, seconds, tuple(notes))
+    """Run the original model with front end `fmt`'s reference framework on `inputs` (keyed
+    by the source graph's input names)."""
+    return get(fmt).impl().run_reference(model, source, inputs, intermediates=intermediates,
+                                         threads=threads)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..frontends import get
 from ..importer import Importer
 from ..webnn import MLGraph, MLOperand
 
@@ -79,20 +80,14 @@ class _TapMixin:
 
 
 def _importer_class(source: Any) -> type[Importer]:
-    if getattr(source, "source_format", "onnx") == "tflite":
-        from ..api_tflite import TFLiteImporter
-
-        return type("TappedTFLiteImporter", (_TapMixin, TFLiteImporter), {})
-    return type("TappedImporter", (_TapMixin, Importer), {})
+    base = get(source.source_format).impl().importer_class()
+    return type(f"Tapped{base.__name__}", (_TapMixin, base), {})
 
 
 def convert_tapped(source: Any) -> TappedGraph:
     """Convert `source` (a SourceGraph as read for the normal conversion) with taps.
     Raises what the importer raises."""
-    if getattr(source, "source_format", "onnx") == "tflite":
-        from op_mappings.tflite import lookup
-    else:
-        from op_mappings.onnx import lookup
+    lookup = get(source.source_format).op_registry().lookup
     importer = _importer_class(source)(source, lookup)
     result = importer.run()
     return TappedGraph(result.graph, dict(importer.tap_outputs),  # type: ignore[attr-defined]

@@ -275,7 +275,7 @@ def _generated(t: Mapping[str, Any], base: Path) -> tuple[Path | None, str]:
     script = _resolve(script_name, base, None)
     if script is None:
         return None, f"generator script {script_name!r} not found"
-    suffix = ".tflite" if str(t.get("format", "")) == "tflite" else ".onnx"
+    suffix = _suffix(str(t.get("format", "")))
     try:
         return generate(script, args, suffix), ""
     except ModuleNotFoundError as exc:
@@ -352,3 +352,13 @@ def read_manifests(paths: Sequence[str | Path]) -> list[ZooEntry]:
                 seen.add(e.name)
                 out.append(e)
     return out
+
+
+def _suffix(fmt: str) -> str:
+    """The file suffix of generated models of front end `fmt` (the fallback front end's when
+    `fmt` is empty)."""
+    from ..frontends import get, registered
+
+    if fmt:
+        return get(fmt).suffixes[0]
+    return next(fe for fe in registered().values() if fe.fallback).suffixes[0]

@@ -116,7 +116,7 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
     """Convert and validate one entry; never raises (see the module docstring)."""
     from ..api import convert
     from ..errors import ConversionError
-    from ..formats.detect import detect_format
+    from ..frontends.detect import detect_format
     from ..validate import validate
 
     base: dict[str, Any] = {"name": entry.name, "path": entry.path, "source": entry.source,

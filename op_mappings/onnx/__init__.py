@@ -5,7 +5,7 @@ with pkgutil on first lookup, so adding an op never means editing a central list
 
 A handler is `fn(ctx, node) -> list[MLOperand | None]`: one entry per node output (None for
 an optional output nobody reads). `ctx` is the importer's `ImportContext`, `node` a
-`converter.formats.onnx.Node` whose attributes already have the schema defaults, so handlers
+`converter.frontends.onnx.reader.Node` whose attributes already have the schema defaults, so handlers
 never hard-code defaults.
 
 Lookup rule: the handler with the highest `since` that is <= the node's opset version.

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import UnsupportedDataType
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from converter.errors import UnsupportedAttribute
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx._util import ints
 

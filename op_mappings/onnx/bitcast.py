@@ -24,7 +24,7 @@ import numpy as np
 from onnx import helper
 
 from converter.errors import UnsupportedDataType
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from converter.formats.onnx import Node, dtype_name
+from converter.ir import Node
+from converter.frontends.onnx.reader import dtype_name
 from converter.importer import ImportContext, webnn_dtype
 from op_mappings.onnx import onnx_op
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.formats.onnx import Node, constant_node_value
+from converter.ir import Node
+from converter.frontends.onnx.reader import constant_node_value
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
 

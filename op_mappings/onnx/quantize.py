@@ -30,7 +30,7 @@ import numpy as np
 from onnx import helper
 
 from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, scalar

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import InvalidModel
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import ints

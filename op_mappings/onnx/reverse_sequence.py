@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 from converter.webnn import decompose as dc
 from op_mappings.onnx import onnx_op

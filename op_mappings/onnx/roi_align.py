@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import InvalidModel, UnsupportedAttribute
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, float_dtype_check

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.formats.onnx import Node
+from converter.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
 

@@ -3,7 +3,7 @@
 Every module in this package registers its handlers with `@tflite_op`; modules are discovered
 with pkgutil on first lookup. A handler is `fn(ctx, node) -> list[MLOperand | np.ndarray |
 None]` (one entry per operator output), where `node` is a
-`converter.formats.tflite.TFLiteNode` whose `attrs` are the decoded builtin options with
+`converter.frontends.tflite.reader.TFLiteNode` whose `attrs` are the decoded builtin options with
 schema defaults, and `input_infos`/`output_infos` carry dtypes and quantization parameters.
 
 Builtin ops are registered by their schema name ("CONV_2D"); custom ops with

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 from op_mappings.tflite._util import (

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
-from converter.formats.tflite import QuantInfo, TensorInfo, TFLiteNode
+from converter.frontends.tflite.reader import QuantInfo, TensorInfo, TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 
@@ -274,6 +274,6 @@ def options_or_defaults(node: TFLiteNode, table: str, key: str) -> dict[str, Any
         return dict(node.attrs)
     from ai_edge_litert import schema_py_generated as schema
 
-    from converter.formats.tflite import _decode
+    from converter.frontends.tflite.reader import _decode
 
     return _decode(getattr(schema, table + "T")())

@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from converter.errors import InvalidModel, UnsupportedDataType
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 from converter.webnn import decompose as dc

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import UnsupportedDataType
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext, webnn_dtype
 from op_mappings.tflite import tflite_op
 

@@ -1,5 +1,5 @@
 """DENSIFY: its input is a sparse constant that the reader already densified
-(converter.formats.tflite.densify), so the op folds to that constant at conversion time."""
+(converter.frontends.tflite.reader.densify), so the op folds to that constant at conversion time."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import RequiresConstantInput
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from converter.errors import InvalidModel
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, finish

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import UnsupportedDataType
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fout, is_quantized

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import InvalidModel, UnsupportedAttribute
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 from op_mappings.tflite import tflite_op

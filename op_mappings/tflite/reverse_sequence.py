@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import InvalidModel
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import decompose as dc
 from op_mappings.tflite import tflite_op

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, finish, norm_axes

@@ -14,7 +14,7 @@ import struct
 from typing import Any
 
 from converter.errors import InvalidModel, UnsupportedAttribute
-from converter.formats.tflite import TFLiteNode
+from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 from op_mappings.tflite import tflite_op

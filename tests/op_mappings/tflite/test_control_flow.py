@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
-from converter.api_tflite import convert_tflite
+from converter.frontends.tflite.importer import convert_tflite
 from converter.errors import ConversionFailed
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.api_tflite import convert_tflite
+from converter.frontends.tflite.importer import convert_tflite
 from converter.errors import ConversionFailed
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 

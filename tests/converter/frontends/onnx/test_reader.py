@@ -12,7 +12,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from converter.errors import InvalidModel, UnresolvedDimensions
-from converter.formats.onnx import read_onnx
+from converter.frontends.onnx.reader import read_onnx
 
 
 def _model(nodes: list[onnx.NodeProto], inputs: list[onnx.ValueInfoProto],

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from types import MappingProxyType
 from typing import Any
@@ -38,9 +37,8 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from ..errors import InvalidModel, UnresolvedDimensions
-
-Dim = int | str | None
+from ...errors import InvalidModel, UnresolvedDimensions
+from ...ir import Dim, Node, SourceGraph, ValueInfo
 
 ONNX_DTYPES: dict[int, str] = {
     TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
@@ -65,58 +63,6 @@ def onnx_elem_type(dtype: str) -> int:
         if name == dtype:
             return key
     raise KeyError(dtype)
-
-
-@dataclass(frozen=True)
-class ValueInfo:
-    """A graph input or output. `shape` is None when the rank is unknown; a dimension is an
-    int, a `dim_param` name, or None (unknown). Inputs of a `SourceGraph` have only int dims;
-    `declared_shape` keeps what the model said."""
-
-    name: str
-    dtype: str
-    shape: tuple[Dim, ...] | None
-    declared_shape: tuple[Dim, ...] | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class Node:
-    """One ONNX node. `domain` is "" for the default domain (also when the model says
-    "ai.onnx"); `version` is the model's opset for that domain; `name` is the node's name or
-    `<op_type>_<index>` when the model left it empty; `inputs` keeps "" for omitted optional
-    inputs; `attrs` has schema defaults filled in (strings decoded, tensors as numpy arrays,
-    lists as tuples)."""
-
-    op_type: str
-    domain: str
-    version: int
-    name: str
-    inputs: tuple[str, ...]
-    outputs: tuple[str, ...]
-    attrs: Mapping[str, Any]
-    index: int = 0
-    proto: Any = field(default=None, repr=False, compare=False)
-
-    def input(self, i: int) -> str:
-        """Name of input i, or "" when omitted."""
-        return self.inputs[i] if i < len(self.inputs) else ""
-
-
-@dataclass(frozen=True, eq=False)
-class SourceGraph:
-    """The format-neutral view the importer walks."""
-
-    name: str
-    inputs: tuple[ValueInfo, ...]
-    outputs: tuple[ValueInfo, ...]
-    nodes: tuple[Node, ...]
-    constants: Mapping[str, np.ndarray]
-    opsets: Mapping[str, int]
-    source_format: str = "onnx"
-    producer: str = ""
-    warnings: tuple[str, ...] = field(default=())
-    functions: Mapping[tuple[str, str], Any] = field(default_factory=dict)
-    base_dir: Path | None = None
 
 
 # -- loading -----------------------------------------------------------------------------

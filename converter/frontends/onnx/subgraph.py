@@ -27,8 +27,9 @@ import numpy as np
 import onnx
 from onnx import AttributeProto
 
-from ..errors import InvalidModel
-from .onnx import Node, make_node, onnx_elem_type, tensor_to_array
+from ...errors import InvalidModel
+from ...ir import Node
+from .reader import make_node, onnx_elem_type, tensor_to_array
 
 
 @dataclass(frozen=True)

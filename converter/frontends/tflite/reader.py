@@ -48,8 +48,8 @@ import numpy as np
 import tflite
 from ai_edge_litert import schema_py_generated as S
 
-from ..errors import InvalidModel, UnresolvedDimensions
-from .onnx import Node, SourceGraph, ValueInfo
+from ...errors import InvalidModel, UnresolvedDimensions
+from ...ir import Node, SourceGraph, ValueInfo
 
 # -- enums --------------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 """`convert_tflite()`: a `.tflite` model -> a WebNN `MLGraph` plus a conversion report.
 
 ```python
-from converter.api_tflite import convert_tflite
+from converter.frontends.tflite.importer import convert_tflite
 result = convert_tflite("model.tflite")                 # main subgraph, tensor names
 result = convert_tflite("model.tflite", signature="serving_default")  # signature aliases
 outputs = result.run({"serving_default_x:0": image})
@@ -34,18 +34,18 @@ from typing import Any
 
 import numpy as np
 
-from .api import ConversionResult
-from .errors import (
+from ...errors import (
     ConversionError,
     InternalError,
     InvalidModel,
     UnsupportedAttribute,
     UnsupportedOp,
 )
-from .formats.onnx import Node
-from .formats.tflite import TFLiteModel, TFLiteSourceGraph, read_tflite
-from .importer import MAX_INLINE_DEPTH, Importer, _nested_error
-from .webnn import MLContext, MLOperand
+from ...importer import MAX_INLINE_DEPTH, Importer, _nested_error
+from ...ir import Node
+from ...result import ConversionResult
+from ...webnn import MLContext, MLOperand
+from .reader import TFLiteModel, TFLiteSourceGraph, read_tflite
 
 _HINT = "add a handler in op_mappings/tflite/, or replace the op in the source model"
 

@@ -1,0 +1,213 @@
+"""The front-end registry and the records front ends hand back to the layers above.
+
+A front end (one sub-package of `converter/frontends/`) knows one source format: how to
+recognise a file of it, read it into the `converter.ir` source IR and import that into a
+WebNN graph, run the original model in its own framework (for validation), and describe a
+model without converting it (for `inspect`). It registers a `Frontend` record here when its
+package is imported; `converter/frontends/__init__.py` imports the built-in ones lazily, so
+nothing outside `converter/frontends/` ever names a format.
+
+The heavy work lives in the front end's `frontend` module (``<package>.frontend``), imported
+only when a call needs it: detecting a file's format costs no onnx/tflite import.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from ..ir import Dim
+
+Sniff = Callable[[bytes, str], bool]
+"""`sniff(head, suffix)`: True when the first bytes of a file (at least 64 where the file
+has them) or its lower-case suffix say it is this front end's format."""
+
+
+@dataclass(frozen=True)
+class Frontend:
+    """One registered source format.
+
+    `name` is the registry key (also `SourceGraph.source_format` and the `fmt` argument of
+    the API), `label` its display name, `reference` the framework that runs originals,
+    `version_unit` what its handler versions are called ("opset", "version"), `suffixes`
+    the usual file suffixes, `options` the `convert()` keyword options it accepts,
+    `handlers` the op_mappings package of its op handlers, `module` the implementation
+    module (see the module docstring) and `fallback` whether files nobody else claims are
+    tried with it.
+    """
+
+    name: str
+    label: str
+    reference: str
+    version_unit: str
+    suffixes: tuple[str, ...]
+    options: frozenset[str]
+    handlers: str
+    module: str
+    sniff: Sniff
+    fallback: bool = False
+
+    def impl(self) -> ModuleType:
+        """The implementation module, which defines `convert(model, **options)` ->
+        (ImportResult, SourceGraph), `run_reference(model, source, inputs, *,
+        intermediates, threads)` -> SourceRun, `inspect(model, **options)` -> ModelInfo and
+        `importer_class()` -> the Importer subclass it converts with."""
+        return importlib.import_module(self.module)
+
+    def op_registry(self) -> ModuleType:
+        """The op_mappings package of this format (`lookup`, `handlers`, `support_table`)."""
+        return importlib.import_module(self.handlers)
+
+    def versions_text(self, versions: Mapping[str, int]) -> str:
+        """How a model's versions read in `inspect` (e.g. "ai.onnx 17, com.microsoft 1")."""
+        if self.version_unit == "opset":
+            return ", ".join(f"{k or 'ai.onnx'} {v}" for k, v in versions.items())
+        return ", ".join(f"v{v}" for v in versions.values())
+
+
+_FRONTENDS: dict[str, Frontend] = {}
+
+
+def register(frontend: Frontend) -> Frontend:
+    """Add a front end to the registry (ValueError when the name is taken)."""
+    if frontend.name in _FRONTENDS and _FRONTENDS[frontend.name] is not frontend:
+        raise ValueError(f"front end {frontend.name!r} registered twice")
+    _FRONTENDS[frontend.name] = frontend
+    return frontend
+
+
+def registered() -> dict[str, Frontend]:
+    """The registered front ends by name (after importing the built-in ones)."""
+    from . import load_builtin
+
+    load_builtin()
+    return dict(_FRONTENDS)
+
+
+# -- records front ends return ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SourceRun:
+    """Outputs of the original model keyed by output name (graph order), intermediate values
+    keyed by value name (node outputs in topological order; empty unless requested), the run
+    time in seconds and notes (e.g. why intermediates are missing)."""
+
+    outputs: dict[str, np.ndarray]
+    intermediates: dict[str, np.ndarray] = field(default_factory=dict)
+    seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TensorSummary:
+    """A graph input or output as the model declares it."""
+
+    name: str
+    dtype: str
+    shape: tuple[Dim, ...] | None
+
+    def shape_text(self) -> str:
+        if self.shape is None:
+            return "[unknown rank]"
+        return "[" + ", ".join("?" if d is None else str(d) for d in self.shape) + "]"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "dtype": self.dtype,
+                "shape": None if self.shape is None else list(self.shape)}
+
+
+@dataclass(frozen=True)
+class OpUsage:
+    """One op type of the model: how many nodes use it and whether it converts."""
+
+    op_type: str
+    domain: str
+    version: int
+    count: int
+    status: str
+    detail: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.domain}::{self.op_type}" if self.domain else self.op_type
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"op_type": self.op_type, "domain": self.domain, "version": self.version,
+                "count": self.count, "status": self.status, "detail": self.detail}
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """The result of `inspect_model`."""
+
+    model: str
+    format: str
+    producer: str
+    versions: dict[str, int]
+    inputs: tuple[TensorSummary, ...]
+    outputs: tuple[TensorSummary, ...]
+    free_dims: tuple[str, ...]
+    ops: tuple[OpUsage, ...]
+    signatures: tuple[str, ...] = ()
+
+    @property
+    def node_count(self) -> int:
+        return sum(o.count for o in self.ops)
+
+    @property
+    def unsupported(self) -> tuple[OpUsage, ...]:
+        return tuple(o for o in self.ops if o.status == "unsupported")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"model": self.model, "format": self.format, "producer": self.producer,
+                "versions": dict(self.versions),
+                "inputs": [t.to_dict() for t in self.inputs],
+                "outputs": [t.to_dict() for t in self.outputs],
+                "free_dims": list(self.free_dims), "signatures": list(self.signatures),
+                "nodes": self.node_count, "ops": [o.to_dict() for o in self.ops],
+                "unsupported": [o.key for o in self.unsupported]}
+
+    def to_text(self) -> str:
+        frontend = registered()[self.format]
+        versions = frontend.versions_text(self.versions)
+        lines = [f"model: {self.model} ({self.format.upper()}, {versions})"]
+        if self.producer:
+            lines.append(f"producer: {self.producer}")
+        if self.signatures:
+            lines.append(f"signatures: {', '.join(self.signatures)}")
+        for title, items in (("inputs", self.inputs), ("outputs", self.outputs)):
+            lines.append(f"{title}:")
+            width = max((len(t.name) for t in items), default=0)
+            lines += [f"  {t.name:<{width}}  {t.dtype:<8} {t.shape_text()}" for t in items]
+        if self.free_dims:
+            how = ("--dim NAME=VALUE" if "free_dims" in frontend.options
+                   else "--shape INPUT=D1,D2,...")
+            lines.append(f"free dimensions: {', '.join(self.free_dims)} (fix with {how})")
+        else:
+            lines.append("free dimensions: none")
+        lines.append(f"ops: {self.node_count} nodes, {len(self.ops)} types, "
+                     f"{len(self.unsupported)} unsupported")
+        width = max((len(o.key) for o in self.ops), default=0)
+        for o in self.ops:
+            detail = f" ({o.detail})" if o.detail else ""
+            lines.append(f"  {o.key:<{width}}  {o.count:>5}  {o.status}{detail}")
+        return "\n".join(lines)
+
+
+def ops_histogram(nodes: list[tuple[str, str, int]],
+                  status: Callable[[str, str, int], tuple[str, str]]) -> tuple[OpUsage, ...]:
+    """Count (op type, domain, version) triples, most used first, each with its status."""
+    counts = Counter(nodes)
+    out = []
+    for (op, domain, version), n in sorted(counts.items(),
+                                           key=lambda kv: (-kv[1], kv[0][1], kv[0][0])):
+        st, detail = status(op, domain, version)
+        out.append(OpUsage(op, domain, version, n, st, detail))
+    return tuple(out)

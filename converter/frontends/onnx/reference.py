@@ -1,0 +1,111 @@
+"""Running an ONNX model in onnxruntime, optionally keeping every intermediate value.
+
+With `intermediates=True` every output of every node of the main graph is added as a graph
+output (types from ONNX shape inference when it knows them) and the model is run with graph
+optimizations disabled, so each value is what its node computes. Values inside subgraphs
+(If/Loop/Scan bodies) and non-tensor values (sequences, maps) are not collected. The model is
+serialized in memory for this, so it is limited to protobuf's 2 GiB.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..base import SourceRun
+
+
+def _session(model: Any, threads: int, optimize: bool) -> Any:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    if threads:
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+    if not optimize:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+def _onnx_feeds(proto_inputs: list[str], source: Any, inputs: Mapping[str, np.ndarray]
+                ) -> dict[str, np.ndarray]:
+    feeds: dict[str, np.ndarray] = {}
+    for name in proto_inputs:
+        if name in inputs:
+            feeds[name] = np.asarray(inputs[name])
+        elif name in source.constants:  # pinned inputs
+            feeds[name] = np.asarray(source.constants[name])
+    return feeds
+
+
+def run_onnx(model: str | os.PathLike[str] | bytes | Any, source: Any,
+             inputs: Mapping[str, np.ndarray], *, intermediates: bool = False,
+             threads: int = 0) -> SourceRun:
+    """Run an ONNX model (path, bytes or ModelProto) in onnxruntime on CPU."""
+    import onnx
+
+    notes: list[str] = []
+    out_names = [vi.name for vi in source.outputs]
+    if not intermediates:
+        if isinstance(model, onnx.ModelProto):
+            model = model.SerializeToString()
+        sess = _session(str(model) if isinstance(model, os.PathLike) else model, threads, True)
+        feeds = _onnx_feeds([i.name for i in sess.get_inputs()], source, inputs)
+        start = time.perf_counter()
+        values = sess.run(out_names, feeds)
+        seconds = time.perf_counter() - start
+        return SourceRun(dict(zip(out_names, (np.asarray(v) for v in values), strict=True)),
+                         {}, seconds)
+
+    if isinstance(model, onnx.ModelProto):
+        proto = model
+    elif isinstance(model, (bytes, bytearray)):
+        proto = onnx.load_from_string(bytes(model))
+    else:
+        proto = onnx.load(str(model), load_external_data=True)
+    proto = _with_all_outputs(proto, notes)
+    sess = _session(proto.SerializeToString(), threads, False)
+    names = [o.name for o in sess.get_outputs()]
+    feeds = _onnx_feeds([i.name for i in sess.get_inputs()], source, inputs)
+    start = time.perf_counter()
+    values = sess.run(names, feeds)
+    seconds = time.perf_counter() - start
+    by_name = {n: v for n, v in zip(names, values, strict=True) if isinstance(v, np.ndarray)}
+    outputs = {n: np.asarray(by_name[n]) for n in out_names}
+    order = [o for node in proto.graph.node for o in node.output if o in by_name]
+    inter = {n: by_name[n] for n in order}
+    return SourceRun(outputs, inter, seconds, tuple(notes))
+
+
+def _with_all_outputs(proto: Any, notes: list[str]) -> Any:
+    """A copy of `proto` whose graph outputs are every node output of the main graph."""
+    import onnx
+
+    model = onnx.ModelProto()
+    model.CopyFrom(proto)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+        types = {vi.name: vi for vi in inferred.graph.value_info}
+    except Exception as exc:  # noqa: BLE001 - inference is only a help here
+        notes.append(f"ONNX shape inference failed ({type(exc).__name__}); intermediate "
+                     "outputs were added without types")
+        types = {}
+    existing = {o.name for o in model.graph.output}
+    for node in model.graph.node:
+        for name in node.output:
+            if not name or name in existing:
+                continue
+            existing.add(name)
+            vi = types.get(name)
+            if vi is not None and vi.type.HasField("tensor_type"):
+                model.graph.output.append(vi)
+            elif vi is None:
+                model.graph.output.append(onnx.ValueInfoProto(name=name))
+    return model
+
+

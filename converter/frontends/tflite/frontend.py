@@ -1,0 +1,54 @@
+"""The TFLite front end's implementation (see `converter.frontends.base.Frontend.impl`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import InvalidModel
+from ...result import ConversionResult
+from ..base import ModelInfo, SourceRun
+from .importer import TFLiteImporter, convert_tflite
+from .inspect import inspect_tflite
+from .reference import run_tflite
+
+
+def accepts(model: Any) -> bool:
+    """TFLite models are given as paths or bytes only."""
+    return False
+
+
+def convert(model: str | os.PathLike[str] | bytes, *, label: str,
+            free_dims: Mapping[str, int] | None = None,
+            input_shapes: Mapping[str, Sequence[int]] | None = None,
+            pin_inputs: Mapping[str, Any] | None = None,
+            signature: str | None = None) -> ConversionResult:
+    """Convert a TFLite model. TFLite has no named free dimensions and no pinning."""
+    if free_dims:
+        raise InvalidModel(f"{label}: TFLite models have no named free dimensions "
+                           f"({', '.join(sorted(free_dims))}); fix dynamic dimensions "
+                           "with input shapes (--shape INPUT=D1,D2,...)")
+    if pin_inputs:
+        raise InvalidModel(f"{label}: pinning inputs is only supported for ONNX models")
+    return convert_tflite(model, signature=signature, input_shapes=input_shapes)
+
+
+def run_reference(model: Any, source: Any, inputs: Mapping[str, np.ndarray], *,
+                  intermediates: bool = False, threads: int = 0) -> SourceRun:
+    """Run the original in the LiteRT interpreter (see
+    `converter.frontends.tflite.reference`)."""
+    return run_tflite(model, source, inputs, intermediates=intermediates, threads=threads)
+
+
+def inspect(model: str | os.PathLike[str] | bytes, *, label: str,
+            signature: str | None = None) -> ModelInfo:
+    """Describe a TFLite model without converting it."""
+    return inspect_tflite(model, signature)
+
+
+def importer_class() -> type[TFLiteImporter]:
+    """The importer TFLite graphs are converted with."""
+    return TFLiteImporter

@@ -1,0 +1,63 @@
+"""`inspect` for TFLite: inputs/outputs as declared (`shape_signature`), free dimensions,
+op histogram with support status.
+
+Restrictions: only the converted subgraph is counted (IF/WHILE bodies are not).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..base import ModelInfo, TensorSummary, ops_histogram
+
+
+def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
+                    ) -> ModelInfo:
+    from op_mappings.tflite import handlers, lookup
+
+    from ...errors import InvalidModel
+    from .reader import read_model
+
+    tfm = read_model(model if not isinstance(model, Path) else str(model))
+    index = 0
+    aliases: dict[int, str] = {}
+    if signature is not None:
+        sig = next((s for s in tfm.signatures if s.key == signature), None)
+        if sig is None:
+            known = ", ".join(s.key for s in tfm.signatures) or "none"
+            raise InvalidModel(f"{tfm.label}: no signature {signature!r} (signatures: "
+                               f"{known})")
+        index = sig.subgraph_index
+        aliases = {t: n for n, t in sig.inputs + sig.outputs}
+    sub = tfm.subgraphs[index]
+
+    def summary(i: int) -> TensorSummary:
+        t = sub.tensors[i]
+        if not t.has_rank and not t.shape:
+            shape = None
+        else:
+            dims = t.shape_signature if t.shape_signature is not None else t.shape
+            shape = tuple(None if d < 0 else int(d) for d in dims)
+        return TensorSummary(aliases.get(i, t.tensor_name or t.name), t.dtype, shape)
+
+    inputs = tuple(summary(i) for i in sub.inputs)
+    outputs = tuple(summary(i) for i in sub.outputs)
+    free = [f"{t.name}[{k}]" for t in inputs for k, d in enumerate(t.shape or ()) if d is None]
+    free += [f"{t.name} (unknown rank)" for t in inputs if t.shape is None]
+    sinces: dict[tuple[str, str], list[int]] = {}
+    for h in handlers():
+        sinces.setdefault((h.domain, h.op_type), []).append(h.since)
+
+    def status(op: str, domain: str, version: int) -> tuple[str, str]:
+        if lookup(op, domain, version) is not None:
+            return "supported", ""
+        known = sinces.get((domain, op))
+        if known:
+            return "unsupported", f"handlers exist from version {min(known)}"
+        return "unsupported", "no handler for this custom op" if domain else "no handler"
+
+    nodes = [(n.op_type, n.domain, int(n.version)) for n in sub.nodes]
+    return ModelInfo(tfm.label, "tflite", tfm.description, {"": tfm.version}, inputs, outputs,
+                     tuple(free), ops_histogram(nodes, status),
+                     tuple(s.key for s in tfm.signatures))
