@@ -7,27 +7,10 @@ imported, which `load_builtin()` does on first use.
 
 from __future__ import annotations
 
-import importlib
-
 from ..errors import InvalidModel
-from .base import Frontend, register, registered
+from .base import BUILTIN, Frontend, load_builtin, register, registered
 
-__all__ = ["Frontend", "get", "load_builtin", "register", "registered"]
-
-BUILTIN = ("converter.frontends.tflite", "converter.frontends.onnx")
-"""The front-end packages shipped with the converter, in detection order."""
-
-_loaded = False
-
-
-def load_builtin() -> None:
-    """Import the built-in front-end packages (idempotent; they are light: their heavy
-    implementation modules load on first use)."""
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in BUILTIN:
-            importlib.import_module(module)
+__all__ = ["BUILTIN", "Frontend", "get", "load_builtin", "register", "registered"]
 
 
 def get(name: str) -> Frontend:

@@ -82,10 +82,24 @@ def register(frontend: Frontend) -> Frontend:
     return frontend
 
 
+BUILTIN = ("converter.frontends.tflite", "converter.frontends.onnx")
+"""The front-end packages shipped with the converter, in detection order."""
+
+_loaded = False
+
+
+def load_builtin() -> None:
+    """Import the built-in front-end packages (idempotent; they are light: their heavy
+    implementation modules load on first use)."""
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for module in BUILTIN:
+            importlib.import_module(module)
+
+
 def registered() -> dict[str, Frontend]:
     """The registered front ends by name (after importing the built-in ones)."""
-    from . import load_builtin
-
     load_builtin()
     return dict(_FRONTENDS)
 

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ..webnn.backends import register_backend
 from ..webnn.errors import MLOperationError
 from ..webnn.graph import MLGraph
-from .base import register_backend
 
 #: Intra-op threads of sessions whose context gave no `threads` option (0 = onnxruntime's
 #: default, one per core). Test suites creating many tiny sessions may set it to 1.

@@ -7,38 +7,24 @@ assembles them into `MLGraphBuilder`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from . import limits
 from . import validation as v
-from .dtypes import DATA_TYPES, MAX_TENSOR_BYTE_LENGTH, cast_array, cast_number, data_type_of
+from .context import MLContext, MLTensor
+from .dtypes import DATA_TYPES, cast_array, cast_number, data_type_of
 from .errors import MLInvalidStateError, MLTypeError
 from .graph import MLGraph
 from .operand import MLOperand, MLOperandDescriptor, Operation
-
-if TYPE_CHECKING:
-    from .context import MLContext, MLTensor
-
-
-def descriptor(op: str, data_type: Any, shape: Any) -> MLOperandDescriptor:
-    """Check a descriptor the way input()/constant() do and return it."""
-    v.enum(op, "data type", data_type, DATA_TYPES)
-    dims = v.shape_of(op, "shape", shape)
-    desc = MLOperandDescriptor(data_type, dims)
-    limits.check_io(op, desc.data_type, desc.rank)
-    if desc.byte_length > MAX_TENSOR_BYTE_LENGTH:
-        raise v.fail(op, f"byte length {desc.byte_length} exceeds {MAX_TENSOR_BYTE_LENGTH}")
-    return desc
+from .validation import descriptor
 
 
 class BuilderBase:
     """State and core methods shared by every operator mixin."""
 
     def __init__(self, context: MLContext) -> None:
-        from .context import MLContext
-
         if not isinstance(context, MLContext):
             raise MLTypeError("MLGraphBuilder: context must be an MLContext")
         if context.lost:
@@ -120,8 +106,6 @@ class BuilderBase:
         `MLContext.create_constant_tensor`. `shape` reshapes a flat buffer of the same
         element count, or fills the shape with a single number.
         """
-        from .context import MLTensor
-
         self._check_state("constant")
         if isinstance(value, MLTensor):
             return self._constant_from_tensor(value)

@@ -13,10 +13,11 @@ from typing import Any
 import numpy as np
 
 from . import limits
-from .base import descriptor
+from .backends import get_backend
 from .errors import MLInvalidStateError, MLNotSupportedError, MLTypeError
 from .graph import MLGraph
 from .operand import MLOperandDescriptor
+from .validation import descriptor
 
 POWER_PREFERENCES = ("default", "high-performance", "low-power")
 
@@ -35,8 +36,6 @@ class ML:
         if power_preference not in POWER_PREFERENCES:
             raise MLTypeError(f"createContext: powerPreference {power_preference!r} is not one "
                               f"of {POWER_PREFERENCES}")
-        from ..runtime import get_backend
-
         try:
             impl = get_backend(backend, device, **backend_options)
         except (KeyError, ValueError) as exc:

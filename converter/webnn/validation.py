@@ -8,8 +8,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .dtypes import MAX_DIMENSION, MAX_TENSOR_COUNT
+from . import limits
+from .dtypes import DATA_TYPES, MAX_DIMENSION, MAX_TENSOR_BYTE_LENGTH, MAX_TENSOR_COUNT
 from .errors import MLTypeError
+from .operand import MLOperandDescriptor
 
 UINT32_MAX = 2**32 - 1
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
@@ -156,3 +158,14 @@ def same_type(op: str, role: str, data_type: str, ref_role: str, ref_type: str) 
 def same_shape(op: str, role: str, shape: tuple[int, ...], expected: tuple[int, ...]) -> None:
     if tuple(shape) != tuple(expected):
         raise fail(op, f"{role} shape {list(shape)} must be {list(expected)}")
+
+
+def descriptor(op: str, data_type: Any, shape: Any) -> MLOperandDescriptor:
+    """Check a descriptor the way input()/constant() do and return it."""
+    enum(op, "data type", data_type, DATA_TYPES)
+    dims = shape_of(op, "shape", shape)
+    desc = MLOperandDescriptor(data_type, dims)
+    limits.check_io(op, desc.data_type, desc.rank)
+    if desc.byte_length > MAX_TENSOR_BYTE_LENGTH:
+        raise fail(op, f"byte length {desc.byte_length} exceeds {MAX_TENSOR_BYTE_LENGTH}")
+    return desc

@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from ...webnn.backends import register_backend
 from ...webnn.errors import MLOperationError
 from ...webnn.graph import MLGraph
 from ...webnn.operand import MLOperand, Operation
-from ..base import register_backend
 from . import kernels as _kernels_pkg
 from .registry import KERNELS
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base import register_backend
+from ...webnn.backends import register_backend
 
 try:
     import torch

@@ -1,4 +1,6 @@
-"""Backend protocol and registry."""
+"""The backend protocol and registry: how an `MLContext` finds the runtime that executes its
+graphs. Runtimes (converter/runtime/) register themselves here when imported; the context only
+knows their names and module paths, so the WebNN layer never imports a runtime statically."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..webnn.graph import MLGraph
+    from .graph import MLGraph
 
 
 class Executable(Protocol):
