@@ -150,7 +150,7 @@ class BuilderBase:
             raise MLTypeError("constant: the tensor has been destroyed")
         if not tensor.constant:
             raise MLTypeError("constant: the tensor was not created by create_constant_tensor")
-        data = tensor._data.copy()
+        data = tensor.data.copy()
         data.setflags(write=False)
         return MLOperand(self, tensor.descriptor, "constant", value=data)
 

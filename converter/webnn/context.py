@@ -53,7 +53,14 @@ class MLTensor:
     writable: bool = False
     constant: bool = False
     destroyed: bool = False
-    _data: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    _data: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def data(self) -> np.ndarray:
+        """The tensor's contents (an internal view; `readTensor` returns a copy)."""
+        if self._data is None:
+            raise MLInvalidStateError("the tensor holds no data")
+        return self._data
 
     @property
     def data_type(self) -> str:
@@ -118,7 +125,7 @@ class MLContext:
         self._own(tensor, "readTensor")
         if not tensor.readable:
             raise MLTypeError("readTensor: the tensor is not readable")
-        return tensor._data.copy()
+        return tensor.data.copy()
 
     def _own(self, tensor: Any, what: str) -> None:
         if not isinstance(tensor, MLTensor):
@@ -145,7 +152,7 @@ class MLContext:
                 raise MLTypeError("dispatch: constant tensors cannot be graph inputs or outputs")
         _match("dispatch", "inputs", inputs, graph.input_descriptors)
         _match("dispatch", "outputs", outputs, graph.output_descriptors)
-        results = self._run(graph, {n: t._data for n, t in inputs.items()})
+        results = self._run(graph, {n: t.data for n, t in inputs.items()})
         for name, tensor in outputs.items():
             tensor._data = results[name]
 
@@ -179,7 +186,8 @@ class MLContext:
         executable = graph._compiled.get(key)
         if executable is None:
             executable = graph._compiled[key] = self.backend.compile(graph)
-        return executable.run(arrays)
+        results: dict[str, np.ndarray] = executable.run(arrays)
+        return results
 
     def destroy(self) -> None:
         """Mark the context lost; its graphs can no longer be dispatched."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
@@ -176,6 +176,10 @@ def _rows(b: MLGraphBuilder, x: MLOperand, start: int, size: int) -> MLOperand:
     return b.slice(x, [start, *([0] * (x.rank - 1))], [size, *x.shape[1:]])
 
 
+@overload
+def _direction(b: MLGraphBuilder, x: MLOperand, d: int) -> MLOperand: ...
+@overload
+def _direction(b: MLGraphBuilder, x: MLOperand | None, d: int) -> MLOperand | None: ...
 def _direction(b: MLGraphBuilder, x: MLOperand | None, d: int) -> MLOperand | None:
     """Entry d of the leading (directions) axis, squeezed."""
     if x is None:

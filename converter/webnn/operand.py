@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from .builder import MLGraphBuilder
+    from .base import BuilderBase
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class MLOperand:
     position among the operator's outputs). Operands compare and hash by identity.
     """
 
-    builder: MLGraphBuilder = field(repr=False)
+    builder: BuilderBase = field(repr=False)
     descriptor: MLOperandDescriptor
     kind: str
     name: str | None = None

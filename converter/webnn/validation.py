@@ -88,7 +88,7 @@ def tensor_count(op: str, what: str, count: int) -> None:
 def enum(op: str, what: str, value: Any, allowed: Sequence[str]) -> str:
     if value not in allowed:
         raise fail(op, f"{what} {value!r} is not one of {', '.join(map(repr, allowed))}")
-    return value
+    return str(value)
 
 
 def boolean(op: str, what: str, value: Any) -> bool:

@@ -39,10 +39,10 @@ class RecurrentOps(BuilderBase):
     def _rnn_operand(self, op: str, role: str, x: Any, ref: MLOperand,
                      shape: Sequence[int]) -> MLOperand:
         """An operand of `op` with the reference's data type and exactly `shape`."""
-        x = self._operand(op, role, x)
-        v.same_type(op, role, x.data_type, "input", ref.data_type)
-        v.same_shape(op, role, x.shape, tuple(shape))
-        return x
+        operand = self._operand(op, role, x)
+        v.same_type(op, role, operand.data_type, "input", ref.data_type)
+        v.same_shape(op, role, operand.shape, tuple(shape))
+        return operand
 
     def _rnn_optional(self, op: str, role: str, x: Any, ref: MLOperand,
                       shape: Sequence[int]) -> MLOperand | None:
@@ -115,7 +115,7 @@ class RecurrentOps(BuilderBase):
         h0 = self._rnn_optional(op, "initialHiddenState", initial_hidden_state, x,
                                 (d, batch, h))
         acts = self._activations(op, activations, GRU_ACTIVATIONS)
-        outputs = [(x.data_type, (d, batch, h))]
+        outputs: list[tuple[str, tuple[int, ...]]] = [(x.data_type, (d, batch, h))]
         roles = ["output0"]
         if return_sequence:
             outputs.append((x.data_type, (steps, d, batch, h)))
@@ -177,7 +177,8 @@ class RecurrentOps(BuilderBase):
                                 (d, batch, h))
         c0 = self._rnn_optional(op, "initialCellState", initial_cell_state, x, (d, batch, h))
         acts = self._activations(op, activations, LSTM_ACTIVATIONS)
-        outputs = [(x.data_type, (d, batch, h)), (x.data_type, (d, batch, h))]
+        outputs: list[tuple[str, tuple[int, ...]]] = [(x.data_type, (d, batch, h)),
+                                                      (x.data_type, (d, batch, h))]
         roles = ["output0", "output1"]
         if return_sequence:
             outputs.append((x.data_type, (steps, d, batch, h)))
