@@ -1,0 +1,1 @@
+"""com.microsoft (onnxruntime contrib) op handlers, discovered like the standard ones."""

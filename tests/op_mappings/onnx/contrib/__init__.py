@@ -1,0 +1,1 @@
+"""Tests of the com.microsoft (onnxruntime contrib) op handlers."""
