@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 
 from .errors import InvalidModel
-from .importer import ConversionReport, webnn_dtype
+from .feeds import graph_feeds, source_outputs
+from .importer import ConversionReport
 from .ir import SourceGraph, ValueInfo
 from .webnn import MLGraph, MLOperandDescriptor
 
@@ -59,13 +60,7 @@ class ConversionResult:
         if extra or missing:
             raise InvalidModel(f"run: inputs do not match the model (missing {missing}, "
                                f"unexpected {extra})")
-        arrays: dict[str, np.ndarray] = {}
-        for vi in self.inputs:
-            if vi.name not in self.graph.inputs:
-                continue
-            target = webnn_dtype(vi.dtype)
-            arr = np.asarray(inputs[vi.name], dtype=vi.dtype)
-            arrays[vi.name] = arr.astype(target) if target != vi.dtype else arr
+        arrays = graph_feeds(self.graph, self.inputs, inputs)
         if backend == "reference" and self.graph.context.backend.name == "reference":
             results = self.graph.context.compute(self.graph, arrays)
         else:
@@ -75,10 +70,4 @@ class ConversionResult:
 
                 exe = self._executables[backend] = get_backend(backend).compile(self.graph)
             results = exe.run(arrays)
-        out: dict[str, np.ndarray] = {}
-        for vi in self.outputs:
-            arr = np.asarray(results[vi.name])
-            if vi.dtype in ("bool", "float64") and arr.dtype != np.dtype(vi.dtype):
-                arr = arr.astype(vi.dtype)
-            out[vi.name] = arr
-        return out
+        return source_outputs(self.outputs, results)

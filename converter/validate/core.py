@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..api import convert
+from ..feeds import graph_feeds, source_outputs
 from ..frontends import get
 from ..frontends.detect import detect_format, model_label
-from ..importer import webnn_dtype
 from .compare import Comparison, compare, json_number
 from .inputs import make_inputs
 from .source import run_source
@@ -157,18 +157,6 @@ def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
     return be.compile(graph)
 
 
-def graph_feeds(graph: Any, input_infos: Sequence[Any], inputs: Mapping[str, np.ndarray]
-                ) -> dict[str, np.ndarray]:
-    """The graph's inputs from source-dtype arrays (bool -> uint8, float64 -> float32)."""
-    arrays: dict[str, np.ndarray] = {}
-    for vi in input_infos:
-        if vi.name not in graph.inputs:
-            continue
-        target = webnn_dtype(vi.dtype) or vi.dtype
-        arrays[vi.name] = np.asarray(inputs[vi.name]).astype(target, copy=False)
-    return arrays
-
-
 def run_converted(result: Any, inputs: Mapping[str, np.ndarray], backend: str = "reference",
                   device: str = "cpu", threads: int = 0) -> tuple[dict[str, np.ndarray], float]:
     """Run a ConversionResult's graph; returns ({output name: array in the source dtype},
@@ -178,13 +166,7 @@ def run_converted(result: Any, inputs: Mapping[str, np.ndarray], backend: str = 
     start = time.perf_counter()
     values = exe.run(feeds)
     seconds = time.perf_counter() - start
-    out: dict[str, np.ndarray] = {}
-    for vi in result.outputs:
-        arr = np.asarray(values[vi.name])
-        if vi.dtype in ("bool", "float64") and arr.dtype != np.dtype(vi.dtype):
-            arr = arr.astype(vi.dtype)
-        out[vi.name] = arr
-    return out, seconds
+    return source_outputs(result.outputs, values), seconds
 
 
 # -- divergence ---------------------------------------------------------------------------

@@ -3,7 +3,8 @@
 Rules, per graph input (each input draws from its own generator seeded with `seed` and the
 input's name, so overriding one input does not change the others):
 
-- inputs given in `overrides` are used as they are (cast to the input's dtype, shape checked);
+- inputs given in `overrides` are used as they are (cast to the input's dtype with
+  `converter.feeds.source_array`, shape checked);
 - names that look like attention masks (``mask`` in the name) are ones;
 - names that look like token type ids (``token_type``/``segment``) are zeros;
 - names that look like position ids (``position``) count 0, 1, 2, ... along the last axis;
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidModel
+from ..feeds import source_array
 
 DEFAULT_INT_HIGH = 10
 _PASS_THROUGH = {"Cast", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "CAST",
@@ -146,7 +148,7 @@ def make_inputs(source: Any, seed: int = 0,
                 raise InvalidModel(f"--inputs: {vi.name!r} has shape {list(arr.shape)}, the "
                                    f"model expects {list(shape)}")
             try:
-                out[vi.name] = arr.astype(vi.dtype, copy=False)
+                out[vi.name] = source_array(arr, vi.dtype)
             except (TypeError, ValueError) as exc:
                 raise InvalidModel(f"--inputs: {vi.name!r} cannot be cast to {vi.dtype}: "
                                    f"{exc}") from exc

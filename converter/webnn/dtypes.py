@@ -1,12 +1,16 @@
 """WebNN operand data types and the spec's number-cast rules.
 
 The spec's `MLOperandDataType` has eight members; each maps to the numpy dtype of the same
-name. int4/uint4 are not supported by this implementation.
+name. int4/uint4 are not supported by this implementation. This module is the one truth for
+these sets: the per-op limits table (`limits.py`), the importers and the feed conversion
+(`converter.feeds`) derive theirs from it.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final
 
 import numpy as np
@@ -15,6 +19,12 @@ DATA_TYPES: Final = ("float32", "float16", "int32", "uint32", "int64", "uint64",
 FLOAT_TYPES: Final = frozenset({"float32", "float16"})
 INT_TYPES: Final = frozenset(DATA_TYPES) - FLOAT_TYPES
 SIGNED_INT_TYPES: Final = frozenset({"int32", "int64", "int8"})
+
+CARRIER_TYPES: Final[Mapping[str, str]] = MappingProxyType({"bool": "uint8",
+                                                             "float64": "float32"})
+"""Source data types WebNN lacks that still enter graphs, and the WebNN type that carries
+them: bool values travel as uint8 (0/1) and float64 values are narrowed to float32. Every
+other type WebNN lacks is unsupported."""
 
 MAX_DIMENSION: Final = 2**31 - 1
 MAX_TENSOR_BYTE_LENGTH: Final = 2**34
@@ -31,6 +41,15 @@ def data_type_of(dtype: np.dtype | type) -> str | None:
     """The WebNN data type name of a numpy dtype, or None when WebNN has no such type."""
     name = np.dtype(dtype).name
     return name if name in DATA_TYPES else None
+
+
+def carrier_type(dtype: str) -> str | None:
+    """The WebNN data type that carries values of source data type `dtype` inside a graph
+    (`dtype` itself for WebNN types, see CARRIER_TYPES for the others), or None when WebNN
+    cannot carry it."""
+    if dtype in DATA_TYPES:
+        return dtype
+    return CARRIER_TYPES.get(dtype)
 
 
 def item_size(data_type: str) -> int:
