@@ -60,7 +60,9 @@ def randomize_constant_of_shape(model: Any, seed: int = 0) -> Any:
     initializer by a seeded random float32 initializer: He-normal (fan-in = prod(shape[1:]))
     for rank >= 2, uniform(0.5, 1.5) otherwise (batch-norm parameters stay positive). The
     onnx package's "light" models make all their weights this way (all equal), which makes
-    their outputs uniform."""
+    their outputs uniform. In IR-version-3 models (where every initializer must also be a
+    graph input) the new initializers are declared as graph inputs too, so the result passes
+    `onnx.checker`."""
     import onnx
 
     rng = np.random.default_rng(seed)
@@ -76,6 +78,9 @@ def randomize_constant_of_shape(model: Any, seed: int = 0) -> Any:
                 value = rng.uniform(0.5, 1.5, size=shape)
             model.graph.initializer.append(
                 onnx.numpy_helper.from_array(value.astype(np.float32), node.output[0]))
+            if model.ir_version < 4:  # IR 3: every initializer is also a graph input
+                model.graph.input.append(onnx.helper.make_tensor_value_info(
+                    node.output[0], onnx.TensorProto.FLOAT, shape))
             continue
         keep.append(node)
     del model.graph.node[:]
