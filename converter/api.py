@@ -3,15 +3,19 @@
 ```python
 import converter
 result = converter.convert("model.onnx", free_dims={"batch": 1})
+result = converter.convert("model.onnx", input_dims={"x": {0: 1}})   # an unnamed dimension
 print(result.report.to_dict())
 outputs = result.run({"x": image})          # keyed by source output names, source dtypes
 ```
 
 The model's format is detected by content (`converter.frontends.detect`) and the matching
 front end (`converter.frontends`) reads and imports it. Restrictions: every graph input
-dimension must be fixed (`free_dims` by symbolic name, `input_shapes` by input name); inputs
-WebNN has no type for must be pinned (`pin_inputs`); each front end accepts only the options
-its format has (`Frontend.options`).
+dimension must be fixed (`free_dims` by symbolic name, `input_dims` by input name and axis,
+`input_shapes` whole shapes by input name; a front end may fill some in itself, e.g. TFLite
+-1 dimensions at the size LiteRT runs them); inputs WebNN has no type for, and inputs that
+decide shapes or control flow, must be pinned (`pin_inputs`); each front end accepts only the
+options its format has (`Frontend.options`). Errors name the settings that fix them
+(`ConversionError.fixes`; `str(error)` spells them as these keyword arguments).
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ __all__ = ["ConversionResult", "convert"]
 def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str, int] | None = None,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
             pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None, *,
+            input_dims: Mapping[str, Mapping[int, int]] | None = None,
             fmt: str | None = None) -> ConversionResult:
     """Convert a model (a path, the file's bytes, or an in-memory model object a front end
     accepts, such as an `onnx.ModelProto`) to a WebNN graph.
 
+    `input_dims` ({input: {axis: size}}) sets single dimensions (unnamed ones, a TFLite -1).
     `fmt` (a front-end name, e.g. "onnx" or "tflite") skips detection. Raises `InvalidModel`
     for options the format does not have, for unreadable/unsafe models and unresolved
     dimensions, and `ConversionFailed` (one error listing every node that could not be
@@ -45,8 +51,8 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
     frontend = get(fmt)
     label = model_label(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
         else f"<{type(model).__name__}>"
-    options = {"free_dims": free_dims, "input_shapes": input_shapes, "pin_inputs": pin_inputs,
-               "signature": signature}
+    options = {"free_dims": free_dims, "input_dims": input_dims, "input_shapes": input_shapes,
+               "pin_inputs": pin_inputs, "signature": signature}
     given = {k: v for k, v in options.items() if v}
     return frontend.impl().convert(model, label=label, **given)
 

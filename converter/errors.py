@@ -1,9 +1,15 @@
-"""Conversion errors (see ../shared/docs/architecture.md section 4).
+"""Conversion errors.
 
 Every error a model conversion can raise derives from `ConversionError`. Each carries a stable
 `reason_code`, the node it concerns (`node_name`, `op_type`, `domain`, `version`; all optional:
 a model-level error has no node), a `hint` (what the user can do about it), a human-readable
-`message`, and `to_dict()` for JSON output.
+`message`, structured `fixes` (conversion options that would resolve it, see `Fix`) and
+`to_dict()` for JSON output.
+
+Fixes and option names in hints are rendered for the interface in use, in this module only:
+`str(error)` (and `render("python")`) spells them as the keyword arguments of
+`converter.convert()` (`free_dims={"batch": 1}`), `render("cli")` as the command-line flags
+of `webnn-convert` (`--dim batch=1`).
 
 The importer collects node errors instead of stopping at the first one and raises a single
 `ConversionFailed` at the end, listing every failed node and a count per op type.
@@ -11,9 +17,157 @@ The importer collects node errors instead of stopping at the first one and raise
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Interface = Literal["python", "cli"]
+"""Who reads a message: a Python caller of the API or a user of the command line."""
+
+OPTIONS = ("free_dims", "input_dims", "input_shapes", "pin_inputs")
+"""The conversion options a `Fix` may set (keyword arguments of `converter.convert()`)."""
+
+_FLAGS = {"free_dims": "--dim NAME=N", "input_dims": "--dim INPUT:AXIS=N",
+          "input_shapes": "--shape INPUT=D1,D2,...", "pin_inputs": "--pin INPUT=VALUE"}
+_OPTION_WORD = re.compile(r"\b(" + "|".join(OPTIONS) + r")\b")
+_INPUT_AXIS = re.compile(r"^.*:-?[0-9]+$")
+"""A `--dim` key of this form means INPUT:AXIS, so named dimensions of this form need the
+explicit `--free-dim` spelling."""
+
+DIM_PLACEHOLDER = "N"
+"""Stands for a dimension size the user has to choose."""
+VALUE_PLACEHOLDER = "VALUE"
+"""Stands for a pinned value the user has to choose."""
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One setting of a conversion option that resolves (part of) an error.
+
+    `option` is one of `OPTIONS`; `name` is the free dimension's name (free_dims) or the
+    input's name (the others); `axis` the axis (input_dims only); `value` the suggested
+    value: an int for dimensions, a tuple of ints for input_shapes (None entries are
+    placeholders), a number or list for pin_inputs; None means "choose one" (rendered as a
+    placeholder). A fix with a placeholder cannot be applied as is.
+    """
+
+    option: str
+    name: str
+    axis: int | None = None
+    value: Any = None
+
+    def __post_init__(self) -> None:
+        if self.option not in OPTIONS:
+            raise ValueError(f"Fix.option must be one of {OPTIONS}, got {self.option!r}")
+        if (self.option == "input_dims") != (self.axis is not None):
+            raise ValueError("Fix.axis is set for input_dims fixes and only for them")
+        object.__setattr__(self, "value", _frozen(self.value))
+
+    @property
+    def concrete(self) -> bool:
+        """True when the fix suggests a value rather than a placeholder."""
+        if self.option == "input_shapes":
+            return self.value is not None and all(d is not None for d in self.value)
+        return self.value is not None
+
+    def cli(self) -> str:
+        """The command-line flag, e.g. `--dim batch=1`, `--dim x:0=1`, `--shape x=1,3,8,8`,
+        `--pin sr=16000`."""
+        if self.option == "free_dims":
+            flag = "--free-dim" if _INPUT_AXIS.match(self.name) else "--dim"
+            return f"{flag} {_arg(f'{self.name}={_dim_text(self.value)}')}"
+        if self.option == "input_dims":
+            return f"--dim {_arg(f'{self.name}:{self.axis}={_dim_text(self.value)}')}"
+        if self.option == "input_shapes":
+            return f"--shape {_arg(f'{self.name}=' + ','.join(_shape_texts(self.value)))}"
+        return f"--pin {_arg(f'{self.name}={_pin_text(self.value, cli=True)}')}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form with both renderings."""
+        return {"option": self.option, "name": self.name, "axis": self.axis,
+                "value": _thawed(self.value), "cli": self.cli(),
+                "python": render_fixes([self], "python")}
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable plain-Python copy of a value (numpy values and lists become tuples)."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _thawed(value: Any) -> Any:
+    return [_thawed(v) for v in value] if isinstance(value, tuple) else value
+
+
+def _arg(text: str) -> str:
+    """`text` quoted for a POSIX shell where it needs quoting (names with spaces, ...)."""
+    return text if re.fullmatch(r"[\w.:=,/+@%-]+", text) else shlex.quote(text)
+
+
+def _key(name: str) -> str:
+    return json.dumps(name, ensure_ascii=False)
+
+
+def _dim_text(value: Any) -> str:
+    return DIM_PLACEHOLDER if value is None else str(int(value))
+
+
+def _shape_texts(value: Any) -> list[str]:
+    if value is None:
+        return ["D1", "D2", "..."]
+    return [f"D{i + 1}" if d is None else str(int(d)) for i, d in enumerate(value)]
+
+
+def _pin_text(value: Any, *, cli: bool) -> str:
+    if value is None:
+        return VALUE_PLACEHOLDER
+    plain = _thawed(value)
+    if isinstance(plain, list) and cli and all(not isinstance(v, list) for v in plain):
+        return ",".join(json.dumps(v, ensure_ascii=False) for v in plain)
+    return json.dumps(plain, ensure_ascii=False)
+
+
+def render_fixes(fixes: Iterable[Fix], interface: Interface) -> str:
+    """The fixes as the user of `interface` types them: command-line flags separated by
+    spaces, or keyword arguments (one per option, in `OPTIONS` order) separated by commas."""
+    fixes = list(dict.fromkeys(fixes))
+    if interface == "cli":
+        return " ".join(f.cli() for f in fixes)
+    parts = []
+    for option in OPTIONS:
+        mine = [f for f in fixes if f.option == option]
+        if not mine:
+            continue
+        if option == "input_dims":
+            axes: dict[str, list[str]] = {}
+            for f in mine:
+                axes.setdefault(f.name, []).append(f"{f.axis}: {_dim_text(f.value)}")
+            body = ", ".join(f"{_key(k)}: {{{', '.join(v)}}}" for k, v in axes.items())
+        elif option == "free_dims":
+            body = ", ".join(f"{_key(f.name)}: {_dim_text(f.value)}" for f in mine)
+        elif option == "input_shapes":
+            body = ", ".join(f"{_key(f.name)}: [{', '.join(_shape_texts(f.value))}]"
+                             for f in mine)
+        else:
+            body = ", ".join(f"{_key(f.name)}: {_pin_text(f.value, cli=False)}"
+                             for f in mine)
+        parts.append(f"{option}={{{body}}}")
+    return ", ".join(parts)
+
+
+def render_option_names(text: str, interface: Interface) -> str:
+    """`text` with the option names of `OPTIONS` spelled for `interface` (the flags on the
+    command line; unchanged for Python)."""
+    if interface == "python":
+        return text
+    return _OPTION_WORD.sub(lambda m: _FLAGS[m.group(1)], text)
 
 
 class ConversionError(Exception):
@@ -21,17 +175,20 @@ class ConversionError(Exception):
 
     `constant_candidates` (set by the importer) names the values the failing handler wanted
     to be constants but were computed from graph inputs: pinning the inputs they depend on
-    may make the node convertible.
+    may make the node convertible. `fixes` (front ends set them) are the option settings
+    that would resolve the error; the hint shows them after `fix_prefix`.
     """
 
     reason_code: str = "conversion_error"
     default_hint: str = ""
+    fix_prefix: str = "try"
     version_label: str = "opset"  # what `version` counts: ONNX opset, TFLite operator version
     constant_candidates: tuple[str, ...] = ()
 
     def __init__(self, message: str, *, node_name: str | None = None,
                  op_type: str | None = None, domain: str | None = None,
-                 version: int | None = None, hint: str | None = None) -> None:
+                 version: int | None = None, hint: str | None = None,
+                 fixes: Sequence[Fix] = ()) -> None:
         super().__init__(message)
         self.message = message
         self.node_name = node_name
@@ -39,6 +196,7 @@ class ConversionError(Exception):
         self.domain = domain
         self.version = version
         self.hint = self.default_hint if hint is None else hint
+        self.fixes: tuple[Fix, ...] = tuple(fixes)
 
     def with_node(self, *, node_name: str | None, op_type: str | None, domain: str | None,
                   version: int | None) -> ConversionError:
@@ -51,6 +209,11 @@ class ConversionError(Exception):
             self.domain = domain
         if self.version is None:
             self.version = version
+        return self
+
+    def add_fixes(self, fixes: Iterable[Fix]) -> ConversionError:
+        """Append fixes not already listed (returns self)."""
+        self.fixes = tuple(dict.fromkeys((*self.fixes, *fixes)))
         return self
 
     @property
@@ -66,18 +229,35 @@ class ConversionError(Exception):
                    else "")
         return f"{op}{name}{version}"
 
-    def __str__(self) -> str:
+    def hint_text(self, interface: Interface = "python") -> str:
+        """The hint for `interface`: the free-text hint (option names spelled for the
+        interface) and the fixes after `fix_prefix`."""
+        parts = []
+        if self.hint and not (self.fixes and self.hint == self.default_hint):
+            parts.append(render_option_names(self.hint, interface))
+        if self.fixes:
+            parts.append(f"{self.fix_prefix} {render_fixes(self.fixes, interface)}")
+        return "; ".join(parts)
+
+    def render(self, interface: Interface = "python") -> str:
+        """The one-line message for `interface` (`str(error)` is the Python rendering)."""
         where = self.where
         text = f"{where}: {self.message}" if where else self.message
-        if self.hint:
-            text += f" (hint: {self.hint})"
+        hint = self.hint_text(interface)
+        if hint:
+            text += f" (hint: {hint})"
         return text
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready form with stable keys."""
+    def __str__(self) -> str:
+        return self.render("python")
+
+    def to_dict(self, interface: Interface = "python") -> dict[str, Any]:
+        """JSON-ready form with stable keys; `hint` is rendered for `interface`, `fixes`
+        carry both renderings."""
         return {"reason_code": self.reason_code, "message": self.message,
                 "node_name": self.node_name, "op_type": self.op_type, "domain": self.domain,
-                "version": self.version, "hint": self.hint}
+                "version": self.version, "hint": self.hint_text(interface),
+                "fixes": [f.to_dict() for f in self.fixes]}
 
 
 class UnsupportedOp(ConversionError):
@@ -103,8 +283,8 @@ class RequiresConstantInput(ConversionError):
     """An input that must be known at conversion time (shape, axes, pads, ...) is not."""
 
     reason_code = "requires_constant_input"
-    default_hint = ("fix free dimensions (free_dims/input_shapes) or pin inputs (pin_inputs) "
-                    "so that the value folds to a constant")
+    default_hint = ("fix free dimensions (free_dims, input_dims, input_shapes) or pin inputs "
+                    "(pin_inputs) so that the value folds to a constant")
     value_name: str | None = None
     """The value that had to be a constant, when known (used to decide what to pin)."""
 
@@ -116,11 +296,14 @@ class InvalidModel(ConversionError):
 
 
 class UnresolvedDimensions(InvalidModel):
-    """Graph inputs still have free (symbolic or unknown) dimensions."""
+    """Graph inputs still have free (symbolic or unknown) dimensions. Front ends list what
+    fixes them in `fixes` (a concrete value where one is sensible, e.g. 1 for a batch,
+    otherwise a placeholder)."""
 
     reason_code = "unresolved_dimensions"
-    default_hint = ("fix them by name with free_dims={'batch': 1} or whole shapes with "
-                    "input_shapes={'x': [1, 3, 224, 224]}")
+    default_hint = ("fix named dimensions with free_dims, single axes with input_dims or "
+                    "whole shapes with input_shapes")
+    fix_prefix = "fix them with"
 
 
 class SpecViolation(ConversionError):
@@ -140,7 +323,8 @@ class ConversionFailed(ConversionError):
     """Aggregate of every node error of one conversion.
 
     `errors` lists them in graph order; `counts` maps op type to the number of failed nodes
-    of that type; `report` (when set) is the conversion report up to the failure.
+    of that type; `report` (when set) is the conversion report up to the failure. The
+    message lists every error rendered for the interface (`render`).
     """
 
     reason_code = "conversion_failed"
@@ -150,18 +334,22 @@ class ConversionFailed(ConversionError):
         self.report = report
         self.counts: dict[str, int] = dict(sorted(Counter(
             _op_key(e) for e in self.errors).items()))
+        super().__init__(self._text("python"), hint="")
+
+    def _text(self, interface: Interface) -> str:
         per_op = ", ".join(f"{op} x{n}" for op, n in self.counts.items())
         lines = [f"{len(self.errors)} node(s) could not be converted ({per_op}):"]
-        lines += [f"  - [{e.reason_code}] {e}" for e in self.errors]
-        super().__init__("\n".join(lines), hint="")
+        lines += [f"  - [{e.reason_code}] {e.render(interface)}" for e in self.errors]
+        return "\n".join(lines)
 
-    def __str__(self) -> str:
-        return self.message
+    def render(self, interface: Interface = "python") -> str:
+        return self._text(interface)
 
-    def to_dict(self) -> dict[str, Any]:
-        out = super().to_dict()
+    def to_dict(self, interface: Interface = "python") -> dict[str, Any]:
+        out = super().to_dict(interface)
+        out["message"] = self._text(interface)
         out["counts"] = dict(self.counts)
-        out["errors"] = [e.to_dict() for e in self.errors]
+        out["errors"] = [e.to_dict(interface) for e in self.errors]
         return out
 
 

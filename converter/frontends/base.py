@@ -16,13 +16,15 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+from ..errors import Fix, Interface, render_fixes
 from ..ir import Dim
+from .control_inputs import ControlInput
 
 Sniff = Callable[[bytes, str], bool]
 """`sniff(head, suffix)`: True when the first bytes of a file (at least 64 where the file
@@ -159,7 +161,15 @@ class OpUsage:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """The result of `inspect_model`."""
+    """The result of `inspect_model`.
+
+    `free_dims` names the free dimensions (dimension names, `input[axis]` for unnamed ones,
+    `input (unknown rank)`); `fixes` are the settings that fix those a conversion needs
+    (suggested values or placeholders, see `converter.frontends.free_dims`); `defaults` are
+    free dimensions the converter sets itself when nobody does (the value it uses, e.g. the
+    size LiteRT runs a TFLite -1 dimension at); `control_inputs` are the inputs that only
+    steer shapes, sizes or control flow and need pinning.
+    """
 
     model: str
     format: str
@@ -170,6 +180,9 @@ class ModelInfo:
     free_dims: tuple[str, ...]
     ops: tuple[OpUsage, ...]
     signatures: tuple[str, ...] = ()
+    fixes: tuple[Fix, ...] = ()
+    defaults: tuple[Fix, ...] = ()
+    control_inputs: tuple[ControlInput, ...] = ()
 
     @property
     def node_count(self) -> int:
@@ -184,11 +197,17 @@ class ModelInfo:
                 "versions": dict(self.versions),
                 "inputs": [t.to_dict() for t in self.inputs],
                 "outputs": [t.to_dict() for t in self.outputs],
-                "free_dims": list(self.free_dims), "signatures": list(self.signatures),
+                "free_dims": list(self.free_dims),
+                "fixes": [f.to_dict() for f in self.fixes],
+                "defaults": [f.to_dict() for f in self.defaults],
+                "control_inputs": [c.to_dict() for c in self.control_inputs],
+                "signatures": list(self.signatures),
                 "nodes": self.node_count, "ops": [o.to_dict() for o in self.ops],
                 "unsupported": [o.key for o in self.unsupported]}
 
-    def to_text(self) -> str:
+    def to_text(self, interface: Interface = "python") -> str:
+        """Human-readable summary; fixes are spelled for `interface` (command-line flags or
+        keyword arguments of `converter.convert()`)."""
         frontend = registered()[self.format]
         versions = frontend.versions_text(self.versions)
         lines = [f"model: {self.model} ({self.format.upper()}, {versions})"]
@@ -201,11 +220,23 @@ class ModelInfo:
             width = max((len(t.name) for t in items), default=0)
             lines += [f"  {t.name:<{width}}  {t.dtype:<8} {t.shape_text()}" for t in items]
         if self.free_dims:
-            how = ("--dim NAME=VALUE" if "free_dims" in frontend.options
-                   else "--shape INPUT=D1,D2,...")
-            lines.append(f"free dimensions: {', '.join(self.free_dims)} (fix with {how})")
+            notes = []
+            if self.fixes:
+                notes.append(f"fix with {render_fixes(self.fixes, interface)}")
+            if self.defaults:
+                used = ", ".join(_where(f) + f"={f.value}" for f in self.defaults)
+                other = render_fixes([replace(f, value=None) for f in self.defaults],
+                                     interface)
+                notes.append(f"{used} by default, the size {frontend.reference} runs; other "
+                             f"sizes: {other}")
+            lines.append(f"free dimensions: {', '.join(self.free_dims)} ({'; '.join(notes)})")
         else:
             lines.append("free dimensions: none")
+        if self.control_inputs:
+            names = ", ".join(_control_text(c) for c in self.control_inputs)
+            pins = render_fixes([c.fix for c in self.control_inputs], interface)
+            lines.append(f"shape/control inputs: {names}; pin with {pins} (they only decide "
+                         "shapes, sizes or control flow)")
         lines.append(f"ops: {self.node_count} nodes, {len(self.ops)} types, "
                      f"{len(self.unsupported)} unsupported")
         width = max((len(o.key) for o in self.ops), default=0)
@@ -213,6 +244,17 @@ class ModelInfo:
             detail = f" ({o.detail})" if o.detail else ""
             lines.append(f"  {o.key:<{width}}  {o.count:>5}  {o.status}{detail}")
         return "\n".join(lines)
+
+
+def _where(fix: Fix) -> str:
+    return fix.name if fix.axis is None else f"{fix.name}[{fix.axis}]"
+
+
+def _control_text(c: ControlInput) -> str:
+    what = f"steers {', '.join(c.reaches)}"
+    if c.compared_with:
+        what += f"; compared with {', '.join(str(v) for v in c.compared_with)}"
+    return f"{c.name} ({what})"
 
 
 def ops_histogram(nodes: list[tuple[str, str, int]],

@@ -29,7 +29,7 @@ def test_reason_codes_and_dict(cls: type[ConversionError], code: str) -> None:
     assert err.reason_code == code
     d = err.to_dict()
     assert d == {"reason_code": code, "message": "boom", "node_name": "n1", "op_type": "Foo",
-                 "domain": "", "version": 13, "hint": "do this"}
+                 "domain": "", "version": 13, "hint": "do this", "fixes": []}
     json.dumps(d)
     assert "Foo 'n1' (opset 13): boom" in str(err)
     assert "hint: do this" in str(err)

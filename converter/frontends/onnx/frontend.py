@@ -8,11 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InvalidModel
+from ...errors import ConversionFailed, InvalidModel, UnresolvedDimensions
 from ...result import ConversionResult
 from ..base import ModelInfo, SourceRun
-from .importer import ONNXImporter, convert_onnx
-from .inspect import inspect_onnx
+from ..control_inputs import pin_fixes
+from ..free_dims import InputDims
+from .importer import ONNXImporter, import_onnx
+from .inspect import inspect_onnx, proto_view, source_view
+from .reader import load_proto, read_onnx
 from .reference import run_onnx
 
 
@@ -27,12 +30,33 @@ def convert(model: str | os.PathLike[str] | bytes | Any, *, label: str,
             free_dims: Mapping[str, int] | None = None,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
             pin_inputs: Mapping[str, Any] | None = None,
-            signature: str | None = None) -> ConversionResult:
-    """Convert an ONNX model; `signature` is refused (ONNX models have none)."""
+            signature: str | None = None,
+            input_dims: InputDims | None = None) -> ConversionResult:
+    """Convert an ONNX model; `signature` is refused (ONNX models have none).
+
+    Errors carry fixes: `UnresolvedDimensions` the dimension settings plus pins for the
+    shape/control inputs (`converter.frontends.control_inputs`); each node error of a
+    `ConversionFailed` the pins of the shape/control inputs behind what it needed constant.
+    """
     if signature:
-        raise InvalidModel(f"{label}: --signature applies to TFLite models only")
-    return convert_onnx(model, free_dims=free_dims, input_shapes=input_shapes,
-                        pin_inputs=pin_inputs)
+        raise InvalidModel(f"{label}: signatures apply to TFLite models only")
+    try:
+        source = read_onnx(model, free_dims=free_dims, input_shapes=input_shapes,
+                           pin_inputs=pin_inputs, input_dims=input_dims)
+    except UnresolvedDimensions as exc:
+        proto = load_proto(model)[0]
+        pinned = set(pin_inputs or {})
+        exc.add_fixes(c.fix for c in proto_view(proto).control_inputs()
+                      if c.name not in pinned)
+        raise
+    try:
+        result = import_onnx(source)
+    except ConversionFailed as exc:
+        dtypes = {vi.name: vi.dtype for vi in source.inputs}
+        for index, fixes in pin_fixes(source_view(source), exc.errors, dtypes).items():
+            exc.errors[index].add_fixes(fixes)
+        raise
+    return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
 
 
 def run_reference(model: Any, source: Any, inputs: Mapping[str, np.ndarray], *,
@@ -45,7 +69,7 @@ def inspect(model: str | os.PathLike[str] | bytes, *, label: str,
             signature: str | None = None) -> ModelInfo:
     """Describe an ONNX model without converting it; `signature` is refused."""
     if signature:
-        raise InvalidModel(f"{label}: --signature applies to TFLite models only")
+        raise InvalidModel(f"{label}: signatures apply to TFLite models only")
     return inspect_onnx(model)
 
 

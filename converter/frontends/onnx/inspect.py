@@ -1,16 +1,120 @@
-"""`inspect` for ONNX: inputs/outputs as declared, free dimensions, op histogram with support
-status ("supported", "inlined" through a function body, "unsupported").
+"""`inspect` for ONNX: inputs/outputs as declared, free dimensions with the settings that fix
+them, shape/control inputs with the pins that fix them, op histogram with support status
+("supported", "inlined" through a function body, "unsupported").
+
+The shape/control analysis (`converter.frontends.control_inputs`) sees ONNX through
+`graph_view`: the conversion-time slots of a node are its handler's `const_inputs` plus the
+If condition, the Loop trip count and condition, and the Resize/Upsample roi, scales and
+sizes; Shape and Size read only shapes; Equal/Less/Greater(OrEqual) are the comparisons
+whose scalar constants become suggested pin values.
 
 Restrictions: only the main graph is counted (If/Loop/Scan bodies are not); external data is
-not loaded.
+not loaded (an input compared with an external constant gets no suggested value).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from ..base import ModelInfo, TensorSummary, ops_histogram
+from ..control_inputs import GraphNode, GraphView
+from ..free_dims import fixes_for
+
+CONTROL_SLOTS: dict[str, frozenset[int]] = {
+    "If": frozenset({0}), "Loop": frozenset({0, 1}), "Upsample": frozenset({1}),
+}
+"""Input positions that steer control flow or sizes although no handler lists them in
+`const_inputs` (Resize: see `_slots`)."""
+SHAPE_OPS = frozenset({"Shape", "Size"})
+COMPARE_OPS = frozenset({"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
+
+
+def _slots(node: GraphNode) -> frozenset[int]:
+    from op_mappings.onnx import lookup
+
+    handler = lookup(node.op_type, node.domain, node.version)
+    slots = set(handler.const_inputs) if handler is not None else set()
+    if node.domain == "":
+        slots |= CONTROL_SLOTS.get(node.op_type, frozenset())
+        if node.op_type == "Resize":
+            slots |= {1} if node.version < 11 else {1, 2, 3}
+    return frozenset(slots)
+
+
+def _captures(node: Any) -> tuple[str, ...]:
+    """Names the subgraph bodies of a NodeProto read (outer values they may capture)."""
+    import onnx
+
+    refs: list[str] = []
+    for attr in node.attribute:
+        graphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
+        for g in graphs:
+            for inner in g.node:
+                refs.extend(i for i in inner.input if i)
+                refs.extend(_captures(inner))
+    return tuple(dict.fromkeys(refs))
+
+
+def graph_view(nodes: Any, opsets: Mapping[str, int], inputs: Collection[str],
+               outputs: Collection[str], constant: Callable[[str], np.ndarray | None]
+               ) -> GraphView:
+    """The analysis view of a graph's NodeProtos (`nodes`, topological order)."""
+    view_nodes = []
+    for index, n in enumerate(nodes):
+        domain = "" if n.domain in ("", "ai.onnx") else n.domain
+        view_nodes.append(GraphNode(n.name or f"{n.op_type}_{index}", n.op_type, domain,
+                                    int(opsets.get(domain, 0)), tuple(n.input),
+                                    tuple(n.output), _captures(n)))
+    return GraphView(view_nodes, list(inputs), list(outputs), _slots, SHAPE_OPS, COMPARE_OPS,
+                     constant)
+
+
+def source_view(source: Any) -> GraphView:
+    """The analysis view of a `SourceGraph` the ONNX reader made (its nodes keep their
+    NodeProtos)."""
+    consts = source.constants
+    nodes = [GraphNode(n.name, n.op_type, n.domain, n.version, n.inputs, n.outputs,
+                       _captures(n.proto) if n.proto is not None else ())
+             for n in source.nodes]
+    return GraphView(nodes, [vi.name for vi in source.inputs],
+                     [vi.name for vi in source.outputs], _slots, SHAPE_OPS, COMPARE_OPS,
+                     consts.get)
+
+
+def proto_view(proto: Any) -> GraphView:
+    """The analysis view of a ModelProto's main graph (initializers and Constant nodes are
+    decoded on demand; external data is not read)."""
+    from onnx import numpy_helper
+
+    graph = proto.graph
+    opsets = {("" if e.domain in ("", "ai.onnx") else e.domain): int(e.version)
+              for e in proto.opset_import}
+    init = {t.name: t for t in graph.initializer}
+    const_nodes = {n.output[0]: n for n in graph.node
+                   if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.output}
+
+    def constant(name: str) -> np.ndarray | None:
+        try:
+            if name in init:
+                return numpy_helper.to_array(init[name])
+            node = const_nodes.get(name)
+            if node is not None:
+                for attr in node.attribute:
+                    if attr.name == "value":
+                        return numpy_helper.to_array(attr.t)
+                    if attr.name in ("value_int", "value_float"):
+                        return np.asarray(attr.i if attr.name == "value_int" else attr.f)
+        except Exception:  # noqa: BLE001 - external or odd data: no suggestion
+            return None
+        return None
+
+    inputs = [vi.name for vi in graph.input if vi.name not in init]
+    return graph_view(graph.node, opsets, inputs, [vi.name for vi in graph.output], constant)
 
 
 def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
@@ -36,6 +140,8 @@ def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
                     for i in (_value_info(vi) for vi in graph.output))
     free: list[str] = []
     for t in inputs:
+        if t.shape is None:
+            free.append(f"{t.name} (unknown rank)")
         for i, d in enumerate(t.shape or ()):
             if isinstance(d, str):
                 if d not in free:
@@ -69,6 +175,6 @@ def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
         nodes.append((n.op_type, domain, opsets.get(domain, 0)))
     producer = f"{proto.producer_name} {proto.producer_version}".strip()
     return ModelInfo(label, "onnx", producer, opsets, tuple(inputs), outputs, tuple(free),
-                     ops_histogram(nodes, status))
-
-
+                     ops_histogram(nodes, status),
+                     fixes=fixes_for([(t.name, t.shape) for t in inputs]),
+                     control_inputs=proto_view(proto).control_inputs())

@@ -11,8 +11,11 @@ What it does:
 - lists nodes in graph order with `version` = the opset of the node's domain and attributes
   with the schema defaults (`onnx.defs.get_schema(op_type, version, domain)`) filled in;
 - lists graph inputs (initializers are not inputs) with static shapes after applying
-  `input_shapes` (whole shapes by input name) and `free_dims` (by `dim_param` name); every
-  dimension still unknown is listed in one `UnresolvedDimensions` error;
+  `input_shapes` (whole shapes by input name), `input_dims` (single axes by input name and
+  axis) and `free_dims` (by `dim_param` name), most specific first; a dimension with neither
+  `dim_value` nor `dim_param`, or with a negative `dim_value` (paddle2onnx writes -1), is an
+  unnamed free dimension (`dim_value: 0` is a real, empty dimension); every dimension still
+  unknown is listed in one `UnresolvedDimensions` error whose `fixes` name what to set;
 - `pin_inputs` turns graph inputs into constants;
 - constants: initializers and the outputs of `Constant` nodes, as numpy arrays in their ONNX
   dtype (bool stays bool, float64 stays float64: the importer decides what to do with them).
@@ -39,6 +42,7 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 from ...errors import InvalidModel, UnresolvedDimensions
 from ...ir import Dim, Node, SourceGraph, ValueInfo
+from ..free_dims import InputDims, check_free_dim_values, check_input_dims, fixes_for
 
 ONNX_DTYPES: dict[int, str] = {
     TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
@@ -97,7 +101,8 @@ def _parse(data: bytes, label: str) -> onnx.ModelProto:
 def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
               free_dims: Mapping[str, int] | None = None,
               input_shapes: Mapping[str, Sequence[int]] | None = None,
-              pin_inputs: Mapping[str, Any] | None = None) -> SourceGraph:
+              pin_inputs: Mapping[str, Any] | None = None,
+              input_dims: InputDims | None = None) -> SourceGraph:
     """Read an ONNX model into a `SourceGraph` (see the module docstring)."""
     proto, base_dir, label = load_proto(model)
     warnings: list[str] = []
@@ -116,7 +121,8 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
         constants[sparse.values.name] = _sparse_to_array(sparse, base_dir, label)
 
     declared = [_value_info(vi) for vi in graph.input if vi.name not in constants]
-    inputs = _resolve_inputs(declared, free_dims or {}, input_shapes or {}, label)
+    inputs = _resolve_inputs(declared, free_dims or {}, input_shapes or {}, label,
+                             input_dims or {})
     inputs, pinned = _pin(inputs, pin_inputs or {})
     constants.update(pinned)
 
@@ -197,7 +203,7 @@ def _value_info(vi: onnx.ValueInfoProto) -> ValueInfo:
         return ValueInfo(vi.name, dtype, None, None)
     dims: list[Dim] = []
     for d in tt.shape.dim:
-        if d.HasField("dim_value"):
+        if d.HasField("dim_value") and d.dim_value >= 0:
             dims.append(int(d.dim_value))
         elif d.HasField("dim_param") and d.dim_param:
             dims.append(d.dim_param)
@@ -207,62 +213,75 @@ def _value_info(vi: onnx.ValueInfoProto) -> ValueInfo:
 
 
 def _resolve_inputs(declared: list[ValueInfo], free_dims: Mapping[str, int],
-                    input_shapes: Mapping[str, Sequence[int]], label: str) -> list[ValueInfo]:
+                    input_shapes: Mapping[str, Sequence[int]], label: str,
+                    input_dims: InputDims | None = None) -> list[ValueInfo]:
     names = {vi.name for vi in declared}
     unknown_inputs = sorted(set(input_shapes) - names)
     if unknown_inputs:
-        raise InvalidModel(f"input_shapes names {unknown_inputs}, which are not graph inputs "
+        raise InvalidModel(f"shape(s) given for {unknown_inputs}, which are not graph inputs "
                            f"of {label} (inputs: {sorted(names)})")
     params = {d for vi in declared for d in (vi.shape or ()) if isinstance(d, str)}
     unknown_params = sorted(set(free_dims) - params)
     if unknown_params:
-        raise InvalidModel(f"free_dims names {unknown_params}, which are not free dimensions "
-                           f"of {label} (free dimensions: {sorted(params)})")
-    for key, value in free_dims.items():
-        if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-            raise InvalidModel(f"free_dims[{key!r}] must be a positive integer, got {value!r}")
+        raise InvalidModel(f"dimension name(s) {unknown_params} given, which are not free "
+                           f"dimensions of {label} (free dimensions: {sorted(params)})")
+    check_free_dim_values(free_dims)
+    axes = check_input_dims(input_dims or {},
+                            {vi.name: None if vi.shape is None else len(vi.shape)
+                             for vi in declared}, label, shapes_given=input_shapes)
 
     resolved: list[ValueInfo] = []
     unresolved: list[str] = []
+    missing: list[tuple[str, int | None]] = []
     for vi in declared:
         if vi.name in input_shapes:
             shape = tuple(int(d) for d in input_shapes[vi.name])
             if vi.shape is not None:
                 _check_override(vi, shape)
             if any(d < 1 for d in shape):
-                raise InvalidModel(f"input_shapes[{vi.name!r}] = {list(shape)} has a "
-                                   "dimension < 1")
+                raise InvalidModel(f"the shape given for input {vi.name!r}, {list(shape)}, "
+                                   "has a dimension < 1")
             resolved.append(ValueInfo(vi.name, vi.dtype, shape, vi.declared_shape))
             continue
         if vi.shape is None:
             unresolved.append(f"{vi.name}: unknown rank")
+            missing.append((vi.name, None))
             resolved.append(vi)
             continue
         dims: list[Dim] = []
         for i, d in enumerate(vi.shape):
-            if isinstance(d, str) and d in free_dims:
+            given = axes.get(vi.name, {}).get(i)
+            if given is not None:
+                if isinstance(d, int) and d != given:
+                    raise InvalidModel(f"dimension {vi.name}:{i} = {given} contradicts the "
+                                       f"model's fixed dimension {d} ({_fmt(vi.shape)})")
+                d = given
+            elif isinstance(d, str) and d in free_dims:
                 d = int(free_dims[d])
             if not isinstance(d, int):
                 what = f"free dimension {d!r}" if isinstance(d, str) else "unnamed dimension"
                 unresolved.append(f"{vi.name}[{i}] ({what})")
+                missing.append((vi.name, i))
             dims.append(d)
         resolved.append(ValueInfo(vi.name, vi.dtype, tuple(dims), vi.declared_shape))
     if unresolved:
         raise UnresolvedDimensions(
             f"{len(unresolved)} input dimension(s) of {label} are not fixed: "
-            + ", ".join(unresolved))
+            + ", ".join(unresolved),
+            fixes=fixes_for([(vi.name, vi.shape) for vi in declared], set(missing)))
     return resolved
 
 
 def _check_override(vi: ValueInfo, shape: tuple[int, ...]) -> None:
     assert vi.shape is not None
     if len(shape) != len(vi.shape):
-        raise InvalidModel(f"input_shapes[{vi.name!r}] has rank {len(shape)}, the model "
-                           f"declares rank {len(vi.shape)} ({_fmt(vi.shape)})")
+        raise InvalidModel(f"the shape given for input {vi.name!r} has rank {len(shape)}, "
+                           f"the model declares rank {len(vi.shape)} ({_fmt(vi.shape)})")
     for i, (want, got) in enumerate(zip(vi.shape, shape, strict=True)):
         if isinstance(want, int) and want != got:
-            raise InvalidModel(f"input_shapes[{vi.name!r}][{i}] = {got} contradicts the "
-                               f"model's fixed dimension {want} ({_fmt(vi.shape)})")
+            raise InvalidModel(f"the shape given for input {vi.name!r} sets axis {i} to {got}, "
+                               f"which contradicts the model's fixed dimension {want} "
+                               f"({_fmt(vi.shape)})")
 
 
 def _fmt(shape: Sequence[Dim]) -> str:
@@ -274,7 +293,7 @@ def _pin(inputs: list[ValueInfo], pins: Mapping[str, Any]
     by_name = {vi.name: vi for vi in inputs}
     unknown = sorted(set(pins) - set(by_name))
     if unknown:
-        raise InvalidModel(f"pin_inputs names {unknown}, which are not graph inputs "
+        raise InvalidModel(f"value(s) pinned for {unknown}, which are not graph inputs "
                            f"(inputs: {sorted(by_name)})")
     pinned: dict[str, np.ndarray] = {}
     for name, value in pins.items():
@@ -285,8 +304,8 @@ def _pin(inputs: list[ValueInfo], pins: Mapping[str, Any]
             if arr.size == int(np.prod(vi.shape, dtype=np.int64)):
                 arr = arr.reshape(vi.shape)
             else:
-                raise InvalidModel(f"pin_inputs[{name!r}] has shape {list(arr.shape)}, the "
-                                   f"input has shape {list(vi.shape)}")
+                raise InvalidModel(f"the value pinned for {name!r} has shape "
+                                   f"{list(arr.shape)}, the input has shape {list(vi.shape)}")
         arr.setflags(write=False)
         pinned[name] = arr
     return [vi for vi in inputs if vi.name not in pins], pinned

@@ -11,6 +11,7 @@ import numpy as np
 from ...errors import InvalidModel
 from ...result import ConversionResult
 from ..base import ModelInfo, SourceRun
+from ..free_dims import InputDims
 from .importer import TFLiteImporter, convert_tflite
 from .inspect import inspect_tflite
 from .reference import run_tflite
@@ -25,15 +26,19 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str,
             free_dims: Mapping[str, int] | None = None,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
             pin_inputs: Mapping[str, Any] | None = None,
-            signature: str | None = None) -> ConversionResult:
-    """Convert a TFLite model. TFLite has no named free dimensions and no pinning."""
+            signature: str | None = None,
+            input_dims: InputDims | None = None) -> ConversionResult:
+    """Convert a TFLite model. TFLite has no named free dimensions (its dynamic dimensions are
+    set by input and axis, `input_dims`) and no pinning."""
     if free_dims:
         raise InvalidModel(f"{label}: TFLite models have no named free dimensions "
-                           f"({', '.join(sorted(free_dims))}); fix dynamic dimensions "
-                           "with input shapes (--shape INPUT=D1,D2,...)")
+                           f"({', '.join(sorted(free_dims))}); their dynamic (-1) "
+                           "dimensions are set by input and axis, or as whole input shapes",
+                           hint="set them with input_dims or input_shapes")
     if pin_inputs:
         raise InvalidModel(f"{label}: pinning inputs is only supported for ONNX models")
-    return convert_tflite(model, signature=signature, input_shapes=input_shapes)
+    return convert_tflite(model, signature=signature, input_shapes=input_shapes,
+                          input_dims=input_dims)
 
 
 def run_reference(model: Any, source: Any, inputs: Mapping[str, np.ndarray], *,

@@ -18,7 +18,8 @@ CALL_ONCE init subgraphs run once and resource variables (VAR_HANDLE / READ_VARI
 ASSIGN_VARIABLE) hold their values for one invocation; STABLEHLO_COMPOSITE inlines its
 decomposition subgraph.
 
-Restrictions: dynamic (-1) input dimensions must be fixed with `input_shapes`; loops whose
+Restrictions: dynamic (-1) input dimensions are converted at their stored size unless
+`input_dims` / `input_shapes` set them (see `reader`); loops whose
 trip count depends on graph inputs, and dynamic-shape builtins are not supported (see
 op_mappings/tflite/); variable updates are not carried across invocations.
 `fold_fp16=True` folds float16 weights behind DEQUANTIZE into float32 constants instead of
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -41,17 +42,32 @@ from ...errors import (
     UnsupportedAttribute,
     UnsupportedOp,
 )
-from ...importer import MAX_INLINE_DEPTH, Importer, _nested_error
+from ...importer import MAX_INLINE_DEPTH, Importer, ImportObserver, _nested_error
 from ...ir import Node
 from ...result import ConversionResult
 from ...webnn import MLContext, MLOperand
-from .reader import TFLiteModel, TFLiteSourceGraph, read_tflite
+from .reader import TFLiteModel, TFLiteNode, TFLiteSourceGraph, read_tflite
 
 _HINT = "add a handler in op_mappings/tflite/, or replace the op in the source model"
 
 
 class TFLiteImporter(Importer):
-    """The shared importer loop with TFLite handler lookup and TFLite wording in errors."""
+    """The shared importer loop with TFLite subgraph inlining and TFLite wording in errors.
+
+    `settings` (handlers' `ctx.settings`: `fold_fp16`, `max_while_iterations`) default to
+    those the source was read with."""
+
+    def __init__(self, source: TFLiteSourceGraph, lookup: Callable[[str, str, int], Any],
+                 context: MLContext | None = None, *,
+                 settings: Mapping[str, Any] | None = None,
+                 observer: ImportObserver | None = None) -> None:
+        super().__init__(source, lookup, context,
+                         settings=read_settings(source) if settings is None else settings,
+                         observer=observer)
+        self.model: TFLiteModel | None = source.model
+        self.subgraph_constants: dict[tuple[int, str], MLOperand] = {}
+        """(subgraph index, constant name) -> the builder constant made for it the first time
+        that subgraph was inlined (one constant per weight however often it is inlined)."""
 
     def no_handler_message(self, node: Node) -> str:
         from op_mappings.tflite import handlers
@@ -70,12 +86,12 @@ class TFLiteImporter(Importer):
         return f"no handler for builtin {node.op_type}"
 
     # -- subgraphs (IF / WHILE / CALL_ONCE / STABLEHLO_COMPOSITE) -------------------------
-    def run_tflite_subgraph(self, index: int,
-                            bindings: Sequence[np.ndarray | MLOperand],
-                            tag: str = "") -> list[np.ndarray | MLOperand]:
-        """Convert subgraph `index` of the model inline, its i-th input bound to
-        `bindings[i]` (a numpy constant or an operand), and return its outputs (numpy
-        arrays for values known at conversion time, operands otherwise).
+    def run_subgraph(self, graph: Any, bindings: Sequence[np.ndarray | MLOperand | str | None],
+                     tag: str = "") -> list[np.ndarray | MLOperand]:
+        """Convert subgraph `graph` (a subgraph index) of the model inline, its i-th input
+        bound to `bindings[i]` (a numpy constant or an operand), and return its outputs
+        (numpy arrays for values known at conversion time, operands otherwise); handlers call
+        it as `ctx.run_subgraph(index, bindings, tag)`.
 
         The subgraph's tensors get a fresh name scope per call; its constants are shared
         between calls (one builder constant per weight however often the subgraph is
@@ -85,9 +101,10 @@ class TFLiteImporter(Importer):
         `MAX_INLINE_DEPTH`. The scope's value names are dropped afterwards.
         """
         node = self.ctx.node
-        model: TFLiteModel | None = getattr(self.source, "model", None)
+        model = self.model
         if node is None or model is None:
-            raise InternalError("run_tflite_subgraph called outside a TFLite handler")
+            raise InternalError("run_subgraph called outside a TFLite handler")
+        index = int(graph)
         if not 0 <= index < len(model.subgraphs):
             raise InvalidModel(f"{node.op_type} refers to subgraph {index}, the model has "
                                f"{len(model.subgraphs)}")
@@ -105,6 +122,8 @@ class TFLiteImporter(Importer):
 
         for tidx, value in zip(sub.inputs, bindings, strict=True):
             name = scoped(sub.tensors[tidx].name)
+            if value is None or isinstance(value, str):
+                raise InternalError("TFLite subgraph inputs are bound to values, not names")
             if isinstance(value, MLOperand):
                 self.operands[name] = value
             else:
@@ -112,8 +131,7 @@ class TFLiteImporter(Importer):
                 if arr.flags.writeable:
                     arr.setflags(write=False)
                 self.consts[name] = arr
-        shared: dict[tuple[int, str], MLOperand] = self.__dict__.setdefault(
-            "_subgraph_constants", {})
+        shared = self.subgraph_constants
         consts = model.constants[index]
         for cname, arr in consts.items():
             self.consts[scoped(cname)] = arr
@@ -152,11 +170,26 @@ class TFLiteImporter(Importer):
         super().fail(node, error)
 
 
+def read_settings(source: TFLiteSourceGraph) -> dict[str, Any]:
+    """The conversion settings `source` was read with (`read_tflite(settings=...)`; the
+    reader hands them to every node as `TFLiteNode.settings`), less the reader's own
+    signature bookkeeping."""
+    model = source.model
+    subgraphs = model.subgraphs if model is not None else ()
+    for nodes in (source.nodes, *(sub.nodes for sub in subgraphs)):
+        for n in nodes:
+            if isinstance(n, TFLiteNode):
+                return {k: v for k, v in n.settings.items() if k != "signature_map"}
+    return {}
+
+
 def convert_tflite(model: str | os.PathLike[str] | bytes, signature: str | None = None,
                    input_shapes: Mapping[str, Sequence[int]] | None = None, *,
                    fold_fp16: bool = False, context: MLContext | None = None,
+                   input_dims: Mapping[str, Mapping[int, int]] | None = None,
                    **settings: Any) -> ConversionResult:
-    """Convert a TFLite model (path or bytes) to a WebNN graph.
+    """Convert a TFLite model (path or bytes) to a WebNN graph (`input_dims` and
+    `input_shapes`: see `reader.read_tflite`).
 
     Raises `InvalidModel` (unreadable model, unknown signature, unresolved dimensions) or
     `ConversionFailed` (one error listing every operator that could not be converted).
@@ -164,7 +197,7 @@ def convert_tflite(model: str | os.PathLike[str] | bytes, signature: str | None 
     from op_mappings.tflite import lookup
 
     source: TFLiteSourceGraph = read_tflite(
-        model, signature=signature, input_shapes=input_shapes,
+        model, signature=signature, input_shapes=input_shapes, input_dims=input_dims,
         settings={"fold_fp16": bool(fold_fp16), **settings})
     result = TFLiteImporter(source, lookup, context).run()
     return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)

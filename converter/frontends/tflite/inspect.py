@@ -1,7 +1,9 @@
-"""`inspect` for TFLite: inputs/outputs as declared (`shape_signature`), free dimensions,
+"""`inspect` for TFLite: inputs/outputs as declared (`shape_signature`), free dimensions (the
+-1 ones with the stored size they are converted at unless set, and those that must be set),
 op histogram with support status.
 
-Restrictions: only the converted subgraph is counted (IF/WHILE bodies are not).
+Restrictions: only the converted subgraph is counted (IF/WHILE bodies are not); inputs that
+only steer shapes or control flow are not looked for (TFLite inputs cannot be pinned).
 """
 
 from __future__ import annotations
@@ -9,15 +11,17 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ...errors import Fix
 from ..base import ModelInfo, TensorSummary, ops_histogram
+from ..free_dims import fixes_for
 
 
 def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
-                    ) -> ModelInfo:
+                   ) -> ModelInfo:
     from op_mappings.tflite import handlers, lookup
 
     from ...errors import InvalidModel
-    from .reader import read_model
+    from .reader import read_model, stored_sizes
 
     tfm = read_model(model if not isinstance(model, Path) else str(model))
     index = 0
@@ -32,6 +36,10 @@ def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
         aliases = {t: n for n, t in sig.inputs + sig.outputs}
     sub = tfm.subgraphs[index]
 
+    def shown(i: int) -> str:
+        t = sub.tensors[i]
+        return aliases.get(i, t.tensor_name or t.name)
+
     def summary(i: int) -> TensorSummary:
         t = sub.tensors[i]
         if not t.has_rank and not t.shape:
@@ -39,12 +47,24 @@ def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
         else:
             dims = t.shape_signature if t.shape_signature is not None else t.shape
             shape = tuple(None if d < 0 else int(d) for d in dims)
-        return TensorSummary(aliases.get(i, t.tensor_name or t.name), t.dtype, shape)
+        return TensorSummary(shown(i), t.dtype, shape)
 
     inputs = tuple(summary(i) for i in sub.inputs)
     outputs = tuple(summary(i) for i in sub.outputs)
     free = [f"{t.name}[{k}]" for t in inputs for k, d in enumerate(t.shape or ()) if d is None]
     free += [f"{t.name} (unknown rank)" for t in inputs if t.shape is None]
+    defaults: list[Fix] = []
+    missing: set[tuple[str, int | None]] = set()
+    for i, t in zip(sub.inputs, inputs, strict=True):
+        stored = stored_sizes(sub.tensors[i])
+        if t.shape is None:
+            missing.add((t.name, None))
+        for k, d in enumerate(t.shape or ()):
+            if d is None and k in stored:
+                defaults.append(Fix("input_dims", t.name, axis=k, value=stored[k]))
+            elif d is None:
+                missing.add((t.name, k))
+    fixes = fixes_for([(t.name, t.shape) for t in inputs], missing) if missing else ()
     sinces: dict[tuple[str, str], list[int]] = {}
     for h in handlers():
         sinces.setdefault((h.domain, h.op_type), []).append(h.since)
@@ -60,4 +80,5 @@ def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
     nodes = [(n.op_type, n.domain, int(n.version)) for n in sub.nodes]
     return ModelInfo(tfm.label, "tflite", tfm.description, {"": tfm.version}, inputs, outputs,
                      tuple(free), ops_histogram(nodes, status),
-                     tuple(s.key for s in tfm.signatures))
+                     tuple(s.key for s in tfm.signatures), fixes=fixes,
+                     defaults=tuple(defaults))

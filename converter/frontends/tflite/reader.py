@@ -13,8 +13,11 @@ What it does (see ../shared/docs/tflite-mapping.md section 1):
   length before slicing); arrays are read-only views of the file (memory-mapped for paths);
   INT4 constants are unpacked to int8 (low nibble first), bfloat16 to float32;
   sparse constants (`Tensor.sparsity`) are densified here, so DENSIFY is a pure pass-through;
-- shapes: `shape_signature` -1 dims (and unknown ranks) of graph inputs must be fixed with
-  `input_shapes` (by input name); one `UnresolvedDimensions` error lists all of them;
+- shapes: a -1 in the `shape_signature` of a graph input is converted at the stored `shape`
+  size, as LiteRT does (its `get_input_details()["shape"]`, the size it allocates and runs
+  at), with a warning in the conversion report; `input_dims` (by input name and axis) and
+  `input_shapes` (whole shapes by input name) set other sizes. Unknown ranks and -1 dims
+  without a stored size must be set; one `UnresolvedDimensions` error lists all of them;
 - names: without a signature, graph inputs/outputs are named by their tensor names (what
   LiteRT's `get_input_details()` reports); with `signature=key`, by the SignatureDef aliases.
   Subgraph order is kept either way. Other tensors keep their tensor name unless it is empty
@@ -48,8 +51,9 @@ import numpy as np
 import tflite
 from ai_edge_litert import schema_py_generated as S
 
-from ...errors import InvalidModel, UnresolvedDimensions
+from ...errors import Fix, InvalidModel, UnresolvedDimensions, render_fixes
 from ...ir import Node, SourceGraph, ValueInfo
+from ..free_dims import InputDims, check_input_dims, fixes_for
 
 # -- enums --------------------------------------------------------------------------------
 
@@ -692,12 +696,15 @@ def _signature_maps(model: str | os.PathLike[str] | bytes, signature: str | None
 
 def read_tflite(model: str | os.PathLike[str] | bytes, *, signature: str | None = None,
                 input_shapes: Mapping[str, Sequence[int]] | None = None,
-                settings: Mapping[str, Any] | None = None) -> TFLiteSourceGraph:
+                settings: Mapping[str, Any] | None = None,
+                input_dims: InputDims | None = None) -> TFLiteSourceGraph:
     """Read a `.tflite` model into a `TFLiteSourceGraph` for the importer.
 
     Without `signature` the main subgraph (0) is converted and inputs/outputs are named by
     their tensor names; with `signature`, that SignatureDef's subgraph with its aliases.
-    `input_shapes` fixes dynamic (-1) dimensions and unknown ranks by input name.
+    Dynamic (-1) input dimensions default to the stored shape (see the module docstring);
+    `input_dims` sets single dimensions by input name and axis, `input_shapes` whole shapes
+    (also of inputs of unknown rank) by input name.
     `settings` are passed to handlers through `TFLiteNode.settings`.
     """
     if isinstance(model, (bytearray, memoryview)):
@@ -717,7 +724,8 @@ def read_tflite(model: str | os.PathLike[str] | bytes, *, signature: str | None 
     consts = dict(tfm.constants[index])
 
     declared = [sub.tensors[i] for i in sub.inputs]
-    inputs = _resolve_inputs(declared, dict(input_shapes or {}), label)
+    inputs, notes = _resolve_inputs(declared, dict(input_shapes or {}), dict(input_dims or {}),
+                                    label)
     outputs = []
     for i in sub.outputs:
         t = sub.tensors[i]
@@ -726,7 +734,8 @@ def read_tflite(model: str | os.PathLike[str] | bytes, *, signature: str | None 
     return TFLiteSourceGraph(
         sub.name or (sig.key if sig else "main"), tuple(inputs), tuple(outputs), sub.nodes,
         MappingProxyType(consts), MappingProxyType({"tflite": tfm.version}),
-        source_format="tflite", producer=tfm.description, warnings=tfm.warnings, model=tfm,
+        source_format="tflite", producer=tfm.description, warnings=tfm.warnings + notes,
+        model=tfm,
         subgraph_index=index, tensors=MappingProxyType(tensors),
         signature=sig.key if sig else None)
 
@@ -738,44 +747,85 @@ def _declared(t: TensorInfo) -> tuple[int | None, ...] | None:
     return tuple(None if d < 0 else int(d) for d in dims)
 
 
+def stored_sizes(t: TensorInfo) -> dict[int, int]:
+    """The sizes LiteRT runs the dynamic (-1) dimensions of input `t` at: the stored `shape`
+    entry of each, where the shape has the signature's rank and the entry is >= 1."""
+    want = _declared(t)
+    if want is None or len(t.shape) != len(want):
+        return {}
+    return {i: int(t.shape[i]) for i, d in enumerate(want) if d is None and t.shape[i] >= 1}
+
+
 def _resolve_inputs(declared: list[TensorInfo], input_shapes: Mapping[str, Sequence[int]],
-                    label: str) -> list[ValueInfo]:
+                    input_dims: InputDims, label: str) -> tuple[list[ValueInfo], tuple[str, ...]]:
+    """Static input shapes and the report notes on the dynamic dimensions given their stored
+    size (see the module docstring)."""
     names = [t.name for t in declared]
     unknown = sorted(set(input_shapes) - set(names))
     if unknown:
-        raise InvalidModel(f"input_shapes names {unknown}, which are not inputs of {label} "
+        raise InvalidModel(f"shape(s) given for {unknown}, which are not inputs of {label} "
                            f"(inputs: {names})")
+    ranks = {t.name: None if (w := _declared(t)) is None else len(w) for t in declared}
+    axes = check_input_dims(input_dims, ranks, label, shapes_given=input_shapes)
     out: list[ValueInfo] = []
     unresolved: list[str] = []
+    missing: set[tuple[str, int | None]] = set()
+    defaults: list[Fix] = []
     for t in declared:
         want = _declared(t)
         if t.name in input_shapes:
             shape = tuple(int(d) for d in input_shapes[t.name])
             if any(d < 1 for d in shape):
-                raise InvalidModel(f"input_shapes[{t.name!r}] = {list(shape)} has a dimension "
-                                   "< 1")
+                raise InvalidModel(f"the shape given for input {t.name!r}, {list(shape)}, has "
+                                   "a dimension < 1")
             if want is not None:
                 if len(shape) != len(want):
-                    raise InvalidModel(f"input_shapes[{t.name!r}] has rank {len(shape)}, the "
-                                       f"model declares rank {len(want)}")
+                    raise InvalidModel(f"the shape given for input {t.name!r} has rank "
+                                       f"{len(shape)}, the model declares rank {len(want)}")
                 for i, (w, g) in enumerate(zip(want, shape, strict=True)):
                     if w is not None and w != g:
-                        raise InvalidModel(f"input_shapes[{t.name!r}][{i}] = {g} contradicts "
-                                           f"the model's fixed dimension {w}")
+                        raise InvalidModel(f"the shape given for input {t.name!r} sets axis "
+                                           f"{i} to {g}, which contradicts the model's fixed "
+                                           f"dimension {w}")
             out.append(ValueInfo(t.name, t.dtype, shape, want))
             continue
         if want is None:
             unresolved.append(f"{t.name}: unknown rank")
+            missing.add((t.name, None))
             out.append(ValueInfo(t.name, t.dtype, None, None))
             continue
+        stored = stored_sizes(t)
+        dims: list[int] = []
         for i, d in enumerate(want):
-            if d is None:
-                unresolved.append(f"{t.name}[{i}] (dynamic, -1)")
-        out.append(ValueInfo(t.name, t.dtype, tuple(d if d is not None else -1 for d in want),
-                             want))
+            given = axes.get(t.name, {}).get(i)
+            if given is not None:
+                if d is not None and d != given:
+                    raise InvalidModel(f"dimension {t.name}:{i} = {given} contradicts the "
+                                       f"model's fixed dimension {d}")
+                dims.append(given)
+            elif d is not None:
+                dims.append(d)
+            elif i in stored:
+                dims.append(stored[i])
+                defaults.append(Fix("input_dims", t.name, axis=i, value=stored[i]))
+            else:
+                unresolved.append(f"{t.name}[{i}] (dynamic, -1, no stored size)")
+                missing.add((t.name, i))
+                dims.append(-1)
+        out.append(ValueInfo(t.name, t.dtype, tuple(dims), want))
     if unresolved:
         raise UnresolvedDimensions(
             f"{len(unresolved)} input dimension(s) of {label} are not fixed: "
             + ", ".join(unresolved),
-            hint="fix them with input_shapes={'name': [1, 224, 224, 3]}")
-    return out
+            fixes=fixes_for([(t.name, _declared(t)) for t in declared], missing))
+    return out, _default_notes(defaults)
+
+
+def _default_notes(defaults: Sequence[Fix]) -> tuple[str, ...]:
+    if not defaults:
+        return ()
+    used = ", ".join(f"{f.name}[{f.axis}]={f.value}" for f in defaults)
+    other = [Fix("input_dims", f.name, axis=f.axis) for f in defaults]
+    return (f"dynamic (-1) input dimension(s) converted at the stored size LiteRT runs them "
+            f"at: {used}; set other sizes with {render_fixes(other, 'cli')} (command line) "
+            f"or {render_fixes(other, 'python')} (Python)",)

@@ -100,11 +100,16 @@ def _dynamic() -> bytes:
     return mb.build()
 
 
-def test_dynamic_dims_need_input_shapes() -> None:
-    with pytest.raises(UnresolvedDimensions) as info:
-        convert_tflite(_dynamic())
-    msg = str(info.value)
-    assert "x[0]" in msg and "x[2]" in msg and "z[0]" in msg and "3 input dimension" in msg
+def test_dynamic_dims_default_to_stored_shape() -> None:
+    res = convert_tflite(_dynamic())  # -1 dims run at the stored shape, as in LiteRT
+    assert [vi.shape for vi in res.inputs] == [(1, 3, 1), (1,)]
+    assert "x[0]=1, x[2]=1, z[0]=1" in res.report.warnings[-1]
+    mb = ModelBuilder()
+    x = mb.input("x", [], has_rank=False)
+    y = mb.output(mb.tensor("y", [], has_rank=False))
+    mb.op("RELU", [x], [y])
+    with pytest.raises(UnresolvedDimensions, match="x: unknown rank"):
+        convert_tflite(mb.build())
     with pytest.raises(InvalidModel, match="contradicts"):
         convert_tflite(_dynamic(), input_shapes={"x": [2, 4, 5], "z": [1]})
     res = check(_dynamic(), [rand(2, 3, 5, low=-1), rand(4, low=-1)],
