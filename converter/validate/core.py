@@ -243,6 +243,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
              free_dims: Mapping[str, int] | None = None,
              input_shapes: Mapping[str, Sequence[int]] | None = None,
              pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None,
+             input_dims: Mapping[str, Mapping[int, int]] | None = None,
              inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0,
              backend: str = "reference", device: str = "cpu",
              rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, locate: bool = True,
@@ -266,7 +267,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
         say(f"converting {label}")
         start = time.perf_counter()
         result = convert(model, free_dims=free_dims, input_shapes=input_shapes,
-                         pin_inputs=pin_inputs, signature=signature, fmt=fmt)
+                         pin_inputs=pin_inputs, signature=signature, input_dims=input_dims,
+                         fmt=fmt)
         timings["convert"] = time.perf_counter() - start
     feeds = make_inputs(result.source, seed=seed, overrides=inputs)
     say(f"running the original model in {get(fmt).reference}")
