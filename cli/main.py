@@ -57,7 +57,7 @@ def _handled(debug: bool, as_json: bool) -> Iterator[None]:
         if isinstance(exc, CommandError):
             code, message, data = exc.code, str(exc), exc.data
         elif isinstance(exc, ConversionError):
-            code, message, data = EXIT_BAD, str(exc), exc.to_dict()
+            code, message, data = EXIT_BAD, exc.render("cli"), exc.to_dict("cli")
         elif isinstance(exc, (OSError, ValueError, TypeError, KeyError)):
             message = _plain(exc)
             code, data = EXIT_BAD, {"reason_code": type(exc).__name__, "message": message}
@@ -100,20 +100,41 @@ def _split(option: str, item: str) -> tuple[str, str]:
     return name, value
 
 
-def parse_dims(items: Sequence[str]) -> dict[str, int]:
-    """--dim NAME=VALUE (VALUE a positive integer)."""
-    out: dict[str, int] = {}
+def parse_dims(items: Sequence[str], *, named_only: bool = False
+               ) -> tuple[dict[str, int], dict[str, dict[int, int]]]:
+    """--dim NAME=VALUE (a named free dimension) or --dim INPUT:AXIS=VALUE (one axis of an
+    input, e.g. an unnamed dimension); VALUE a positive integer, AXIS an integer (negative
+    counts from the end). With `named_only` (--free-dim) every NAME is a dimension name,
+    also one of the INPUT:AXIS form. Returns (free_dims, input_dims)."""
+    option = "--free-dim" if named_only else "--dim"
+    named: dict[str, int] = {}
+    axes: dict[str, dict[int, int]] = {}
     for item in items:
-        name, value = _split("--dim", item)
+        name, value = _split(option, item)
         try:
             n = int(value)
         except ValueError:
             n = 0
         if n < 1:
             raise click.BadParameter(f"{item!r}: VALUE must be a positive integer",
-                                     param_hint="--dim")
-        out[name] = n
-    return out
+                                     param_hint=option)
+        target, sep, axis = name.rpartition(":")
+        if named_only or not sep or not target or not _is_int(axis):
+            if named.get(name, n) != n:
+                raise click.BadParameter(f"{item!r}: {name!r} is given twice "
+                                         f"({named[name]} and {n})", param_hint=option)
+            named[name] = n
+            continue
+        per_input = axes.setdefault(target, {})
+        if per_input.get(int(axis), n) != n:
+            raise click.BadParameter(f"{item!r}: axis {axis} of {target!r} is given twice "
+                                     f"({per_input[int(axis)]} and {n})", param_hint=option)
+        per_input[int(axis)] = n
+    return named, axes
+
+
+def _is_int(text: str) -> bool:
+    return text.lstrip("-").isdigit() and text.count("-") <= 1
 
 
 def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
@@ -169,8 +190,12 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
 
 def _model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     for deco in reversed([
-        click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE",
-                     help="Fix a named free dimension (ONNX dim_param), e.g. batch=1."),
+        click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE|INPUT:AXIS=VALUE",
+                     help="Fix a named free dimension (ONNX dim_param), e.g. batch=1, or one "
+                          "axis of an input (unnamed or TFLite -1 dimensions), e.g. x:0=1."),
+        click.option("--free-dim", "free_dims", multiple=True, metavar="NAME=VALUE",
+                     help="Fix a named free dimension, even one whose name looks like "
+                          "INPUT:AXIS."),
         click.option("--shape", "shapes", multiple=True, metavar="INPUT=D1,D2,...",
                      help="Fix the whole shape of an input."),
         click.option("--pin", "pins", multiple=True, metavar="INPUT=VALUE",
@@ -204,8 +229,20 @@ def _want_progress(flag: bool | None) -> bool:
 
 
 def _conversion_kwargs(dims: Sequence[str], shapes: Sequence[str], pins: Sequence[str],
-                       signature: str | None) -> dict[str, Any]:
-    return {"free_dims": parse_dims(dims) or None, "input_shapes": parse_shapes(shapes) or None,
+                       signature: str | None, free_dims: Sequence[str] = ()
+                       ) -> dict[str, Any]:
+    """The keyword arguments of `converter.convert()` / `validate()` for the model options
+    (--dim, --free-dim, --shape, --pin, --signature); click.BadParameter for bad syntax or a
+    named dimension given two values."""
+    named, axes = parse_dims(dims)
+    explicit, _ = parse_dims(free_dims, named_only=True)
+    for name, n in explicit.items():
+        if named.get(name, n) != n:
+            raise click.BadParameter(f"{name!r} is given twice ({named[name]} and {n})",
+                                     param_hint="--dim/--free-dim")
+        named[name] = n
+    return {"free_dims": named or None, "input_dims": axes or None,
+            "input_shapes": parse_shapes(shapes) or None,
             "pin_inputs": parse_pins(pins) or None, "signature": signature}
 
 
@@ -243,8 +280,8 @@ def cli() -> None:
 @_progress_option
 @_common
 def convert(model: str, outdir: str, fmt: str, weights: str, stem: str, dims: tuple[str, ...],
-            shapes: tuple[str, ...], pins: tuple[str, ...], signature: str | None,
-            progress: bool | None, debug: bool, as_json: bool) -> None:
+            free_dims: tuple[str, ...], shapes: tuple[str, ...], pins: tuple[str, ...],
+            signature: str | None, progress: bool | None, debug: bool, as_json: bool) -> None:
     """Convert MODEL (.onnx or .tflite) and write it to OUTDIR; print the conversion report."""
     say = _progress(_want_progress(progress))
     with _handled(debug, as_json):
@@ -252,7 +289,7 @@ def convert(model: str, outdir: str, fmt: str, weights: str, stem: str, dims: tu
         from converter.export.api import export
         from converter.frontends.detect import detect_format
 
-        kwargs = _conversion_kwargs(dims, shapes, pins, signature)
+        kwargs = _conversion_kwargs(dims, shapes, pins, signature, free_dims)
         source_format = detect_format(model)
         say(f"converting {model}")
         result = convert(model, **kwargs, fmt=source_format)
@@ -295,7 +332,7 @@ def inspect(model: str, signature: str | None, debug: bool, as_json: bool) -> No
         if as_json:
             _emit_json(info.to_dict())
         else:
-            click.echo(info.to_text())
+            click.echo(info.to_text("cli"))
         if info.unsupported:
             click.echo(f"error: {model}: unsupported op type(s): "
                        f"{', '.join(o.key for o in info.unsupported)}", err=True)
@@ -322,15 +359,15 @@ def inspect(model: str, signature: str | None, debug: bool, as_json: bool) -> No
 @_common
 def validate(model: str, inputs_file: str | None, backend: str, device: str, rtol: float,
              atol: float, seed: int, no_locate: bool, dims: tuple[str, ...],
-             shapes: tuple[str, ...], pins: tuple[str, ...], signature: str | None,
-             progress: bool | None, debug: bool, as_json: bool) -> None:
+             free_dims: tuple[str, ...], shapes: tuple[str, ...], pins: tuple[str, ...],
+             signature: str | None, progress: bool | None, debug: bool, as_json: bool) -> None:
     """Run MODEL in onnxruntime / LiteRT and the converted graph on a backend with the same
     seeded inputs and compare every output; on failure name the first diverging node."""
     say = _progress(_want_progress(progress))
     with _handled(debug, as_json):
         from converter.validate import validate as run_validation
 
-        kwargs = _conversion_kwargs(dims, shapes, pins, signature)
+        kwargs = _conversion_kwargs(dims, shapes, pins, signature, free_dims)
         overrides = load_npz(inputs_file) if inputs_file else None
         report = run_validation(model, **kwargs, inputs=overrides, seed=seed,
                                 backend=backend, device=device, rtol=rtol, atol=atol,
