@@ -24,9 +24,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -43,7 +44,7 @@ from .errors import (
 )
 from .ir import Node, SourceGraph, ValueInfo
 from .webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLOperationError, MLTypeError
-from .webnn.dtypes import DATA_TYPES
+from .webnn.dtypes import DATA_TYPES, carrier_type
 
 STATUSES = ("native", "decomposed", "folded", "unsupported", "skipped")
 
@@ -54,11 +55,9 @@ MAX_UNROLLED_NODES = 4096
 """How many nodes unrolling one Loop or Scan may produce (iterations x body nodes)."""
 
 
-def webnn_dtype(dtype: str) -> str | None:
-    """The WebNN data type carrying an ONNX-side dtype inside the graph, or None."""
-    if dtype in DATA_TYPES:
-        return dtype
-    return {"bool": "uint8", "float64": "float32"}.get(dtype)
+webnn_dtype = carrier_type
+"""The WebNN data type carrying a source dtype inside the graph, or None (an alias of
+`converter.webnn.dtypes.carrier_type`; `converter.feeds` converts values with it)."""
 
 
 # -- report --------------------------------------------------------------------------------
@@ -119,28 +118,87 @@ class ConversionReport:
 
 # -- import context -------------------------------------------------------------------------
 
+Value = np.ndarray | MLOperand
+"""A value of the graph being built: a numpy array (known at conversion time) or an
+operand."""
+
+SubgraphRunner = Callable[[Any, Sequence[Value | str | None], str], list[Value]]
+"""`run(graph, bindings, tag)`: converts a subgraph of the source format inline (see
+`ImportContext.run_subgraph`)."""
+
+T = TypeVar("T")
+
+
+class ImportObserver:
+    """Hooks into one import, passed as `Importer(..., observer=...)` (every method has a
+    default that does nothing; override what you need).
+
+    - `on_node(node, outputs)`: a node of the source graph (not one inside a function body
+      or subgraph) converted or folded; `outputs` are its output values in `node.outputs`
+      order (numpy arrays for constants, operands otherwise; None for omitted outputs).
+    - `graph_outputs(ctx, outputs)`: the outputs `build()` will get, once every node
+      converted without errors; returns them, possibly with more added (e.g.
+      `converter.validate.taps` exposes every intermediate value). `ctx` gives the values
+      (`ctx.operands`, `ctx.consts`).
+    """
+
+    def on_node(self, node: Node, outputs: Sequence[Value | None]) -> None:
+        """See the class docstring."""
+
+    def graph_outputs(self, ctx: ImportContext, outputs: dict[str, MLOperand]
+                      ) -> dict[str, MLOperand]:
+        """See the class docstring."""
+        return outputs
+
 
 class ImportContext:
-    """What handlers see: the builder and the values of the graph so far.
+    """What handlers see: everything a handler may use, explicitly.
 
-    Values are either operands (`operand(name)`) or constants (`const_value(name)`, numpy
-    arrays). A constant becomes a builder constant the first time a handler asks for its
-    operand.
+    - `builder`: the `MLGraphBuilder` the graph is built with.
+    - values: `consts` (name -> numpy array, values known at conversion time) and `operands`
+      (name -> MLOperand); `operand(name)`, `const_value(name)`, `inputs(node)`, ... read
+      them. A constant becomes a builder constant the first time a handler asks for its
+      operand.
+    - `settings`: the conversion options of the source format (read-only; e.g. TFLite's
+      `fold_fp16`, `max_while_iterations`).
+    - `warn(message)`: a warning in the conversion report (prefixed with the current node);
+      `warnings` is the report's list.
+    - `observer`: the import's `ImportObserver` (None when nobody watches).
+    - `run_subgraph(graph, bindings, tag)`: convert a subgraph of the source format inline
+      (ONNX If/Loop/Scan bodies, TFLite subgraphs); not available while folding.
+    - `is_bool(name)`: whether a uint8 operand carries a source bool.
+    - `memo`: values handlers derive once per builder (e.g. TFLite's dequantized inputs);
+      one per context, since operands belong to its builder.
+    - `shared(kind)`: the conversion-wide instance of a handler state class (e.g. TFLite's
+      resource variables), the same for every context of one import.
+    - `node`, `folding`, `queried`: the node being converted, whether this context folds a
+      node on a scratch builder, and the values a handler asked about that were not
+      constants.
     """
 
     def __init__(self, builder: MLGraphBuilder, consts: dict[str, np.ndarray],
-                 operands: dict[str, MLOperand], warn: Callable[[str], None],
-                 folding: bool = False) -> None:
+                 operands: dict[str, MLOperand], *, warnings: list[str] | None = None,
+                 settings: Mapping[str, Any] | None = None, folding: bool = False,
+                 observer: ImportObserver | None = None,
+                 run_subgraph: SubgraphRunner | None = None,
+                 bool_values: set[str] | None = None,
+                 shared: dict[type, Any] | None = None) -> None:
         self.builder = builder
         self.consts = consts
         self.operands = operands
-        self._warn = warn
+        self.warnings: list[str] = [] if warnings is None else warnings
+        self.settings: Mapping[str, Any] = MappingProxyType(dict(settings or {}))
         self.folding = folding
+        self.observer = observer
+        self.bool_values: set[str] = set() if bool_values is None else bool_values
+        """Values whose source type is bool (carried as uint8 operands)."""
+        self.memo: dict[Any, Any] = {}
         self.node: Node | None = None
-        self.importer: Importer | None = None
         self.queried: set[str] = set()
         """Values a handler asked about (`is_constant`, `const_value`) that were not
         constants; attached to the node's error as `constant_candidates`."""
+        self._run_subgraph = run_subgraph
+        self._shared: dict[type, Any] = {} if shared is None else shared
 
     # -- values ----------------------------------------------------------------------
     def has(self, name: str) -> bool:
@@ -153,6 +211,10 @@ class ImportContext:
             return True
         self.queried.add(name)
         return False
+
+    def is_bool(self, name: str) -> bool:
+        """True when value `name` is a source bool carried as a uint8 operand."""
+        return name in self.bool_values
 
     def const_value(self, name: str) -> np.ndarray:
         """The numpy value of a constant value; RequiresConstantInput otherwise."""
@@ -204,23 +266,31 @@ class ImportContext:
                 out.extend([None] * (i + 1 - len(out)))
         return out
 
-    def value(self, name: str) -> np.ndarray | MLOperand:
+    def value(self, name: str) -> Value:
         """The constant value (numpy) of `name` when it is a constant, else its operand."""
         if name in self.consts:
             return self.consts[name]
         return self.operand(name)
 
-    def run_subgraph(self, graph: Any, bindings: Sequence[np.ndarray | MLOperand | str | None],
-                     tag: str = "") -> list[np.ndarray | MLOperand]:
-        """Convert subgraph `graph` (an ONNX GraphProto) with its i-th input bound to
-        `bindings[i]` (a value name, a numpy constant or an operand; None leaves it unbound)
-        and return its outputs: numpy arrays for constants, operands otherwise. Values of
-        the enclosing scopes are visible by name. Errors of the subgraph's nodes are raised
-        as one ConversionError naming the first failed inner node."""
-        importer = self.importer
-        if importer is None:
+    def run_subgraph(self, graph: Any, bindings: Sequence[Value | str | None],
+                     tag: str = "") -> list[Value]:
+        """Convert subgraph `graph` of the source format (an ONNX GraphProto, a TFLite
+        subgraph index) inline, its i-th input bound to `bindings[i]` (a value name, a numpy
+        constant or an operand; None leaves it unbound), and return its outputs: numpy
+        arrays for constants, operands otherwise. Values of the enclosing scopes are visible
+        by name. Errors of the subgraph's nodes are raised as one ConversionError naming the
+        first failed inner node. Only available while importing (not while folding)."""
+        if self._run_subgraph is None:
             raise InternalError("run_subgraph is only available while importing (not folding)")
-        return importer.run_subgraph(graph, bindings, tag)
+        return self._run_subgraph(graph, bindings, tag)
+
+    def shared(self, kind: type[T]) -> T:
+        """The conversion-wide instance of handler state class `kind` (created with
+        `kind()` on first use; the same object for every context of this import)."""
+        if kind not in self._shared:
+            self._shared[kind] = kind()
+        obj: T = self._shared[kind]
+        return obj
 
     def shape(self, name: str) -> tuple[int, ...]:
         if name in self.operands:
@@ -234,7 +304,7 @@ class ImportContext:
         if name in self.operands:
             return self.operands[name].data_type
         value = self.const_value(name)
-        return webnn_dtype(_dtype_str(value)) or _dtype_str(value)
+        return carrier_type(_dtype_str(value)) or _dtype_str(value)
 
     # -- creating things --------------------------------------------------------------
     def constant(self, value: Any, data_type: str | None = None, *,
@@ -257,13 +327,19 @@ class ImportContext:
         return operand
 
     def warn(self, message: str) -> None:
+        """A conversion warning, prefixed with the current node (once per text)."""
         node = self.node
         prefix = f"{node.op_type} {node.name!r}: " if node is not None else ""
-        self._warn(prefix + message)
+        _add_warning(self.warnings, prefix + message)
 
     def unsupported(self, message: str, hint: str | None = None) -> UnsupportedAttribute:
         """An UnsupportedAttribute error for the current node (raise it)."""
         return UnsupportedAttribute(message, hint=hint)
+
+
+def _add_warning(warnings: list[str], message: str) -> None:
+    if message not in warnings:
+        warnings.append(message)
 
 
 def release_mapped_pages(arr: np.ndarray) -> None:
@@ -303,10 +379,17 @@ class ImportResult:
 
 
 class Importer:
-    """Converts one SourceGraph. `lookup(op_type, domain, version)` finds handlers."""
+    """Converts one SourceGraph. `lookup(op_type, domain, version)` finds handlers;
+    `settings` are the source format's conversion options (handlers read them as
+    `ctx.settings`); `observer` watches the import (see `ImportObserver`).
+
+    Front ends subclass it for what only their format has (`run_subgraph`, `_inline`,
+    `_track_bool`, `no_handler_message`, `fail`)."""
 
     def __init__(self, source: SourceGraph, lookup: Callable[[str, str, int], Any],
-                 context: MLContext | None = None) -> None:
+                 context: MLContext | None = None, *,
+                 settings: Mapping[str, Any] | None = None,
+                 observer: ImportObserver | None = None) -> None:
         self.source = source
         self.lookup = lookup
         self.context = context or ML().create_context()
@@ -314,19 +397,27 @@ class Importer:
         self.report = ConversionReport(source.source_format, warnings=list(source.warnings))
         self.consts: dict[str, np.ndarray] = dict(source.constants)
         self.operands: dict[str, MLOperand] = {}
-        self.ctx = ImportContext(self.builder, self.consts, self.operands, self._warn)
-        self.ctx.importer = self
+        self.observer = observer
+        self.bool_values: set[str] = {vi.name for vi in source.inputs if vi.dtype == "bool"}
+        """Values whose source type is bool (carried as uint8 operands)."""
+        self._shared: dict[type, Any] = {}
+        self.ctx = ImportContext(self.builder, self.consts, self.operands,
+                                 warnings=self.report.warnings, settings=settings,
+                                 observer=observer, run_subgraph=self.run_subgraph,
+                                 bool_values=self.bool_values, shared=self._shared)
         self.errors: list[ConversionError] = []
         self.poisoned: set[str] = set()
         self._fold_context: MLContext | None = None
         self._depth = 0
         self._scopes = 0
-        self.bool_values: set[str] = {vi.name for vi in source.inputs if vi.dtype == "bool"}
-        """Values whose ONNX type is bool (carried as uint8 operands)."""
+
+    @property
+    def settings(self) -> Mapping[str, Any]:
+        """The conversion options handlers see as `ctx.settings`."""
+        return self.ctx.settings
 
     def _warn(self, message: str) -> None:
-        if message not in self.report.warnings:
-            self.report.warnings.append(message)
+        _add_warning(self.report.warnings, message)
 
     # -- driver ------------------------------------------------------------------------
     def run(self) -> ImportResult:
@@ -334,6 +425,8 @@ class Importer:
         for node in self.source.nodes:
             self._visit(node)
         outputs = self.graph_outputs()
+        if self.observer is not None and not self.errors:
+            outputs = self.observer.graph_outputs(self.ctx, outputs)
         if self.errors:
             raise ConversionFailed(self.errors, self.report)
         graph = self.builder.build(outputs)
@@ -380,6 +473,16 @@ class Importer:
         self._record(node, "unsupported")
 
     def _visit(self, node: Node) -> None:
+        """Convert one node (recorded in the report); tell the observer about nodes of the
+        source graph that converted."""
+        self._convert(node)
+        if self.observer is not None and self._depth == 0 \
+                and self.report.nodes[-1].status not in ("unsupported", "skipped"):
+            self.observer.on_node(node, [self.consts[o] if o in self.consts
+                                         else self.operands.get(o) if o else None
+                                         for o in node.outputs])
+
+    def _convert(self, node: Node) -> None:
         outs = [o for o in node.outputs if o]
         if outs and all(o in self.consts for o in outs):  # Constant nodes the reader decoded
             self._record(node, "folded")
@@ -520,7 +623,9 @@ class Importer:
         if self._fold_context is None:
             self._fold_context = ML().create_context()
         builder = MLGraphBuilder(self._fold_context)
-        fctx = ImportContext(builder, self.consts, {}, self._warn, folding=True)
+        fctx = ImportContext(builder, self.consts, {}, warnings=self.report.warnings,
+                             settings=self.ctx.settings, folding=True, observer=self.observer,
+                             shared=self._shared)
         fctx.node = node
         results = list(handler.fn(fctx, node))
         values: list[Any] = [None] * len(results)
@@ -547,8 +652,8 @@ class Importer:
 
     # -- outputs -----------------------------------------------------------------------
     def graph_outputs(self) -> dict[str, MLOperand]:
-        """The outputs handed to `build()`: the source graph's outputs (extension point:
-        `converter.validate.taps` adds every intermediate value to locate divergences)."""
+        """The source graph's outputs as operands (the observer may add more, see
+        `ImportObserver.graph_outputs`)."""
         outputs: dict[str, MLOperand] = {}
         for vi in self.source.outputs:
             name = vi.name

@@ -5,21 +5,23 @@ source node output that became a graph operation added to the built graph as an 
 output. The result maps each source value name to either the name of the graph output that
 carries it or, for values folded at conversion time, the constant array itself.
 
-Until the importer has a public hook for this (requested: `Importer(..., expose_all=True)` or
-`ImportResult.values`), this module subclasses the importer and extends its `_outputs` step.
+The taps are a plain `ImportObserver` (`converter.importer`): `on_node` records the source
+nodes in graph order, `graph_outputs` adds their operands to the outputs `build()` gets.
 Restrictions: values produced inside inlined function bodies and subgraphs have scoped names
 and are not tapped; graph inputs are not tapped (they are the inputs).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..frontends import get
-from ..importer import Importer
+from ..importer import ImportContext, ImportObserver, Value
+from ..ir import Node
 from ..webnn import MLGraph, MLOperand
 
 TAP_PREFIX = "__tap__"
@@ -36,59 +38,54 @@ class TappedGraph:
     constants: dict[str, np.ndarray]
 
 
-class _TapMixin:
+class Taps(ImportObserver):
     """Adds every source node output operand to the graph outputs."""
 
-    tap_outputs: dict[str, str]
-    tap_constants: dict[str, np.ndarray]
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        """Output value names of the source nodes, in graph order."""
+        self.outputs: dict[str, str] = {}
+        self.constants: dict[str, np.ndarray] = {}
 
-    def graph_outputs(self) -> dict[str, MLOperand]:
-        outputs: dict[str, MLOperand] = super().graph_outputs()  # type: ignore[misc]
-        self.tap_outputs = {}
-        self.tap_constants = {}
-        if self.errors:  # type: ignore[attr-defined]
-            return outputs
+    def on_node(self, node: Node, outputs: Sequence[Value | None]) -> None:
+        self.names.extend(node.outputs)
+
+    def graph_outputs(self, ctx: ImportContext, outputs: dict[str, MLOperand]
+                      ) -> dict[str, MLOperand]:
+        outputs = dict(outputs)
         by_operand = {id(op): name for name, op in outputs.items()}
-        source = self.source  # type: ignore[attr-defined]
-        operands = self.operands  # type: ignore[attr-defined]
-        consts = self.consts  # type: ignore[attr-defined]
         for name in outputs:
-            self.tap_outputs[name] = name
-        for node in source.nodes:
-            for name in node.outputs:
-                if not name or name in self.tap_outputs or name in self.tap_constants:
-                    continue
-                op = operands.get(name)
-                if op is None:
-                    if name in consts:
-                        self.tap_constants[name] = np.asarray(consts[name])
-                    continue
-                if op.kind == "constant" and op.value is not None:
-                    self.tap_constants[name] = np.asarray(op.value)
-                    continue
-                if op.kind != "output":
-                    continue
-                key = by_operand.get(id(op))
-                if key is None:
-                    n = len(by_operand)
-                    while f"{TAP_PREFIX}{n}" in outputs:
-                        n += 1
-                    key = by_operand[id(op)] = f"{TAP_PREFIX}{n}"
-                    outputs[key] = op
-                self.tap_outputs[name] = key
+            self.outputs[name] = name
+        for name in self.names:
+            if not name or name in self.outputs or name in self.constants:
+                continue
+            op = ctx.operands.get(name)
+            if op is None:
+                if name in ctx.consts:
+                    self.constants[name] = np.asarray(ctx.consts[name])
+                continue
+            if op.kind == "constant" and op.value is not None:
+                self.constants[name] = np.asarray(op.value)
+                continue
+            if op.kind != "output":
+                continue
+            key = by_operand.get(id(op))
+            if key is None:
+                n = len(by_operand)
+                while f"{TAP_PREFIX}{n}" in outputs:
+                    n += 1
+                key = by_operand[id(op)] = f"{TAP_PREFIX}{n}"
+                outputs[key] = op
+            self.outputs[name] = key
         return outputs
-
-
-def _importer_class(source: Any) -> type[Importer]:
-    base = get(source.source_format).impl().importer_class()
-    return type(f"Tapped{base.__name__}", (_TapMixin, base), {})
 
 
 def convert_tapped(source: Any) -> TappedGraph:
     """Convert `source` (a SourceGraph as read for the normal conversion) with taps.
     Raises what the importer raises."""
-    lookup = get(source.source_format).op_registry().lookup
-    importer = _importer_class(source)(source, lookup)
+    frontend = get(source.source_format)
+    taps = Taps()
+    importer = frontend.impl().importer_class()(source, frontend.op_registry().lookup,
+                                                observer=taps)
     result = importer.run()
-    return TappedGraph(result.graph, dict(importer.tap_outputs),  # type: ignore[attr-defined]
-                       dict(importer.tap_constants))  # type: ignore[attr-defined]
+    return TappedGraph(result.graph, dict(taps.outputs), dict(taps.constants))

@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 
 from converter.errors import UnsupportedDataType
-from converter.ir import Node
 from converter.importer import ImportContext
+from converter.ir import Node
 
 
 def const_or_none(ctx: ImportContext, name: str) -> np.ndarray | None:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from converter.errors import UnsupportedAttribute
-from converter.ir import Node
 from converter.importer import ImportContext
+from converter.ir import Node
 from op_mappings.onnx._util import ints
 
 

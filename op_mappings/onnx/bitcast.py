@@ -24,8 +24,8 @@ import numpy as np
 from onnx import helper
 
 from converter.errors import UnsupportedDataType
-from converter.ir import Node
 from converter.importer import ImportContext
+from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 _WIDTH = {"int8": 8, "uint8": 8, "int32": 32, "uint32": 32, "float32": 32, "bool": 8}
@@ -119,8 +119,7 @@ def bitcast(ctx: ImportContext, node: Node) -> list[Any]:
     b = ctx.builder
     name = node.inputs[0]
     x = ctx.operand(name)
-    src = "bool" if x.data_type == "uint8" and name in getattr(
-        ctx.importer, "bool_values", set()) else x.data_type
+    src = "bool" if x.data_type == "uint8" and ctx.is_bool(name) else x.data_type
     to = np.dtype(helper.tensor_dtype_to_np_dtype(int(node.attrs["to"]))).name
     if src not in _WIDTH or to not in _WIDTH or _WIDTH[src] != _WIDTH[to] or to == "bool":
         raise UnsupportedDataType(f"BitCast from {src} to {to} is not supported (8- and "

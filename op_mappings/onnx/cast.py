@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.ir import Node
 from converter.frontends.onnx.reader import dtype_name
 from converter.importer import ImportContext, webnn_dtype
+from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 

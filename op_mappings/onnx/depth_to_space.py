@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from converter.errors import InvalidModel, UnsupportedAttribute
-from converter.ir import Node
 from converter.importer import ImportContext
+from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 

@@ -22,8 +22,8 @@ import numpy as np
 from onnx import helper
 
 from converter.errors import InvalidModel
-from converter.ir import Node
 from converter.importer import ImportContext
+from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 

@@ -30,8 +30,8 @@ import numpy as np
 from onnx import helper
 
 from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
-from converter.ir import Node
 from converter.importer import ImportContext
+from converter.ir import Node
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, scalar
 from op_mappings.onnx._spatial import conv

@@ -11,6 +11,7 @@ the integers directly (same parameters on input and output).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -99,14 +100,6 @@ def is_quantized(info: TensorInfo | None) -> bool:
     return info is not None and info.quantized
 
 
-def _cache(ctx: ImportContext) -> dict[Any, Any]:
-    cache = getattr(ctx, "_tflite_cache", None)
-    if cache is None:
-        cache = {}
-        ctx._tflite_cache = cache  # type: ignore[attr-defined]
-    return cache
-
-
 def qparams(info: TensorInfo, rank: int) -> tuple[np.ndarray, np.ndarray]:
     """scale (float32) and zero point (int64) shaped for the tensor's rank."""
     q = info.quant
@@ -134,7 +127,7 @@ def dequantize_value(value: np.ndarray, info: TensorInfo) -> np.ndarray:
 def q_constants(ctx: ImportContext, info: TensorInfo, rank: int, dtype: str
                 ) -> tuple[MLOperand, MLOperand]:
     key = ("q", info.name, rank, dtype)
-    cache = _cache(ctx)
+    cache = ctx.memo  # builder constants: one per context (and builder)
     if key not in cache:
         scale, zp = qparams(info, rank)
         cache[key] = (ctx.builder.constant(scale.astype(np.float32)),
@@ -151,7 +144,7 @@ def fin(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand | None:
     if not is_quantized(info):
         return ctx.operand(name)
     assert info is not None
-    cache = _cache(ctx)
+    cache = ctx.memo  # float views: one per context (and builder)
     if ("dq", name) in cache:
         return cache[("dq", name)]
     if ctx.is_constant(name) and info.dtype not in QTYPES:
@@ -249,17 +242,23 @@ def run_subgraph(ctx: ImportContext, index: int, values: Sequence[Any], tag: str
     """Convert TFLite subgraph `index` inline with its inputs bound to `values` (numpy
     constants or operands); its outputs (numpy for constants, operands otherwise). Only
     available while importing (handlers that use it are registered with `fold=False`)."""
-    fn = getattr(ctx.importer, "run_tflite_subgraph", None)
-    if fn is None:
-        raise UnsupportedAttribute("subgraphs can only be inlined by the TFLite importer")
-    return fn(int(index), list(values), tag)
+    return ctx.run_subgraph(int(index), list(values), tag)
 
 
-def state(ctx: ImportContext) -> dict[str, Any]:
-    """Per-conversion state shared by the control-flow and variable handlers (resource
-    variables by handle key, init subgraphs already run)."""
-    holder = ctx.importer if ctx.importer is not None else ctx
-    return holder.__dict__.setdefault("_tflite_state", {"variables": {}, "called_once": set()})
+@dataclass
+class ConversionState:
+    """Per-conversion state shared by the control-flow and variable handlers: resource
+    variables by handle key, init subgraphs already run, and how many init subgraphs are
+    running now (their variable assignments are initial values, not updates)."""
+
+    variables: dict[str, Any] = field(default_factory=dict)
+    called_once: set[int] = field(default_factory=set)
+    in_init: int = 0
+
+
+def state(ctx: ImportContext) -> ConversionState:
+    """This conversion's `ConversionState` (`ctx.shared`)."""
+    return ctx.shared(ConversionState)
 
 
 # -- options ---------------------------------------------------------------------------------
@@ -272,8 +271,9 @@ def options_or_defaults(node: TFLiteNode, table: str, key: str) -> dict[str, Any
     (CONV_3D_TRANSPOSE uses Conv3DOptions)."""
     if key in node.attrs:
         return dict(node.attrs)
-    from ai_edge_litert import schema_py_generated as schema
+    from converter.frontends.tflite.options import defaults
 
-    from converter.frontends.tflite.reader import _decode
-
-    return _decode(getattr(schema, table + "T")())
+    found = defaults(table)
+    if found is None:
+        raise ValueError(f"options table {table!r} is not in the TFLite schema")
+    return found

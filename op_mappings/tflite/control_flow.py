@@ -1,7 +1,7 @@
 """Control flow resolved at conversion time: WHILE, IF, CALL_ONCE, STABLEHLO_COMPOSITE.
 
 WebNN graphs have no control flow, so subgraphs are converted inline
-(`TFLiteImporter.run_tflite_subgraph`); their nodes fold like any other node, which is what
+(`ctx.run_subgraph`, see `TFLiteImporter.run_subgraph`); their nodes fold like any other node, which is what
 makes trip counts and conditions known:
 - WHILE: the condition subgraph is converted before every iteration; it must fold to a
   constant (a counter compared with a constant limit, as Keras RNN layers export). The body
@@ -59,7 +59,7 @@ def while_loop(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     condition's dependency on graph inputs."""
     cond = int(node.attrs["cond_subgraph_index"])
     body = int(node.attrs["body_subgraph_index"])
-    limit = int(node.settings.get("max_while_iterations", MAX_WHILE_ITERATIONS))
+    limit = int(ctx.settings.get("max_while_iterations", MAX_WHILE_ITERATIONS))
     values = _values(ctx, node)
     if len(values) != len(node.outputs):
         raise InvalidModel(f"WHILE has {len(values)} inputs and {len(node.outputs)} outputs")
@@ -90,7 +90,7 @@ def while_loop(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 def _snapshot(ctx: ImportContext) -> dict[str, int]:
-    return {k: id(v) for k, v in state(ctx)["variables"].items()}
+    return {k: id(v) for k, v in state(ctx).variables.items()}
 
 
 @tflite_op("IF", since=1, fold=False)
@@ -136,15 +136,14 @@ def if_then_else(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 def call_once(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """Runs the init subgraph (no inputs, no outputs) once per conversion."""
     index = int(node.attrs["init_subgraph_index"])
-    done = state(ctx)["called_once"]
-    if index not in done:
-        done.add(index)
-        st = state(ctx)
-        st["in_init"] = st.get("in_init", 0) + 1
+    st = state(ctx)
+    if index not in st.called_once:
+        st.called_once.add(index)
+        st.in_init += 1
         try:
             run_subgraph(ctx, index, [], "init")
         finally:
-            st["in_init"] -= 1
+            st.in_init -= 1
     return []
 
 

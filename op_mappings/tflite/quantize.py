@@ -28,7 +28,7 @@ def dequantize(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     info = node.input_infos[0]
     target = node.output_infos[0].dtype
     if info is not None and info.dtype == "float16":
-        if ctx.is_constant(name) and node.settings.get("fold_fp16"):
+        if ctx.is_constant(name) and ctx.settings.get("fold_fp16"):
             return [np.asarray(ctx.const_value(name)).astype(np.float32)]
         return [ctx.builder.cast(ctx.operand(name), target)]
     if not is_quantized(info):

@@ -44,10 +44,10 @@ def _handle(ctx: ImportContext, node: TFLiteNode) -> str:
 @tflite_op("ASSIGN_VARIABLE", since=1, fold=False)
 def assign_variable(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """Stores the value for later READ_VARIABLEs of this conversion."""
-    variables = state(ctx)["variables"]
+    variables = state(ctx).variables
     key = _handle(ctx, node)
     value = ctx.value(node.inputs[1])
-    if not state(ctx).get("in_init"):
+    if not state(ctx).in_init:
         ctx.warn(f"variable {key!r} is updated by the graph; WebNN graphs are stateless, so "
                  "the update is not carried to the next run")
     variables[key] = value
@@ -57,7 +57,7 @@ def assign_variable(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 @tflite_op("READ_VARIABLE", since=1, fold=False)
 def read_variable(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """The variable's current value (constant or operand)."""
-    variables = state(ctx)["variables"]
+    variables = state(ctx).variables
     key = _handle(ctx, node)
     if key not in variables:
         raise InvalidModel(f"variable {key!r} is read before it is assigned")

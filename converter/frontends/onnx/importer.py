@@ -67,7 +67,7 @@ class ONNXImporter(Importer):
             import onnx
             from onnx import helper
 
-            from .formats.onnx import onnx_elem_type
+            from .reader import onnx_elem_type
 
             schema = onnx.defs.get_schema(node.op_type, node.version, node.domain)
             types = {}
@@ -124,7 +124,8 @@ class ONNXImporter(Importer):
 
     def run_subgraph(self, graph: Any, bindings: Sequence[np.ndarray | MLOperand | str | None],
                      tag: str = "") -> list[np.ndarray | MLOperand]:
-        """See `ImportContext.run_subgraph`."""
+        """See `ImportContext.run_subgraph`; `graph` is an ONNX GraphProto (a node's graph
+        attribute)."""
         node = self.ctx.node
         if node is None:
             raise InternalError("run_subgraph called outside a handler")
