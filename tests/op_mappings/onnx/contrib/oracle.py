@@ -43,8 +43,8 @@ def ms_model(op_type: str, inputs: Inputs, attrs: Mapping[str, Any] | None = Non
 
 def reference_model(nodes: list[onnx.NodeProto], inputs: Inputs, outputs: Sequence[str],
                     constants: Sequence[str] = (), opset: int = 21) -> onnx.ModelProto:
-    """A model of standard-op `nodes` (default opset 21) with the same graph inputs/initializers as a one-node
-    model over `inputs`."""
+    """A model of standard-op `nodes` (default opset 21) with the same graph inputs and
+    initializers as a one-node model over `inputs`."""
     graph_inputs, inits = [], []
     for name, value in inputs:
         if value is None:
@@ -82,22 +82,22 @@ def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
 def check_ms(op_type: str, inputs: Inputs, attrs: Mapping[str, Any] | None = None, *,
              outputs: Sequence[str] = ("y",), constants: Sequence[str] = (),
              reference: ReferenceFn | None = None, domain: str = MS,
-             oracle_domain: str | None = None, rtol: float = 1e-5, atol: float = 1e-6,
-             **convert_kw: Any) -> converter.ConversionResult:
+             oracle_domain: str | None = None, opset: int = 17, rtol: float = 1e-5,
+             atol: float = 1e-6, **convert_kw: Any) -> converter.ConversionResult:
     """Convert a one-node `op_type` model and compare with onnxruntime.
 
     `reference(input_names, output_names)` gives standard-op nodes computing the same thing
     (for ops without an onnxruntime CPU kernel); `oracle_domain` runs the node in another
     domain in onnxruntime (an alias onnxruntime only registers there)."""
     model = ms_model(op_type, inputs, attrs, outputs=outputs, constants=constants,
-                     domain=domain)
+                     domain=domain, opset=opset)
     feeds = {n: np.asarray(v) for n, v in inputs if v is not None and n not in constants}
     names = [n if v is not None else "" for n, v in inputs]
     if reference is not None:
         oracle = reference_model(reference(names, list(outputs)), inputs, outputs, constants)
     elif oracle_domain is not None:
         oracle = ms_model(op_type, inputs, attrs, outputs=outputs, constants=constants,
-                          domain=oracle_domain)
+                          domain=oracle_domain, opset=opset)
     else:
         oracle = model
     expected = run_ort(oracle, feeds)
