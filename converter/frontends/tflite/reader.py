@@ -1,9 +1,9 @@
 """TFLite (LiteRT) reader: a `.tflite` flatbuffer -> `TFLiteModel` and a `SourceGraph`.
 
 What it does (see ../shared/docs/tflite-mapping.md section 1):
-- parses the flatbuffer with the `tflite` accessor bindings; builtin options (and the
-  `BuiltinOptions2` union) are decoded with the newer `ai_edge_litert.schema_py_generated`
-  object API, which fills every schema default, into plain dicts with the schema's snake_case
+- parses the flatbuffer with the `tflite` accessor bindings (a core dependency: reading
+  needs no LiteRT); builtin options (and the `BuiltinOptions2` union) are decoded by
+  `options`, which fills every schema default, into plain dicts with the schema's snake_case
   field names (`fused_activation_function`, `stride_w`, ...; enums stay ints). An operator
   without an options table gets the defaults of its op's options type;
 - operator code = max(builtin_code, deprecated_builtin_code); CUSTOM ops are named by their
@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
 import struct
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -49,22 +48,16 @@ from typing import Any
 
 import numpy as np
 import tflite
-from ai_edge_litert import schema_py_generated as S
 
 from ...errors import Fix, InvalidModel, UnresolvedDimensions, render_fixes
 from ...ir import Node, SourceGraph, ValueInfo
 from ..free_dims import InputDims, check_input_dims, fixes_for
+from . import options as schema
+from .options import OPTIONS2_NAMES, OPTIONS_NAMES
 
 # -- enums --------------------------------------------------------------------------------
 
 
-def _enum(cls: Any) -> dict[int, str]:
-    return {v: k for k, v in vars(cls).items() if not k.startswith("_") and isinstance(v, int)}
-
-
-BUILTIN_NAMES: dict[int, str] = {**_enum(tflite.BuiltinOperator), **_enum(S.BuiltinOperator)}
-OPTIONS_NAMES: dict[int, str] = _enum(S.BuiltinOptions)
-OPTIONS2_NAMES: dict[int, str] = _enum(S.BuiltinOptions2)
 CUSTOM_CODE = 32
 
 TENSOR_TYPES: dict[int, str] = {
@@ -108,10 +101,6 @@ def options_class_for(op_type: str) -> str | None:
     if op_type in _OPTIONS_OF:
         return _OPTIONS_OF[op_type]
     return _OPTIONS_BY_NORM.get(_norm(op_type))
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 # -- records -----------------------------------------------------------------------------
@@ -407,9 +396,7 @@ class _Reader:
             sig = tuple(int(d) for d in self.array(t.ShapeSignatureAsNumpy,
                                                     t.ShapeSignatureLength(), "signature", 4))
         has_rank = bool(t.HasRank()) or len(shape) > 0
-        st = S.Tensor()
-        st.Init(t._tab.Bytes, t._tab.Pos)
-        if int(st.ExternalBuffer()) != 0:
+        if schema.tensor_external_buffer(t) != 0:
             raise self.fail(f"tensor {stored!r} keeps its data in an external buffer file, "
                             "which is not supported")
         quant = None
@@ -420,7 +407,7 @@ class _Reader:
             zp = zp.astype(np.int64)
             details = None
             if int(q.DetailsType()) != 0:
-                details = _enum(S.QuantizationDetails).get(int(q.DetailsType()), "unknown")
+                details = schema.QUANTIZATION_DETAILS.get(int(q.DetailsType()), "unknown")
             if scale.size or details:
                 if zp.size == 0:
                     zp = np.zeros(scale.shape, np.int64)
@@ -452,11 +439,11 @@ class _Reader:
         return SparsityInfo(order, block, tuple(levels))
 
     def sparse_vector(self, kind: int, table: Any, stored: str) -> np.ndarray:
-        classes = {1: S.Int32Vector, 2: S.Uint16Vector, 3: S.Uint8Vector}
+        cls = schema.sparse_vector_class(kind)
         elem = {1: 4, 2: 2, 3: 1}
-        if table is None or kind not in classes:
+        if table is None or cls is None:
             raise self.fail(f"tensor {stored!r}: sparse level without index vector")
-        vec = classes[kind]()
+        vec = cls()
         vec.Init(table.Bytes, table.Pos)
         return self.array(vec.ValuesAsNumpy, vec.ValuesLength(), "sparse index", elem[kind]
                           ).astype(np.int64)
@@ -512,7 +499,7 @@ class _Reader:
         if code == CUSTOM_CODE:
             op_type, domain = custom or "", "custom"
         else:
-            op_type, domain = BUILTIN_NAMES.get(code, f"BUILTIN_{code}"), ""
+            op_type, domain = schema.builtin_name(code), ""
         ins = [int(i) for i in self.array(op.InputsAsNumpy, op.InputsLength(), "inputs", 4)]
         outs = [int(i) for i in self.array(op.OutputsAsNumpy, op.OutputsLength(), "outputs", 4)]
         for i in ins + outs:
@@ -547,17 +534,18 @@ class _Reader:
             if kind == 0 or table is None:
                 continue
             cls_name = names.get(kind)
-            if cls_name is None or not hasattr(S, cls_name + "T"):
-                self.warnings.append(f"operator {k} ({op_type}): unknown options type {kind}")
+            decoded = None if cls_name is None else schema.decode(cls_name, table)
+            if decoded is None:
+                self.warnings.append(f"operator {k} ({op_type}): unknown options type "
+                                     f"{kind}{schema.unknown_options_note()}")
                 continue
-            accessor = getattr(S, cls_name)()
-            accessor.Init(table.Bytes, table.Pos)
-            attrs.update(_decode(getattr(S, cls_name + "T").InitFromObj(accessor)))
+            attrs.update(decoded)
             found = True
         if not found and domain == "":
             cls_name = options_class_for(op_type)
-            if cls_name and hasattr(S, cls_name + "T"):
-                attrs.update(_decode(getattr(S, cls_name + "T")()))
+            defaults = schema.defaults(cls_name) if cls_name else None
+            if defaults is not None:
+                attrs.update(defaults)
         return attrs
 
     def custom_options(self, op: Any) -> bytes:
@@ -569,19 +557,6 @@ class _Reader:
             return bytes(self.data[offset:offset + size])
         n = self.count(op.CustomOptionsLength(), "custom_options", 1)
         return bytes(op.CustomOptionsAsNumpy().tobytes()) if n else b""
-
-
-def _decode(obj: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in vars(obj).items():
-        if isinstance(value, np.ndarray):
-            value = tuple(value.tolist())
-        elif isinstance(value, list):
-            value = tuple(value)
-        elif isinstance(value, bytes):
-            value = value.decode("utf-8", "replace")
-        out[_snake(key)] = value
-    return out
 
 
 def _ro(arr: np.ndarray) -> np.ndarray:

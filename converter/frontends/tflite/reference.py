@@ -18,19 +18,29 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import InvalidModel
+from ...errors import ConversionError
 from ..base import SourceRun
+from .options import EXTRA_HINT
+
+
+class LiteRTMissing(ConversionError):
+    """The LiteRT interpreter (the `tflite` extra) is not installed; converting TFLite
+    models does not need it, running the original (validation) does."""
+
+    reason_code = "missing_dependency"
+    default_hint = ""
 
 
 def run_tflite(model: str | os.PathLike[str] | bytes, source: Any,
                inputs: Mapping[str, np.ndarray], *, intermediates: bool = False,
                threads: int = 0) -> SourceRun:
-    """Run a TFLite model in the LiteRT interpreter (`ai_edge_litert`)."""
+    """Run a TFLite model in the LiteRT interpreter (`ai_edge_litert`, imported here only:
+    the `tflite` extra). Raises `LiteRTMissing` when it is not installed."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise InvalidModel("validating TFLite models needs the LiteRT interpreter: install "
-                           "webnn-converter[tflite] (ai-edge-litert)") from exc
+    except ImportError as exc:
+        raise LiteRTMissing("running TFLite models (validation) needs the LiteRT interpreter, "
+                            f"which is not installed: {EXTRA_HINT}") from exc
     kwargs: dict[str, Any] = {}
     if isinstance(model, (bytes, bytearray)):
         kwargs["model_content"] = bytes(model)
