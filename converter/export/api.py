@@ -23,21 +23,45 @@ document starts with `{`) and finds the weights next to it in the order of the f
 document, section 5: `model.safetensors`, `<stem>.safetensors`, `<stem>.weights`,
 `model.weights` (a blob with `<stem>.manifest.json` or `manifest.json`).
 
-All-or-nothing: files are written into a temporary folder next to `outdir` (in its parent)
-and moved into place only once every file has been written; on failure nothing is left
-behind (neither partial files nor the temporary folder). If `outdir` does not exist it is
-created by renaming the temporary folder; if it exists, each file is moved in with an atomic
-rename (existing files of the same name are replaced).
+Output folders (`export(..., force=False)`):
+
+- Everything is written into a temporary folder beside `outdir` (`.<name>.export-XXXX` in
+  its parent) and moved into place only once every file has been written; on failure or
+  interruption (KeyboardInterrupt, or SIGTERM turned into an exception, as the CLI does)
+  nothing is left behind: no partial file and no temporary folder.
+- A new `outdir` is created by renaming the temporary folder (one atomic step).
+- Our folders carry a marker file, `.webnn-converter.json`, listing the files the last
+  export wrote. An existing folder that is empty, or whose every entry is listed in its
+  marker, is ours: its files are replaced (each by an atomic rename) and the files of the
+  previous export that this one does not write are removed, so switching `format="all"` to
+  `format="webnn"` or changing the stem leaves no stale file. The folder itself keeps its
+  identity (a web server or shell running inside it keeps working); a reader looking at the
+  folder during the few renames may see old and new files side by side.
+- Any other non-empty folder is refused (`FileExistsError` naming the folder and a file we
+  did not write) unless `force=True`. `force=True` merges into any folder: our files are
+  moved in (same-named files replaced) and nothing else is removed, so several exports
+  (another stem, another format) can share one folder; the marker then lists the files of
+  every export in the folder that it listed before plus the new ones.
+- Written files get the mode `0o666 & ~umask`, a created folder `0o777 & ~umask` (as `open()`
+  and `mkdir()` would give; `tempfile` makes them private).
+
+`default_stem(model)` and `default_outdir(model)` give the names the CLI uses when `--stem` and
+`-o` are not given: the model file's stem made a plain file name (`models/My Net.onnx` ->
+`My_Net`) and the folder `<model's folder>/<stem>_webnn`. `export()` itself cannot know the
+model's file name: its `stem` defaults to "model".
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import json
 import os
+import re
 import shutil
 import tempfile
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,16 +157,110 @@ def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str,
     return written
 
 
+MARKER = ".webnn-converter.json"
+"""The marker file of folders `export()` wrote (JSON: generator, version, files)."""
+OUTPUT_SUFFIXES = (".webnn", JSON_SUFFIX, ".weights", ".manifest.json", ".safetensors", ".js",
+                   ".html", ".onnx", ".onnx.data")
+"""Every suffix `export()` appends to the stem."""
+_UNSAFE_STEM_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def default_stem(model: str | os.PathLike[str]) -> str:
+    """The file stem for outputs of `model` (a path): its name without the last suffix,
+    with every character outside `[A-Za-z0-9_.-]` replaced by `_` and a leading `.` or `-`
+    prefixed with `_`; "model" when nothing is left."""
+    stem = _UNSAFE_STEM_CHARS.sub("_", Path(model).stem)
+    if stem[:1] in (".", "-"):
+        stem = "_" + stem
+    return stem if stem.strip("._-") else "model"
+
+
+def default_outdir(model: str | os.PathLike[str]) -> Path:
+    """The output folder for `model` (a path): `<its folder>/<default_stem(model)>_webnn`."""
+    return Path(model).parent / f"{default_stem(model)}_webnn"
+
+
+def _umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # no other way to read it; restored at once
+    os.umask(mask)
+    return mask
+
+
+def _marked_files(folder: Path) -> set[str] | None:
+    """The file names the marker of `folder` lists (None without a readable marker)."""
+    try:
+        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("generator") != "webnn-converter":
+        return None
+    files = data.get("files")
+    if not isinstance(files, list):
+        return None
+    return {f for f in files if isinstance(f, str) and f and "/" not in f and f not in (
+        ".", "..", MARKER)}
+
+
+def _write_marker(folder: Path, files: Iterable[str], mode: int) -> None:
+    """Write (atomically) the marker of `folder` listing `files`."""
+    from converter import __version__
+
+    text = json.dumps({"generator": "webnn-converter", "version": __version__,
+                       "files": sorted(set(files))}, indent=2) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f"{MARKER}.", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, folder / MARKER)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _claim(folder: Path, force: bool, shown: Path) -> set[str] | None:
+    """Check that `export()` may write into `folder` (named `shown` in messages): None when
+    it does not exist, else the names of the files of an earlier export there (removable
+    when stale). Raises `FileExistsError` for a non-empty folder we did not write, unless
+    `force`."""
+    if not folder.exists():
+        return None
+    if not folder.is_dir():
+        raise NotADirectoryError(f"export: {shown} exists and is not a folder")
+    entries = sorted(p.name for p in folder.iterdir())
+    ours = _marked_files(folder) or set()
+    others = [e for e in entries if e not in ours and e != MARKER]
+    if others and not force:
+        why = (f"was not written by webnn-converter (no {MARKER} marker)"
+               if MARKER not in entries else
+               f"holds {others[0]!r}, which webnn-converter did not write")
+        raise FileExistsError(f"export: {shown} is not empty and {why}; refusing to write "
+                              "into it without force=True (CLI: --force)")
+    return {e for e in entries if e in ours}
+
+
 def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "webnn",
-           stem: str = "model", *, name: str | None = None, weights: str = "blob"
-           ) -> list[Path]:
+           stem: str = "model", *, name: str | None = None, weights: str = "blob",
+           force: bool = False) -> list[Path]:
     """Write `graph_or_result` (an MLGraph or anything with a `.graph`) into `outdir` in
     `format` ("webnn", "webnn-json", "js", "onnx" or "all"); returns the written paths
-    (inside outdir).
+    (inside outdir; the marker file is not listed).
 
-    `stem` names the files (a plain file name); `name` is the graph name stored in the
-    `.webnn` header / JSON `name` (default: the stem); `weights` is "blob" (`<stem>.weights`
-    + `<stem>.manifest.json`) or "safetensors" (`<stem>.safetensors`).
+    `stem` names the files (a plain file name, see `default_stem`); `name` is the graph name
+    stored in the `.webnn` header / JSON `name` (default: the stem); `weights` is "blob"
+    (`<stem>.weights` + `<stem>.manifest.json`) or "safetensors" (`<stem>.safetensors`).
+    Without `force` the folder must be absent, empty or written by an earlier export, whose
+    files are replaced (stale ones removed); `force=True` merges into any folder and removes
+    nothing (see the module docstring). Raises ValueError for a bad argument,
+    NotADirectoryError / FileExistsError for an unusable `outdir`, and whatever the writers
+    raise (nothing is left behind then).
     """
     graph = _graph_of(graph_or_result)
     if format not in FORMATS:
@@ -151,25 +269,47 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
         raise ValueError(f"export: weights {weights!r} is not one of {', '.join(WEIGHTS)}")
     check_stem(stem)
     outdir = Path(outdir)
-    if outdir.exists() and not outdir.is_dir():
-        raise NotADirectoryError(f"export: {outdir} exists and is not a folder")
-    parent = outdir.absolute().parent
+    target = Path(os.path.abspath(outdir))
+    if target.parent == target:
+        raise ValueError(f"export: {outdir} is a file-system root; choose a folder")
+    _claim(target, force, outdir)  # fail early, before the work
+    parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.export-", dir=parent))
+    mask = _umask()
+    file_mode, dir_mode = 0o666 & ~mask, 0o777 & ~mask
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=parent))
     try:
         written = _write_all(graph, tmp, format, stem, name if name is not None else stem,
                              weights)
-        if not outdir.exists():
+        names = [p.name for p in written]
+        files = sorted(p.name for p in tmp.iterdir())  # `written` and anything else there
+        for n in files:
+            os.chmod(tmp / n, file_mode)
+        previous = _claim(target, force, outdir)  # again: it may have changed meanwhile
+        if previous is None:
+            _write_marker(tmp, files, file_mode)
+            os.chmod(tmp, dir_mode)
             try:
-                os.rename(tmp, outdir)
+                os.rename(tmp, target)
             except OSError:
-                if not outdir.is_dir():
+                if not target.is_dir():
                     raise
+                previous = _claim(target, force, outdir)  # appeared meanwhile: fill it
             else:
-                return [outdir / p.name for p in written]
-        for p in written:
-            os.replace(p, outdir / p.name)
-        return [outdir / p.name for p in written]
+                return [outdir / n for n in names]
+        # Marker first, listing old and new files, so that an interruption leaves a folder
+        # that is still recognised as ours; stale files go last, then the final marker.
+        _write_marker(tmp, previous | set(files), file_mode)
+        os.replace(tmp / MARKER, target / MARKER)
+        for n in files:
+            os.replace(tmp / n, target / n)
+        if not force:
+            for stale in sorted(previous - set(files)):
+                with contextlib.suppress(FileNotFoundError):
+                    (target / stale).unlink()
+            _write_marker(tmp, files, file_mode)
+            os.replace(tmp / MARKER, target / MARKER)
+        return [outdir / n for n in names]
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
@@ -215,4 +355,5 @@ def _graph_file_in(folder: Path) -> Path:
                            str(folder))
 
 
-__all__ = ["FORMATS", "WEIGHTS", "export", "load"]
+__all__ = ["FORMATS", "MARKER", "OUTPUT_SUFFIXES", "WEIGHTS", "default_outdir", "default_stem",
+           "export", "load"]

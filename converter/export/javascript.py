@@ -25,7 +25,15 @@ Restrictions: float16 tensors use `Float16Array` where the browser has it, else
 `Uint16Array` holding the binary16 bits (what Chromium's WebNN accepts). Integers beyond
 2^53 in number-valued options (clamp bounds, pad value of int64 tensors) are written as
 BigInt literals. The page needs a browser with WebNN (`navigator.ml`) and must be served over
-HTTP (ES modules do not load from file://).
+HTTP: browsers block module scripts and `fetch()` of the weights on file:// URLs.
+
+The page explains itself: it says how to serve the folder (`python3 -m http.server` in it,
+then http://localhost:8000/<stem>.html) and why file:// fails (also as an on-page error
+when it is opened from file://), lists the inputs and outputs (names, data types, shapes)
+as static HTML (readable even when no script runs), and shows timings (weights load,
+context creation, graph build, first compute, average compute). Text placed in the HTML
+markup goes through `html_literal` (every character outside a small ASCII set becomes a
+numeric character reference); text placed in the script is a `js_string` literal.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +68,26 @@ def js_string(text: str) -> str:
     out = json.dumps(text, ensure_ascii=True)
     return (out.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+_HTML_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                        " _-.,:;/()[]{}+=*!?@#%^|~")
+
+
+def html_literal(text: str) -> str:
+    """`text` as HTML character data or a quoted attribute value: every character outside
+    letters, digits and a few inert punctuation marks becomes a numeric character
+    reference (`<` -> `&#60;`, `\\n` -> `&#10;`, `名` -> `&#21517;`), so the result is ASCII,
+    holds no markup, quote, backslash, line break or U+2028/U+2029, and shows `text`
+    unchanged. Lone surrogates become U+FFFD."""
+    out = []
+    for ch in text:
+        if ch in _HTML_PLAIN:
+            out.append(ch)
+        else:
+            code = ord(ch)
+            out.append(f"&#{0xFFFD if 0xD800 <= code <= 0xDFFF or code == 0 else code};")
+    return "".join(out)
 
 
 def js_number(value: Any) -> str:
@@ -268,19 +296,37 @@ _HTML = """<!doctype html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>WebNN model</title>
+<title>WebNN model: __NAME__</title>
 <style>
   body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; max-width: 60rem; }
   textarea { width: 100%; min-height: 6rem; font-family: monospace; }
   pre { background: #f4f4f4; padding: .75rem; overflow: auto; }
+  table { border-collapse: collapse; margin: .5rem 0 1rem; }
+  th, td { border-bottom: 1px solid #ddd; padding: 2px 10px 2px 0; text-align: left; }
+  td.num { text-align: right; font-variant-numeric: tabular-nums; }
   .error { color: #b00020; }
 </style>
 </head>
 <body>
-<h1 id="title">WebNN model</h1>
-<p id="status">Loading&hellip; If this message stays, serve this folder over HTTP (for example
-<code>python3 -m http.server</code>): ES modules do not load from <code>file://</code>.</p>
+<h1 id="title">WebNN model: __NAME__</h1>
+<p id="status">Loading&hellip; If this message stays, the page's script could not run: serve
+this folder over HTTP as described below.</p>
 <noscript><p class="error">This page needs JavaScript and a browser with WebNN.</p></noscript>
+<details id="help" open>
+<summary>How to open this page</summary>
+<p>Serve this folder over HTTP, for example with Python:</p>
+<pre>cd path/to/this/folder
+python3 -m http.server</pre>
+<p>and open <a href="http://localhost:8000/__PAGE__">http://localhost:8000/__PAGE__</a> in a
+browser with WebNN (<code>navigator.ml</code>: Chrome or Edge with WebNN enabled).
+Opening the file directly (a <code>file://</code> URL) does not work: browsers block module
+scripts (<code>__MODULE_FILE__</code>) and <code>fetch()</code> of the weights
+(<code>__WEIGHTS_FILE__</code>) on <code>file://</code> pages.</p>
+</details>
+<h2>Inputs</h2>
+__INPUTS__
+<h2>Outputs</h2>
+__OUTPUTS__
 <form id="controls">
   <label>Power preference
     <select id="power"><option>default</option><option>high-performance</option>
@@ -291,16 +337,26 @@ _HTML = """<!doctype html>
   <textarea id="inputs" spellcheck="false"></textarea>
   <p><button id="run" type="submit" disabled>Run</button></p>
 </form>
+<h2>Timings</h2>
+<table id="timings">
+<tr><th>Weights load</th><td class="num" id="t-weights">&ndash;</td></tr>
+<tr><th>Context creation</th><td class="num" id="t-context">&ndash;</td></tr>
+<tr><th>Graph build</th><td class="num" id="t-build">&ndash;</td></tr>
+<tr><th>First compute (dispatch + read)</th><td class="num" id="t-first">&ndash;</td></tr>
+<tr><th>Average compute</th><td class="num" id="t-average">&ndash;</td></tr>
+</table>
 <pre id="log"></pre>
 <script type="module">
 const MODULE_URL = __MODULE__;
 const WEIGHTS_URL = __WEIGHTS__;
+const PAGE_FILE = __PAGE_JS__;
 const $ = (id) => document.getElementById(id);
 const status = (text, error = false) => {
   $("status").textContent = text;
   $("status").className = error ? "error" : "";
 };
 const log = (line) => { $("log").textContent += line + "\\n"; };
+const ms = (id, value) => { $(id).textContent = `${value.toFixed(2)} ms`; };
 
 function toHalfBits(value) {
   const f32 = new Float32Array([value]);
@@ -363,6 +419,13 @@ function preview(desc, array, mod) {
 }
 
 async function main() {
+  if (globalThis.location?.protocol === "file:") {
+    status("This page was opened from a file:// URL, where browsers block module scripts " +
+           "and fetch() of the weights file. Serve this folder over HTTP: run " +
+           "`python3 -m http.server` in it and open " +
+           `http://localhost:8000/${PAGE_FILE}`, true);
+    return;
+  }
   let mod;
   try {
     mod = await import(new URL(MODULE_URL, document.baseURI));
@@ -383,7 +446,9 @@ async function main() {
   });
   let weights;
   try {
+    const t = performance.now();
     weights = await mod.loadWeights(new URL(WEIGHTS_URL, document.baseURI));
+    ms("t-weights", performance.now() - t);
   } catch (e) {
     status(`Could not load the weights: ${e}`, true);
     return;
@@ -411,10 +476,15 @@ async function run(mod, weights) {
     throw new Error("inputs JSON must be an object of input name to values");
   }
   status("Creating the WebNN context...");
-  const context = await navigator.ml.createContext({powerPreference: $("power").value});
   let t = performance.now();
+  const context = await navigator.ml.createContext({powerPreference: $("power").value});
+  ms("t-context", performance.now() - t);
+  status("Building the graph...");
+  t = performance.now();
   const graph = await mod.buildGraph(context, weights);
-  log(`build: ${(performance.now() - t).toFixed(1)} ms`);
+  const build = performance.now() - t;
+  ms("t-build", build);
+  log(`build: ${build.toFixed(1)} ms`);
   const inputs = [], outputs = [];
   for (const desc of mod.INPUTS) {
     const values = Object.hasOwn(given, desc.name) ? [given[desc.name]].flat(Infinity)
@@ -437,11 +507,15 @@ async function run(mod, weights) {
   status("Running...");
   t = performance.now();
   const buffers = await once();
-  log(`first run (dispatch + read): ${(performance.now() - t).toFixed(2)} ms`);
+  const first = performance.now() - t;
+  ms("t-first", first);
+  log(`first run (dispatch + read): ${first.toFixed(2)} ms`);
   const runs = Math.max(1, Math.min(1000, Number($("runs").value) || 1));
   t = performance.now();
   for (let i = 0; i < runs; i++) await once();
-  log(`average of ${runs} runs: ${((performance.now() - t) / runs).toFixed(2)} ms`);
+  const average = (performance.now() - t) / runs;
+  $("t-average").textContent = `${average.toFixed(2)} ms (${runs} runs)`;
+  log(`average of ${runs} runs: ${average.toFixed(2)} ms`);
   mod.OUTPUTS.forEach((desc, i) => {
     const array = new (mod.typedArrayFor(desc.dataType))(buffers[i]);
     log(`${JSON.stringify(desc.name)}: ${preview(desc, array, mod)}`);
@@ -456,10 +530,39 @@ main();
 """
 
 
-def html_text(module_file: str, weights_file: str) -> str:
-    """The runner page; file names are inserted as escaped string literals only."""
-    return (_HTML.replace("__MODULE__", js_string("./" + module_file))
-            .replace("__WEIGHTS__", js_string("./" + weights_file)))
+def _io_table(items: Iterable[tuple[str, str, Sequence[int]]]) -> str:
+    rows = [f"<tr><td><code>{html_literal(name)}</code></td><td>{html_literal(dtype)}</td>"
+            f"<td>[{', '.join(str(int(d)) for d in shape)}]</td></tr>"
+            for name, dtype, shape in items]
+    if not rows:
+        return "<p>(none)</p>"
+    return ("<table>\n<tr><th>Name</th><th>Data type</th><th>Shape</th></tr>\n"
+            + "\n".join(rows) + "\n</table>")
+
+
+def html_text(module_file: str, weights_file: str, *, page_file: str | None = None,
+              name: str = "", inputs: Iterable[tuple[str, str, Sequence[int]]] = (),
+              outputs: Iterable[tuple[str, str, Sequence[int]]] = ()) -> str:
+    """The runner page. File names go into the script as escaped string literals only
+    (`js_string`); the graph name, file names and the `(name, data type, shape)` rows of
+    `inputs` / `outputs` go into the markup through `html_literal`. `page_file` is the
+    page's own file name (default: the module's stem + `.html`), used in the serving
+    instructions."""
+    if page_file is None:
+        page_file = module_file.rsplit(".", 1)[0] + ".html"
+    replacements = {
+        "__MODULE__": js_string("./" + module_file),
+        "__WEIGHTS__": js_string("./" + weights_file),
+        "__PAGE_JS__": js_string(page_file),
+        "__NAME__": html_literal(name),
+        "__PAGE__": html_literal(page_file),
+        "__MODULE_FILE__": html_literal(module_file),
+        "__WEIGHTS_FILE__": html_literal(weights_file),
+        "__INPUTS__": _io_table(inputs),
+        "__OUTPUTS__": _io_table(outputs),
+    }
+    return re.sub("|".join(re.escape(k) for k in replacements),
+                  lambda m: replacements[m.group(0)], _HTML)
 
 
 def check_stem(stem: str) -> str:
@@ -477,8 +580,11 @@ def to_javascript(graph: MLGraph, stem: str = "model", name: str | None = None,
     same plan."""
     check_stem(stem)
     p = plan_ or plan(graph, name or stem)
+    rows = {kind: [(n, o.data_type, tuple(o.shape)) for n, o in items.items()]
+            for kind, items in (("inputs", graph.inputs), ("outputs", graph.outputs))}
     return JavaScriptFiles(module_text(p, f"{stem}.weights"),
-                           html_text(f"{stem}.js", f"{stem}.weights"))
+                           html_text(f"{stem}.js", f"{stem}.weights", page_file=f"{stem}.html",
+                                     name=p.name, **rows))
 
 
 def write_javascript(graph: MLGraph, outdir: str | Path, stem: str = "model",
@@ -493,5 +599,5 @@ def write_javascript(graph: MLGraph, outdir: str | Path, stem: str = "model",
     return [js_path, html_path]
 
 
-__all__ = ["JavaScriptFiles", "check_stem", "html_text", "js_string", "js_value",
+__all__ = ["JavaScriptFiles", "check_stem", "html_literal", "html_text", "js_string", "js_value",
            "module_text", "to_javascript", "write_javascript"]

@@ -120,7 +120,7 @@ def test_failure_leaves_nothing_behind(tmp_path: Path, monkeypatch: pytest.Monke
     existing.mkdir()
     (existing / "model.webnn").write_text("old")
     with pytest.raises(RuntimeError, match="disk full"):
-        export(graph, existing, format="js")
+        export(graph, existing, format="js", force=True)
     assert [p.name for p in existing.iterdir()] == ["model.webnn"]
     assert (existing / "model.webnn").read_text() == "old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["existing"]
@@ -130,10 +130,11 @@ def test_existing_folder_files_are_replaced(tmp_path: Path) -> None:
     (tmp_path / "keep.txt").write_text("mine")
     (tmp_path / "model.webnn").write_text("old")
     graph, feeds = _simple()
-    export(graph, tmp_path)
+    export(graph, tmp_path, force=True)  # a folder export() did not write needs force
     assert (tmp_path / "keep.txt").read_text() == "mine"
     assert (tmp_path / "model.webnn").read_text().startswith('webnn_graph "model" v1 {')
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt", "model.manifest.json",
+    assert sorted(p.name for p in tmp_path.iterdir()) == [api.MARKER, "keep.txt",
+                                                          "model.manifest.json",
                                                           "model.webnn", "model.weights"]
 
 
@@ -163,10 +164,10 @@ def test_load_folder_needs_one_graph(tmp_path: Path) -> None:
     graph, _ = _simple()
     export(graph, tmp_path, stem="a")
     assert list(load(tmp_path).outputs) == ["probs</script>", "features"]
-    export(graph, tmp_path, stem="b")
+    export(graph, tmp_path, stem="b", force=True)  # force: merge (else a replaces b)
     with pytest.raises(WebnnFormatError, match="exactly one .webnn"):
         load(tmp_path)
-    export(graph, tmp_path, stem="model")
+    export(graph, tmp_path, stem="model", force=True)
     assert load(tmp_path).outputs
 
 

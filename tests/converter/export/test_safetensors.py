@@ -159,7 +159,7 @@ def test_discovery_order(tmp_path: Path) -> None:
     """model.safetensors, then <stem>.safetensors, then <stem>.weights, then model.weights."""
     x = {"x": np.zeros(5, np.float32)}
     export(_one_weight_graph(1), tmp_path, stem="g")                        # g.weights
-    export(_one_weight_graph(10), tmp_path, stem="model")                   # model.weights
+    export(_one_weight_graph(10), tmp_path, stem="model", force=True)       # model.weights
     (tmp_path / "model.webnn").unlink()
     assert _run(load(tmp_path / "g.webnn"), x)["y"][0] == 1
     (tmp_path / "g.weights").unlink()
@@ -277,9 +277,11 @@ def test_cli_convert_webnn_json_with_safetensors(tmp_path: Path) -> None:
     model = tiny_cnn(tmp_path / "tiny.onnx")
     out = tmp_path / "out"
     r = CliRunner().invoke(cli, ["convert", str(model), "-o", str(out), "--dim", "batch=1",
-                                 "--format", "webnn-json", "--weights", "safetensors"])
+                                 "--format", "webnn-json", "--weights", "safetensors",
+                                 "--stem", "model"])
     assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in out.iterdir()) == ["model.safetensors", "model.webnn.json"]
+    assert sorted(p.name for p in out.iterdir()) == [".webnn-converter.json",
+                                                     "model.safetensors", "model.webnn.json"]
     result = converter.convert(str(model), free_dims={"batch": 1})
     feeds = {"image": RNG.standard_normal((1, 3, 16, 16)).astype(np.float32)}
     loaded = converter.load(out / "model.webnn.json")

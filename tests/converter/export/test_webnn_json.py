@@ -59,7 +59,8 @@ def test_converted_onnx_model_round_trips_bit_exact(tiny: Any, tmp_path: Path,
     names = {"blob": ["model.manifest.json", "model.webnn.json", "model.weights"],
              "safetensors": ["model.safetensors", "model.webnn.json"]}[weights]
     assert sorted(p.name for p in paths) == names
-    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == names
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [".webnn-converter.json",
+                                                                    *names]
     doc = json.loads((tmp_path / "out" / "model.webnn.json").read_text())
     assert doc["format"] == JSON_FORMAT and doc["version"] == 1 and doc["name"] == "model"
     assert doc["quantized"] is False and doc["outputs"] == {"probs": "probs"}
@@ -158,7 +159,7 @@ def test_text_and_json_exports_are_equivalent(tiny: Any, tmp_path: Path) -> None
     result, feeds = tiny
     export(result, tmp_path, format="webnn")
     blob = (tmp_path / "model.weights").read_bytes()
-    export(result, tmp_path, format="webnn-json")
+    export(result, tmp_path, format="webnn-json", force=True)  # force: keep the text form
     assert (tmp_path / "model.weights").read_bytes() == blob
     from_text = load(tmp_path / "model.webnn")
     from_json = load(tmp_path / "model.webnn.json")
@@ -182,7 +183,7 @@ def test_json_is_detected_by_content_not_suffix(tiny: Any, tmp_path: Path) -> No
 def test_size_compared_with_the_text_form(tiny: Any, tmp_path: Path) -> None:
     result, _ = tiny
     export(result, tmp_path, format="webnn")
-    export(result, tmp_path, format="webnn-json")
+    export(result, tmp_path, format="webnn-json", force=True)  # force: keep the text form
     text = (tmp_path / "model.webnn").stat().st_size
     doc = (tmp_path / "model.webnn.json").stat().st_size
     assert text < doc < 3 * text  # one object per line, no padding: ~1.8x for this model
