@@ -25,15 +25,16 @@ from converter.ir import Node
 FLOAT_TYPES = ("float32", "float16")
 
 
-def check_arity(node: Node, inputs: tuple[int, int], outputs: tuple[int, int] = (1, 1)) -> None:
-    """InvalidModel unless the node has inputs[0]..inputs[1] inputs (the first inputs[0] of
-    them present) and outputs[0]..outputs[1] outputs."""
+def check_arity(node: Node, inputs: tuple[int, int], outputs: tuple[int, int] = (1, 1),
+                required: Sequence[int] | None = None) -> None:
+    """InvalidModel unless the node has inputs[0]..inputs[1] inputs (the `required` ones
+    present: by default the first inputs[0]) and outputs[0]..outputs[1] outputs."""
     lo, hi = inputs
     n = len(node.inputs)
     if not lo <= n <= hi:
         want = str(lo) if lo == hi else f"{lo} to {hi}"
         raise InvalidModel(f"{node.op_type} takes {want} inputs, the node has {n}")
-    missing = [i for i in range(lo) if not node.inputs[i]]
+    missing = [i for i in (range(lo) if required is None else required) if not node.input(i)]
     if missing:
         raise InvalidModel(f"{node.op_type} required input(s) {missing} are omitted")
     olo, ohi = outputs

@@ -1,0 +1,197 @@
+"""onnxruntime's embedding fusions (com.microsoft) -> WebNN gather + layerNormalization.
+
+- EmbedLayerNormalization (BERT embeddings): word_embedding[input_ids] +
+  position_embedding[position_ids or 0..S-1] (+ segment_embedding[segment_ids]), then
+  layerNormalization over the hidden axis with gamma/beta. Outputs: output, mask_index (the
+  number of mask entries equal to 1 per batch row, int32 [B]; zeros without a mask, as
+  onnxruntime computes it) and embedding_sum (the sum before normalisation).
+- RelativePositionBias (T5): the binned relative-position bias [1, num_heads, L, L]; the
+  bucket of every (query, key) pair is computed at conversion time (float32 logarithms, as
+  onnxruntime's kernel) and the bias table gathered with it. The table is read the way
+  onnxruntime reads it: its [num_buckets, num_heads] data taken as [num_heads, num_buckets]
+  ("col-major", see onnxruntime's RelativePositionBias test).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.importer import ImportContext
+from converter.ir import Node
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._helpers_ext import const_or_none
+from op_mappings.onnx.contrib._common import (
+    attr_float,
+    attr_int,
+    check_arity,
+    check_same_type,
+    check_shape,
+    float_operand,
+    to_type,
+)
+
+MS = "com.microsoft"
+INDEX_TYPES = ("int32", "int64")
+
+
+def _ids(ctx: ImportContext, node: Node, index: int, what: str) -> Any:
+    x = ctx.operand(node.inputs[index])
+    if x.data_type not in INDEX_TYPES:
+        raise UnsupportedDataType(f"EmbedLayerNormalization {what} (input {index}) has data "
+                                  f"type {x.data_type}; int32 is expected")
+    return x
+
+
+def _table(ctx: ImportContext, node: Node, index: int, what: str, hidden: int | None) -> Any:
+    t = float_operand(ctx, node, index, what)
+    if t.rank != 2 or (hidden is not None and t.shape[1] != hidden):
+        want = "2-D" if hidden is None else f"2-D with {hidden} columns"
+        raise InvalidModel(f"EmbedLayerNormalization {what} must be {want}, got shape "
+                           f"{list(t.shape)}")
+    return t
+
+
+def _first_rows(ctx: ImportContext, node: Node, index: int, rows: int) -> Any:
+    """Rows [0, rows) of the 2-D input `index` (sliced in numpy when it is constant)."""
+    value = const_or_none(ctx, node.inputs[index])
+    if value is not None:
+        return ctx.constant(np.ascontiguousarray(value[:rows]), what="position embeddings")
+    t = ctx.operand(node.inputs[index])
+    return t if t.shape[0] == rows else ctx.builder.slice(t, [0, 0], [rows, t.shape[1]])
+
+
+@onnx_op("EmbedLayerNormalization", since=1, domain=MS)
+def embed_layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+    """BERT embedding + layer normalisation (see the module docstring).
+    Restrictions: float32/float16 tables (the sum and normalisation run in float32); int32
+    (or int64) ids of shape [B, S]; segment_ids and segment_embedding both given or both
+    omitted; without position_ids S must not exceed the position table's rows;
+    out-of-range ids are not detected (WebNN gather clamps or is implementation-defined,
+    onnxruntime fails)."""
+    check_arity(node, (7, 9), (1, 3), required=(0, 2, 3, 5, 6))
+    b = ctx.builder
+    ids = _ids(ctx, node, 0, "input_ids")
+    if ids.rank != 2:
+        raise InvalidModel(f"EmbedLayerNormalization input_ids must be 2-D [batch, sequence], "
+                           f"got shape {list(ids.shape)}")
+    batch, seq = ids.shape
+    word = _table(ctx, node, 2, "word_embedding", None)
+    hidden = word.shape[1]
+    pos_table = _table(ctx, node, 3, "position_embedding", hidden)
+    gamma = float_operand(ctx, node, 5, "gamma")
+    beta = float_operand(ctx, node, 6, "beta")
+    check_shape(node, gamma, [hidden], "gamma")
+    check_shape(node, beta, [hidden], "beta")
+    has_seg, has_seg_table = bool(node.input(1)), bool(node.input(4))
+    if has_seg != has_seg_table:
+        raise InvalidModel("EmbedLayerNormalization needs segment_ids and segment_embedding "
+                           "together (one of them is omitted)")
+    seg_table = _table(ctx, node, 4, "segment_embedding", hidden) if has_seg else None
+    check_same_type(node, [(word, "word_embedding"), (pos_table, "position_embedding"),
+                           (seg_table, "segment_embedding"), (gamma, "gamma"),
+                           (beta, "beta")])
+    eps = attr_float(node, "epsilon", 1e-12)
+    attr_int(node, "mask_index_type", 1)
+    dt = word.data_type
+
+    def f32(v: Any) -> Any:
+        return to_type(ctx, v, "float32")
+
+    s = f32(b.gather(word, ids, axis=0))
+    if node.input(8):
+        pos_ids = _ids(ctx, node, 8, "position_ids")
+        if pos_ids.rank != 2 or pos_ids.shape[1] != seq or pos_ids.shape[0] not in (1, batch):
+            raise InvalidModel(f"EmbedLayerNormalization position_ids of shape "
+                               f"{list(pos_ids.shape)} must be [1, {seq}] or [{batch}, {seq}]")
+        s = b.add(s, f32(b.gather(pos_table, pos_ids, axis=0)))
+    else:
+        if seq > pos_table.shape[0]:
+            raise InvalidModel(f"EmbedLayerNormalization sequence length {seq} exceeds the "
+                               f"{pos_table.shape[0]} rows of position_embedding")
+        s = b.add(s, b.reshape(f32(_first_rows(ctx, node, 3, seq)), [1, seq, hidden]))
+    if has_seg:
+        seg_ids = _ids(ctx, node, 1, "segment_ids")
+        check_shape(node, seg_ids, [batch, seq], "segment_ids")
+        s = b.add(s, f32(b.gather(seg_table, seg_ids, axis=0)))
+    y = b.layer_normalization(s, scale=f32(gamma), bias=f32(beta), axes=[2], epsilon=eps)
+    outs: list[Any] = [to_type(ctx, y, dt)]
+    if len(node.outputs) > 1:
+        mask_index = None
+        if node.outputs[1]:
+            if node.input(7):
+                mask = _ids(ctx, node, 7, "mask")
+                check_shape(node, mask, [batch, seq], "mask")
+                ones = b.equal(mask, b.constant(np.ones((), mask.data_type)))
+                mask_index = b.reduce_sum(b.cast(ones, "int32"), axes=[1])
+            else:
+                mask_index = ctx.constant(np.zeros(batch, np.int32))
+        outs.append(mask_index)
+    if len(node.outputs) > 2:
+        outs.append(to_type(ctx, s, dt) if node.outputs[2] else None)
+    return outs
+
+
+def relative_position_buckets(query: int, key: int, num_buckets: int, max_distance: int,
+                              bidirectional: bool) -> np.ndarray:
+    """int32 [query, key] bucket of each (row, col) pair, relative position col - row, with
+    onnxruntime's float32 arithmetic (T5's _relative_position_bucket)."""
+    rel = np.arange(key)[None, :] - np.arange(query)[:, None]
+    buckets = np.zeros(rel.shape, np.int64)
+    nb = num_buckets
+    if bidirectional:
+        nb //= 2
+        buckets += np.where(rel > 0, nb, 0)
+        n = np.abs(rel)
+    else:
+        n = np.where(rel > 0, 0, -rel)
+    max_exact = nb // 2
+    ratio = np.maximum(n, 1).astype(np.float32) / np.float32(max_exact)
+    scale = np.log(np.float32(max_distance) / np.float32(max_exact))
+    large = (np.log(ratio) / scale * np.float32(nb - max_exact)).astype(np.float32)
+    large = np.minimum(max_exact + np.trunc(large).astype(np.int64), nb - 1)
+    buckets += np.where(n < max_exact, n, large)
+    return buckets.astype(np.int32)
+
+
+@onnx_op("RelativePositionBias", since=1, domain=MS, const_inputs=(1, 2))
+def relative_position_bias(ctx: ImportContext, node: Node) -> list[Any]:
+    """T5 binned relative position bias [1, num_heads, L, L] (see the module docstring).
+    Restrictions: float32/float16 bias_table; query_length and key_length must be constants
+    and equal (onnxruntime's rule); max_distance must exceed num_buckets/4 (bidirectional) or
+    num_buckets/2."""
+    check_arity(node, (3, 3))
+    table = float_operand(ctx, node, 0, "bias_table")
+    if table.rank != 2:
+        raise InvalidModel(f"RelativePositionBias bias_table must be 2-D [num_buckets, "
+                           f"num_heads], got shape {list(table.shape)}")
+    lengths = []
+    for i, what in ((1, "query_length"), (2, "key_length")):
+        value = np.asarray(ctx.const_input(node, i))
+        if value.size != 1 or value.dtype.kind not in "iu" or int(value.reshape(-1)[0]) < 1:
+            raise InvalidModel(f"RelativePositionBias {what} must be one positive integer, "
+                               f"got {value.tolist()}")
+        lengths.append(int(value.reshape(-1)[0]))
+    query, key = lengths
+    if query != key:
+        raise UnsupportedAttribute(f"RelativePositionBias query_length {query} != key_length "
+                                   f"{key} (onnxruntime supports self attention only)")
+    max_distance = attr_int(node, "max_distance", None)
+    bidirectional = attr_int(node, "is_bidirectional", 0)
+    if bidirectional not in (0, 1):
+        raise InvalidModel(f"RelativePositionBias is_bidirectional must be 0 or 1, got "
+                           f"{bidirectional}")
+    num_buckets, heads = table.shape
+    max_exact = (num_buckets // 2 if bidirectional else num_buckets) // 2
+    if max_exact < 1 or max_distance <= max_exact:
+        raise InvalidModel(f"RelativePositionBias with {num_buckets} buckets needs max_distance "
+                           f"> {max_exact} and at least {4 if bidirectional else 2} buckets, "
+                           f"got max_distance {max_distance}")
+    buckets = relative_position_buckets(query, key, num_buckets, max_distance,
+                                        bool(bidirectional))
+    b = ctx.builder
+    flat = b.reshape(table, [heads, num_buckets])
+    out = b.gather(flat, ctx.constant(buckets), axis=1)
+    return [b.reshape(out, [1, heads, query, key])]
