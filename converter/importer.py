@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -378,6 +379,13 @@ class ImportResult:
     outputs: tuple[ValueInfo, ...]
 
 
+IMPORT_PROGRESS: ContextVar[Callable[[int, int], None] | None] = ContextVar(
+    "import_progress", default=None)
+"""Progress hook: while set (`token = IMPORT_PROGRESS.set(cb)` ... `reset(token)`),
+`Importer.run` calls `cb(done, total)` after each top-level source node (a node's subgraphs
+count as part of it). The CLI's progress bar uses it; the callback must not raise."""
+
+
 class Importer:
     """Converts one SourceGraph. `lookup(op_type, domain, version)` finds handlers;
     `settings` are the source format's conversion options (handlers read them as
@@ -422,8 +430,11 @@ class Importer:
     # -- driver ------------------------------------------------------------------------
     def run(self) -> ImportResult:
         self._add_inputs()
-        for node in self.source.nodes:
+        progress = IMPORT_PROGRESS.get()
+        for done, node in enumerate(self.source.nodes, 1):
             self._visit(node)
+            if progress is not None:
+                progress(done, len(self.source.nodes))
         outputs = self.graph_outputs()
         if self.observer is not None and not self.errors:
             outputs = self.observer.graph_outputs(self.ctx, outputs)
