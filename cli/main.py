@@ -232,18 +232,21 @@ def _conversion_kwargs(dims: Sequence[str], shapes: Sequence[str], pins: Sequenc
                        signature: str | None, free_dims: Sequence[str] = ()
                        ) -> dict[str, Any]:
     """The keyword arguments of `converter.convert()` / `validate()` for the model options
-    (--dim, --free-dim, --shape, --pin, --signature); click.BadParameter for bad syntax or a
-    named dimension given two values."""
-    named, axes = parse_dims(dims)
-    explicit, _ = parse_dims(free_dims, named_only=True)
-    for name, n in explicit.items():
-        if named.get(name, n) != n:
-            raise click.BadParameter(f"{name!r} is given twice ({named[name]} and {n})",
-                                     param_hint="--dim/--free-dim")
-        named[name] = n
-    return {"free_dims": named or None, "input_dims": axes or None,
-            "input_shapes": parse_shapes(shapes) or None,
-            "pin_inputs": parse_pins(pins) or None, "signature": signature}
+    (--dim, --free-dim, --shape, --pin, --signature); a one-line CommandError for bad
+    syntax or a dimension given two values."""
+    try:
+        named, axes = parse_dims(dims)
+        explicit, _ = parse_dims(free_dims, named_only=True)
+        for name, n in explicit.items():
+            if named.get(name, n) != n:
+                raise click.BadParameter(f"{name!r} is given twice ({named[name]} and {n})",
+                                         param_hint="--dim/--free-dim")
+            named[name] = n
+        return {"free_dims": named or None, "input_dims": axes or None,
+                "input_shapes": parse_shapes(shapes) or None,
+                "pin_inputs": parse_pins(pins) or None, "signature": signature}
+    except click.BadParameter as exc:
+        raise CommandError(exc.format_message()) from None
 
 
 def _emit_json(data: Mapping[str, Any]) -> None:
