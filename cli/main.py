@@ -14,6 +14,7 @@ results (and errors as {"error": {...}}) on stdout. Progress goes to stderr.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -82,12 +83,67 @@ def _plain(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _progress(enabled: bool) -> Callable[[str], None]:
-    def say(message: str) -> None:
-        if enabled:
+class _Progress:
+    """Progress on stderr, silent unless `enabled`: `say(message)` prints one line;
+    `nodes(label)` shows a bar over the source nodes the importer converts within the block
+    (`converter.importer.IMPORT_PROGRESS`). click hides the bar when stderr is not a
+    terminal (it prints the label once)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, message: str) -> None:
+        if self.enabled:
             click.echo(f"[webnn-convert] {message} ...", err=True)
 
-    return say
+    @contextmanager
+    def nodes(self, label: str) -> Iterator[None]:
+        if not self.enabled:
+            yield
+            return
+        from converter.importer import IMPORT_PROGRESS
+
+        bars: list[Any] = []
+
+        def update(done: int, total: int) -> None:
+            if not bars:
+                bars.append(click.progressbar(length=total, label=label, file=sys.stderr,
+                                              show_pos=True, show_eta=False))
+            bar = bars[0]
+            bar.update(done - bar.pos)
+
+        token = IMPORT_PROGRESS.set(update)
+        try:
+            yield
+        finally:
+            IMPORT_PROGRESS.reset(token)
+            if bars:
+                bars[0].render_finish()
+
+
+def _progress(enabled: bool) -> _Progress:
+    """The progress reporter of a command (callable with a message, see `_Progress`)."""
+    return _Progress(enabled)
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    """Within the block, SIGTERM raises SystemExit(143) (so `finally` clauses, such as the
+    export's removal of its temporary folder, run) instead of killing the process."""
+    import signal
+
+    def handler(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    try:
+        previous = signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 # -- option parsing -----------------------------------------------------------------------
@@ -219,9 +275,13 @@ def _progress_option(fn: Callable[..., Any]) -> Callable[..., Any]:
                         help="Progress messages on stderr (default: when it is a terminal).")(fn)
 
 
-def _want_progress(flag: bool | None) -> bool:
+def _want_progress(flag: bool | None, as_json: bool = False) -> bool:
+    """--progress/--no-progress when given; else on when stderr is a terminal and the
+    output is not --json."""
     if flag is not None:
         return flag
+    if as_json:
+        return False
     try:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):
@@ -269,8 +329,11 @@ def cli() -> None:
 
 @cli.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("-o", "--output", "outdir", required=True, type=click.Path(file_okay=False),
-              help="Folder to write into (created; files appear only if everything worked).")
+@click.option("-o", "--output", "outdir", default=None, type=click.Path(file_okay=False),
+              help="Folder to write into [default: next to MODEL, named after it: "
+                   "models/foo.onnx -> models/foo_webnn]. Created by one rename once every "
+                   "file is written; a folder an earlier convert wrote is replaced (no stale "
+                   "files); any other non-empty folder needs --force.")
 @click.option("--format", "fmt",
               type=click.Choice(["webnn", "webnn-json", "js", "onnx", "all"]),
               default="webnn", show_default=True, help="What to write.")
@@ -278,29 +341,66 @@ def cli() -> None:
               show_default=True,
               help="Weights of the .webnn/.webnn.json graph: WGWT blob + manifest, or "
                    ".safetensors.")
-@click.option("--stem", default="model", show_default=True, help="Base name of the files.")
+@click.option("--stem", default=None,
+              help="Base name of the files [default: MODEL's file name without its suffix, "
+                   "with characters other than A-Z a-z 0-9 _ . - replaced by _: "
+                   "foo.webnn, foo.weights, foo.manifest.json, foo.js, foo.html, foo.onnx].")
+@click.option("--force", is_flag=True,
+              help="Write into a non-empty folder that webnn-convert did not write: files of "
+                   "the same names are replaced, nothing else is removed.")
 @_model_options
 @_progress_option
 @_common
-def convert(model: str, outdir: str, fmt: str, weights: str, stem: str, dims: tuple[str, ...],
-            free_dims: tuple[str, ...], shapes: tuple[str, ...], pins: tuple[str, ...],
-            signature: str | None, progress: bool | None, debug: bool, as_json: bool) -> None:
-    """Convert MODEL (.onnx or .tflite) and write it to OUTDIR; print the conversion report."""
-    say = _progress(_want_progress(progress))
-    with _handled(debug, as_json):
+def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | None,
+            force: bool, dims: tuple[str, ...], free_dims: tuple[str, ...],
+            shapes: tuple[str, ...], pins: tuple[str, ...], signature: str | None,
+            progress: bool | None, debug: bool, as_json: bool) -> None:
+    """Convert MODEL (.onnx or .tflite) and write it to a folder (-o, default
+    MODEL-STEM_webnn beside MODEL); print the conversion report.
+
+    With --format js or all, serve the folder over HTTP to open the page
+    (`python3 -m http.server` in it, then http://localhost:8000/STEM.html): browsers do not
+    run it from file://."""
+    say = _progress(_want_progress(progress, as_json))
+    with _handled(debug, as_json), _sigterm_raises():
         from converter.api import convert
-        from converter.export.api import export
+        from converter.export.api import (
+            FolderNotOurs,
+            check_outdir,
+            default_outdir,
+            default_stem,
+            export,
+        )
         from converter.frontends.detect import detect_format
 
         kwargs = _conversion_kwargs(dims, shapes, pins, signature, free_dims)
+        folder = outdir if outdir is not None else str(default_outdir(model))
+        name = stem if stem is not None else default_stem(model)
+        try:
+            check_outdir(folder, force=force)
+        except FolderNotOurs as exc:
+            raise CommandError(f"{folder}: {exc.reason}; use --force to write into it anyway "
+                               "(same-named files are replaced, nothing is removed)"
+                               ) from None
+        if Path(folder).is_dir() and Path(model).resolve().is_relative_to(
+                Path(folder).resolve()):
+            raise CommandError(f"{folder}: the output folder contains the model {model}; "
+                               "write to another folder (-o)")
         source_format = detect_format(model)
         say(f"converting {model}")
-        result = convert(model, **kwargs, fmt=source_format)
-        say(f"writing {fmt} files to {outdir}")
-        written = export(result, outdir, format=fmt, stem=stem, weights=weights)
+        with say.nodes("converting"):
+            result = convert(model, **kwargs, fmt=source_format)
+        say(f"writing {fmt} files to {folder}")
+        try:
+            written = export(result, folder, format=fmt, stem=name, weights=weights,
+                             force=force)
+        except FolderNotOurs as exc:
+            raise CommandError(f"{folder}: {exc.reason}; use --force to write into it anyway"
+                               ) from None
+        page = next((p for p in written if p.suffix == ".html"), None)
         if as_json:
-            _emit_json({"model": model, "format": source_format, "outdir": outdir,
-                        "files": [str(p) for p in written],
+            _emit_json({"model": model, "format": source_format, "outdir": folder,
+                        "stem": name, "files": [str(p) for p in written],
                         "inputs": [{"name": v.name, "dtype": v.dtype, "shape": list(v.shape)}
                                    for v in result.inputs],
                         "outputs": [{"name": v.name, "dtype": v.dtype,
@@ -308,10 +408,13 @@ def convert(model: str, outdir: str, fmt: str, weights: str, stem: str, dims: tu
                         "operations": len(result.graph.operations),
                         "report": result.report.to_dict()})
             return
-        click.echo(f"converted {model} ({source_format}) -> {outdir} "
+        click.echo(f"converted {model} ({source_format}) -> {folder} "
                    f"({len(result.graph.operations)} WebNN operations)")
         for p in written:
             click.echo(f"  wrote {p}")
+        if page is not None:
+            click.echo(f"  open the page: cd {shlex.quote(folder)} && python3 -m http.server, then "
+                       f"http://localhost:8000/{page.name} (not from file://)")
         click.echo("inputs:  " + "; ".join(_describe(v) for v in result.inputs))
         click.echo("outputs: " + "; ".join(_describe(v) for v in result.outputs))
         counts = result.report.counts()
@@ -400,15 +503,23 @@ def validate(model: str, inputs_file: str | None, backend: str, device: str, rto
 @_common
 def run(graph: str, inputs_file: str, out: str, backend: str, device: str, debug: bool,
         as_json: bool) -> None:
-    """Run a converted GRAPH (.webnn file or its folder) on INPUTS and save the outputs."""
-    with _handled(debug, as_json):
+    """Run a converted GRAPH (.webnn file or its folder) on INPUTS and save the outputs.
+
+    The .npz file appears only complete (written beside it under a temporary name, then
+    renamed), with the mode the umask gives; errors name OUT, never the temporary file."""
+    with _handled(debug, as_json), _sigterm_raises():
         import os
         import tempfile
         import time
 
-        from converter.export.api import load
+        from converter.export.api import current_umask, load
         from converter.validate import compile_graph
 
+        out_path = Path(out)
+        out_folder = out_path.absolute().parent
+        if not out_folder.is_dir():
+            raise CommandError(f"{out}: cannot write the outputs: the folder {out_folder} "
+                               "does not exist")
         if not Path(graph).exists():
             raise CommandError(f"{graph}: no such file or directory")
         try:
@@ -434,14 +545,19 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, debug
         start = time.perf_counter()
         results = exe.run(feeds)
         seconds = time.perf_counter() - start
-        out_path = Path(out)
-        fd, tmp = tempfile.mkstemp(suffix=".npz", dir=out_path.absolute().parent)
-        os.close(fd)
+        tmp: str | None = None
         try:
-            np.savez(tmp, **{k: np.asarray(v) for k, v in results.items()})
+            fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".npz",
+                                       dir=out_folder)
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, **{k: np.asarray(v) for k, v in results.items()})
+            os.chmod(tmp, 0o666 & ~current_umask())
             os.replace(tmp, out_path)
+        except OSError as exc:  # the message must not name the temporary file
+            raise CommandError(f"{out}: cannot write the outputs "
+                               f"({exc.strerror or type(exc).__name__})") from None
         finally:
-            if os.path.exists(tmp):
+            if tmp is not None and os.path.exists(tmp):
                 os.unlink(tmp)
         if as_json:
             _emit_json({"graph": graph, "output": out, "backend": backend, "device": device,

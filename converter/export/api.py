@@ -37,11 +37,12 @@ Output folders (`export(..., force=False)`):
   `format="webnn"` or changing the stem leaves no stale file. The folder itself keeps its
   identity (a web server or shell running inside it keeps working); a reader looking at the
   folder during the few renames may see old and new files side by side.
-- Any other non-empty folder is refused (`FileExistsError` naming the folder and a file we
-  did not write) unless `force=True`. `force=True` merges into any folder: our files are
-  moved in (same-named files replaced) and nothing else is removed, so several exports
-  (another stem, another format) can share one folder; the marker then lists the files of
-  every export in the folder that it listed before plus the new ones.
+- Any other non-empty folder is refused (`FolderNotOurs`, a FileExistsError, naming the
+  folder and a file we did not write) unless `force=True`. `force=True` merges into any
+  folder: our files are moved in (same-named files replaced) and nothing is removed, so
+  several exports (another stem, another format) can share one folder; the marker then
+  lists the files it listed before plus the new ones (other files stay unlisted, so such a
+  folder keeps needing `force`).
 - Written files get the mode `0o666 & ~umask`, a created folder `0o777 & ~umask` (as `open()`
   and `mkdir()` would give; `tempfile` makes them private).
 
@@ -180,7 +181,8 @@ def default_outdir(model: str | os.PathLike[str]) -> Path:
     return Path(model).parent / f"{default_stem(model)}_webnn"
 
 
-def _umask() -> int:
+def current_umask() -> int:
+    """The process umask (read from /proc on Linux, else set and restored at once)."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
             for line in f:
@@ -225,10 +227,27 @@ def _write_marker(folder: Path, files: Iterable[str], mode: int) -> None:
             os.unlink(tmp)
 
 
+class FolderNotOurs(FileExistsError):
+    """`export()` refused a non-empty folder that it did not write; `reason` says why (one
+    line, without the folder name)."""
+
+    reason: str = ""
+
+
+def check_outdir(outdir: str | os.PathLike[str], *, force: bool = False) -> None:
+    """Raise the error `export(..., outdir, force=force)` would raise for the folder itself
+    (ValueError for a file-system root, NotADirectoryError, FolderNotOurs) without writing
+    anything, so that a caller can fail before a long conversion."""
+    target = Path(os.path.abspath(outdir))
+    if target.parent == target:
+        raise ValueError(f"export: {outdir} is a file-system root; choose a folder")
+    _claim(target, force, Path(outdir))
+
+
 def _claim(folder: Path, force: bool, shown: Path) -> set[str] | None:
     """Check that `export()` may write into `folder` (named `shown` in messages): None when
     it does not exist, else the names of the files of an earlier export there (removable
-    when stale). Raises `FileExistsError` for a non-empty folder we did not write, unless
+    when stale). Raises `FolderNotOurs` for a non-empty folder we did not write, unless
     `force`."""
     if not folder.exists():
         return None
@@ -241,8 +260,10 @@ def _claim(folder: Path, force: bool, shown: Path) -> set[str] | None:
         why = (f"was not written by webnn-converter (no {MARKER} marker)"
                if MARKER not in entries else
                f"holds {others[0]!r}, which webnn-converter did not write")
-        raise FileExistsError(f"export: {shown} is not empty and {why}; refusing to write "
-                              "into it without force=True (CLI: --force)")
+        err = FolderNotOurs(f"export: {shown} is not empty and {why}; refusing to write "
+                            "into it without force=True (CLI: --force)")
+        err.reason = f"not empty and {why}"
+        raise err
     return {e for e in entries if e in ours}
 
 
@@ -259,8 +280,8 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     Without `force` the folder must be absent, empty or written by an earlier export, whose
     files are replaced (stale ones removed); `force=True` merges into any folder and removes
     nothing (see the module docstring). Raises ValueError for a bad argument,
-    NotADirectoryError / FileExistsError for an unusable `outdir`, and whatever the writers
-    raise (nothing is left behind then).
+    NotADirectoryError / `FolderNotOurs` (a FileExistsError) for an unusable `outdir`, and
+    whatever the writers raise (nothing is left behind then).
     """
     graph = _graph_of(graph_or_result)
     if format not in FORMATS:
@@ -269,13 +290,11 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
         raise ValueError(f"export: weights {weights!r} is not one of {', '.join(WEIGHTS)}")
     check_stem(stem)
     outdir = Path(outdir)
+    check_outdir(outdir, force=force)  # fail early, before the work
     target = Path(os.path.abspath(outdir))
-    if target.parent == target:
-        raise ValueError(f"export: {outdir} is a file-system root; choose a folder")
-    _claim(target, force, outdir)  # fail early, before the work
     parent = target.parent
     parent.mkdir(parents=True, exist_ok=True)
-    mask = _umask()
+    mask = current_umask()
     file_mode, dir_mode = 0o666 & ~mask, 0o777 & ~mask
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=parent))
     try:
@@ -355,5 +374,5 @@ def _graph_file_in(folder: Path) -> Path:
                            str(folder))
 
 
-__all__ = ["FORMATS", "MARKER", "OUTPUT_SUFFIXES", "WEIGHTS", "default_outdir", "default_stem",
-           "export", "load"]
+__all__ = ["FORMATS", "MARKER", "OUTPUT_SUFFIXES", "WEIGHTS", "FolderNotOurs", "check_outdir",
+           "current_umask", "default_outdir", "default_stem", "export", "load"]

@@ -50,8 +50,9 @@ def test_convert_onnx_writes_files_and_report(models: dict[str, Path], tmp_path:
     out = tmp_path / "out"
     r = invoke("convert", models["onnx"], "-o", out, "--dim", "batch=1")
     assert r.exit_code == 0, r.output
-    assert sorted(p.name for p in out.iterdir()) == ["model.manifest.json", "model.webnn",
-                                                     "model.weights"]
+    assert sorted(p.name for p in out.iterdir()) == [".webnn-converter.json",
+                                                     "tiny.manifest.json", "tiny.webnn",
+                                                     "tiny.weights"]  # the model's stem
     assert "Conv: native 2" in r.stdout and "image float32 [1, 3, 16, 16]" in r.stdout
 
 
@@ -70,7 +71,7 @@ def test_convert_tflite(models: dict[str, Path], tmp_path: Path) -> None:
     r = invoke("convert", models["tflite"], "-o", tmp_path / "t")
     assert r.exit_code == 0, r.output
     assert "(tflite)" in r.stdout and "CONV_2D: decomposed 1" in r.stdout
-    assert (tmp_path / "t" / "model.webnn").is_file()
+    assert (tmp_path / "t" / "tiny.webnn").is_file()
 
 
 @pytest.mark.parametrize("key, words", [
@@ -250,7 +251,7 @@ def test_run_converted_graph(models: dict[str, Path], tmp_path: Path) -> None:
     assert invoke("convert", models["onnx"], "-o", out, "--dim", "batch=2").exit_code == 0
     image = np.random.default_rng(0).uniform(0, 1, (2, 3, 16, 16)).astype(np.float32)
     np.savez(tmp_path / "in.npz", image=image)
-    r = invoke("run", out / "model.webnn", "--inputs", tmp_path / "in.npz", "-o",
+    r = invoke("run", out / "tiny.webnn", "--inputs", tmp_path / "in.npz", "-o",
                tmp_path / "o.npz")
     assert r.exit_code == 0, r.output
     expected = ort.InferenceSession(str(models["onnx"]),
