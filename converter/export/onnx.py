@@ -3,7 +3,14 @@
 `to_onnx(graph, opset=21)` emits one or a few default-domain ONNX ops per WebNN op (the
 lowerings live in `converter.export.onnx_lowering`, one module per op family, keyed by spec
 op name), constants as initializers, and graph inputs/outputs named exactly like the WebNN
-graph's (any string survives; internal values get fresh sanitised names). The result
+graph's (any string survives; internal values get fresh sanitised names).
+
+Size (`compact=True`, the default): initializers no node reads are dropped, and constants of
+more than `COMPACT_MIN_BYTES` (256) bytes that are splats or broadcasts of a smaller array
+are written as ConstantOfShape or small initializer + Expand (`onnx_lowering.compact`), so
+the ONNX "light" models, whose weights are ConstantOfShape splats, export at about their own
+size. onnxruntime folds these nodes back into initializers at session creation: the
+onnxruntime backend, which runs this lowering, gets the same session and the same results. The result
 reproduces WebNN semantics exactly where ONNX allows it: see each lowering module's docstring
 for the details (float16 computed in float32, integer widening where onnxruntime lacks
 kernels, index clamping, pooling padding exclusion, ...).
@@ -33,18 +40,24 @@ from onnx import helper, numpy_helper
 from ..webnn.errors import MLOperationError
 from ..webnn.graph import MLGraph
 from .onnx_lowering import LOWERINGS, Emitter
+from .onnx_lowering.compact import compact_constants, prune_initializers
 from .onnx_lowering.context import ONNX_TYPES
 from .onnx_lowering.fusion import emit_affine, plan_affine_chains, simplify_reshapes
 
 MIN_OPSET = 21
 
 
-def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True) -> onnx.ModelProto:
+def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True,
+            compact: bool = True) -> onnx.ModelProto:
     """The ONNX model computing `graph` (inputs and outputs keep their WebNN names).
 
     `fuse`: emit chains of constant affine float32 operations as one affine map (rounds once
     per emitted node instead of once per operation) and remove redundant Reshapes (see
     `onnx_lowering.fusion`).
+    `compact`: write constants of more than `COMPACT_MIN_BYTES` bytes that are splats or
+    broadcasts of a smaller array as ConstantOfShape / small initializer + Expand (same
+    values, bit for bit; see `onnx_lowering.compact`). Unused initializers are dropped
+    either way.
     """
     max_opset = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= max_opset:
@@ -88,6 +101,9 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True) -> onnx.Model
     _name_outputs(e, graph, out_names)
     if fuse:
         simplify_reshapes(e, keep={*graph.inputs, *out_names})
+    prune_initializers(e, keep=out_names)
+    if compact:
+        compact_constants(e)
     outputs = [helper.make_tensor_value_info(name, ONNX_TYPES[o.data_type], list(o.shape))
                for name, o in zip(out_names, graph.outputs.values(), strict=True)]
     body = helper.make_graph(e.nodes, "webnn_graph", inputs, outputs, e.initializers)

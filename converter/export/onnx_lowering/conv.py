@@ -32,6 +32,8 @@ _MAXPOOL_TYPES = {"float32", "float16", "int8", "uint8"}
 
 
 def _filter(e: Emitter, w: MLOperand, perm: tuple[int, ...]) -> str:
+    if w.kind == "constant" and w.data_type == F32 and perm == tuple(range(len(perm))):
+        return e.value(w)  # already an initializer in the right layout: no copy
     value = constant_value(w)
     if value is not None:
         return e.const(np.transpose(value, perm), F32, "filter")
