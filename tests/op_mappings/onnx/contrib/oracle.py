@@ -65,17 +65,18 @@ def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
             expected: Mapping[str, np.ndarray], label: str, rtol: float, atol: float,
             **convert_kw: Any) -> converter.ConversionResult:
     """Convert and run `model`; its outputs must be exactly `expected`'s keys, each within
-    rtol/atol. Prints the largest absolute error."""
+    rtol/atol. Prints the largest absolute error per float output type."""
     result = converter.convert(model, **convert_kw)
     got = result.run(dict(feeds))
     assert sorted(got) == sorted(expected), f"{label}: outputs {list(got)}"
-    worst = 0.0
+    worst: dict[str, float] = {}
     for name, ref in expected.items():
         assert_close(got[name], ref, rtol, atol, f"{label} output {name}")
         if ref.size and ref.dtype.kind in "fc":
             diff = np.abs(got[name].astype(np.float64) - ref.astype(np.float64))
-            worst = max(worst, float(np.max(diff)))
-    print(f"MAXERR {label} {worst:.3g}")
+            worst[ref.dtype.name] = max(worst.get(ref.dtype.name, 0.0), float(np.max(diff)))
+    for dtype, err in worst.items():
+        print(f"MAXERR {label}[{dtype}] {err:.3g}")
     return result
 
 
