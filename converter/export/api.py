@@ -66,12 +66,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from converter.serialize.webnn_format import WebnnPlan, plan, write_webnn, write_weights
+from converter.serialize.webnn_json import (
+    JSON_SUFFIX,
+    is_json_document,
+    load_webnn_json,
+    write_webnn_json,
+)
+from converter.serialize.webnn_reader import WebnnFormatError, load_webnn
 from converter.webnn import MLContext, MLGraph
 
 from .javascript import check_stem, write_javascript
-from .webnn_format import WebnnPlan, plan, write_webnn, write_weights
-from .webnn_json import JSON_SUFFIX, is_json_document, load_webnn_json, write_webnn_json
-from .webnn_reader import WebnnFormatError, load_webnn
 
 FORMATS = ("webnn", "webnn-json", "js", "onnx", "all")
 WEIGHTS = ("blob", "safetensors")
@@ -118,7 +123,7 @@ def _write_onnx(module: Any, graph: MLGraph, folder: Path, stem: str) -> list[Pa
 def _write_text_safetensors(p: WebnnPlan, folder: Path, stem: str, blob: bool
                             ) -> list[Path]:
     """`<stem>.webnn` + `<stem>.safetensors` (+ the `<stem>.weights` blob when `blob`)."""
-    from .safetensors_weights import write_safetensors
+    from converter.serialize.safetensors_weights import write_safetensors
 
     text_path = folder / f"{stem}.webnn"
     with open(text_path, "w", encoding="utf-8", newline="\n") as f:

@@ -48,15 +48,14 @@ from typing import Any
 
 import numpy as np
 
-from converter.webnn import MLGraph, MLOperand, Operation
-
-from .webnn_format import (
+from converter.serialize.webnn_format import (
     MULTI_OUTPUT_OPS,
     WebnnExportError,
     WebnnPlan,
     op_signature,
     plan,
 )
+from converter.webnn import MLGraph, MLOperand, Operation
 
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")

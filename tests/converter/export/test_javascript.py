@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from converter.export.javascript import check_stem, js_string, to_javascript
-from converter.export.webnn_format import MULTI_OUTPUT_OPS, plan, write_weights
+from converter.serialize.webnn_format import MULTI_OUTPUT_OPS, plan, write_weights
 from converter.webnn import MLGraph, MLOperand
 
 from .graphs import FAMILIES, HOSTILE_NAMES

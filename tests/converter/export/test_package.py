@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 import converter
-import converter.export.webnn_format  # noqa: F401  (binds the package to converter.export)
+import converter.export.javascript  # noqa: F401  (binds the package to converter.export)
 from converter.webnn import ML, MLGraphBuilder
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from converter.export.webnn_format import to_webnn, write_webnn
-from converter.export.webnn_reader import (
+from converter.serialize.webnn_format import to_webnn, write_webnn
+from converter.serialize.webnn_reader import (
     MAX_NESTING,
     WebnnFormatError,
     load_webnn,
@@ -23,9 +23,7 @@ from converter.export.webnn_reader import (
 )
 from converter.webnn import ML, MLGraph
 from converter.webnn.limits import OP_LIMITS
-from tests.wpt import load_cases, mismatches, to_array
-
-from .graphs import (
+from tests.converter.export.graphs import (
     FAMILIES,
     HOSTILE_NAMES,
     MAX_WPT_ELEMENTS,
@@ -33,6 +31,7 @@ from .graphs import (
     wpt_example,
     wpt_size,
 )
+from tests.wpt import load_cases, mismatches, to_array
 
 CASES = [c for c in load_cases() if not c.case.get("lossy_nonfinite")]
 WPT_FILES = sorted({c.file for c in CASES})

@@ -15,19 +15,18 @@ import pytest
 
 import converter
 from converter.export.api import export, load
-from converter.export.webnn_format import to_webnn
-from converter.export.webnn_json import (
+from converter.serialize.webnn_format import to_webnn
+from converter.serialize.webnn_json import (
     JSON_FORMAT,
     is_json_document,
     load_webnn_json,
     loads_json,
     to_json,
 )
-from converter.export.webnn_reader import MAX_NESTING, WebnnFormatError, loads
+from converter.serialize.webnn_reader import MAX_NESTING, WebnnFormatError, loads
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from tests.cli.models import tiny_cnn
-
-from .graphs import FAMILIES, HOSTILE_NAMES, assert_same_outputs
+from tests.converter.export.graphs import FAMILIES, HOSTILE_NAMES, assert_same_outputs
 
 
 def _structure(graph: MLGraph) -> list[tuple[str, dict[str, Any]]]:

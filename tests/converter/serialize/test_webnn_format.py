@@ -10,7 +10,7 @@ import struct
 import numpy as np
 import pytest
 
-from converter.export.webnn_format import (
+from converter.serialize.webnn_format import (
     INLINE_BYTES,
     KEYWORDS,
     WebnnExportError,
@@ -25,8 +25,7 @@ from converter.export.webnn_format import (
 )
 from converter.webnn import ML, MLGraphBuilder
 from converter.webnn.limits import OP_LIMITS
-
-from .graphs import FAMILIES, HOSTILE_NAMES
+from tests.converter.export.graphs import FAMILIES, HOSTILE_NAMES
 
 IDENT = re.compile(r"[A-Za-z_/$][A-Za-z0-9_./]*\Z")
 NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")

@@ -22,12 +22,11 @@ import converter
 from cli.main import cli
 from converter.export import api
 from converter.export.api import export, load
-from converter.export.safetensors_weights import NAMES_METADATA_KEY, SAFETENSORS_DTYPES
-from converter.export.webnn_reader import WebnnFormatError
+from converter.serialize.safetensors_weights import NAMES_METADATA_KEY, SAFETENSORS_DTYPES
+from converter.serialize.webnn_reader import WebnnFormatError
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from tests.cli.models import tiny_cnn
-
-from .graphs import FAMILIES, HOSTILE_NAMES, assert_same_outputs
+from tests.converter.export.graphs import FAMILIES, HOSTILE_NAMES, assert_same_outputs
 
 HAS_ONNX_EXPORT = importlib.util.find_spec("converter.export.onnx") is not None
 RNG = np.random.default_rng(11)
@@ -133,7 +132,7 @@ def test_all_with_safetensors(tmp_path: Path) -> None:
 
 
 def test_failed_export_leaves_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from converter.export import safetensors_weights
+    from converter.serialize import safetensors_weights
 
     def boom(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
