@@ -328,7 +328,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=click.Path())
 @click.option("-o", "--output", "outdir", default=None, type=click.Path(file_okay=False),
               help="Folder to write into [default: next to MODEL, named after it: "
                    "models/foo.onnx -> models/foo_webnn]. Created by one rename once every "
@@ -425,7 +425,7 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
 
 
 @cli.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=click.Path())
 @click.option("--signature", default=None, metavar="KEY", help="TFLite SignatureDef.")
 @_common
 def inspect(model: str, signature: str | None, debug: bool, as_json: bool) -> None:
@@ -446,7 +446,7 @@ def inspect(model: str, signature: str | None, debug: bool, as_json: bool) -> No
 
 
 @cli.command()
-@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("model", type=click.Path())
 @click.option("--inputs", "inputs_file", type=click.Path(dir_okay=False), default=None,
               help=".npz of input arrays by name (overrides the generated ones).")
 @click.option("--backend", type=click.Choice(BACKENDS), default="reference",
