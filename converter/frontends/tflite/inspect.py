@@ -21,7 +21,8 @@ def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
     from op_mappings.tflite import handlers, lookup
 
     from ...errors import InvalidModel
-    from .reader import read_model, stored_sizes
+    from .inputs import stored_sizes
+    from .reader import read_model
 
     tfm = read_model(model if not isinstance(model, Path) else str(model))
     index = 0

@@ -1,6 +1,6 @@
 """TFLite (LiteRT) reader: a `.tflite` flatbuffer -> `TFLiteModel` and a `SourceGraph`.
 
-What it does (see ../shared/docs/tflite-mapping.md section 1):
+What it does:
 - parses the flatbuffer with the `tflite` accessor bindings (a core dependency: reading
   needs no LiteRT); builtin options (and the `BuiltinOptions2` union) are decoded by
   `options`, which fills every schema default, into plain dicts with the schema's snake_case
@@ -12,12 +12,14 @@ What it does (see ../shared/docs/tflite-mapping.md section 1):
 - buffers: inline data or the `offset`/`size` form of files > 2 GB (checked against the file
   length before slicing); arrays are read-only views of the file (memory-mapped for paths);
   INT4 constants are unpacked to int8 (low nibble first), bfloat16 to float32;
-  sparse constants (`Tensor.sparsity`) are densified here, so DENSIFY is a pure pass-through;
-- shapes: a -1 in the `shape_signature` of a graph input is converted at the stored `shape`
-  size, as LiteRT does (its `get_input_details()["shape"]`, the size it allocates and runs
-  at), with a warning in the conversion report; `input_dims` (by input name and axis) and
-  `input_shapes` (whole shapes by input name) set other sizes. Unknown ranks and -1 dims
-  without a stored size must be set; one `UnresolvedDimensions` error lists all of them;
+  sparse constants (`Tensor.sparsity`) are densified here (`sparsity`), so DENSIFY is a
+  pure pass-through;
+- shapes (`inputs`): a -1 in the `shape_signature` of a graph input is converted at the
+  stored `shape` size, as LiteRT does (its `get_input_details()["shape"]`, the size it
+  allocates and runs at), with a warning in the conversion report; `input_dims` (by input
+  name and axis) and `input_shapes` (whole shapes by input name) set other sizes. Unknown
+  ranks and -1 dims without a stored size must be set; one `UnresolvedDimensions` error
+  lists all of them;
 - names: without a signature, graph inputs/outputs are named by their tensor names (what
   LiteRT's `get_input_details()` reports); with `signature=key`, by the SignatureDef aliases.
   Subgraph order is kept either way. Other tensors keep their tensor name unless it is empty
@@ -31,6 +33,9 @@ Truncated or hostile files raise `InvalidModel` naming the file; vector lengths 
 ranges are checked against the file size so a hostile file cannot make the reader allocate
 more than the file holds (plus densified sparse tensors, bounded by their declared shape).
 
+The records it returns live in `records`, the schema tables in `tables` (options decoding in
+`options`); this module re-exports the records.
+
 Restrictions: external buffer files (`Tensor.external_buffer`) are rejected; string,
 complex, resource and variant tensors are kept as dtype names without data conversion.
 """
@@ -41,7 +46,6 @@ import mmap
 import os
 import struct
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -49,183 +53,29 @@ from typing import Any
 import numpy as np
 import tflite
 
-from ...errors import Fix, InvalidModel, UnresolvedDimensions, render_fixes
-from ...ir import Node, SourceGraph, ValueInfo
-from ..free_dims import InputDims, check_input_dims, fixes_for
+from ...errors import InvalidModel
+from ...ir import ValueInfo
+from ..free_dims import InputDims
 from . import options as schema
+from .inputs import declared_shape, resolve_inputs, stored_sizes
 from .options import OPTIONS2_NAMES, OPTIONS_NAMES
+from .records import (
+    DimMeta,
+    QuantInfo,
+    SignatureDef,
+    SparsityInfo,
+    TensorInfo,
+    TFLiteModel,
+    TFLiteNode,
+    TFLiteSourceGraph,
+    TFLiteSubgraph,
+)
+from .sparsity import densify
+from .tables import CUSTOM_CODE, NUMPY_READABLE, TENSOR_TYPES, options_class_for
 
-# -- enums --------------------------------------------------------------------------------
-
-
-CUSTOM_CODE = 32
-
-TENSOR_TYPES: dict[int, str] = {
-    0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 5: "string", 6: "bool",
-    7: "int16", 8: "complex64", 9: "int8", 10: "float64", 11: "complex128", 12: "uint64",
-    13: "resource", 14: "variant", 15: "uint32", 16: "uint16", 17: "int4", 18: "bfloat16",
-    19: "int2", 20: "uint4", 21: "float8_e4m3fn", 22: "float8_e5m2",
-}
-_NUMPY_READABLE = {"float32", "float16", "int32", "uint8", "int64", "bool", "int16", "int8",
-                   "float64", "uint64", "uint32", "uint16", "complex64", "complex128"}
-
-# ops whose options table is not named after the op
-_OPTIONS_OF: dict[str, str] = {
-    "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions",
-    "L2_POOL_2D": "Pool2DOptions", "L2_NORMALIZATION": "L2NormOptions",
-    "MEAN": "ReducerOptions", "SUM": "ReducerOptions", "REDUCE_PROD": "ReducerOptions",
-    "REDUCE_MAX": "ReducerOptions", "REDUCE_MIN": "ReducerOptions",
-    "REDUCE_ANY": "ReducerOptions", "REDUCE_ALL": "ReducerOptions",
-    "LOCAL_RESPONSE_NORMALIZATION": "LocalResponseNormalizationOptions",
-    "RESIZE_BILINEAR": "ResizeBilinearOptions", "CONCAT_EMBEDDINGS": "ConcatEmbeddingsOptions",
-    "BIDIRECTIONAL_SEQUENCE_LSTM": "BidirectionalSequenceLSTMOptions",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
-    "LSTM": "LSTMOptions", "MIRROR_PAD": "MirrorPadOptions", "ARG_MAX": "ArgMaxOptions",
-    "ARG_MIN": "ArgMinOptions", "SELECT_V2": "SelectV2Options", "SCATTER_ND": "ScatterNdOptions",
-    "GATHER_ND": "GatherNdOptions", "BATCH_MATMUL": "BatchMatMulOptions",
-    "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions", "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
-    "REVERSE_V2": "ReverseV2Options", "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
-    "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
-}
-
-
-def _norm(name: str) -> str:
-    return name.replace("_", "").lower().removesuffix("options")
-
-
-_OPTIONS_BY_NORM = {_norm(n): n for n in OPTIONS_NAMES.values()}
-
-
-def options_class_for(op_type: str) -> str | None:
-    """Name of the BuiltinOptions table a builtin op uses (None when it has none)."""
-    if op_type in _OPTIONS_OF:
-        return _OPTIONS_OF[op_type]
-    return _OPTIONS_BY_NORM.get(_norm(op_type))
-
-
-# -- records -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class QuantInfo:
-    """Quantization parameters: real = scale * (q - zero_point); per-axis along
-    `quantized_dimension` when `scale` has more than one entry. `details` names the
-    `QuantizationDetails` union member when the file uses one (then scale/zero_point may be
-    meaningless)."""
-
-    scale: np.ndarray
-    zero_point: np.ndarray
-    quantized_dimension: int = 0
-    details: str | None = None
-
-    @property
-    def per_axis(self) -> bool:
-        return self.scale.size > 1
-
-    def same_as(self, other: QuantInfo | None) -> bool:
-        return (other is not None and self.quantized_dimension == other.quantized_dimension
-                and np.array_equal(self.scale, other.scale)
-                and np.array_equal(self.zero_point, other.zero_point))
-
-
-@dataclass(frozen=True, eq=False)
-class DimMeta:
-    """One level of a sparse tensor: DENSE (`dense_size`) or SPARSE_CSR (`segments`,
-    `indices`)."""
-
-    format: str
-    dense_size: int = 0
-    segments: np.ndarray | None = None
-    indices: np.ndarray | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class SparsityInfo:
-    traversal_order: tuple[int, ...]
-    block_map: tuple[int, ...]
-    dim_metadata: tuple[DimMeta, ...]
-
-
-@dataclass(frozen=True, eq=False)
-class TensorInfo:
-    """One tensor of a subgraph. `name` is the value name used in the SourceGraph (unique),
-    `tensor_name` the name stored in the file. `shape` is the stored shape; `shape_signature`
-    has -1 for dynamic dims (None when the file has none); `has_rank` False with an empty
-    shape means unknown rank."""
-
-    index: int
-    name: str
-    tensor_name: str
-    dtype: str
-    shape: tuple[int, ...]
-    shape_signature: tuple[int, ...] | None
-    has_rank: bool
-    buffer: int
-    quant: QuantInfo | None = None
-    sparsity: SparsityInfo | None = None
-    is_variable: bool = False
-
-    @property
-    def quantized(self) -> bool:
-        """True for integer tensors that carry scale/zero-point quantization."""
-        return (self.quant is not None and self.quant.scale.size > 0
-                and self.dtype in ("int8", "uint8", "int16", "int32", "int64", "int4", "uint4"))
-
-
-@dataclass(frozen=True, eq=False)
-class TFLiteNode(Node):
-    """A TFLite operator. `op_type` is the builtin name (e.g. "CONV_2D") or the custom code
-    (domain "custom"); `version` the operator-code version; `attrs` the decoded options with
-    schema defaults; `input_infos`/`output_infos` the tensors (None for omitted inputs);
-    `settings` the conversion options (e.g. {"fold_fp16": True})."""
-
-    input_infos: tuple[TensorInfo | None, ...] = ()
-    output_infos: tuple[TensorInfo, ...] = ()
-    subgraph: int = 0
-    settings: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, eq=False)
-class TFLiteSubgraph:
-    index: int
-    name: str
-    tensors: tuple[TensorInfo, ...]
-    inputs: tuple[int, ...]
-    outputs: tuple[int, ...]
-    nodes: tuple[TFLiteNode, ...]
-
-
-@dataclass(frozen=True)
-class SignatureDef:
-    key: str
-    subgraph_index: int
-    inputs: tuple[tuple[str, int], ...]
-    outputs: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True, eq=False)
-class TFLiteModel:
-    """The whole file: every subgraph, signatures, metadata (name -> bytes), constants per
-    subgraph (value name -> array)."""
-
-    label: str
-    version: int
-    description: str
-    subgraphs: tuple[TFLiteSubgraph, ...]
-    signatures: tuple[SignatureDef, ...]
-    metadata: Mapping[str, bytes]
-    constants: tuple[Mapping[str, np.ndarray], ...]
-    warnings: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, eq=False)
-class TFLiteSourceGraph(SourceGraph):
-    """SourceGraph of the chosen subgraph plus the TFLite details."""
-
-    model: TFLiteModel | None = None
-    subgraph_index: int = 0
-    tensors: Mapping[str, TensorInfo] = field(default_factory=dict)
-    signature: str | None = None
+__all__ = ["DimMeta", "QuantInfo", "SignatureDef", "SparsityInfo", "TFLiteModel", "TFLiteNode",
+           "TFLiteSourceGraph", "TFLiteSubgraph", "TensorInfo", "densify", "read_model",
+           "read_tflite", "stored_sizes"]
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -356,7 +206,7 @@ class _Reader:
             value = self.tensor_value(info)
             if value is not None and i not in inputs:
                 consts[info.name] = value
-            elif info.is_variable and i not in inputs and info.dtype in _NUMPY_READABLE:
+            elif info.is_variable and i not in inputs and info.dtype in NUMPY_READABLE:
                 consts[info.name] = _ro(np.zeros(info.shape, info.dtype))
                 self.warnings.append(f"variable tensor {info.tensor_name!r} starts as zeros")
         nodes = []
@@ -466,7 +316,7 @@ class _Reader:
                 raise self.fail(f"{what}: bfloat16 buffer has an odd byte count")
             bits = np.frombuffer(raw.tobytes(), "<u2").astype(np.uint32) << 16
             flat, target = bits.view(np.float32), "float32"
-        elif info.dtype in _NUMPY_READABLE:
+        elif info.dtype in NUMPY_READABLE:
             dt = np.dtype(info.dtype).newbyteorder("<")
             if raw.size % dt.itemsize:
                 raise self.fail(f"{what}: buffer size {raw.size} is not a multiple of "
@@ -565,67 +415,6 @@ def _ro(arr: np.ndarray) -> np.ndarray:
     return arr
 
 
-# -- sparsity -----------------------------------------------------------------------------
-
-
-def densify(values: np.ndarray, shape: Sequence[int], sp: SparsityInfo, what: str = "tensor",
-            label: str = "") -> np.ndarray:
-    """The dense tensor of a TFLite sparse constant (TACO-style format; tflite-mapping.md §5).
-    Vectorised per level: positions and coordinates are carried as arrays."""
-    shape = tuple(int(d) for d in shape)
-    n = len(shape)
-    order, bmap, levels = sp.traversal_order, sp.block_map, sp.dim_metadata
-    k = len(bmap)
-    if len(order) != n + k or len(levels) != n + k:
-        raise InvalidModel(f"{label}: {what}: sparsity has {len(order)} traversal entries and "
-                           f"{len(levels)} levels for rank {n} with {k} block dims")
-    # positions of the current frontier and the coordinate per level
-    pos = np.zeros(1, np.int64)
-    coords: list[np.ndarray] = []
-    for meta in levels:
-        if meta.format == "dense":
-            size = meta.dense_size
-            if size < 0 or pos.size * max(size, 1) > 1 << 31:
-                raise InvalidModel(f"{label}: {what}: sparse dense level size {size} too large")
-            new_pos = (pos[:, None] * size + np.arange(size)[None, :]).reshape(-1)
-            coords = [np.repeat(c, size) for c in coords]
-            coords.append(np.tile(np.arange(size, dtype=np.int64), pos.size))
-            pos = new_pos
-        else:
-            seg, idx = meta.segments, meta.indices
-            assert seg is not None and idx is not None
-            if pos.size and (pos.max() + 1 >= seg.size):
-                raise InvalidModel(f"{label}: {what}: sparse segments too short")
-            starts, ends = seg[pos], seg[pos + 1]
-            counts = ends - starts
-            if np.any(counts < 0) or (ends.size and ends.max() > idx.size):
-                raise InvalidModel(f"{label}: {what}: sparse segments out of range")
-            total = int(counts.sum())
-            first = np.repeat(np.cumsum(counts) - counts, counts)
-            new_pos = np.arange(total, dtype=np.int64) - first + np.repeat(starts, counts)
-            new_pos = new_pos.astype(np.int64)
-            coords = [np.repeat(c, counts) for c in coords]
-            coords.append(idx[new_pos])
-            pos = new_pos
-    if pos.size != values.size or (pos.size and int(pos.max()) >= values.size):
-        raise InvalidModel(f"{label}: {what}: sparse structure addresses {pos.size} values, "
-                           f"the buffer holds {values.size}")
-    orig = [np.zeros(pos.size, np.int64) for _ in range(n)]
-    for level in range(n):
-        orig[order[level]] = coords[level]
-    for level in range(n, n + k):
-        b = order[level] - n
-        dim = bmap[b]
-        block = levels[level].dense_size
-        orig[dim] = orig[dim] * block + coords[level]
-    dense = np.zeros(shape, values.dtype)
-    for d in range(n):
-        if orig[d].size and (orig[d].min() < 0 or orig[d].max() >= shape[d]):
-            raise InvalidModel(f"{label}: {what}: sparse coordinates exceed shape {list(shape)}")
-    dense[tuple(orig)] = values[pos]
-    return dense
-
-
 # -- public API ---------------------------------------------------------------------------
 
 
@@ -699,12 +488,12 @@ def read_tflite(model: str | os.PathLike[str] | bytes, *, signature: str | None 
     consts = dict(tfm.constants[index])
 
     declared = [sub.tensors[i] for i in sub.inputs]
-    inputs, notes = _resolve_inputs(declared, dict(input_shapes or {}), dict(input_dims or {}),
+    inputs, notes = resolve_inputs(declared, dict(input_shapes or {}), dict(input_dims or {}),
                                     label)
     outputs = []
     for i in sub.outputs:
         t = sub.tensors[i]
-        outputs.append(ValueInfo(t.name, t.dtype, _declared(t), _declared(t)))
+        outputs.append(ValueInfo(t.name, t.dtype, declared_shape(t), declared_shape(t)))
     tensors = {t.name: t for t in sub.tensors}
     return TFLiteSourceGraph(
         sub.name or (sig.key if sig else "main"), tuple(inputs), tuple(outputs), sub.nodes,
@@ -713,94 +502,3 @@ def read_tflite(model: str | os.PathLike[str] | bytes, *, signature: str | None 
         model=tfm,
         subgraph_index=index, tensors=MappingProxyType(tensors),
         signature=sig.key if sig else None)
-
-
-def _declared(t: TensorInfo) -> tuple[int | None, ...] | None:
-    if not t.has_rank and not t.shape:
-        return None
-    dims = t.shape_signature if t.shape_signature is not None else t.shape
-    return tuple(None if d < 0 else int(d) for d in dims)
-
-
-def stored_sizes(t: TensorInfo) -> dict[int, int]:
-    """The sizes LiteRT runs the dynamic (-1) dimensions of input `t` at: the stored `shape`
-    entry of each, where the shape has the signature's rank and the entry is >= 1."""
-    want = _declared(t)
-    if want is None or len(t.shape) != len(want):
-        return {}
-    return {i: int(t.shape[i]) for i, d in enumerate(want) if d is None and t.shape[i] >= 1}
-
-
-def _resolve_inputs(declared: list[TensorInfo], input_shapes: Mapping[str, Sequence[int]],
-                    input_dims: InputDims, label: str) -> tuple[list[ValueInfo], tuple[str, ...]]:
-    """Static input shapes and the report notes on the dynamic dimensions given their stored
-    size (see the module docstring)."""
-    names = [t.name for t in declared]
-    unknown = sorted(set(input_shapes) - set(names))
-    if unknown:
-        raise InvalidModel(f"shape(s) given for {unknown}, which are not inputs of {label} "
-                           f"(inputs: {names})")
-    ranks = {t.name: None if (w := _declared(t)) is None else len(w) for t in declared}
-    axes = check_input_dims(input_dims, ranks, label, shapes_given=input_shapes)
-    out: list[ValueInfo] = []
-    unresolved: list[str] = []
-    missing: set[tuple[str, int | None]] = set()
-    defaults: list[Fix] = []
-    for t in declared:
-        want = _declared(t)
-        if t.name in input_shapes:
-            shape = tuple(int(d) for d in input_shapes[t.name])
-            if any(d < 1 for d in shape):
-                raise InvalidModel(f"the shape given for input {t.name!r}, {list(shape)}, has "
-                                   "a dimension < 1")
-            if want is not None:
-                if len(shape) != len(want):
-                    raise InvalidModel(f"the shape given for input {t.name!r} has rank "
-                                       f"{len(shape)}, the model declares rank {len(want)}")
-                for i, (w, g) in enumerate(zip(want, shape, strict=True)):
-                    if w is not None and w != g:
-                        raise InvalidModel(f"the shape given for input {t.name!r} sets axis "
-                                           f"{i} to {g}, which contradicts the model's fixed "
-                                           f"dimension {w}")
-            out.append(ValueInfo(t.name, t.dtype, shape, want))
-            continue
-        if want is None:
-            unresolved.append(f"{t.name}: unknown rank")
-            missing.add((t.name, None))
-            out.append(ValueInfo(t.name, t.dtype, None, None))
-            continue
-        stored = stored_sizes(t)
-        dims: list[int] = []
-        for i, d in enumerate(want):
-            given = axes.get(t.name, {}).get(i)
-            if given is not None:
-                if d is not None and d != given:
-                    raise InvalidModel(f"dimension {t.name}:{i} = {given} contradicts the "
-                                       f"model's fixed dimension {d}")
-                dims.append(given)
-            elif d is not None:
-                dims.append(d)
-            elif i in stored:
-                dims.append(stored[i])
-                defaults.append(Fix("input_dims", t.name, axis=i, value=stored[i]))
-            else:
-                unresolved.append(f"{t.name}[{i}] (dynamic, -1, no stored size)")
-                missing.add((t.name, i))
-                dims.append(-1)
-        out.append(ValueInfo(t.name, t.dtype, tuple(dims), want))
-    if unresolved:
-        raise UnresolvedDimensions(
-            f"{len(unresolved)} input dimension(s) of {label} are not fixed: "
-            + ", ".join(unresolved),
-            fixes=fixes_for([(t.name, _declared(t)) for t in declared], missing))
-    return out, _default_notes(defaults)
-
-
-def _default_notes(defaults: Sequence[Fix]) -> tuple[str, ...]:
-    if not defaults:
-        return ()
-    used = ", ".join(f"{f.name}[{f.axis}]={f.value}" for f in defaults)
-    other = [Fix("input_dims", f.name, axis=f.axis) for f in defaults]
-    return (f"dynamic (-1) input dimension(s) converted at the stored size LiteRT runs them "
-            f"at: {used}; set other sizes with {render_fixes(other, 'cli')} (command line) "
-            f"or {render_fixes(other, 'python')} (Python)",)
