@@ -106,8 +106,12 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
     """Read an ONNX model into a `SourceGraph` (see the module docstring)."""
     proto, base_dir, label = load_proto(model)
     warnings: list[str] = []
+    # Given a ModelProto, the checker looks for external data relative to the working
+    # directory; given the path it looks beside the model, where the data is.
+    external = base_dir is not None and any(
+        onnx.external_data_helper.uses_external_data(t) for t in proto.graph.initializer)
     try:
-        onnx.checker.check_model(proto, full_check=False)
+        onnx.checker.check_model(str(model) if external else proto, full_check=False)
     except (onnx.checker.ValidationError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         warnings.append(f"onnx.checker: {first}")
