@@ -146,6 +146,8 @@ def add_bias(ctx: ImportContext, node: Node, x: Any, index: int, what: str = "bi
     name = node.input(index)
     if not name:
         return x
+    if x.rank == 0:
+        raise InvalidModel(f"{node.op_type} input is a scalar: a {what} needs a last dimension")
     bias = ctx.operand(name)
     check_shape(node, bias, [x.shape[-1]], what)
     check_same_type(node, [(x, "input"), (bias, what)])

@@ -52,6 +52,9 @@ def _matmul(ctx: ImportContext, node: Node, a: Any, b: Any, trans_a: bool, trans
     """alpha · op(a) @ op(b) (+ c, a vector of the output's last dimension) with numpy's
     1-D promotion; transposes of 1-D operands are ignored (as onnxruntime does)."""
     bld = ctx.builder
+    if a.rank == 0 or b.rank == 0:
+        raise InvalidModel(f"{node.op_type} operands must have rank >= 1, got shapes "
+                           f"{list(a.shape)} and {list(b.shape)}")
     if trans_batch_a or trans_batch_b:
         if a.rank < 3 or a.rank != b.rank:
             raise InvalidModel(f"{node.op_type} transBatchA/transBatchB need A and B of one "

@@ -98,5 +98,7 @@ def test_malformed_nodes() -> None:
     expect_error(ms_model("GemmFastGelu", [("x", rng_array(4, 8)), ("w", rng_array(8, 6)),
                                            ("b", rng_array(8))]),
                  "invalid_model", "bias has shape [8], expected [6]")
+    expect_error(ms_model("FusedMatMul", [("a", np.float32(2.0)), ("b", b)]),
+                 "invalid_model", "operands must have rank >= 1")
     expect_error(ms_model("FusedMatMul", [("a", a.astype(np.float16)), ("b", b)]),
                  "invalid_model", "B has data type float32, A has float16")

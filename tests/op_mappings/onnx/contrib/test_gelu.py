@@ -78,6 +78,8 @@ def test_malformed_nodes() -> None:
                  "attribute 'alpha' must be a float")
     expect_error(ms_model("BiasSplitGelu", [("x", rng_array(2, 3, 7)), ("b", rng_array(7))]),
                  "invalid_model", "hidden size 7 is odd")
+    expect_error(ms_model("FastGelu", [("x", np.float32(1.0)), ("b", rng_array(1))]),
+                 "invalid_model", "input is a scalar")
     expect_error(ms_model("Gelu", [("x", np.arange(4, dtype=np.int32))]),
                  "unsupported_data_type", "int32")
     assert MS == "com.microsoft"
