@@ -417,3 +417,28 @@ def apply_rotary(ctx: ImportContext, x: MLOperand, c: Value, s: Value, rotary_di
     perm = rotary_perm(int(x.shape[-1]), rotary_dim, interleaved)
     partner = b.gather(x, ctx.constant(perm), axis=x.rank - 1)
     return b.add(b.mul(x, operand(ctx, c, dt)), b.mul(partner, operand(ctx, s, dt)))
+
+
+def rotate(ctx: ImportContext, x: MLOperand, cos: Value, sin: Value,
+           positions: Value | None, *, heads: int, rotary_dim: int, interleaved: bool
+           ) -> MLOperand:
+    """Rotary embedding of x: [B, S, N·H] (3-D, `heads` = N) or [B, N, S, H] (4-D).
+    cos/sin: [max_position, rotary_dim/2] rows picked by `positions` ([B or 1, S]), or
+    per-token [B, S, rotary_dim/2] when `positions` is None. The first `rotary_dim` elements
+    of every head are rotated (halves, or even/odd pairs when `interleaved`)."""
+    b = ctx.builder
+    if x.rank == 3:
+        bsz, seq, hidden = x.shape
+        size = hidden // heads
+        x4 = b.reshape(x, [bsz, seq, heads, size])
+    else:
+        bsz, _, seq, size = x.shape
+        x4 = x
+    c_tab, s_tab = rotary_tables(ctx, cos, sin, size, interleaved)
+    if positions is not None:
+        c_tab, s_tab = take_rows(ctx, c_tab, positions), take_rows(ctx, s_tab, positions)
+    rows = int(c_tab.shape[0])
+    shape = [rows, seq, 1, size] if x.rank == 3 else [rows, 1, seq, size]
+    out = apply_rotary(ctx, x4, reshape(ctx, c_tab, shape), reshape(ctx, s_tab, shape),
+                       rotary_dim, interleaved)
+    return out if x.rank == 4 else b.reshape(out, list(x.shape))

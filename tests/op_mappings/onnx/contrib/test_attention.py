@@ -11,43 +11,9 @@ import numpy as np
 import pytest
 
 import converter
-from converter.errors import ConversionFailed
+from tests.op_mappings.onnx.contrib.attention_harness import MS, check_ms, conversion_error
 from tests.op_mappings.onnx.harness import assert_close, rand, run_ort
 from tests.op_mappings.onnx.harness_ext import node_model
-
-MS = "com.microsoft"
-
-
-def check_ms(op: str, inputs: Sequence[tuple[str, np.ndarray | None]],
-             attrs: Mapping[str, Any], outputs: Sequence[str] = ("y",),
-             constants: Sequence[str] = (), rtol: float = 1e-4, atol: float = 1e-5
-             ) -> dict[str, float]:
-    """Convert and run a one-node com.microsoft model, compare every output with
-    onnxruntime; returns the max abs error per output."""
-    model = node_model(op, inputs, attrs, outputs=outputs, constants=constants, domain=MS)
-    feeds = {n: np.asarray(v) for n, v in inputs if v is not None and n not in constants}
-    expected = run_ort(model, feeds)
-    got = converter.convert(model).run(feeds)
-    assert list(got) == [o for o in outputs if o]
-    errors = {}
-    for name, value in got.items():
-        assert_close(value, expected[name], rtol, atol, f"{op} output {name}")
-        errors[name] = float(np.max(np.abs(value.astype(np.float64) - expected[name])))
-    return errors
-
-
-def conversion_error(op: str, inputs: Sequence[tuple[str, np.ndarray | None]],
-                     attrs: Mapping[str, Any], outputs: Sequence[str] = ("y",)) -> str:
-    """The single node error of a conversion that must fail, checked to be one line naming
-    the node."""
-    model = node_model(op, inputs, attrs, outputs=outputs, domain=MS)
-    with pytest.raises(ConversionFailed) as info:
-        converter.convert(model)
-    (err,) = info.value.errors
-    text = str(err)
-    assert "\n" not in text and err.op_type == op and err.reason_code != "internal_error", text
-    return text
-
 
 B, S, D, N = 2, 5, 12, 3
 X = rand(B, S, D, seed=1, low=-1, high=1)
