@@ -108,7 +108,8 @@ class _Progress:
         def update(done: int, total: int) -> None:
             if not bars:
                 bars.append(click.progressbar(length=total, label=label, file=sys.stderr,
-                                              show_pos=True, show_eta=False))
+                                              show_pos=True, show_eta=False,
+                                              update_min_steps=max(1, total // 200)))
             bar = bars[0]
             bar.update(done - bar.pos)
 
@@ -118,6 +119,7 @@ class _Progress:
         finally:
             IMPORT_PROGRESS.reset(token)
             if bars:
+                bars[0].render_progress()  # the last steps may not have been drawn
                 bars[0].render_finish()
 
 
@@ -635,17 +637,17 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
         entries = read_manifests(paths)
         if filters:
             entries = [e for e in entries if any(f.lower() in e.name.lower() for f in filters)]
-        if not include_slow:
-            entries = [e for e in entries if not e.slow or filters]
+        skip = {e.name: "slow entry, not run (use --include-slow, or --filter NAME)"
+                for e in entries if e.slow and not include_slow and not filters}
         if not entries:
             raise CommandError("no model matches" + (f" --filter {' '.join(filters)}"
                                                      if filters else ""))
         if progress is False:
-            report = run_zoo(entries, jobs=jobs, backend=backend, device=device)
+            report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip)
         else:
             with click.progressbar(length=len(entries), label="zoo", file=sys.stderr,
                                    show_pos=True, item_show_func=lambda s: s) as bar:
-                report = run_zoo(entries, jobs=jobs, backend=backend, device=device,
+                report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
                                  on_done=lambda name: bar.update(1, name))
         written = write_reports(report, Path(report_dir)) if report_dir else []
         if as_json:

@@ -1,6 +1,8 @@
 """Zoo reports: report.json (the stable JSON form), report.md (a summary table) and a
 self-contained report.html (inline CSS and JS only; sortable table; per-model bars for the
-error relative to the tolerance and for the time). Every string that comes from a model or
+error relative to the tolerance and for the time). Both human-readable reports end with a
+"Skipped models" list giving each skipped model's reason (model file not available, slow
+entry not run, ...). Every string that comes from a model or
 manifest is HTML-escaped (Markdown: pipes and newlines neutralised); no model-derived text is
 placed inside the script.
 """
@@ -68,7 +70,16 @@ def render_markdown(report: ZooReport) -> str:
         lines.append(f"| {_md(r.name)} | {_md(r.format)} | {r.status} | {_err(r)} | {rel} | "
                      f"{r.atol:g}, {r.rtol:g} | {r.timings.get('convert', 0.0):.2f} | "
                      f"{r.total_seconds:.2f} | {r.operations or ''} | {_md(_detail(r))} |")
+    skipped = _skipped(report)
+    if skipped:
+        lines += ["", "## Skipped models", ""]
+        lines += [f"- **{_md(r.name)}**: {_md(_detail(r) or 'no reason given')}"
+                  for r in skipped]
     return "\n".join(lines) + "\n"
+
+
+def _skipped(report: ZooReport) -> list[ZooResult]:
+    return [r for r in report.results if r.status == "skipped"]
 
 
 _CSS = """
@@ -162,6 +173,11 @@ def render_html(report: ZooReport) -> str:
     head = ("<tr><th>Model</th><th>Format</th><th>Status</th><th>Max abs</th>"
             "<th>Max rel</th><th>Error vs tolerance</th><th>Convert s</th><th>Total s</th>"
             "<th>Time</th><th>WebNN ops</th><th>Details</th></tr>")
+    skipped = ""
+    if _skipped(report):
+        items = "".join(f"<li><b>{_e(r.name)}</b>: {_e(_detail(r) or 'no reason given')}</li>"
+                        for r in _skipped(report))
+        skipped = f'<h2>Skipped models</h2><ul id="skipped">{items}</ul>'
     summary = (f"{len(report.results)} models: {c['pass']} pass, {c['fail']} fail, "
                f"{c['error']} error, {c['skipped']} skipped; backend {report.backend} on "
                f"{report.device}, {report.jobs} job(s), {report.seconds:.1f} s, started "
@@ -174,4 +190,5 @@ def render_html(report: ZooReport) -> str:
             "<p><small>Error bars: the dashed mark is the tolerance (atol + rtol &times; "
             "max|ref|), one decade per tenth of the bar. Click a column to sort.</small></p>"
             f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>"
+            f"{skipped}"
             f"<script>{_JS}</script></body></html>\n")

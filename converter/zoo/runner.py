@@ -4,7 +4,9 @@
 `ZooResult` with status "pass", "fail" (an output outside tolerance, against the original
 framework or the entry's stored reference output), "error" (conversion or run failed;
 `reason_code` from the ConversionError when there is one, "model_changed" for a sha256
-mismatch) or "skipped" (the model file is not available). The model, its inputs and stored
+mismatch) or "skipped" (the model file is not available: `reason_code` "not_available";
+or the caller chose not to run it, e.g. a slow entry: "not_run"; `message` says why in both
+cases). The model, its inputs and stored
 outputs come from `converter.zoo.sources` (random weights, input recipes). `run_zoo` runs entries in a `ProcessPoolExecutor` (spawned
 workers; onnxruntime / backends use one thread each when several jobs run) or in-process
 for `jobs=1`, calling `on_done(name)` as each one finishes, and keeps manifest order.
@@ -15,7 +17,7 @@ from __future__ import annotations
 import os
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -122,7 +124,8 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
     base: dict[str, Any] = {"name": entry.name, "path": entry.path, "source": entry.source,
                             "licence": entry.licence, "rtol": entry.rtol, "atol": entry.atol}
     if entry.path is None:
-        return ZooResult(status="skipped", message=entry.missing, **base)
+        return ZooResult(status="skipped", message=entry.missing, reason_code="not_available",
+                         **base)
     start = time.perf_counter()
     timings: dict[str, float] = {}
     fmt = ""
@@ -177,15 +180,24 @@ def _worker(entry: ZooEntry, backend: str, device: str, threads: int) -> ZooResu
 
 
 def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "reference",
-            device: str = "cpu", on_done: Callable[[str], None] | None = None) -> ZooReport:
-    """Run every entry (see the module docstring)."""
+            device: str = "cpu", on_done: Callable[[str], None] | None = None,
+            skip: Mapping[str, str] | None = None) -> ZooReport:
+    """Run every entry (see the module docstring). `skip` maps entry names to a reason:
+    those entries are not run and appear in the report as "skipped" with that reason
+    (reason_code "not_run"), e.g. slow entries without --include-slow."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     done = on_done or (lambda _name: None)
+    skip = skip or {}
     results: list[ZooResult | None] = [None] * len(entries)
-    runnable = [i for i, e in enumerate(entries) if e.path is not None]
+    runnable = [i for i, e in enumerate(entries) if e.path is not None and e.name not in skip]
     for i, e in enumerate(entries):
-        if e.path is None:
+        if e.name in skip:
+            results[i] = ZooResult(e.name, "skipped", path=e.path, source=e.source,
+                                   licence=e.licence, message=skip[e.name],
+                                   reason_code="not_run", rtol=e.rtol, atol=e.atol)
+            done(e.name)
+        elif e.path is None:
             results[i] = run_entry(e, backend, device)
             done(e.name)
     workers = min(jobs, len(runnable))
