@@ -81,8 +81,8 @@ def check_input_dims(input_dims: Any, ranks: Mapping[str, int | None], label: st
 
 
 def _positive(value: Any) -> bool:
-    return (isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-            and value >= 1)
+    return bool(isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+                and value >= 1)
 
 
 def check_free_dim_values(free_dims: Mapping[str, Any]) -> None:

@@ -26,6 +26,10 @@ def declared_shape(t: TensorInfo) -> tuple[int | None, ...] | None:
     return tuple(None if d < 0 else int(d) for d in dims)
 
 
+def _rank(shape: tuple[int | None, ...] | None) -> int | None:
+    return None if shape is None else len(shape)
+
+
 def stored_sizes(t: TensorInfo) -> dict[int, int]:
     """The sizes LiteRT runs the dynamic (-1) dimensions of input `t` at: the stored `shape`
     entry of each, where the shape has the signature's rank and the entry is >= 1."""
@@ -44,7 +48,7 @@ def resolve_inputs(declared: list[TensorInfo], input_shapes: Mapping[str, Sequen
     if unknown:
         raise InvalidModel(f"shape(s) given for {unknown}, which are not inputs of {label} "
                            f"(inputs: {names})")
-    ranks = {t.name: None if (w := declared_shape(t)) is None else len(w) for t in declared}
+    ranks = {t.name: _rank(declared_shape(t)) for t in declared}
     axes = check_input_dims(input_dims, ranks, label, shapes_given=input_shapes)
     out: list[ValueInfo] = []
     unresolved: list[str] = []
