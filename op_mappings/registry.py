@@ -1,5 +1,5 @@
 """The op-handler registry shared by `op_mappings.onnx` and `op_mappings.tflite` (see
-../shared/docs/architecture.md section 3).
+docs/architecture.md section 3).
 
 Each mapping package makes one `Registry` and exposes its methods under the package's public
 names (`onnx_op` / `tflite_op`, `lookup`, `handlers`, `support_table`, `builtins`,
@@ -44,6 +44,21 @@ class Handler:
         return " ".join(text.split())
 
 
+def mapping_modules(path: Iterable[str], package: str) -> list[str]:
+    """The names of the mapping modules under `path` (the folders of package `package`),
+    sub-packages included, in file-system order; names starting with "_" are skipped, and
+    so is everything inside a package so named."""
+    out: list[str] = []
+    for mod in pkgutil.iter_modules(list(path), prefix=f"{package}."):
+        if mod.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        out.append(mod.name)
+        if mod.ispkg:
+            sub = importlib.import_module(mod.name)
+            out.extend(mapping_modules(getattr(sub, "__path__", ()), mod.name))
+    return out
+
+
 class Registry:
     """The handlers of one source format.
 
@@ -84,14 +99,15 @@ class Registry:
         return register
 
     def load_all(self) -> None:
-        """Import every mapping module of the package and its sub-packages (idempotent;
-        names starting with "_" are skipped)."""
+        """Import every mapping module of the package and its sub-packages (idempotent).
+        Modules and packages whose names start with "_" are helpers: they are neither
+        imported nor searched (so `op_mappings/<format>/_x/` may hold helper modules of any
+        name)."""
         if self.loaded:
             return
         self.loaded = True
-        for mod in pkgutil.walk_packages(self.path, prefix=f"{self.package}."):
-            if not mod.name.rsplit(".", 1)[-1].startswith("_"):
-                importlib.import_module(mod.name)
+        for name in mapping_modules(self.path, self.package):
+            importlib.import_module(name)
 
     def lookup(self, op_type: str, domain: str, version: int) -> Handler | None:
         """The handler with the highest `since` <= version, or None."""

@@ -1,4 +1,4 @@
-"""Registry of ONNX op handlers (see ../shared/docs/architecture.md section 3).
+"""Registry of ONNX op handlers (see docs/architecture.md section 3).
 
 Every module in this package registers its handlers with `@onnx_op`; modules are discovered
 with pkgutil on first lookup, so adding an op never means editing a central list.

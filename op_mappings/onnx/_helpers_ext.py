@@ -1,7 +1,8 @@
 """Helpers for the complex/decomposed ONNX mappings (not a mapping module: no handlers here).
 
-- `const_or_none`: the numpy value of an input when it is a constant, else None.
-- `scalar`: a scalar constant operand of a given data type.
+- `const_or_none`: the numpy value of an input when it is a constant, else None (shared with
+  the TFLite handlers: `op_mappings/_common/values.py`).
+- `scalar`: a scalar constant operand of a given data type (shared, as `const_or_none`).
 - `take`: rows/columns of a (possibly constant) input as an operand, sliced with numpy when
   the input is constant so that no WebNN op is emitted for it.
 - `float_dtype_check`: reject non-float operands for float-only decompositions.
@@ -17,18 +18,10 @@ import numpy as np
 from converter.errors import UnsupportedDataType
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import FLOAT_TYPES
+from op_mappings._common.values import const_or_none, scalar
 
-
-def const_or_none(ctx: ImportContext, name: str) -> np.ndarray | None:
-    """The constant value of `name`, or None when it is omitted or computed in the graph."""
-    if name and ctx.is_constant(name):
-        return np.asarray(ctx.const_value(name))
-    return None
-
-
-def scalar(ctx: ImportContext, value: float | int, data_type: str) -> Any:
-    """A 0-D constant operand of `data_type`."""
-    return ctx.builder.constant(np.asarray(value).astype(data_type))
+__all__ = ["const_or_none", "float_dtype_check", "scalar", "take"]
 
 
 def take(ctx: ImportContext, name: str, index: Sequence[int | slice]) -> Any:
@@ -62,6 +55,6 @@ def take(ctx: ImportContext, name: str, index: Sequence[int | slice]) -> Any:
 
 def float_dtype_check(node: Node, operand: Any, what: str = "input") -> None:
     """Raise UnsupportedDataType unless `operand` is float32 or float16."""
-    if operand.data_type not in ("float32", "float16"):
+    if operand.data_type not in FLOAT_TYPES:
         raise UnsupportedDataType(f"{node.op_type} {what} has data type {operand.data_type}; "
                                   "this mapping needs float32 or float16")

@@ -1,21 +1,16 @@
-"""Helpers shared by ONNX handlers (not a mapping module: no handlers here)."""
+"""Helpers shared by ONNX handlers (not a mapping module: no handlers here). `ints` and
+`norm_axis` are the ones TFLite handlers use too (`op_mappings/_common/values.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
 from converter.errors import InvalidModel
+from op_mappings._common.values import ints, norm_axis
 
-
-def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
-    """ONNX axis in [-rank, rank) -> WebNN's unsigned axis."""
-    a = int(axis)
-    if not -rank <= a < rank:
-        raise InvalidModel(f"{what} {a} is out of range for rank {rank}")
-    return a + rank if a < 0 else a
+__all__ = ["ints", "norm_axes", "norm_axis"]
 
 
 def norm_axes(axes: Sequence[int] | np.ndarray, rank: int, what: str = "axes") -> list[int]:
@@ -23,8 +18,3 @@ def norm_axes(axes: Sequence[int] | np.ndarray, rank: int, what: str = "axes") -
     if len(set(out)) != len(out):
         raise InvalidModel(f"{what} {list(out)} repeats an axis")
     return out
-
-
-def ints(value: Any) -> list[int]:
-    """A constant or attribute as a list of Python ints."""
-    return [int(v) for v in np.asarray(value).reshape(-1)]

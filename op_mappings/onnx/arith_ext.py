@@ -31,6 +31,7 @@ import numpy as np
 from converter.errors import UnsupportedDataType
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import scalar
 
@@ -43,7 +44,7 @@ def mod(ctx: ImportContext, node: Node) -> list[Any]:
     x, y = ctx.inputs(node)
     dt = x.data_type
     q = b.div(x, y)
-    if dt in ("float32", "float16"):
+    if dt in FLOAT_TYPES:
         zero = scalar(ctx, 0, dt)
         q = b.where(b.lesser(q, zero), b.ceil(q), b.floor(q))
         # q = 0 (|x| < |y|, also y = ±inf) contributes nothing (inf·0 would be NaN)

@@ -21,6 +21,7 @@ import numpy as np
 from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.onnx import onnx_op
 
 Term = tuple[Any, list[str]]
@@ -108,7 +109,7 @@ class _Einsum:
         left = [ch for ch in lx if ch not in ly]
         right = [ch for ch in ly if ch not in lx]
         dims = [sizes[ch] for ch in batch], [sizes[ch] for ch in left]
-        if x.data_type in ("float32", "float16"):
+        if x.data_type in FLOAT_TYPES:
             bb = math.prod(dims[0])
             ll, kk = math.prod(dims[1]), math.prod(sizes[ch] for ch in con)
             rr = math.prod(sizes[ch] for ch in right)

@@ -26,6 +26,7 @@ import numpy as np
 from converter.errors import UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
 
@@ -72,7 +73,7 @@ def _neutral(reduction: str, dt: str) -> float | int:
         return 0
     if reduction == "mul":
         return 1
-    if dt in ("float32", "float16"):
+    if dt in FLOAT_TYPES:
         return -np.inf if reduction == "max" else np.inf
     info = np.iinfo(dt)
     return int(info.min) if reduction == "max" else int(info.max)

@@ -16,6 +16,7 @@ from onnx import helper
 
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import scalar
 from op_mappings.onnx._util import ints, norm_axis
@@ -27,7 +28,7 @@ def one_hot(ctx: ImportContext, node: Node) -> list[Any]:
     b = ctx.builder
     depth = int(np.asarray(ctx.const_input(node, 1)).reshape(-1)[0])
     axis = norm_axis(node.attrs["axis"], idx.rank + 1)
-    if idx.data_type in ("float32", "float16"):
+    if idx.data_type in FLOAT_TYPES:
         idx = b.cast(idx, "int32")
     dt = idx.data_type
     if dt.startswith("int"):

@@ -32,10 +32,14 @@ from onnx import helper
 from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.limits import OP_LIMITS
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, scalar
 from op_mappings.onnx._spatial import conv
 from op_mappings.onnx._util import norm_axis
+
+_QUANTIZED = OP_LIMITS["dequantizeLinear"]["input"].data_types
+"""The integer types WebNN dequantizes (and quantizes to)."""
 
 
 def param_shape(in_shape: Sequence[int], p_shape: Sequence[int], axis: int,
@@ -119,7 +123,7 @@ def quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
 @onnx_op("DequantizeLinear", since=10)
 def dequantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
     x = ctx.operand(node.inputs[0])
-    if x.data_type not in ("uint8", "int8", "uint32", "int32"):
+    if x.data_type not in _QUANTIZED:
         raise UnsupportedDataType(f"DequantizeLinear input type {x.data_type} is not a WebNN "
                                   "quantized type")
     scalar_in = x.rank == 0
@@ -155,7 +159,7 @@ def _deq(ctx: ImportContext, name: str, scale_name: str, zp_name: str, axis: int
          float_dtype: str = "float32") -> Any:
     """Dequantize input `name` (scale omitted -> 1) along `axis` for 1-D params."""
     x = ctx.operand(name)
-    if x.data_type not in ("uint8", "int8", "uint32", "int32"):
+    if x.data_type not in _QUANTIZED:
         raise UnsupportedDataType(f"quantized input {name!r} has type {x.data_type}")
     if scale_name:
         shape = param_shape(x.shape, ctx.shape(scale_name), axis, 0, f"{name!r} scale")

@@ -38,6 +38,21 @@ from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn import decompose as dc
+from op_mappings._common.recurrent_layout import (
+    GRU_ZRH,
+    LSTM_IOFC,
+    PEEPHOLES,
+    cell_activation,
+    webnn_direction,
+)
+from op_mappings._common.unroll import (
+    flatten_steps,
+    input_projection,
+    stack_steps,
+    step_blocks,
+    swap_batch_time,
+    unroll,
+)
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, float_dtype_check, scalar, take
 
@@ -51,7 +66,7 @@ _DEFAULT_ACTS = {"RNN": ("tanh",), "GRU": ("sigmoid", "tanh"),
                  "LSTM": ("sigmoid", "tanh", "tanh")}
 _GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 _NATIVE_ACTS = ("relu", "sigmoid", "tanh")
-_DIRECTIONS = {"forward": "forward", "reverse": "backward", "bidirectional": "both"}
+_DIRECTIONS = ("forward", "reverse", "bidirectional")
 
 Act = tuple[str, float, float]
 
@@ -88,16 +103,7 @@ def parse_activations(node: Node, dirs: int) -> list[list[Act]]:
 def activation_fn(act: Act) -> dc.Activation:
     """The builder callable computing one ONNX recurrent activation."""
     name, alpha, beta = act
-    return {
-        "relu": lambda: dc.relu_fn, "tanh": lambda: dc.tanh_fn,
-        "sigmoid": lambda: dc.sigmoid_fn, "softsign": lambda: dc.softsign_fn,
-        "softplus": lambda: dc.softplus_fn, "affine": lambda: dc.linear_fn(alpha, beta),
-        "leakyrelu": lambda: dc.leaky_relu_fn(alpha),
-        "thresholdedrelu": lambda: dc.thresholded_relu_fn(alpha),
-        "scaledtanh": lambda: dc.scaled_tanh_fn(alpha, beta),
-        "hardsigmoid": lambda: dc.hard_sigmoid_fn(alpha, beta),
-        "elu": lambda: dc.elu_fn(alpha),
-    }[name]()
+    return cell_activation(name, alpha, beta)
 
 
 class _Rnn:
@@ -128,7 +134,7 @@ class _Rnn:
                                f"hidden_size {self.hidden}")
         self.layout = int(node.attrs.get("layout", 0))
         if self.layout:
-            x = self.b.transpose(x, permutation=[1, 0, 2])
+            x = swap_batch_time(self.b, x)
         self.x = x
         self.steps, self.batch = x.shape[0], x.shape[1]
         self.acts = parse_activations(node, self.dirs)
@@ -171,9 +177,9 @@ class _Rnn:
             return False
         if any(n not in _NATIVE_ACTS or (al, be) != (0.0, 0.0) for n, al, be in first):
             return False
-        if self.peep_name:
+        if self.peep_name:  # WebNN's output-gate peephole reads the previous cell
             p = const_or_none(self.ctx, self.peep_name)
-            if p is None or np.any(p[:, self.hidden:2 * self.hidden] != 0):
+            if p is None or np.any(p[:, PEEPHOLES.cols("o", self.hidden)] != 0):
                 return False
         return True
 
@@ -190,11 +196,12 @@ class _Rnn:
         bias, rbias = self._bias_pair()
         acts = [n for n, _, _ in self.acts[0]]
         common = dict(bias=bias, recurrent_bias=rbias, initial_hidden_state=self.h0,
-                      return_sequence=want_y, direction=_DIRECTIONS[self.direction],
+                      return_sequence=want_y,
+                      direction=webnn_direction(self.dirs, self.direction == "reverse"),
                       activations=acts)
         if self.kind == "GRU":
             outs = b.gru(self.x, w, r, self.steps, self.hidden, reset_after=self.lbr,
-                         layout="zrn", **common)
+                         layout=GRU_ZRH.webnn, **common)
             hidden, seq = outs[0], outs[1] if want_y else None
             return self._finish(seq, hidden, None)
         peep = None
@@ -202,7 +209,7 @@ class _Rnn:
         if p is not None and np.any(p != 0):
             peep = ctx.operand(self.peep_name)
         outs = b.lstm(self.x, w, r, self.steps, self.hidden, peephole_weight=peep,
-                      initial_cell_state=self.c0, layout="iofg", **common)
+                      initial_cell_state=self.c0, layout=LSTM_IOFC.webnn, **common)
         return self._finish(outs[2] if want_y else None, outs[0], outs[1])
 
     def _finish(self, seq: Any, hidden: Any, cell: Any) -> list[Any]:
@@ -255,7 +262,7 @@ class _Rnn:
         gh = self.gates * self.hidden
         keep_rb = np.ones(gh, dtype=bool)
         if self.kind == "GRU" and self.lbr:
-            keep_rb[2 * self.hidden:] = False
+            keep_rb[GRU_ZRH.cols("h", self.hidden)] = False
         wb = self._vec(self.b_name, group, slice(0, gh))
         rb = self._vec(self.b_name, group, slice(gh, 2 * gh))
         if wb.kind == "constant" and rb.kind == "constant":
@@ -292,12 +299,12 @@ class _Rnn:
         w = self._mat(self.w_name, group, slice(None))
         bias = self._proj_bias(group)
         if len(group) == 1:
-            proj = b.gemm(flat, w, c=bias, b_transpose=True)
+            proj = input_projection(b, flat, w, bias)
             if self.kind == "GRU":  # update/reset and candidate columns, split once
                 zr, hh = b.split(proj, [2 * self.hidden, self.hidden], axis=1)
-                return list(zip(_row_blocks(b, zr, steps), _row_blocks(b, hh, steps),
+                return list(zip(step_blocks(b, zr, steps), step_blocks(b, hh, steps),
                                 strict=True))
-            return _row_blocks(b, proj, steps)
+            return step_blocks(b, proj, steps)
         proj = b.matmul(flat, w)  # [2, steps * batch, gh]
         if bias is not None:
             proj = b.add(proj, bias)
@@ -310,23 +317,23 @@ class _Rnn:
         return xs
 
     def _lstm_step(self, lin: Any, xw: Any, hidden: Any, cell: Any, r: Any,
-                   peeps: list[Any] | None, acts: list[dc.Activation], one: Any
+                   peeps: dict[str, Any] | None, acts: list[dc.Activation], one: Any
                    ) -> tuple[Any, Any]:
         """One ONNX LSTM step (gates iofc); the output-gate peephole reads the new cell."""
         b = self.b
-        parts = b.split(lin(hidden, r, xw), 4, axis=hidden.rank - 1)
+        parts = LSTM_IOFC.split(b, lin(hidden, r, xw), axis=hidden.rank - 1)
 
-        def gate(k: int, peep: int | None = None, c: Any = None) -> Any:
-            x = parts[k]
-            if peeps is not None and peep is not None:
-                x = b.add(x, b.mul(peeps[peep], c))
+        def gate(name: str, c: Any = None) -> Any:
+            x = parts[name]
+            if peeps is not None and c is not None:
+                x = b.add(x, b.mul(peeps[name], c))
             return self._clip(x)
 
-        i = acts[0](b, gate(0, 0, cell))
-        f = b.sub(one, i) if self.input_forget else acts[0](b, gate(2, 2, cell))
-        g = acts[1](b, gate(3))
+        i = acts[0](b, gate("i", cell))
+        f = b.sub(one, i) if self.input_forget else acts[0](b, gate("f", cell))
+        g = acts[1](b, gate("c"))
         new_cell = b.add(b.mul(f, cell), b.mul(i, g))
-        o = acts[0](b, gate(1, 1, new_cell))
+        o = acts[0](b, gate("o", new_cell))
         return b.mul(o, acts[2](b, new_cell)), new_cell
 
     def _run(self, group: list[int], want_y: bool, flat: Any) -> tuple[Any, Any, Any]:
@@ -342,20 +349,21 @@ class _Rnn:
         cell = self._init(self.c0, group) if self.kind == "LSTM" else None
         axis = cur.rank - 1
         reverse = n == 1 and (self.direction == "reverse" or group[0] == 1)
-        seq: list[Any] = []  # states in processing order
         if self.kind == "RNN":
             r = self._mat(self.r_name, group, slice(None))
-            for k in range(steps):
-                t = steps - 1 - k if reverse else k
+
+            def rnn_step(t: int, cur: Any) -> tuple[Any, Any]:
                 cur = acts[0](b, self._clip(lin(cur, r, xs[t])))
-                seq.append(cur)
+                return cur, cur
+
+            seq, cur = unroll(steps, reverse, rnn_step, cur)
         elif self.kind == "GRU":
-            r_zr = self._mat(self.r_name, group, slice(0, 2 * h))
-            r_h = self._mat(self.r_name, group, slice(2 * h, 3 * h))
-            rb_h = (self._vec(self.b_name, group, slice(5 * h, 6 * h))
+            r_zr = self._mat(self.r_name, group, GRU_ZRH.span(("z", "r"), h))
+            r_h = self._mat(self.r_name, group, GRU_ZRH.cols("h", h))
+            rb_h = (self._vec(self.b_name, group, _shift(GRU_ZRH.cols("h", h), 3 * h))
                     if self.b_name and self.lbr else None)
-            for k in range(steps):
-                t = steps - 1 - k if reverse else k
+
+            def gru_step(t: int, cur: Any) -> tuple[Any, Any]:
                 x_zr, x_h = xs[t]
                 z, rg = b.split(acts[0](b, self._clip(lin(cur, r_zr, x_zr))), 2, axis=axis)
                 if self.lbr:
@@ -364,23 +372,25 @@ class _Rnn:
                     pre = lin(b.mul(rg, cur), r_h, x_h)
                 nn = acts[1](b, self._clip(pre))
                 cur = b.add(nn, b.mul(z, b.sub(cur, nn)))
-                seq.append(cur)
+                return cur, cur
+
+            seq, cur = unroll(steps, reverse, gru_step, cur)
         else:
             r = self._mat(self.r_name, group, slice(None))
-            peeps = ([self._vec(self.peep_name, group, slice(k * h, (k + 1) * h))
-                      for k in range(3)] if self.peep_name else None)
-            for k in range(steps):
-                t = steps - 1 - k if reverse else k
-                cur, cell = self._lstm_step(lin, xs[t], cur, cell, r, peeps, acts, one)
-                seq.append(cur)
+            peeps = ({g: self._vec(self.peep_name, group, PEEPHOLES.cols(g, h))
+                      for g in PEEPHOLES.gates} if self.peep_name else None)
+
+            def lstm_step(t: int, state: tuple[Any, Any]) -> tuple[tuple[Any, Any], Any]:
+                cur, cell = self._lstm_step(lin, xs[t], *state, r, peeps, acts, one)
+                return (cur, cell), cur
+
+            seq, (cur, cell) = unroll(steps, reverse, lstm_step, (cur, cell))
         shape = [n, batch, h]
         final_h = b.reshape(cur, shape)
         final_c = b.reshape(cell, shape) if cell is not None else None
         if not want_y:
             return None, final_h, final_c
-        if reverse:
-            seq.reverse()
-        y = b.reshape(dc.concat(b, seq, 0), [steps, n, batch, h])
+        y = stack_steps(b, seq, [n, batch, h])
         if n == 2:  # the backward direction's states were computed last step first
             forward, backward = b.split(y, 2, axis=1)
             y = b.concat([forward, b.reverse(backward, axes=[0])], 1)
@@ -393,7 +403,7 @@ class _Rnn:
         b = self.b
         same = self.dirs == 2 and self.acts[0] == self.acts[1]
         groups = [[0, 1]] if same else [[d] for d in range(self.dirs)]
-        flat = b.reshape(self.x, [self.steps * self.batch, self.x.shape[2]])
+        flat = flatten_steps(b, self.x)
         parts = [self._run(g, want_y, flat) for g in groups]
         seq = dc.concat(b, [p[0] for p in parts], 1) if want_y else None
         hidden = dc.concat(b, [p[1] for p in parts], 0)
@@ -401,15 +411,9 @@ class _Rnn:
         return self._finish(seq, hidden, cell)
 
 
-def _row_blocks(b: Any, x: Any, n: int) -> list[Any]:
-    """`x` [n·batch, k] as n blocks of `batch` rows: one split (slices beyond split's part
-    limit)."""
-    if n == 1:
-        return [x]
-    if n <= dc.MAX_CONCAT:
-        return b.split(x, n, axis=0)
-    rows = x.shape[0] // n
-    return [b.slice(x, [t * rows, 0], [rows, x.shape[1]]) for t in range(n)]
+def _shift(cols: slice, offset: int) -> slice:
+    """`cols` moved by `offset` (e.g. into the recurrent half of ONNX's B)."""
+    return slice(cols.start + offset, cols.stop + offset)
 
 
 def _convert(ctx: ImportContext, node: Node) -> list[Any]:

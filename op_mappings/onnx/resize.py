@@ -38,6 +38,8 @@ import numpy as np
 from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import FLOAT_TYPES
+from converter.webnn.limits import OP_LIMITS
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none
 from op_mappings.onnx._util import norm_axes
@@ -237,7 +239,7 @@ def resize(ctx: ImportContext, node: Node, x: Any, plan: _Plan, mode: str, coord
     native = _native(ctx, x, plan, changed, mode, coord, nearest_mode, antialias)
     if native is not None:
         return native
-    if mode != "nearest" and x.data_type not in ("float32", "float16"):
+    if mode != "nearest" and x.data_type not in FLOAT_TYPES:
         raise UnsupportedAttribute(f"Resize mode {mode!r} on {x.data_type} data is not "
                                    "supported (only nearest is exact for integers)")
     y = x
@@ -264,9 +266,9 @@ def _native(ctx: ImportContext, x: Any, plan: _Plan, changed: list[int], mode: s
         return None
     if mode == "nearest" and nearest_mode != "round_prefer_floor":
         return None
-    if mode == "linear" and x.data_type not in ("float32", "float16"):
+    if mode == "linear" and x.data_type not in FLOAT_TYPES:
         return None
-    if x.data_type not in ("float32", "float16", "uint8", "int8"):
+    if x.data_type not in OP_LIMITS["resample2d"]["input"].data_types:
         return None
     if coord == "pytorch_half_pixel":
         if any(plan.out[a] <= 1 for a in changed):

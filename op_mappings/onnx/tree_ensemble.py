@@ -41,6 +41,7 @@ import numpy as np
 from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.onnx import onnx_op
 
 ML = "ai.onnx.ml"
@@ -283,7 +284,7 @@ def raw_scores(ctx: ImportContext, node: Node, x: Any, ens: Ensemble) -> tuple[A
                                    "(WebNN has no erfinv)")
     if not ens.trees:
         raise InvalidModel(f"{node.op_type} has no trees")
-    if x.data_type not in ("float32", "float16"):
+    if x.data_type not in FLOAT_TYPES:
         x = b.cast(x, "float32")
     if x.rank == 1:
         x = b.reshape(x, [1, x.shape[0]])

@@ -1,4 +1,4 @@
-"""Registry of TFLite op handlers (see ../shared/docs/architecture.md section 3).
+"""Registry of TFLite op handlers (see docs/architecture.md section 3).
 
 Every module in this package registers its handlers with `@tflite_op`; modules are discovered
 with pkgutil on first lookup. A handler is `fn(ctx, node) -> list[MLOperand | np.ndarray |

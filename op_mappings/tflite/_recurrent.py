@@ -1,4 +1,6 @@
-"""Helpers shared by the recurrent TFLite handlers (lstm.py, rnn.py); no handlers here.
+"""Helpers shared by the recurrent TFLite handlers (lstm.py, rnn.py, svdf.py); no handlers
+here. Gate layouts, cell activations and the time-step unroller are shared with the ONNX
+handlers (`op_mappings/_common/`).
 
 Values are handled as "weights": a float numpy array when the tensor is a constant
 (quantized constants dequantized at conversion time, hybrid models), otherwise the float
@@ -8,7 +10,7 @@ instead of a concat op.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,17 @@ from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedData
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
+from converter.webnn import decompose as dc
+from converter.webnn.dtypes import FLOAT_TYPES
+from op_mappings._common.recurrent_layout import cell_activation
+from op_mappings._common.unroll import (
+    flatten_steps,
+    input_projection,
+    stack_steps,
+    step_blocks,
+    swap_batch_time,
+)
+from op_mappings._common.values import const_or_none
 from op_mappings.tflite._util import (
     NONE,
     RELU,
@@ -29,7 +42,8 @@ from op_mappings.tflite._util import (
 )
 
 Weight = np.ndarray | MLOperand
-Act = Callable[[ImportContext, MLOperand], MLOperand]
+Act = dc.Activation
+"""A cell activation: `act(builder, x) -> y`."""
 
 
 def weight(ctx: ImportContext, node: TFLiteNode, i: int) -> Weight | None:
@@ -38,8 +52,8 @@ def weight(ctx: ImportContext, node: TFLiteNode, i: int) -> Weight | None:
     if not name:
         return None
     info = node.input_infos[i]
-    if ctx.is_constant(name):
-        value = np.asarray(ctx.const_value(name))
+    value = const_or_none(ctx, name)
+    if value is not None:
         if is_quantized(info):
             assert info is not None
             return dequantize_value(value, info)
@@ -49,7 +63,7 @@ def weight(ctx: ImportContext, node: TFLiteNode, i: int) -> Weight | None:
         return value.astype(np.float32) if value.dtype != np.float16 else value
     x = fin(ctx, node, i)
     assert x is not None
-    if x.data_type not in ("float32", "float16"):
+    if x.data_type not in FLOAT_TYPES:
         raise UnsupportedDataType(f"input {i} has data type {x.data_type}")
     return x
 
@@ -71,21 +85,17 @@ def shape_of(w: Weight) -> tuple[int, ...]:
     return tuple(int(d) for d in w.shape)
 
 
+_ACTIVATIONS = {TANH: "tanh", RELU: "relu", RELU6: "relu6", RELU_N1_TO_1: "relu_n1_to_1",
+                NONE: "identity"}
+
+
 def activation_fn(code: int, *, none_ok: bool) -> Act:
     """A recurrent cell activation from a TFLite fused-activation code. NONE is the identity
     only where LiteRT applies the activation in place (RNN); LSTM's hidden-output path leaves
     its buffer unset for NONE, so it is rejected there (`none_ok=False`)."""
     code = int(code)
-    if code == TANH:
-        return lambda ctx, x: ctx.builder.tanh(x)
-    if code == RELU:
-        return lambda ctx, x: ctx.builder.relu(x)
-    if code == RELU6:
-        return lambda ctx, x: ctx.builder.clamp(x, min_value=0.0, max_value=6.0)
-    if code == RELU_N1_TO_1:
-        return lambda ctx, x: ctx.builder.clamp(x, min_value=-1.0, max_value=1.0)
-    if code == NONE and none_ok:
-        return lambda ctx, x: x
+    if code in _ACTIVATIONS and (code != NONE or none_ok):
+        return cell_activation(_ACTIVATIONS[code])
     raise UnsupportedAttribute(f"recurrent activation {code} is not supported (TANH, RELU, "
                                "RELU6, RELU_N1_TO_1" + (", NONE" if none_ok else "") + ")")
 
@@ -116,7 +126,7 @@ def initial_state(ctx: ImportContext, node: TFLiteNode, i: int, shape: Sequence[
 def float_input(ctx: ImportContext, node: TFLiteNode, rank: int) -> MLOperand:
     x = fin(ctx, node, 0)
     assert x is not None
-    if x.data_type not in ("float32", "float16"):
+    if x.data_type not in FLOAT_TYPES:
         raise UnsupportedDataType(f"input has data type {x.data_type}; only float recurrent "
                                   "ops are supported")
     if len(x.shape) != rank:
@@ -128,41 +138,28 @@ def float_input(ctx: ImportContext, node: TFLiteNode, rank: int) -> MLOperand:
 
 def time_major(ctx: ImportContext, x: MLOperand, is_time_major: bool) -> MLOperand:
     """[T, B, I] view of a sequence input."""
-    return x if is_time_major else ctx.builder.transpose(x, permutation=[1, 0, 2])
+    return x if is_time_major else swap_batch_time(ctx.builder, x)
 
 
 def from_time_major(ctx: ImportContext, y: MLOperand, is_time_major: bool) -> MLOperand:
-    return y if is_time_major else ctx.builder.transpose(y, permutation=[1, 0, 2])
+    return y if is_time_major else swap_batch_time(ctx.builder, y)
 
 
-def step(ctx: ImportContext, seq: MLOperand, t: int) -> MLOperand:
-    """Row t of a [T, B, N] operand as [B, N]."""
-    _, b, n = seq.shape
-    return ctx.builder.reshape(ctx.builder.slice(seq, [t, 0, 0], [1, b, n]), [b, n])
+def stack(ctx: ImportContext, outs: Sequence[MLOperand]) -> MLOperand:
+    """[B, N] per step (in time order) -> [T, B, N]."""
+    return stack_steps(ctx.builder, outs, list(outs[0].shape))
 
 
-def cols(ctx: ImportContext, x: MLOperand, start: int, size: int) -> MLOperand:
-    return ctx.builder.slice(x, [0, start], [x.shape[0], size])
-
-
-def stack_steps(ctx: ImportContext, outs: Sequence[MLOperand]) -> MLOperand:
-    """[B, N] per step -> [T, B, N]."""
+def projection(ctx: ImportContext, x: MLOperand, w: Weight, bias: Weight | None
+               ) -> list[MLOperand]:
+    """x [T, B, I] · wᵀ (+ bias) with one gemm, as one [B, N] operand per step."""
     b = ctx.builder
-    rows = [b.reshape(o, [1, *o.shape]) for o in outs]
-    return rows[0] if len(rows) == 1 else b.concat(rows, 0)
-
-
-def projection(ctx: ImportContext, x: MLOperand, w: Weight, bias: Weight | None,
-               steps: int) -> MLOperand:
-    """x [T, B, I] · wᵀ (+ bias) -> [T, B, N] with one gemm."""
-    b = ctx.builder
-    t, batch, n_in = x.shape
+    steps, _, n_in = x.shape
     if shape_of(w)[1] != n_in:
         raise InvalidModel(f"weights {list(shape_of(w))} do not match input size {n_in}")
-    flat = b.reshape(x, [t * batch, n_in])
     c = operand(ctx, bias) if bias is not None else None
-    y = b.gemm(flat, operand(ctx, w), c=c, b_transpose=True)
-    return b.reshape(y, [t, batch, shape_of(w)[0]])
+    y = input_projection(b, flatten_steps(b, x), operand(ctx, w), c)
+    return step_blocks(b, y, steps)
 
 
 def check_rank(w: Weight | None, shape: Sequence[int], what: str) -> None:

@@ -20,6 +20,11 @@ from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedData
 from converter.frontends.tflite.reader import QuantInfo, TensorInfo, TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
+from converter.webnn.dtypes import FLOAT_TYPES
+from converter.webnn.limits import OP_LIMITS
+from op_mappings._common.values import ints
+from op_mappings._common.values import norm_axis as _norm_axis
+from op_mappings._common.values import scalar as _scalar
 
 NONE, RELU, RELU_N1_TO_1, RELU6, TANH, SIGN_BIT = range(6)
 SAME, VALID = 0, 1
@@ -29,15 +34,10 @@ QTYPES = ("int8", "uint8")
 # -- small conversions -------------------------------------------------------------------
 
 
-def ints(value: Any) -> list[int]:
-    return [int(v) for v in np.asarray(value).reshape(-1)]
-
-
 def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
-    a = int(axis)
-    if not -rank <= a < max(rank, 1):
-        raise InvalidModel(f"{what} {a} is out of range for rank {rank}")
-    return a + rank if a < 0 else a
+    """An axis in [-rank, rank) as WebNN's unsigned axis; axis 0 also for rank 0 (TFLite's
+    kernels accept it)."""
+    return _norm_axis(axis, rank, what, scalar_ok=True)
 
 
 def norm_axes(axes: Any, rank: int) -> list[int]:
@@ -151,7 +151,7 @@ def fin(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand | None:
         out = ctx.constant(dequantize_value(np.asarray(ctx.const_value(name)), info))
     else:
         x = ctx.operand(name)
-        if x.data_type not in ("int8", "uint8", "int32", "uint32"):
+        if x.data_type not in OP_LIMITS["dequantizeLinear"]["input"].data_types:
             raise UnsupportedDataType(f"quantized {info.dtype} tensor {info.tensor_name!r} "
                                       "is not supported (WebNN dequantizes 8/32-bit integers)")
         scale, zp = q_constants(ctx, info, len(x.shape), x.data_type)
@@ -214,7 +214,7 @@ def finish(ctx: ImportContext, node: TFLiteNode, y: MLOperand, raw: bool, o: int
 
 
 def float_dtype(x: MLOperand) -> str:
-    return x.data_type if x.data_type in ("float32", "float16") else "float32"
+    return x.data_type if x.data_type in FLOAT_TYPES else "float32"
 
 
 def empty(node: TFLiteNode, shape: Sequence[int], o: int = 0) -> np.ndarray:
@@ -231,7 +231,7 @@ _NUMPY_DTYPES = ("float32", "float16", "int32", "uint8", "int64", "bool", "int16
 
 def scalar(ctx: ImportContext, value: float, like: MLOperand) -> MLOperand:
     """A rank-0 constant of `like`'s data type."""
-    return ctx.builder.constant(np.array(value, dtype=like.data_type))
+    return _scalar(ctx, value, like.data_type)
 
 
 # -- subgraphs -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 from converter.webnn import decompose as dc
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.tflite import tflite_op
 
 
@@ -47,7 +48,7 @@ def atan2_op(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     b = ctx.builder
     y, x = ctx.operand(node.inputs[0]), ctx.operand(node.inputs[1])
     dt = y.data_type
-    if dt not in ("float32", "float16") or x.data_type != dt:
+    if dt not in FLOAT_TYPES or x.data_type != dt:
         raise UnsupportedDataType(f"ATAN2 needs float32 or float16 inputs of one type, got "
                                   f"{y.data_type} and {x.data_type}")
     if list(y.shape) != list(x.shape):

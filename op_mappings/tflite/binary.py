@@ -15,6 +15,7 @@ import numpy as np
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import activation, fin, fout
 
@@ -73,7 +74,7 @@ def floor_div(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """FLOOR_DIV: floor(a / b); integers via truncating division and a fix-up."""
     a, b = _pair(ctx, node)
     bld = ctx.builder
-    if a.data_type in ("float32", "float16"):
+    if a.data_type in FLOAT_TYPES:
         return [fout(ctx, node, 0, bld.floor(bld.div(a, b)))]
     q, cond = _floor_parts(ctx, a, b)
     one = ctx.builder.constant(np.array(1, dtype=a.data_type))
@@ -85,7 +86,7 @@ def floor_mod(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """FLOOR_MOD: result has the sign of b (a - floor(a / b) * b)."""
     a, b = _pair(ctx, node)
     bld = ctx.builder
-    if a.data_type in ("float32", "float16"):
+    if a.data_type in FLOAT_TYPES:
         # TFLite: m = fmod(a, b); m + b when m != 0 and sign(m) != sign(b)
         t = bld.div(a, b)
         trunc = bld.mul(bld.sign(t), bld.floor(bld.abs(t)))

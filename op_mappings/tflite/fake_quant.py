@@ -22,6 +22,7 @@ from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedData
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import decompose as dc
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.tflite import tflite_op
 
 
@@ -53,7 +54,7 @@ def fake_quant(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     dt = x.data_type
-    if dt not in ("float32", "float16"):
+    if dt not in FLOAT_TYPES:
         raise UnsupportedDataType(f"FAKE_QUANT input type {dt} is not supported (float)")
     a = node.attrs
     rmin, rmax, bits = float(a["min"]), float(a["max"]), int(a["num_bits"])

@@ -28,6 +28,8 @@ from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
+from op_mappings._common.recurrent_layout import LSTM_IFCO, stack_directions, webnn_direction
+from op_mappings._common.unroll import unroll
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import (
     Act,
@@ -35,7 +37,6 @@ from op_mappings.tflite._recurrent import (
     activation_fn,
     cat,
     check_rank,
-    cols,
     float_input,
     from_time_major,
     initial_state,
@@ -44,14 +45,14 @@ from op_mappings.tflite._recurrent import (
     projection,
     reject_aux,
     shape_of,
-    stack_steps,
-    step,
+    stack,
     time_major,
     weight,
 )
 from op_mappings.tflite._util import RELU, TANH
 
 GATES = ("i", "f", "c", "o")
+"""TFLite's gate tensors in input order (the operator's inputs 1-4, 5-8, 12-15, 20-23)."""
 
 
 @dataclass
@@ -133,18 +134,18 @@ def _native(ctx: ImportContext, x: MLOperand, cells: list[Cell], h0: list[MLOper
     b = ctx.builder
     steps, batch, _ = x.shape
     h = cells[0].n_cell
-    order = ("i", "f", "c", "o")  # layout "ifgo"
-    w = np.stack([np.concatenate([np.asarray(c.w[g]) for g in order]) for c in cells])
-    rec = np.stack([np.concatenate([np.asarray(c.r[g]) for g in order]) for c in cells])
-    bias = np.stack([np.concatenate([np.asarray(c.bias[g]) for g in order]) for c in cells])
+    layout = LSTM_IFCO  # the weights packed i, f, c, o: WebNN layout "ifgo"
+    w = stack_directions([layout.pack(c.w) for c in cells])  # type: ignore[arg-type]
+    rec = stack_directions([layout.pack(c.r) for c in cells])  # type: ignore[arg-type]
+    bias = stack_directions([layout.pack(c.bias) for c in cells])  # type: ignore[arg-type]
     name = "tanh" if act_code == TANH else "relu"
     outs = b.lstm(x, ctx.constant(w.astype(np.float32)),
                   ctx.constant(rec.astype(np.float32)), steps, h,
                   bias=ctx.constant(bias.astype(np.float32)),
                   initial_hidden_state=b.concat([b.reshape(s, [1, batch, h]) for s in h0], 0),
                   initial_cell_state=b.concat([b.reshape(s, [1, batch, h]) for s in c0], 0),
-                  return_sequence=True, direction="both" if len(cells) == 2 else "forward",
-                  layout="ifgo", activations=["sigmoid", name, name])
+                  return_sequence=True, direction=webnn_direction(len(cells)),
+                  layout=layout.webnn, activations=["sigmoid", name, name])
     seq = outs[2]  # [T, D, B, H]
     return [b.reshape(b.slice(seq, [0, d, 0, 0], [steps, 1, batch, h]), [steps, batch, h])
             for d in range(len(cells))]
@@ -155,25 +156,26 @@ def _unrolled(ctx: ImportContext, x: MLOperand, cell: Cell, h0: MLOperand, c0: M
     """One direction from primitives over [T, B, I]; returns [T, B, n_output] in time order."""
     b = ctx.builder
     steps = x.shape[0]
-    n = cell.n_cell
-    gates = [g for g in GATES if not (g == "i" and cell.cifg)]
+    layout = LSTM_IFCO.without("i") if cell.cifg else LSTM_IFCO
+    gates = layout.gates
     use_ln = any(v is not None for v in cell.ln.values())
     w_cat = cat(ctx, [cell.w[g] for g in gates])  # type: ignore[misc]
     r_cat = operand(ctx, cat(ctx, [cell.r[g] for g in gates]))  # type: ignore[misc]
     bias_cat = None if use_ln else cat(ctx, [cell.bias[g] for g in gates])  # type: ignore[misc]
-    xw = projection(ctx, x, w_cat, bias_cat, steps)
+    xw = projection(ctx, x, w_cat, bias_cat)
     peep = {g: operand(ctx, p) for g, p in cell.peep.items() if p is not None}
     ln = {g: operand(ctx, v) for g, v in cell.ln.items() if v is not None}
     bias = {g: operand(ctx, cell.bias[g]) for g in gates} if use_ln else {}  # type: ignore[arg-type]
     proj_w = operand(ctx, cell.proj_w) if cell.proj_w is not None else None
     proj_b = operand(ctx, cell.proj_b) if cell.proj_b is not None else None
-    h, c = h0, c0
-    outs: dict[int, MLOperand] = {}
-    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-        pre = b.add(step(ctx, xw, t), b.gemm(h, r_cat, b_transpose=True))
 
-        def gate(g: str, state: MLOperand, pre: MLOperand = pre) -> MLOperand:
-            v = cols(ctx, pre, gates.index(g) * n, n)
+    def lstm_step(t: int, state: tuple[MLOperand, MLOperand]
+                  ) -> tuple[tuple[MLOperand, MLOperand], MLOperand]:
+        h, c = state
+        pre = layout.split(b, b.add(xw[t], b.gemm(h, r_cat, b_transpose=True)), axis=1)
+
+        def gate(g: str, state: MLOperand) -> MLOperand:
+            v = pre[g]
             if g in peep:
                 v = b.add(v, b.mul(peep[g], state))
             if use_ln:
@@ -181,7 +183,7 @@ def _unrolled(ctx: ImportContext, x: MLOperand, cell: Cell, h0: MLOperand, c0: M
             return v
 
         f = b.sigmoid(gate("f", c))
-        g_val = act(ctx, gate("c", c))
+        g_val = act(b, gate("c", c))
         if cell.cifg:
             i = b.sub(ctx.constant(np.array(1.0, np.float32)), f)
         else:
@@ -190,13 +192,15 @@ def _unrolled(ctx: ImportContext, x: MLOperand, cell: Cell, h0: MLOperand, c0: M
         if cell_clip > 0:
             c = b.clamp(c, min_value=-cell_clip, max_value=cell_clip)
         o = b.sigmoid(gate("o", c))
-        h = b.mul(o, act(ctx, c))
+        h = b.mul(o, act(b, c))
         if proj_w is not None:
             h = b.gemm(h, proj_w, c=proj_b, b_transpose=True)
             if proj_clip > 0:
                 h = b.clamp(h, min_value=-proj_clip, max_value=proj_clip)
-        outs[t] = h
-    return stack_steps(ctx, [outs[t] for t in range(steps)])
+        return (h, c), h
+
+    outs, _ = unroll(steps, reverse, lstm_step, (h0, c0))
+    return stack(ctx, outs)
 
 
 def _options(node: TFLiteNode) -> tuple[int, float, float]:

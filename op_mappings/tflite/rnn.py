@@ -20,6 +20,7 @@ from converter.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
+from op_mappings._common.unroll import unroll
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import (
     Act,
@@ -33,8 +34,7 @@ from op_mappings.tflite._recurrent import (
     projection,
     reject_aux,
     shape_of,
-    stack_steps,
-    step,
+    stack,
     time_major,
     weight,
 )
@@ -53,14 +53,16 @@ def _direction(ctx: ImportContext, node: TFLiteNode, xt: MLOperand, base: int, a
     check_rank(w, [units, n_in], "input weights")
     check_rank(r, [units, units], "recurrent weights")
     check_rank(bias, [units], "bias")
-    h = initial_state(ctx, node, base + 3, [batch, units])
-    xw = projection(ctx, xt, w, bias, steps)
+    h0 = initial_state(ctx, node, base + 3, [batch, units])
+    xw = projection(ctx, xt, w, bias)
     r_op = operand(ctx, r)
-    outs: dict[int, MLOperand] = {}
-    for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-        h = act(ctx, b.add(step(ctx, xw, t), b.gemm(h, r_op, b_transpose=True)))
-        outs[t] = h
-    return stack_steps(ctx, [outs[t] for t in range(steps)])
+
+    def cell(t: int, h: MLOperand) -> tuple[MLOperand, MLOperand]:
+        h = act(b, b.add(xw[t], b.gemm(h, r_op, b_transpose=True)))
+        return h, h
+
+    outs, _ = unroll(steps, reverse, cell, h0)
+    return stack(ctx, outs)
 
 
 def _act(node: TFLiteNode) -> Act:

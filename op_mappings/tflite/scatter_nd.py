@@ -15,6 +15,7 @@ import numpy as np
 from converter.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
+from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, fin, fout
 
@@ -54,7 +55,7 @@ def scatter_nd(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
         idx2 = b.reshape(idx_op, [n, k])
         lin = b.reduce_sum(b.mul(idx2, b.constant(strides.reshape(1, k))), axes=[1],
                            keep_dimensions=True)
-    dt = upd.data_type if upd.data_type in ("float32", "float16") else "float32"
+    dt = upd.data_type if upd.data_type in FLOAT_TYPES else "float32"
     onehot = b.cast(b.equal(lin, b.constant(np.arange(cells, dtype=np.int32).reshape(1, -1))),
                     dt)
     u = upd if upd.data_type == dt else b.cast(upd, dt)

@@ -64,4 +64,4 @@ def svdf(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     y = b.reduce_sum(b.reshape(per_filter, [batch, units, rank]), axes=[2])  # [B, U]
     if bias is not None:
         y = b.add(y, operand(ctx, bias))
-    return [act(ctx, y)]
+    return [act(b, y)]

@@ -1,0 +1,37 @@
+"""Small conversions of constant inputs shared by the ONNX and TFLite handlers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from converter.errors import InvalidModel
+from converter.importer import ImportContext
+from converter.webnn import MLOperand
+
+
+def ints(value: Any) -> list[int]:
+    """A constant or attribute as a list of Python ints."""
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def norm_axis(axis: int, rank: int, what: str = "axis", *, scalar_ok: bool = False) -> int:
+    """An axis in [-rank, rank) as WebNN's unsigned axis; `scalar_ok` also accepts axis 0
+    (and -0) for a rank-0 value (TFLite's kernels do). InvalidModel when out of range."""
+    a = int(axis)
+    if not -rank <= a < (max(rank, 1) if scalar_ok else rank):
+        raise InvalidModel(f"{what} {a} is out of range for rank {rank}")
+    return a + rank if a < 0 else a
+
+
+def const_or_none(ctx: ImportContext, name: str) -> np.ndarray | None:
+    """The constant value of `name`, or None when it is omitted or computed in the graph."""
+    if name and ctx.is_constant(name):
+        return np.asarray(ctx.const_value(name))
+    return None
+
+
+def scalar(ctx: ImportContext, value: float | int, data_type: str) -> MLOperand:
+    """A 0-D constant operand of `data_type`."""
+    return ctx.builder.constant(np.asarray(value).astype(data_type))
