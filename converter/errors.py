@@ -34,7 +34,7 @@ OPTIONS = ("free_dims", "input_dims", "input_shapes", "pin_inputs")
 _FLAGS = {"free_dims": "--dim NAME=N", "input_dims": "--dim INPUT:AXIS=N",
           "input_shapes": "--shape INPUT=D1,D2,...", "pin_inputs": "--pin INPUT=VALUE"}
 _OPTION_WORD = re.compile(r"\b(" + "|".join(OPTIONS) + r")\b")
-_INPUT_AXIS = re.compile(r"^.*:-?[0-9]+$")
+_INPUT_AXIS = re.compile(r"^.+:-?[0-9]+$")
 """A `--dim` key of this form means INPUT:AXIS, so named dimensions of this form need the
 explicit `--free-dim` spelling."""
 

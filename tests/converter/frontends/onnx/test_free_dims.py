@@ -209,3 +209,14 @@ def test_silero_sr_is_a_control_input() -> None:
     with pytest.raises(UnresolvedDimensions) as err:
         converter.convert(_silero())
     assert Fix("pin_inputs", "sr", value=16000) in err.value.fixes
+
+
+def test_option_names_in_hints_follow_the_interface() -> None:
+    from converter.errors import RequiresConstantInput
+
+    err = RequiresConstantInput("the shape depends on graph inputs")
+    assert "pin_inputs" in str(err) and "input_dims" in str(err)
+    cli = err.render("cli")
+    assert "--pin INPUT=VALUE" in cli and "--dim INPUT:AXIS=N" in cli
+    assert not any(k in cli for k in ("free_dims", "input_dims", "input_shapes", "pin_inputs"))
+    assert err.to_dict("cli")["hint"] in cli
