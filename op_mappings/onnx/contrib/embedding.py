@@ -112,7 +112,7 @@ def embed_layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
             raise InvalidModel(f"EmbedLayerNormalization sequence length {seq} exceeds the "
                                f"{pos_table.shape[0]} rows of position_embedding")
         s = b.add(s, b.reshape(f32(_first_rows(ctx, node, 3, seq)), [1, seq, hidden]))
-    if has_seg:
+    if seg_table is not None:
         seg_ids = _ids(ctx, node, 1, "segment_ids")
         check_shape(node, seg_ids, [batch, seq], "segment_ids")
         s = b.add(s, f32(b.gather(seg_table, seg_ids, axis=0)))

@@ -30,7 +30,7 @@ def tiny_bert(seed: int = 0) -> onnx.ModelProto:
             (rng.standard_normal(shape) * scale).astype(np.float32), name))
         return name
 
-    def c(name: str, value: np.ndarray) -> str:
+    def c(name: str, value: np.ndarray | np.generic) -> str:
         inits.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 

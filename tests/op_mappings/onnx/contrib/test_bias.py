@@ -7,13 +7,20 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import onnx
 import pytest
 from onnx import helper, numpy_helper
 
-from tests.op_mappings.onnx.contrib.oracle import check_ms, expect_error, ms_model, rng_array
+from tests.op_mappings.onnx.contrib.oracle import (
+    ReferenceFn,
+    check_ms,
+    expect_error,
+    ms_model,
+    rng_array,
+)
 
 
-def _bias_add_ref(ins: list[str], outs: list[str]) -> list:
+def _bias_add_ref(ins: list[str], outs: list[str]) -> list[onnx.NodeProto]:
     return [helper.make_node("Add", [ins[0], ins[1]], ["xb"]),
             helper.make_node("Add", ["xb", ins[2]], [outs[0]])]
 
@@ -28,13 +35,14 @@ def test_bias_add(dtype: str, const_bias: bool) -> None:
              reference=_bias_add_ref)
 
 
-def _bias_softmax_ref(shape: tuple[int, ...], bias_shape: tuple[int, ...], axis: int):  # noqa: ANN202
+def _bias_softmax_ref(shape: tuple[int, ...], bias_shape: tuple[int, ...],
+                      axis: int) -> ReferenceFn:
     """data + bias (numpy broadcasting of the model-level shapes), softmax over the
     flattened axes [axis, rank)."""
     batch, elems = math.prod(shape[:axis]), math.prod(shape[axis:])
 
-    def build(ins: list[str], outs: list[str]) -> list:
-        def shape_const(name: str, dims: list[int]):  # noqa: ANN202
+    def build(ins: list[str], outs: list[str]) -> list[onnx.NodeProto]:
+        def shape_const(name: str, dims: list[int]) -> onnx.NodeProto:
             return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(
                 np.array(dims, np.int64), name))
 

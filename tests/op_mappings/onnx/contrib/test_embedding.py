@@ -4,11 +4,13 @@ vs a standard-op graph in onnxruntime and onnxruntime's own unit-test vectors.""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from onnx import helper, numpy_helper
 
 import converter
 from tests.op_mappings.onnx.contrib.oracle import (
+    ReferenceFn,
     check_ms,
     compare,
     expect_error,
@@ -83,17 +85,17 @@ def test_embed_layer_norm_float16() -> None:
 
 
 def _rpb_reference(length: int, heads: int, num_buckets: int, max_distance: int,
-                   bidirectional: bool):  # noqa: ANN202 - returns a ReferenceFn
+                   bidirectional: bool) -> ReferenceFn:
     """Standard ONNX ops computing onnxruntime's bucket formula (int64 positions, float32
     logarithms) and gathering the table read as [heads, num_buckets]."""
     nb = num_buckets // 2 if bidirectional else num_buckets
     max_exact = nb // 2
 
-    def c(name: str, value: np.ndarray):  # noqa: ANN202
+    def c(name: str, value: np.ndarray | np.generic) -> onnx.NodeProto:
         return helper.make_node("Constant", [], [name],
                                 value=numpy_helper.from_array(np.asarray(value), name))
 
-    def build(ins: list[str], outs: list[str]) -> list:
+    def build(ins: list[str], outs: list[str]) -> list[onnx.NodeProto]:
         nodes = [
             c("cols", np.arange(length, dtype=np.int64)[None, :]),
             c("rows", np.arange(length, dtype=np.int64)[:, None]),
@@ -206,7 +208,8 @@ def test_malformed_nodes() -> None:
     expect_error(ms_model("EmbedLayerNormalization", items, outputs=("y", "m")),
                  "unsupported_data_type", "input_ids (input 0) has data type float32")
 
-    def rpb(q: int, k: int, attrs: dict, const: bool = True):  # noqa: ANN202
+    def rpb(q: int, k: int, attrs: dict[str, int],
+            const: bool = True) -> onnx.ModelProto:
         items = [("table", rng_array(8, 2)), ("ql", np.array([q], np.int64)),
                  ("kl", np.array([k], np.int64))]
         return ms_model("RelativePositionBias", items, attrs,

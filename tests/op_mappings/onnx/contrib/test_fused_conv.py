@@ -3,6 +3,8 @@ and without bias and the Z (sum) input, 1-D and 2-D, float32 and float16."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -22,7 +24,7 @@ ACTIVATIONS = [(None, None), ("Relu", None), ("Tanh", None), ("Sigmoid", None),
 @pytest.mark.parametrize("z", [True, False])
 def test_fused_conv(activation: str | None, params: list[float] | None, bias: bool,
                     z: bool) -> None:
-    attrs: dict = {"pads": [1, 0, 1, 2]}
+    attrs: dict[str, Any] = {"pads": [1, 0, 1, 2]}
     if activation is not None:
         attrs["activation"] = activation
     if params is not None:
@@ -38,7 +40,7 @@ def test_fused_conv(activation: str | None, params: list[float] | None, bias: bo
     {"group": 2, "activation": "LeakyRelu", "activation_params": [0.1],
      "kernel_shape": [3, 3]},
 ])
-def test_fused_conv_attributes(attrs: dict) -> None:
+def test_fused_conv_attributes(attrs: dict[str, Any]) -> None:
     w = W[:, :2] if attrs.get("group") == 2 else W
     check_ms("FusedConv", [("x", X), ("w", w), ("b", BIAS)], attrs, constants=("w", "b"),
              rtol=1e-4, atol=1e-5)

@@ -4,8 +4,10 @@ checked against MatMul + Add + Gelu(tanh) in onnxruntime)."""
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
+import onnx
 import pytest
 from onnx import helper
 
@@ -59,12 +61,12 @@ def test_fused_matmul_2d_gemm(ta: int, tb: int, alpha: float | None, dtype: str)
     ((5,), (5,), {"alpha": 3.0}),
 ])
 def test_fused_matmul_broadcast_and_vectors(sa: tuple[int, ...], sb: tuple[int, ...],
-                                            attrs: dict) -> None:
+                                            attrs: dict[str, Any]) -> None:
     check_ms("FusedMatMul", [("a", rng_array(*sa, seed=7)), ("b", rng_array(*sb, seed=8))],
              attrs, rtol=1e-5, atol=1e-5)
 
 
-def _gemm_fast_gelu_ref(ins: list[str], outs: list[str]) -> list:
+def _gemm_fast_gelu_ref(ins: list[str], outs: list[str]) -> list[onnx.NodeProto]:
     nodes = [helper.make_node("MatMul", [ins[0], ins[1]], ["mm"])]
     src = "mm"
     if len(ins) > 2 and ins[2]:
@@ -98,7 +100,7 @@ def test_malformed_nodes() -> None:
     expect_error(ms_model("GemmFastGelu", [("x", rng_array(4, 8)), ("w", rng_array(8, 6)),
                                            ("b", rng_array(8))]),
                  "invalid_model", "bias has shape [8], expected [6]")
-    expect_error(ms_model("FusedMatMul", [("a", np.float32(2.0)), ("b", b)]),
+    expect_error(ms_model("FusedMatMul", [("a", np.array(2.0, np.float32)), ("b", b)]),
                  "invalid_model", "operands must have rank >= 1")
     expect_error(ms_model("FusedMatMul", [("a", a.astype(np.float16)), ("b", b)]),
                  "invalid_model", "B has data type float32, A has float16")

@@ -4,6 +4,7 @@ BiasSplitGelu (CUDA only: checked against a standard-op graph in onnxruntime).""
 from __future__ import annotations
 
 import numpy as np
+import onnx
 import pytest
 from onnx import helper
 
@@ -52,7 +53,7 @@ def test_quick_gelu(alpha: float | None, dtype: str) -> None:
     check_ms("QuickGelu", [("x", X.astype(dtype))], attrs)
 
 
-def _bias_split_gelu_ref(ins: list[str], outs: list[str]) -> list:
+def _bias_split_gelu_ref(ins: list[str], outs: list[str]) -> list[onnx.NodeProto]:
     half = helper.make_tensor("half", 7, [2], [4, 4])
     return [
         helper.make_node("Add", [ins[0], ins[1]], ["s"]),
@@ -78,7 +79,7 @@ def test_malformed_nodes() -> None:
                  "attribute 'alpha' must be a float")
     expect_error(ms_model("BiasSplitGelu", [("x", rng_array(2, 3, 7)), ("b", rng_array(7))]),
                  "invalid_model", "hidden size 7 is odd")
-    expect_error(ms_model("FastGelu", [("x", np.float32(1.0)), ("b", rng_array(1))]),
+    expect_error(ms_model("FastGelu", [("x", np.array(1.0, np.float32)), ("b", rng_array(1))]),
                  "invalid_model", "input is a scalar")
     expect_error(ms_model("Gelu", [("x", np.arange(4, dtype=np.int32))]),
                  "unsupported_data_type", "int32")
