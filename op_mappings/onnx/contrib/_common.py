@@ -2,7 +2,7 @@
 (not a mapping module: no handlers here).
 
 - `check_arity`: input/output counts and required inputs, as an InvalidModel naming them.
-- `attr_int` / `attr_float` / `attr_floats` / `attr_str`: attributes with onnxruntime's
+- `attr_int` / `attr_float` / `attr_epsilon` / `attr_floats` / `attr_str`: attributes with onnxruntime's
   schema defaults (the reader has no schema for these ops, so it fills none), type-checked.
 - `float_operand`: an input operand that must be float32 or float16.
 - `check_shape`: an operand of an exact shape (1-D gamma/beta/bias vectors and the like).
@@ -71,6 +71,14 @@ def attr_float(node: Node, name: str, default: float | None) -> float:
     if not math.isfinite(out):
         raise InvalidModel(f"{node.op_type} attribute {name!r} must be finite, got {out}")
     return out
+
+
+def attr_epsilon(node: Node, default: float) -> float:
+    """The `epsilon` attribute, which must be >= 0 (onnxruntime enforces it)."""
+    eps = attr_float(node, "epsilon", default)
+    if eps < 0:
+        raise InvalidModel(f"{node.op_type} epsilon must be >= 0, got {eps}")
+    return eps
 
 
 def attr_floats(node: Node, name: str) -> list[float] | None:

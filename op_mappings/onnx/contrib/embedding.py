@@ -24,7 +24,7 @@ from converter.ir import Node
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none
 from op_mappings.onnx.contrib._common import (
-    attr_float,
+    attr_epsilon,
     attr_int,
     check_arity,
     check_same_type,
@@ -93,7 +93,7 @@ def embed_layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
     check_same_type(node, [(word, "word_embedding"), (pos_table, "position_embedding"),
                            (seg_table, "segment_embedding"), (gamma, "gamma"),
                            (beta, "beta")])
-    eps = attr_float(node, "epsilon", 1e-12)
+    eps = attr_epsilon(node, 1e-12)
     attr_int(node, "mask_index_type", 1)
     dt = word.data_type
 

@@ -29,7 +29,7 @@ from converter.ir import Node
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
 from op_mappings.onnx.contrib._common import (
-    attr_float,
+    attr_epsilon,
     attr_int,
     check_arity,
     check_same_type,
@@ -89,7 +89,7 @@ def _axis_norm(ctx: ImportContext, node: Node, simplified: bool) -> list[Any]:
     x = float_operand(ctx, node, 0, "X")
     scale = float_operand(ctx, node, 1, "scale")
     axis = norm_axis(attr_int(node, "axis", -1), x.rank, f"{node.op_type} axis")
-    eps = attr_float(node, "epsilon", 1e-5)
+    eps = attr_epsilon(node, 1e-5)
     stash = attr_int(node, "stash_type", 1)
     if stash != 1:
         raise UnsupportedAttribute(f"{node.op_type} stash_type={stash}: only 1 (float32 "
@@ -167,7 +167,7 @@ def _skip_norm(ctx: ImportContext, node: Node, simplified: bool) -> list[Any]:
         check_shape(node, bias, [hidden], "bias")
     check_same_type(node, [(x, "input"), (skip, "skip"), (gamma, "gamma"), (beta, "beta"),
                            (bias, "bias")])
-    eps = attr_float(node, "epsilon", 1e-12)
+    eps = attr_epsilon(node, 1e-12)
     b = ctx.builder
     dt = x.data_type
     work = "float32"

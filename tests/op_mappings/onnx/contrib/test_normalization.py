@@ -146,6 +146,8 @@ def test_malformed_nodes() -> None:
                  "invalid_model", "has 1 to 4 outputs, the node has 5")
     expect_error(ms_model(sln, [("x", X), ("skip", SKIP), ("gamma", GAMMA)],
                           {"epsilon": "tiny"}), "invalid_model", "'epsilon' must be a float")
+    expect_error(ms_model(sln, [("x", X), ("skip", SKIP), ("gamma", GAMMA)],
+                          {"epsilon": -1e-5}), "invalid_model", "epsilon must be >= 0")
     expect_error(ms_model("SkipSimplifiedLayerNormalization",
                           [("x", X), ("skip", SKIP), ("gamma", GAMMA), ("b", BIAS),
                            ("e", BIAS)]), "invalid_model", "takes 3 to 4 inputs")
