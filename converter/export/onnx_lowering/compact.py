@@ -11,15 +11,19 @@ initializers.
    array (constant along some axes, e.g. a [C] vector expanded to [1, C, H, W], or a row
    repeated along several axes) is written as that smaller array (leading unit axes
    dropped) plus Expand(small, shape).
+4. A float32 band matrix (one nonzero value on the diagonals `lo <= j - i <= hi` of the last
+   two axes, +0.0 elsewhere; the 0/1 channel-window matrix of the LRN decomposition), or a
+   broadcast of one, is written as ConstantOfShape → Trilu(upper=0, k=hi) →
+   Trilu(upper=1, k=lo) (→ Expand).
 
 The replacement node produces a value of the initializer's name, element type and shape,
 bit for bit (elements are compared as raw bits: -0.0 and 0.0 differ, NaNs of the same
-payload are equal), so consumers are untouched. onnxruntime constant-folds ConstantOfShape
-and Expand of initializers at session creation (ORT_ENABLE_BASIC and above), so a session
-built from the compacted model holds and fuses the same initializers as before.
+payload are equal), so consumers are untouched. onnxruntime constant-folds ConstantOfShape,
+Trilu and Expand of initializers at session creation (ORT_ENABLE_BASIC and above), so a
+session built from the compacted model holds and fuses the same initializers as before.
 
 Restrictions: only exact broadcasts along whole axes are found (no tiling with a period
-greater than 1, no low-rank factorisations); constants of at most `COMPACT_MIN_BYTES` bytes
+greater than 1, no low-rank factorisations); band matrices only in float32; constants of at most `COMPACT_MIN_BYTES` bytes
 are kept verbatim; the shape operand of each replacement is an int64 initializer shared
 between equal shapes. Detection costs O(1) per axis for arrays that are not constant along
 it (one pair of elements is compared first) and one pass over the array per axis otherwise.
@@ -28,6 +32,7 @@ it (one pair of elements is compared first) and one pass over the array per axis
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
@@ -82,35 +87,76 @@ def _tensor_nbytes(t: TensorProto) -> int:
     return size * np.dtype(helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
 
 
+def band_form(arr: np.ndarray) -> tuple[np.ndarray, int, int] | None:
+    """(value, lo, hi) when the float32 `arr` (rank >= 2, leading axes of size 1) holds
+    `value` (bit-exactly, nonzero) where `lo <= j - i <= hi` on its last two axes (i the row,
+    j the column) and +0.0 elsewhere, a band matrix like the ones the LRN decomposition
+    builds; None otherwise (also for full matrices, which are splats)."""
+    if arr.ndim < 2 or arr.dtype != np.float32 or any(d != 1 for d in arr.shape[:-2]):
+        return None
+    bits = _bits(np.ascontiguousarray(arr)).reshape(arr.shape[-2:])
+    n, m = int(arr.shape[-2]), int(arr.shape[-1])
+    if bits[0, m - 1] != 0 and bits[n - 1, 0] != 0:
+        return None  # cheap rejection: a band that is not full has a zero corner
+    rows, cols = np.nonzero(bits)
+    if rows.size == 0:
+        return None
+    diag = cols - rows
+    lo, hi = int(diag.min()), int(diag.max())
+    value = bits[rows[0], cols[0]]
+    offset = np.arange(m)[None, :] - np.arange(n)[:, None]
+    band = np.where((offset >= lo) & (offset <= hi), value, 0).astype(bits.dtype)
+    if not np.array_equal(bits, band):
+        return None
+    return np.asarray([value], bits.dtype).view(arr.dtype), lo, hi
+
+
 def compact_constants(e: Emitter, min_bytes: int = COMPACT_MIN_BYTES) -> None:
-    """Rewrite the splat and broadcast initializers of `e` larger than `min_bytes` bytes as
-    ConstantOfShape / Expand nodes (see the module docstring). The new nodes are placed
-    first, before every node that could read them."""
+    """Rewrite the splat, band and broadcast initializers of `e` larger than `min_bytes`
+    bytes as ConstantOfShape / Trilu / Expand nodes (see the module docstring). The new
+    nodes are placed first, before every node that could read them."""
     original = list(e.initializers)
     replaced: set[str] = set()
     sources: list[TensorProto] = []
     front: list[NodeProto] = []
+
+    def add(op_type: str, inputs: list[str], output: str, **attrs: Any) -> str:
+        front.append(helper.make_node(op_type, inputs, [output],
+                                      name=e.fresh(f"n_{output}_{op_type}"), **attrs))
+        return output
+
+    def splat(value: np.ndarray, shape: tuple[int, ...], output: str) -> str:
+        return add("ConstantOfShape", [e.ints(shape, "shape")], output,
+                   value=numpy_helper.from_array(value.reshape(1), "value"))
+
     for t in original:
         if not t.dims or t.data_type == TensorProto.STRING or _tensor_nbytes(t) <= min_bytes:
             continue
         arr = numpy_helper.to_array(t)
         small = broadcast_source(arr)
-        if small is arr:
+        if small.size == 1:
+            replaced.add(t.name)
+            splat(small, arr.shape, t.name)
+            continue
+        band = band_form(small) if small.nbytes > min_bytes else None
+        if band is None and small is arr:
             continue
         replaced.add(t.name)
-        shape = e.ints(arr.shape, "shape")
-        if small.size == 1:
-            value = numpy_helper.from_array(small.reshape(1), "value")
-            front.append(helper.make_node("ConstantOfShape", [shape], [t.name],
-                                          name=e.fresh(f"n_{t.name}_ConstantOfShape"),
-                                          value=value))
-            continue
-        lead = next(k for k, d in enumerate(small.shape) if d != 1)
-        source = numpy_helper.from_array(small.reshape(small.shape[lead:]),
-                                         e.fresh(f"{t.name}_source"))
-        sources.append(source)
-        front.append(helper.make_node("Expand", [source.name, shape], [t.name],
-                                      name=e.fresh(f"n_{t.name}_Expand")))
-    created = e.initializers[len(original):]  # shape operands added by e.ints
+        whole = small.shape == arr.shape
+        if band is not None:
+            value, lo, hi = band
+            full = splat(value, small.shape, e.fresh(f"{t.name}_full"))
+            upper = add("Trilu", [full, e.scalar(hi, "int64", "k")],
+                        e.fresh(f"{t.name}_upper"), upper=0)
+            source = add("Trilu", [upper, e.scalar(lo, "int64", "k")],
+                         t.name if whole else e.fresh(f"{t.name}_band"), upper=1)
+            if whole:
+                continue
+        else:
+            lead = next(k for k, d in enumerate(small.shape) if d != 1)
+            source = e.fresh(f"{t.name}_source")
+            sources.append(numpy_helper.from_array(small.reshape(small.shape[lead:]), source))
+        add("Expand", [source, e.ints(arr.shape, "shape")], t.name)
+    created = e.initializers[len(original):]  # shape and k operands added by e.ints/scalar
     e.initializers[:] = [t for t in original if t.name not in replaced] + sources + created
     e.nodes[:0] = front

@@ -21,7 +21,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 import converter
 from converter.export.onnx import to_onnx
-from converter.export.onnx_lowering.compact import COMPACT_MIN_BYTES, broadcast_source
+from converter.export.onnx_lowering.compact import (
+    COMPACT_MIN_BYTES,
+    band_form,
+    broadcast_source,
+)
 from converter.runtime.onnxruntime import OnnxRuntimeBackend
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from converter.zoo import default_manifests, read_manifests
@@ -85,6 +89,75 @@ def test_broadcast_source_compares_bits() -> None:
     late = np.ones((50, 50), np.float32)
     late[49, 49] = 2.0  # equal at the origin probe, different further on
     assert broadcast_source(late).shape == (50, 50)
+
+
+# -- band matrices: the LRN decomposition's 0/1 channel windows -------------------------------
+def _numpy_band(n: int, m: int, lo: int, hi: int, value: float = 1.0) -> np.ndarray:
+    """value on the diagonals lo <= j - i <= hi (np.triu / np.tril), +0.0 elsewhere."""
+    ones = np.ones((n, m), np.float32)
+    return (np.triu(ones, lo) * np.tril(ones, hi) * np.float32(value)).astype(np.float32)
+
+
+@pytest.mark.parametrize(("n", "m", "lo", "hi"), [
+    (96, 96, -2, 2), (64, 64, 0, 0), (20, 30, -3, 5), (30, 20, 1, 4), (16, 16, -15, 0),
+])
+def test_band_form_finds_bands(n: int, m: int, lo: int, hi: int) -> None:
+    band = _numpy_band(n, m, lo, hi, 0.25)
+    got = band_form(band[None])
+    assert got is not None
+    value, got_lo, got_hi = got
+    assert (got_lo, got_hi) == (lo, hi) and value.tolist() == [0.25]
+
+
+def test_band_form_rejects_near_bands() -> None:
+    band = _numpy_band(32, 32, -2, 2)
+    assert band_form(RNG.standard_normal((32, 32)).astype(np.float32)) is None
+    changed = band.copy()
+    changed[5, 5] = 2.0
+    assert band_form(changed) is None
+    negative_zero = band.copy()
+    negative_zero[20, 0] = -0.0
+    assert band_form(negative_zero) is None
+    assert band_form(band.astype(np.float16)) is None  # float32 only
+
+
+@pytest.mark.parametrize("leading", [(), (3,)])
+def test_band_matrix_exports_as_trilu(leading: tuple[int, ...]) -> None:
+    band = np.ascontiguousarray(np.broadcast_to(_numpy_band(200, 200, -2, 2), (*leading, 200,
+                                                                                 200)))
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[*leading, 4, 200], data_type="float32")
+    graph = b.build({"y": b.matmul(x, b.constant(band))})
+    model = to_onnx(graph)
+    onnx.checker.check_model(model, full_check=True)
+    assert _ops(model).count("Trilu") == 2 and ("Expand" in _ops(model)) == bool(leading)
+    assert sum(len(t.raw_data) for t in model.graph.initializer) < 200
+    feeds = {"x": RNG.standard_normal((*leading, 4, 200)).astype(np.float32)}
+    got = _run(model, feeds)[0]
+    np.testing.assert_allclose(got, feeds["x"] @ band, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(got, _run(to_onnx(graph, compact=False), feeds)[0])
+
+
+def test_lrn_model_exports_without_its_window_matrix(tmp_path: Path) -> None:
+    """ONNX LRN (256 channels) is imported with a [256, 256] 0/1 window matrix, exported as
+    two Trilu of a ConstantOfShape."""
+    c = 256
+    graph = helper.make_graph(
+        [helper.make_node("LRN", ["x"], ["y"], size=5, alpha=1e-4, beta=0.75, bias=1.0)],
+        "lrn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, c, 6, 6])])
+    source = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    source.ir_version = 8
+    original = tmp_path / "lrn.onnx"
+    onnx.save_model(source, str(original))
+    paths = converter.export(converter.convert(str(original)), tmp_path / "out",
+                             format="onnx")
+    exported = next(p for p in paths if p.suffix == ".onnx")
+    # The source is one node (151 bytes); verbatim, the window matrix alone is 262144 bytes.
+    assert exported.stat().st_size < 4096
+    assert _ops(onnx.load(str(exported))).count("Trilu") == 2
+    feeds = {"x": RNG.standard_normal((1, c, 6, 6)).astype(np.float32) * 10}
+    _within_tolerance(_run(str(exported), feeds)[0], _run(source, feeds)[0])
 
 
 # -- dtypes: every WebNN type round trips through ConstantOfShape / Expand --------------------
