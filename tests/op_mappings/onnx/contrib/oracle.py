@@ -63,11 +63,11 @@ def reference_model(nodes: list[onnx.NodeProto], inputs: Inputs, outputs: Sequen
 
 def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
             expected: Mapping[str, np.ndarray], label: str, rtol: float, atol: float,
-            **convert_kw: Any) -> converter.ConversionResult:
-    """Convert and run `model`; its outputs must be exactly `expected`'s keys, each within
-    rtol/atol. Prints the largest absolute error per float output type."""
+            backend: str = "reference", **convert_kw: Any) -> converter.ConversionResult:
+    """Convert and run `model` (on `backend`); its outputs must be exactly `expected`'s keys,
+    each within rtol/atol. Prints the largest absolute error per float output type."""
     result = converter.convert(model, **convert_kw)
-    got = result.run(dict(feeds))
+    got = result.run(dict(feeds), backend=backend)
     assert sorted(got) == sorted(expected), f"{label}: outputs {list(got)}"
     worst: dict[str, float] = {}
     for name, ref in expected.items():

@@ -116,3 +116,13 @@ def test_tiny_bert_end_to_end(seed: int) -> None:
         entry = ops[f"{MS}::{op}"]
         assert not entry["unsupported"] and (entry["native"] or entry["decomposed"]), entry
     np.testing.assert_array_equal(result.run(feeds)["mask_index"], [S, 4])
+
+
+@pytest.mark.parametrize("backend", ["onnxruntime", "torch"])
+def test_tiny_bert_other_backends(backend: str) -> None:
+    if backend == "torch":
+        pytest.importorskip("torch")
+    model = tiny_bert(2)
+    feeds = _feeds(2)
+    compare(model, feeds, run_ort(model, feeds), f"tiny_bert_{backend}", 1e-4, 1e-4,
+            backend=backend)
