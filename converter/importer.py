@@ -45,7 +45,7 @@ from .errors import (
 )
 from .ir import Node, SourceGraph, ValueInfo
 from .webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLOperationError, MLTypeError
-from .webnn.dtypes import DATA_TYPES, carrier_type
+from .webnn.dtypes import carrier_type
 
 STATUSES = ("native", "decomposed", "folded", "unsupported", "skipped")
 
@@ -310,18 +310,19 @@ class ImportContext:
     # -- creating things --------------------------------------------------------------
     def constant(self, value: Any, data_type: str | None = None, *,
                  what: str = "constant") -> MLOperand:
-        """A new builder constant. bool -> uint8, float64 -> float32 (with a warning)."""
+        """A new builder constant in its WebNN carrier type (`carrier_type`: bool -> uint8,
+        float64 -> float32 with a warning)."""
         arr = np.asarray(value)
         if data_type is not None:
             arr = arr.astype(data_type)
         dt = _dtype_str(arr)
-        if dt == "bool":
-            arr = arr.astype(np.uint8)
-        elif dt == "float64":
-            self.warn(f"{what} converted from float64 to float32")
-            arr = arr.astype(np.float32)
-        elif dt not in DATA_TYPES:
+        target = carrier_type(dt)
+        if target is None:
             raise UnsupportedDataType(f"{what} has data type {dt}, which WebNN does not have")
+        if target != dt:
+            if dt == "float64":  # bool -> uint8 is exact, float64 -> float32 rounds
+                self.warn(f"{what} converted from float64 to float32")
+            arr = arr.astype(target)
         operand = self.builder.constant(arr)
         if operand.value is not None and not np.shares_memory(operand.value, arr):
             release_mapped_pages(arr)
@@ -448,7 +449,7 @@ class Importer:
 
     def _add_inputs(self) -> None:
         for vi in self.source.inputs:
-            dt = webnn_dtype(vi.dtype)
+            dt = carrier_type(vi.dtype)
             if dt is None:
                 self.errors.append(UnsupportedDataType(
                     f"graph input {vi.name!r} has data type {vi.dtype}, which WebNN does not "
