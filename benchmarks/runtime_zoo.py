@@ -239,17 +239,14 @@ def convert(model: Model) -> Any:
 def backend_runner(result: Any, backend: str, threads: int, feeds: Mapping[str, np.ndarray]
                    ) -> Runner:
     """The converted graph compiled once on `backend`; runs with inputs converted once."""
-    from converter.importer import webnn_dtype
+    from converter.feeds import graph_feeds
     from converter.runtime import get_backend
 
     if backend == "torch":
         import converter.runtime.torch  # noqa: F401  (registers the backend)
     options: dict[str, Any] = {} if backend == "reference" else {"threads": threads}
     exe = get_backend(backend, "cpu", **options).compile(result.graph)
-    arrays = {}
-    for vi in result.inputs:
-        if vi.name in result.graph.inputs:
-            arrays[vi.name] = np.asarray(feeds[vi.name]).astype(webnn_dtype(vi.dtype))
+    arrays = graph_feeds(result.graph, result.inputs, feeds)
     names = result.output_names
 
     def run() -> list[np.ndarray]:
