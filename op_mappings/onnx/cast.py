@@ -14,14 +14,15 @@ from typing import Any
 import numpy as np
 
 from converter.frontends.onnx.reader import dtype_name
-from converter.importer import ImportContext, webnn_dtype
+from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import carrier_type
 from op_mappings.onnx import onnx_op
 
 
 def cast_to(ctx: ImportContext, x: Any, target: str) -> Any:
     """Emit a cast of operand x to the ONNX dtype `target`."""
-    inner = webnn_dtype(target)
+    inner = carrier_type(target)
     if inner is None:
         raise ctx.unsupported(f"cast to {target} is not supported (WebNN has no {target})")
     if target == "float64":

@@ -52,10 +52,10 @@ def _shape(value: Value) -> tuple[int, ...]:
 def _dtype(ctx: Any, value: Value) -> str:
     if isinstance(value, MLOperand):
         return value.data_type
-    from converter.importer import webnn_dtype
+    from converter.webnn.dtypes import carrier_type
 
     name = np.asarray(value).dtype.name
-    return webnn_dtype(name) or name
+    return carrier_type(name) or name
 
 
 def _stack(ctx: Any, values: Sequence[Value], axis: int, what: str) -> Value:

@@ -12,7 +12,8 @@ import numpy as np
 
 from converter.errors import UnsupportedDataType
 from converter.frontends.tflite.reader import TFLiteNode
-from converter.importer import ImportContext, webnn_dtype
+from converter.importer import ImportContext
+from converter.webnn.dtypes import carrier_type
 from op_mappings.tflite import tflite_op
 
 
@@ -23,7 +24,7 @@ def cast(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     target = node.output_infos[0].dtype
     if target == "bool":
         return [ctx.builder.not_equal(x, ctx.builder.constant(np.array(0, x.data_type)))]
-    dt = webnn_dtype(target)
+    dt = carrier_type(target)
     if dt is None or target == "float64":
         raise UnsupportedDataType(f"CAST to {target} is not supported")
     if dt == x.data_type:
