@@ -39,9 +39,9 @@ PREFIX_BYTES = 1 << 16
 RUN_HINT = "webnn-convert run {path} --inputs INPUTS.npz -o OUTPUTS.npz"
 """How to execute a file that already is a WebNN graph."""
 
-# Magic values of this project's own WebNN files (converter.export writes them; the
-# front-end layer must not import the exporters, tests/converter/frontends/test_detect.py
-# checks they agree).
+# Magic values of this project's own WebNN files (copies: detection must stay light, so it
+# does not import the serializers; tests/converter/frontends/test_detect.py identifies the
+# files converter.export writes).
 WEBNN_TEXT_HEADER = "webnn_graph"
 WEBNN_JSON_FORMAT = "webnn-graph-json"
 WEBNN_MANIFEST_FORMAT = "wg-weights-manifest"
