@@ -419,13 +419,24 @@ def apply_rotary(ctx: ImportContext, x: MLOperand, c: Value, s: Value, rotary_di
     return b.add(b.mul(x, operand(ctx, c, dt)), b.mul(partner, operand(ctx, s, dt)))
 
 
+def rotary_rows(ctx: ImportContext, cos: Value, sin: Value, positions: Value | None,
+                head_size: int, interleaved: bool) -> tuple[Value, Value]:
+    """The C and S rows [B or 1, S, head_size] of each token: cos/sin caches
+    [max_position, rotary_dim/2] indexed by `positions` ([B or 1, S]), or per-token caches
+    [B, S, rotary_dim/2] when `positions` is None."""
+    c_tab, s_tab = rotary_tables(ctx, cos, sin, head_size, interleaved)
+    if positions is not None:
+        c_tab, s_tab = take_rows(ctx, c_tab, positions), take_rows(ctx, s_tab, positions)
+    return c_tab, s_tab
+
+
 def rotate(ctx: ImportContext, x: MLOperand, cos: Value, sin: Value,
-           positions: Value | None, *, heads: int, rotary_dim: int, interleaved: bool
-           ) -> MLOperand:
+           positions: Value | None, *, heads: int, rotary_dim: int, interleaved: bool,
+           rows: tuple[Value, Value] | None = None) -> MLOperand:
     """Rotary embedding of x: [B, S, N·H] (3-D, `heads` = N) or [B, N, S, H] (4-D).
-    cos/sin: [max_position, rotary_dim/2] rows picked by `positions` ([B or 1, S]), or
-    per-token [B, S, rotary_dim/2] when `positions` is None. The first `rotary_dim` elements
-    of every head are rotated (halves, or even/odd pairs when `interleaved`)."""
+    cos/sin/positions as in `rotary_rows` (or its result given as `rows`). The first
+    `rotary_dim` elements of every head are rotated (halves, or even/odd pairs when
+    `interleaved`)."""
     b = ctx.builder
     if x.rank == 3:
         bsz, seq, hidden = x.shape
@@ -434,11 +445,9 @@ def rotate(ctx: ImportContext, x: MLOperand, cos: Value, sin: Value,
     else:
         bsz, _, seq, size = x.shape
         x4 = x
-    c_tab, s_tab = rotary_tables(ctx, cos, sin, size, interleaved)
-    if positions is not None:
-        c_tab, s_tab = take_rows(ctx, c_tab, positions), take_rows(ctx, s_tab, positions)
-    rows = int(c_tab.shape[0])
-    shape = [rows, seq, 1, size] if x.rank == 3 else [rows, 1, seq, size]
+    c_tab, s_tab = rows or rotary_rows(ctx, cos, sin, positions, size, interleaved)
+    count = int(c_tab.shape[0])
+    shape = [count, seq, 1, size] if x.rank == 3 else [count, 1, seq, size]
     out = apply_rotary(ctx, x4, reshape(ctx, c_tab, shape), reshape(ctx, s_tab, shape),
                        rotary_dim, interleaved)
     return out if x.rank == 4 else b.reshape(out, list(x.shape))

@@ -40,10 +40,11 @@ def check_ms(op: str, inputs: Sequence[tuple[str, np.ndarray | None]],
 
 def conversion_error(op: str, inputs: Sequence[tuple[str, np.ndarray | None]],
                      attrs: Mapping[str, Any], outputs: Sequence[str] = ("y",),
-                     domain: str = MS, opset: int = 17) -> str:
+                     domain: str = MS, opset: int = 17, constants: Sequence[str] = ()) -> str:
     """The single node error of a conversion that must fail, checked to be one line naming
     the node."""
-    model = node_model(op, inputs, attrs, outputs=outputs, domain=domain, opset=opset)
+    model = node_model(op, inputs, attrs, outputs=outputs, domain=domain, opset=opset,
+                       constants=constants)
     with pytest.raises(ConversionFailed) as info:
         converter.convert(model)
     (err,) = info.value.errors
