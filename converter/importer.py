@@ -13,13 +13,15 @@
   boundary); float64 constants and graph inputs become float32 with a warning in the report;
   int64 stays int64. Other types WebNN lacks raise `UnsupportedDataType` where they would
   enter the graph.
-- Functions: a node without a handler whose op is a model-local function
-  (`ModelProto.functions`) or whose schema has a function body is inlined: the body's nodes
-  are converted in a fresh name scope (nesting bounded by `MAX_INLINE_DEPTH`); the node is
-  reported as one node (decomposed/native/folded) with the WebNN ops of its body.
-- Subgraphs: handlers of control-flow ops (If, Loop, Scan) call `ctx.run_subgraph(graph,
-  bindings)`, which converts a subgraph in a fresh name scope; the subgraph sees every value
-  of the enclosing scopes by name.
+- Handlers get an explicit `ImportContext`: the builder, the values, the source format's
+  settings, warnings, conversion-wide handler state (`ctx.shared`) and subgraph inlining
+  (`ctx.run_subgraph`); nothing else of the importer is reachable from a handler.
+- Observers (`ImportObserver`, passed as `Importer(..., observer=...)`) see every converted
+  source node and may add graph outputs (validation taps every intermediate value so).
+- Front ends subclass `Importer` for what only their format has: functions inlined when a
+  node has no handler (`_inline`, ONNX), subgraphs (`run_subgraph`: ONNX If/Loop/Scan
+  bodies, TFLite subgraph indices), each converted in a fresh name scope that sees every
+  value of the enclosing scopes (nesting bounded by `MAX_INLINE_DEPTH`).
 """
 
 from __future__ import annotations
