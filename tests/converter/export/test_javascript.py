@@ -9,13 +9,14 @@ import math
 import re
 import shutil
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from converter.export.javascript import check_stem, js_string, to_javascript
+from converter.export.javascript import check_stem, html_literal, js_string, to_javascript
 from converter.serialize.webnn_format import MULTI_OUTPUT_OPS, plan, write_weights
 from converter.webnn import MLGraph, MLOperand
 
@@ -288,9 +289,11 @@ const element = (id) => {
 element("inputs").value = inputsJson;
 globalThis.document = {getElementById: element, baseURI: new URL(".", "file://" + pagePath).href,
                        title: ""};
+if (mode === "file") globalThis.location = {protocol: "file:"};
 const blob = fs.readFileSync(weightsPath);
-globalThis.fetch = async () => ({ok: true, status: 200,
-  arrayBuffer: async () => blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)});
+let fetches = 0;
+globalThis.fetch = async () => { fetches++; return {ok: true, status: 200,
+  arrayBuffer: async () => blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)}; };
 let nextId = 0;
 const built = [];
 globalThis.MLGraphBuilder = function () {
@@ -308,7 +311,7 @@ globalThis.MLGraphBuilder = function () {
 };
 const SIZES = {float32: 4, float16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, int8: 1, uint8: 1};
 const dispatched = [], written = [];
-if (mode === "webnn") {
+if (mode === "webnn" || mode === "file") {
   globalThis.navigator = {ml: {async createContext(options) {
     return {
       async createTensor(desc) { return {desc, data: null}; },
@@ -341,7 +344,9 @@ if (element("controls").listeners.submit) {
 fs.writeFileSync(outPath, JSON.stringify({
   status: element("status").textContent, statusClass: element("status").className,
   log: element("log").textContent, title: element("title").textContent,
-  documentTitle: document.title, built, dispatched, written}));
+  documentTitle: document.title, built, dispatched, written, fetches,
+  timings: Object.fromEntries(["t-weights", "t-context", "t-build", "t-first", "t-average"]
+    .map((id) => [id, element(id).textContent]))}));
 """
 
 
@@ -393,6 +398,93 @@ def test_page_uses_json_inputs_and_reports_bad_ones(tmp_path: Path) -> None:
     out = _run_page(tmp_path, graph, inputs=json.dumps({"x": [1, 2, 3]}))
     assert out["statusClass"] == "error"
     assert "3 values, expected 50" in out["status"]
+
+
+@needs_node
+def test_page_fills_the_timings_table(tmp_path: Path) -> None:
+    out = _run_page(tmp_path, FAMILIES["conv"]().graph)
+    assert out["status"] == "Done."
+    for key in ("t-weights", "t-context", "t-build", "t-first"):
+        assert re.fullmatch(r"\d+\.\d\d ms", out["timings"][key]), (key, out["timings"])
+    assert re.fullmatch(r"\d+\.\d\d ms \(3 runs\)", out["timings"]["t-average"])
+
+
+@needs_node
+def test_page_explains_file_urls_on_the_page(tmp_path: Path) -> None:
+    """Opened from file://, the page says why that fails and how to serve it, and tries
+    neither the module nor the weights."""
+    out = _run_page(tmp_path, FAMILIES["conv"]().graph, mode="file")
+    assert out["statusClass"] == "error"
+    assert "file://" in out["status"] and "block module scripts" in out["status"]
+    assert "python3 -m http.server" in out["status"]
+    assert "http://localhost:8000/model.html" in out["status"]
+    assert out["fetches"] == 0 and out["built"] == [] and out["dispatched"] == []
+
+
+class _Text(HTMLParser):
+    """The page's text outside <script>/<style>, character references decoded, and the
+    cells of each table row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.rows: list[list[str]] = []
+        self._skip = False
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._skip = tag in ("script", "style")
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skip = False
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+            if self._cell is not None:
+                self._cell.append(data)
+
+
+def test_page_lists_hostile_names_inertly() -> None:
+    """The static input/output tables show every name exactly (the HTML parser as the
+    oracle), while the markup holds none of them raw and only one script element."""
+    graph = FAMILIES["hostile"]().graph
+    files = to_javascript(graph, "my-model", name="</script><b>x</b>\u2028")
+    page = files.html
+    assert page.isascii() and page.lower().count("</script") == 1 and "<b>" not in page
+    parser = _Text()
+    parser.feed(page)
+    rows = [r for r in parser.rows if len(r) == 3 and r != ["Name", "Data type", "Shape"]]
+    expected = [[n, o.data_type, f"[{', '.join(str(d) for d in o.shape)}]"]
+                for items in (graph.inputs, graph.outputs) for n, o in items.items()]
+    assert rows == expected
+    text = "".join(parser.text)
+    assert "WebNN model: </script><b>x</b>\u2028" in text
+    assert "http://localhost:8000/my-model.html" in text
+    assert "python3 -m http.server" in text and "file://" in text
+    for name in HOSTILE_NAMES:
+        if set(name) & set("<>&\"'\\\n\t\u2028\u2029") or not name.isascii():
+            assert name not in page
+
+
+@pytest.mark.parametrize("text", [*HOSTILE_NAMES, "\ud800", "\x00", "plain name_1.x"])
+def test_html_literal_is_inert_and_exact(text: str) -> None:
+    literal = html_literal(text)
+    assert literal.isascii() and not set(literal) & set("<>\"'\\\n\r\t`")
+    parser = _Text()
+    parser.feed(f"<p>{literal}</p>")
+    decoded = "".join(parser.text)
+    if "\ud800" in text or "\x00" in text:
+        assert decoded == "\ufffd"
+    else:
+        assert decoded == text
 
 
 @needs_node
