@@ -471,7 +471,7 @@ def validate(model: str, inputs_file: str | None, backend: str, device: str, rto
              signature: str | None, progress: bool | None, debug: bool, as_json: bool) -> None:
     """Run MODEL in onnxruntime / LiteRT and the converted graph on a backend with the same
     seeded inputs and compare every output; on failure name the first diverging node."""
-    say = _progress(_want_progress(progress))
+    say = _progress(_want_progress(progress, as_json))
     with _handled(debug, as_json):
         from converter.validate import validate as run_validation
 
@@ -642,7 +642,7 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
         if not entries:
             raise CommandError("no model matches" + (f" --filter {' '.join(filters)}"
                                                      if filters else ""))
-        if progress is False:
+        if not _want_progress(progress, as_json):
             report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip)
         else:
             with click.progressbar(length=len(entries), label="zoo", file=sys.stderr,
