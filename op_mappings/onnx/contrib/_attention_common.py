@@ -264,10 +264,14 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
            k_transposed: bool = False, biases: Sequence[Value] = (),
            mask: Mask | None = None, mask_fill: float | None = None,
            exclude: Mask | None = None, softcap: float = 0.0, sink: Value | None = None,
-           want_scores: bool = False) -> tuple[MLOperand, MLOperand | None]:
+           extra: str | None = None, zero_empty_rows: bool = False
+           ) -> tuple[MLOperand, MLOperand | None]:
     """Scaled dot-product attention. q [B, N, S, H]; k [B, Nk, T, H] ([B, Nk, H, T] when
     `k_transposed`); v [B, Nk, T, Hv]; N a multiple of Nk (grouped KV heads: head n reads KV
-    head n // (N / Nk)). Returns ([B, N, S, Hv], the pre-softmax scores when `want_scores`).
+    head n // (N / Nk)). Returns ([B, N, S, Hv], an extra [B, N, S, T] tensor or None):
+    `extra` "raw" gives the scaled Q·Kᵀ, "masked" the scores going into the softmax, "probs"
+    the softmax output. `zero_empty_rows` gives 0 probabilities (so a 0 output) to query rows
+    whose keys are all excluded (the ONNX Attention rule) instead of a uniform average.
 
     Scores are (q·scale)·kᵀ, then softcap·tanh(x / softcap) when softcap > 0, then each of
     `biases` added (broadcast to [B, N, S, T]), then the masks: keys not allowed by
@@ -291,6 +295,7 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
     scores = b.matmul(q, kt)
     if group > 1:
         scores = b.reshape(scores, [bsz, heads, seq, total])
+    raw = scores
     if softcap > 0.0:
         scores = b.mul(b.tanh(b.div(scores, scalar(ctx, softcap, dt))),
                        scalar(ctx, softcap, dt))
@@ -298,6 +303,7 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
         scores = b.add(scores, operand(ctx, bias, dt))
     add_mask, excl = (None, mask) if mask_fill is None else (mask, None)
     excl = mask_and(ctx, excl, exclude)
+    allowed = excl
     if isinstance(add_mask, np.ndarray) and isinstance(excl, np.ndarray | None):
         additive = np.where(add_mask, 0.0, mask_fill)
         if excl is not None:
@@ -313,7 +319,7 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
             scores = b.add(scores, ctx.constant(np.where(excl, 0.0, lowest(dt)).astype(dt)))
     elif excl is not None:
         scores = b.where(excl, scores, scalar(ctx, lowest(dt), dt))
-    pre = scores if want_scores else None
+    pre = scores
     if sink is None:
         probs = b.softmax(scores, 3)
     else:
@@ -326,12 +332,21 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
                            [bsz, heads, seq, 1])
         probs = b.softmax(b.concat([scores, col], 3), 3)
         probs = b.slice(probs, [0, 0, 0, 0], [bsz, heads, seq, total])
+    if zero_empty_rows and allowed is not None:
+        zero = scalar(ctx, 0.0, dt)
+        if isinstance(allowed, np.ndarray):
+            keep = allowed.any(axis=-1, keepdims=True)
+            if not keep.all():
+                probs = b.where(ctx.constant(keep), probs, zero)
+        else:
+            probs = b.where(b.reduce_max(allowed, axes=[3], keep_dimensions=True), probs, zero)
+    chosen = {"raw": raw, "masked": pre, "probs": probs}.get(extra or "")
     if group > 1:
         probs = b.reshape(probs, [bsz, kv_heads, group * seq, total])
     out = b.matmul(probs, v)
     if group > 1:
         out = b.reshape(out, [bsz, heads, seq, v.shape[3]])
-    return out, pre
+    return out, chosen
 
 
 def default_scale(scale: float, head_size: int) -> float:

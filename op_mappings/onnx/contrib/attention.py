@@ -344,7 +344,7 @@ def multi_head_attention(ctx: ImportContext, node: Node) -> list[Any]:
                      scale=default_scale(float_attr(node, "scale", 0.0), head_size),
                      biases=biases, mask=mask, exclude=causal,
                      mask_fill=float_attr(node, "mask_filter_value", _MASK_FILTER),
-                     want_scores=want_qk)
+                     extra="masked" if want_qk else None)
     present_k = k_all if _wanted(node, 1) else None
     present_v = v_all if _wanted(node, 2) else None
     return [merge_heads(ctx, out), present_k, present_v, qk][:len(node.outputs)]
