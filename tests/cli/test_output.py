@@ -371,6 +371,10 @@ def test_progress_bar_in_a_terminal_only(tiny: Path, tmp_path: Path) -> None:
                                            str(tmp_path / "b"), "--json"])
     assert code == 0 and json.loads(stdout)["stem"] == "tiny"
     assert "converting" not in term and "[webnn-convert]" not in term
+    code, stdout, term = _run_in_terminal(["validate", str(tiny), "--dim", "batch=1",
+                                           "--json"])
+    assert code == 0 and json.loads(stdout)["verdict"] == "pass"
+    assert "[webnn-convert]" not in term
     # Not a terminal (CliRunner): quiet by default, messages only when asked for.
     r = invoke("convert", tiny, "--dim", "batch=1", "-o", tmp_path / "c")
     assert r.exit_code == 0 and r.stderr == ""
