@@ -66,14 +66,14 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from converter.serialize.webnn_format import WebnnPlan, plan, write_webnn, write_weights
-from converter.serialize.webnn_json import (
-    JSON_SUFFIX,
-    is_json_document,
-    load_webnn_json,
-    write_webnn_json,
-)
-from converter.serialize.webnn_reader import WebnnFormatError, load_webnn
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.json_reader import is_json_document, load_webnn_json
+from converter.serialize.json_writer import write_webnn_json
+from converter.serialize.loader import load_webnn
+from converter.serialize.plan import WebnnPlan, plan
+from converter.serialize.tables import JSON_SUFFIX
+from converter.serialize.text_writer import write_webnn
+from converter.serialize.weights import write_weights
 from converter.webnn import MLContext, MLGraph
 
 from .javascript import check_stem, write_javascript

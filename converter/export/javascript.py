@@ -48,13 +48,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.serialize.webnn_format import (
-    MULTI_OUTPUT_OPS,
-    WebnnExportError,
-    WebnnPlan,
-    op_signature,
-    plan,
-)
+from converter.serialize.errors import WebnnExportError
+from converter.serialize.plan import WebnnPlan, plan
+from converter.serialize.tables import MULTI_OUTPUT_OPS, op_signature
 from converter.webnn import MLGraph, MLOperand, Operation
 
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
@@ -575,7 +571,7 @@ def check_stem(stem: str) -> str:
 def to_javascript(graph: MLGraph, stem: str = "model", name: str | None = None,
                   plan_: WebnnPlan | None = None) -> JavaScriptFiles:
     """Generate `<stem>.js` and `<stem>.html` for `graph` (in memory). The module reads
-    `<stem>.weights`, written by `converter.export.webnn_format.write_weights` from the
+    `<stem>.weights`, written by `converter.serialize.weights.write_weights` from the
     same plan."""
     check_stem(stem)
     p = plan_ or plan(graph, name or stem)

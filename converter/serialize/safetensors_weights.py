@@ -25,12 +25,13 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from .webnn_format import WebnnPlan
-from .webnn_reader import WebnnFormatError, WeightsMismatch
+from .errors import WebnnFormatError, WeightsMismatch
+from .plan import WebnnPlan
+from .weights import sanitize_key
 
 SAFETENSORS_DTYPES: dict[str, str] = {
     "float32": "F32", "float16": "F16", "int32": "I32", "uint32": "U32", "int64": "I64",
@@ -69,10 +70,6 @@ def write_safetensors(plan_: WebnnPlan, path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def _sanitize_key(key: str) -> str:
-    return key.replace("::", "__").replace(".", "_")
-
-
 def _names(metadata: Mapping[str, str] | None, path: str
            ) -> tuple[Mapping[str, str], Mapping[str, str]] | None:
     text = (metadata or {}).get(NAMES_METADATA_KEY)
@@ -96,7 +93,7 @@ def _names(metadata: Mapping[str, str] | None, path: str
 
 class SafetensorsWeights:
     """A `.safetensors` archive opened for reading tensor by tensor (a context manager;
-    implements `webnn_reader.TensorSource`). `names` is the (inputs, outputs) renaming table
+    implements `graph_builder.TensorSource`). `names` is the (inputs, outputs) renaming table
     from the metadata, or None."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -105,7 +102,7 @@ class SafetensorsWeights:
         self.path = str(path)
         try:
             self._size = os.stat(self.path).st_size
-            self._handle = safe_open(self.path, framework="np")
+            self._handle: Any = cast(Any, safe_open(self.path, framework="np"))
             self._file = self._handle.__enter__()
             keys = list(self._file.keys())
             metadata = self._file.metadata()
@@ -126,6 +123,7 @@ class SafetensorsWeights:
         self.close()
 
     def close(self) -> None:
+        """Release the archive (idempotent)."""
         handle, self._handle = getattr(self, "_handle", None), None
         if handle is not None:
             handle.__exit__(None, None, None)
@@ -135,8 +133,8 @@ class SafetensorsWeights:
         match), or None."""
         if key in self.keys:
             return key
-        wanted = _sanitize_key(key)
-        matches = [k for k in self.keys if _sanitize_key(k) == wanted]
+        wanted = sanitize_key(key)
+        matches = [k for k in self.keys if sanitize_key(k) == wanted]
         return matches[0] if len(matches) == 1 else None
 
     def get(self, key: str, data_type: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -11,7 +11,7 @@ import pytest
 import converter
 from converter.export import api
 from converter.export.api import export, load
-from converter.serialize.webnn_reader import WebnnFormatError
+from converter.serialize.errors import WebnnFormatError
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 
 from .graphs import FAMILIES, assert_same_outputs

@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 
 from converter.export.javascript import check_stem, html_literal, js_string, to_javascript
-from converter.serialize.webnn_format import MULTI_OUTPUT_OPS, plan, write_weights
+from converter.serialize.plan import plan
+from converter.serialize.tables import MULTI_OUTPUT_OPS
+from converter.serialize.weights import write_weights
 from converter.webnn import MLGraph, MLOperand
 
 from .graphs import FAMILIES, HOSTILE_NAMES

@@ -15,15 +15,12 @@ import pytest
 
 import converter
 from converter.export.api import export, load
-from converter.serialize.webnn_format import to_webnn
-from converter.serialize.webnn_json import (
-    JSON_FORMAT,
-    is_json_document,
-    load_webnn_json,
-    loads_json,
-    to_json,
-)
-from converter.serialize.webnn_reader import MAX_NESTING, WebnnFormatError, loads
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.json_reader import is_json_document, load_webnn_json, loads_json
+from converter.serialize.json_writer import to_json
+from converter.serialize.loader import loads
+from converter.serialize.tables import JSON_FORMAT, MAX_NESTING
+from converter.serialize.text_writer import to_webnn
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from tests.cli.models import tiny_cnn
 from tests.converter.export.graphs import FAMILIES, HOSTILE_NAMES, assert_same_outputs

@@ -10,19 +10,16 @@ import struct
 import numpy as np
 import pytest
 
-from converter.serialize.webnn_format import (
-    INLINE_BYTES,
-    KEYWORDS,
-    WebnnExportError,
+from converter.serialize.errors import WebnnExportError
+from converter.serialize.lexicon import (
     format_number,
     format_string,
     is_identifier,
-    known_ops,
-    op_signature,
-    plan,
     sanitize_identifier,
-    to_webnn,
 )
+from converter.serialize.plan import INLINE_BYTES, plan
+from converter.serialize.tables import KEYWORDS, known_ops, op_signature
+from converter.serialize.text_writer import to_webnn
 from converter.webnn import ML, MLGraphBuilder
 from converter.webnn.limits import OP_LIMITS
 from tests.converter.export.graphs import FAMILIES, HOSTILE_NAMES

@@ -22,8 +22,8 @@ import converter
 from cli.main import cli
 from converter.export import api
 from converter.export.api import export, load
+from converter.serialize.errors import WebnnFormatError
 from converter.serialize.safetensors_weights import NAMES_METADATA_KEY, SAFETENSORS_DTYPES
-from converter.serialize.webnn_reader import WebnnFormatError
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from tests.cli.models import tiny_cnn
 from tests.converter.export.graphs import FAMILIES, HOSTILE_NAMES, assert_same_outputs

@@ -1,25 +1,4 @@
-"""The JSON twin of the `.webnn` text (`webnn-graph-json`, format doc section 2): writer and
-reader.
-
-Writing (`iter_json` / `write_webnn_json`) goes through the text writer's `plan()`: the same
-identifiers, the same constant placement (`@scalar` -> `{"kind": "scalar"}`, `@bytes` ->
-`{"kind": "inlineBytes"}`, `@weights` -> `{"kind": "weights"}`), the same node layout
-(`WebnnPlan.node_parts`: operands in `inputs`, required parameters and every option in
-`options`), the same identity nodes for outputs that repeat an operand, version 1 (2 only
-with dynamic dims, which MLGraphs do not have) and `quantized`. One object per line for
-inputs, constants, nodes and bindings. Layout of the document:
-
-- `inputs` and `consts` in declaration order (`inputs` in the order of `MLGraph.inputs`, the
-  order inputs are fed positionally); the reader gives the loaded graph's `inputs` the order
-  it reads. The Rust implementation sorts these maps, so other tools may not preserve it.
-- `outputs` binds each ORIGINAL output name to its value identifier, in the graph's order.
-- `names` (an extension other readers ignore): `{"inputs": {identifier: original}}`, only
-  when some graph input name is not a valid identifier.
-
-Numbers: integers as digits, floats in shortest round-trip form; NaN option values are
-rejected (`WebnnExportError`), infinite clamp bounds dropped (as in the text), other infinite
-values written as `1e999` / `-1e999` (valid JSON number syntax that Python reads back as
-infinity; strict parsers such as serde_json reject it).
+"""Reader of the JSON twin of the `.webnn` text (`webnn-graph-json`, format doc section 2).
 
 Reading (`parse_json`, `loads_json`, `load_webnn_json`) converts the document into the text
 reader's syntax tree and replays it through the same builder, so both forms are validated
@@ -31,7 +10,8 @@ name), node ids unique, `inputs` and option references declared before
 use, `outputs` non-empty, object-valued options refused (no text form), `NaN`/`Infinity`
 literals refused; then everything the text reader checks (shapes against the spec maximum
 before any allocation, weights entries against the declaration and the file, builder
-validation). Two bindings of the same value are read through an added `identity`.
+validation). Two bindings of the same value are read through an added `identity`. A UTF-8
+byte order mark is skipped. The loaded graph's `inputs` keep the document's order.
 """
 
 from __future__ import annotations
@@ -39,182 +19,37 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
-import numpy as np
+from converter.webnn import ML, MLContext, MLGraph
 
-from converter.webnn import ML, MLContext, MLGraph, MLOperand
-
-from .webnn_format import (
-    LONG_DTYPES,
-    MULTI_OUTPUT_OPS,
-    ConstantEntry,
-    WebnnExportError,
-    WebnnPlan,
-    _le_bytes,
-    _value,
-    format_number,
-    plan,
-    write_weights,
-)
-from .webnn_reader import (
+from .errors import WebnnFormatError
+from .graph_builder import GraphBuilder
+from .loader import build_graph, read_file
+from .syntax import Arg, ConstDecl, Dim, GraphText, InputDecl, NodeDecl, Ref, TypeSpec
+from .tables import (
     DEFAULT_MAX_SCALAR_BYTES,
+    JSON_FORMAT,
+    LONG_DTYPES,
     MAX_NESTING,
     MAX_TEXT_BYTES,
-    Arg,
-    ConstDecl,
-    Dim,
-    GraphText,
-    InputDecl,
-    NodeDecl,
-    Ref,
-    TypeSpec,
-    WebnnFormatError,
-    _Builder,
-    _read_file,
-    _Source,
-    _Weights,
-    build_graph,
-    parse_manifest,
+    SUPPORTED_JSON_VERSIONS,
 )
+from .tokenizer import Source
+from .weights import WeightsBlob, parse_manifest
 
-JSON_FORMAT = "webnn-graph-json"
-JSON_SUFFIX = ".webnn.json"
-SUPPORTED_JSON_VERSIONS = (1, 2)
 _BOM = b"\xef\xbb\xbf"
 
 
-# -- writing --------------------------------------------------------------------------------
-def _dumps(text: str) -> str:
-    return json.dumps(text)
-
-
-def json_value(value: Any, idents: Mapping[int, str], what: str) -> str:
-    """One option value as JSON text: operands as their identifier (a string), numbers as in
-    the text form (no NaN; infinities as +-1e999)."""
-    if isinstance(value, MLOperand):
-        return _dumps(idents[id(value)])
-    if value is None:
-        return "null"
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return _dumps(value)
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        return format_number(value, what)
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return "[" + ", ".join(json_value(v, idents, what) for v in value) + "]"
-    raise WebnnExportError(f"{what}: cannot write a value of type {type(value).__name__}")
-
-
-def _desc(operand: MLOperand) -> str:
-    return (f'"dataType": {_dumps(operand.data_type)}, '
-            f'"shape": [{", ".join(str(d) for d in operand.shape)}]')
-
-
-def _init(c: ConstantEntry) -> str:
-    if c.kind == "scalar":
-        return f'{{"kind": "scalar", "value": {format_number(c.scalar)}}}'
-    if c.kind == "bytes":
-        data = _le_bytes(_value(c.operand))
-        return f'{{"kind": "inlineBytes", "bytes": [{", ".join(str(b) for b in data)}]}}'
-    return f'{{"kind": "weights", "ref": {_dumps(c.ident)}}}'
-
-
-def _object(entries: list[str], indent: str) -> str:
-    if not entries:
-        return "{}"
-    return "{\n" + ",\n".join(indent + "  " + e for e in entries) + "\n" + indent + "}"
-
-
-def node_json(p: WebnnPlan, operation: Any) -> str:
-    """One node of `p` as a JSON object on one line."""
-    outs, inputs, named = p.node_parts(operation)
-    what = operation.op
-    options = ", ".join(f"{_dumps(k)}: {json_value(v, p.idents, f'{what}.{k}')}"
-                        for k, v in named)
-    text = (f'{{"id": {_dumps(outs[0])}, "op": {_dumps(operation.op)}, '
-            f'"inputs": [{", ".join(_dumps(i) for i in inputs)}], "options": {{{options}}}')
-    if operation.op in MULTI_OUTPUT_OPS:
-        text += f', "outputs": [{", ".join(_dumps(o) for o in outs)}]'
-    return text + "}"
-
-
-def iter_json(p: WebnnPlan) -> Iterable[str]:
-    """The `.webnn.json` document of plan `p`, in chunks."""
-    g = p.graph
-    yield "{\n"
-    yield f'  "format": {_dumps(JSON_FORMAT)},\n'
-    yield '  "version": 1,\n'
-    yield f'  "name": {_dumps(p.name)},\n'
-    yield f'  "quantized": {"true" if p.quantized else "false"},\n'
-    inputs = [f"{_dumps(p.ident(o))}: {{{_desc(o)}}}" for o in g.inputs.values()]
-    yield f'  "inputs": {_object(inputs, "  ")},\n'
-    consts = [f"{_dumps(c.ident)}: {{{_desc(c.operand)}, \"init\": {_init(c)}}}"
-              for c in p.constants]
-    yield f'  "consts": {_object(consts, "  ")},\n'
-    yield '  "nodes": ['
-    first = True
-    for operation in g.operations:
-        yield ("\n" if first else ",\n") + "    " + node_json(p, operation)
-        first = False
-    for ident, source in p.aliases:
-        yield (("\n" if first else ",\n") + f'    {{"id": {_dumps(ident)}, "op": "identity", '
-               f'"inputs": [{_dumps(source)}], "options": {{}}}}')
-        first = False
-    yield "\n  ],\n" if not first else "],\n"
-    bindings = [f"{_dumps(original)}: {_dumps(ident)}"
-                for ident, original in p.output_names.items()]
-    renamed = {k: v for k, v in p.input_names.items() if k != v}
-    tail = "\n" if not renamed else ",\n"
-    yield f'  "outputs": {_object(bindings, "  ")}{tail}'
-    if renamed:
-        yield f'  "names": {{"inputs": {json.dumps(renamed)}}}\n'
-    yield "}\n"
-
-
-def to_json(graph: MLGraph, name: str = "graph") -> str:
-    """The `.webnn.json` text of `graph` (in memory; weights not included)."""
-    return "".join(iter_json(plan(graph, name)))
-
-
-def write_webnn_json(graph: MLGraph, outdir: str | Path, stem: str = "model",
-                     name: str | None = None, plan_: WebnnPlan | None = None,
-                     weights: str = "blob") -> list[Path]:
-    """Write `<stem>.webnn.json` and its weights into `outdir` (which must exist):
-    `weights="blob"` adds `<stem>.weights` + `<stem>.manifest.json` (the very files the text
-    export writes), `"safetensors"` adds `<stem>.safetensors`. Returns the paths. Files are
-    written directly: use `converter.export.api.export` for all-or-nothing output."""
-    if weights not in ("blob", "safetensors"):
-        raise ValueError(f"weights must be 'blob' or 'safetensors', got {weights!r}")
-    outdir = Path(outdir)
-    p = plan_ or plan(graph, name or stem)
-    json_path = outdir / f"{stem}{JSON_SUFFIX}"
-    with open(json_path, "w", encoding="utf-8", newline="\n") as f:
-        for chunk in iter_json(p):
-            f.write(chunk)
-    if weights == "safetensors":
-        from .safetensors_weights import write_safetensors
-
-        return [json_path, write_safetensors(p, outdir / f"{stem}.safetensors")]
-    weights_path = outdir / f"{stem}.weights"
-    manifest_path = outdir / f"{stem}.manifest.json"
-    with open(weights_path, "wb") as fb:
-        write_weights(p, fb)
-    manifest_path.write_text(p.manifest_json(), encoding="utf-8")
-    return [json_path, weights_path, manifest_path]
-
-
-# -- reading --------------------------------------------------------------------------------
-class _JsonSource(_Source):
+class _JsonSource(Source):
     """Error positions of a JSON document: `pos` indexes a list of JSON locations."""
 
     def __init__(self, path: str) -> None:
         self.text = ""
         self.path = path
-        self._newlines = []
+        self._newlines: list[int] = []
         self.locations: list[str] = []
 
     def at(self, location: str) -> int:
@@ -228,7 +63,7 @@ class _JsonSource(_Source):
         return WebnnFormatError(f"{self.locations[pos]}: {message}", self.path)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -250,6 +85,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 class _JsonParser:
+    """Checks a decoded document and converts it into the syntax tree (`parse()`)."""
+
     def __init__(self, data: Any, path: str) -> None:
         self.data = data
         self.src = _JsonSource(path)
@@ -257,7 +94,7 @@ class _JsonParser:
     def fail(self, where: str, message: str) -> WebnnFormatError:
         return WebnnFormatError(f"{where}: {message}", self.src.path)
 
-    def field(self, obj: dict, key: str, where: str, kind: type, what: str,
+    def field(self, obj: dict[str, Any], key: str, where: str, kind: type, what: str,
               default: Any = ...) -> Any:
         """`obj[key]`, checked to be a `kind` (`default` when absent; required without)."""
         if key not in obj:
@@ -353,7 +190,7 @@ class _JsonParser:
                             "scalar or inlineBytes)")
         return ConstDecl(name, ty, kind, value, self.src.at(where))
 
-    def _nodes(self, nodes: list) -> list[NodeDecl]:
+    def _nodes(self, nodes: list[Any]) -> list[NodeDecl]:
         out: list[NodeDecl] = []
         ids: set[str] = set()
         for i, node in enumerate(nodes):
@@ -400,7 +237,7 @@ class _JsonParser:
             return [self._option(v, where, depth + 1) for v in value]
         return value
 
-    def _outputs(self, outputs: dict, nodes: list[NodeDecl], declared: set[str]
+    def _outputs(self, outputs: dict[str, Any], nodes: list[NodeDecl], declared: set[str]
                  ) -> tuple[list[tuple[str, int]], dict[str, str]]:
         if not outputs:
             raise self.fail("outputs", "the graph has no outputs (outputs must be non-empty)")
@@ -476,9 +313,9 @@ def loads_json(text: str | bytes, weights: bytes | None = None,
     weights bytes and manifest JSON)."""
     doc, in_names, out_names = parse_json(text, path)
     man = parse_manifest(manifest, f"{path} (manifest)") if manifest is not None else None
-    blob = (_Weights(bytes(weights), None, len(weights), f"{path} (weights)")
+    blob = (WeightsBlob(bytes(weights), None, len(weights), f"{path} (weights)")
             if weights is not None else None)
-    graph = _Builder(doc, man, blob, context or ML().create_context(), free_dims or {},
+    graph = GraphBuilder(doc, man, blob, context or ML().create_context(), free_dims or {},
                      max_scalar_bytes, (in_names, out_names)).run()
     return _in_read_order(graph, doc, in_names)
 
@@ -509,7 +346,7 @@ def load_webnn_json(path: str | os.PathLike[str], *, weights_path: str | Path | 
     `<stem>.weights` + manifest, `model.weights` + manifest). `free_dims` sets dynamic
     dimensions by name (default: their maximum)."""
     path = Path(path)
-    raw = _read_file(path, MAX_TEXT_BYTES)
+    raw = read_file(path, MAX_TEXT_BYTES)
     doc, in_names, out_names = parse_json(raw, str(path))
     graph = build_graph(doc, path, weights_path=weights_path, manifest_path=manifest_path,
                         context=context, free_dims=free_dims,
@@ -517,6 +354,4 @@ def load_webnn_json(path: str | os.PathLike[str], *, weights_path: str | Path | 
     return _in_read_order(graph, doc, in_names)
 
 
-__all__ = ["JSON_FORMAT", "JSON_SUFFIX", "is_json_document", "iter_json", "json_value",
-           "load_webnn_json", "loads_json", "node_json", "parse_json", "to_json",
-           "write_webnn_json"]
+__all__ = ["is_json_document", "load_webnn_json", "loads_json", "parse_json"]

@@ -13,14 +13,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from converter.serialize.webnn_format import to_webnn, write_webnn
-from converter.serialize.webnn_reader import (
-    MAX_NESTING,
-    WebnnFormatError,
-    load_webnn,
-    loads,
-    parse,
-)
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.loader import load_webnn, loads
+from converter.serialize.tables import MAX_NESTING
+from converter.serialize.text_parser import parse
+from converter.serialize.text_writer import to_webnn, write_webnn
 from converter.webnn import ML, MLGraph
 from converter.webnn.limits import OP_LIMITS
 from tests.converter.export.graphs import (
