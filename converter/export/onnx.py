@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import onnx
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from ..webnn.errors import MLOperationError
 from ..webnn.graph import MLGraph
 from .onnx_lowering import LOWERINGS, Emitter
-from .onnx_lowering.compact import compact_constants, prune_initializers
+from .onnx_lowering.compact import COMPACT_MIN_BYTES, compact_constants, prune_initializers
 from .onnx_lowering.context import ONNX_TYPES
 from .onnx_lowering.fusion import emit_affine, plan_affine_chains, simplify_reshapes
 
@@ -65,7 +66,8 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True,
     missing = sorted({op.op for op in graph.operations if op.op not in LOWERINGS})
     if missing:
         raise MLOperationError(f"ONNX export: no lowering for {', '.join(missing)}")
-    e = Emitter(opset, reserved=[*graph.inputs, *graph.outputs, *onnx_output_names(graph)])
+    e = Emitter(opset, reserved=[*graph.inputs, *graph.outputs, *onnx_output_names(graph)],
+                compact_min_bytes=COMPACT_MIN_BYTES if compact else None)
     inputs = []
     for name, operand in graph.inputs.items():
         e.declare(name, operand.data_type)
@@ -75,7 +77,7 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True,
     for operand in graph.constants:
         name = e.fresh("constant")
         assert operand.value is not None
-        e.initializers.append(numpy_helper.from_array(operand.value, name))
+        e.add_initializer(np.asarray(operand.value), name)
         e.declare(name, operand.data_type)
         e.bind(operand, name)
     chains = plan_affine_chains(graph) if fuse else {}
@@ -103,7 +105,7 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True,
         simplify_reshapes(e, keep={*graph.inputs, *out_names})
     prune_initializers(e, keep=out_names)
     if compact:
-        compact_constants(e)
+        compact_constants(e, COMPACT_MIN_BYTES)
     outputs = [helper.make_tensor_value_info(name, ONNX_TYPES[o.data_type], list(o.shape))
                for name, o in zip(out_names, graph.outputs.values(), strict=True)]
     body = helper.make_graph(e.nodes, "webnn_graph", inputs, outputs, e.initializers)

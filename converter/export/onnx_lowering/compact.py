@@ -22,22 +22,29 @@ payload are equal), so consumers are untouched. onnxruntime constant-folds Const
 Trilu and Expand of initializers at session creation (ORT_ENABLE_BASIC and above), so a
 session built from the compacted model holds and fuses the same initializers as before.
 
+Detection happens when an initializer is created (`Emitter.add_initializer`, while its
+numpy array is at hand: reading a large initializer back out of its TensorProto copies it)
+and costs O(1) per axis for arrays that are not constant along it (one pair of elements is
+compared first) and one pass over the array per axis otherwise; the rewrite happens last
+(`compact_constants`), on the initializers still used.
+
 Restrictions: only exact broadcasts along whole axes are found (no tiling with a period
-greater than 1, no low-rank factorisations); band matrices only in float32; constants of at most `COMPACT_MIN_BYTES` bytes
-are kept verbatim; the shape operand of each replacement is an int64 initializer shared
-between equal shapes. Detection costs O(1) per axis for arrays that are not constant along
-it (one pair of elements is compared first) and one pass over the array per axis otherwise.
+greater than 1, no low-rank factorisations); band matrices only in float32; constants of at
+most `COMPACT_MIN_BYTES` bytes are kept verbatim; the shape operand of each replacement is
+an int64 initializer shared between equal shapes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
-from .context import Emitter
+if TYPE_CHECKING:
+    from .context import Emitter
 
 #: Initializers larger than this (in bytes) are checked for splats and broadcasts. A
 #: ConstantOfShape node costs about 100 bytes of protobuf, so rewriting pays off from about
@@ -111,10 +118,45 @@ def band_form(arr: np.ndarray) -> tuple[np.ndarray, int, int] | None:
     return np.asarray([value], bits.dtype).view(arr.dtype), lo, hi
 
 
+@dataclass(frozen=True)
+class CompactForm:
+    """How to rebuild a constant of shape `shape` from little data.
+
+    `source_shape`: the broadcast source's shape (same rank, 1 on the axes the constant is
+    constant along). Exactly one of: `source` (the source's values: Expand), `band`
+    ((lo, hi): the source is the band matrix of `value`), or neither (the source is the
+    single element `value`: ConstantOfShape).
+    """
+
+    shape: tuple[int, ...]
+    source_shape: tuple[int, ...]
+    value: np.ndarray | None = None
+    source: np.ndarray | None = None
+    band: tuple[int, int] | None = None
+
+
+def compact_form(arr: np.ndarray, min_bytes: int = COMPACT_MIN_BYTES) -> CompactForm | None:
+    """The compact form of `arr` (splat, band or broadcast), or None when `arr` has at most
+    `min_bytes` bytes or none of these structures. The form holds no reference to `arr`."""
+    if arr.ndim == 0 or arr.nbytes <= min_bytes or arr.dtype.kind not in "biuf":
+        return None
+    small = broadcast_source(arr)
+    shape, source_shape = tuple(arr.shape), tuple(small.shape)
+    if small.size == 1:
+        return CompactForm(shape, source_shape, value=small.reshape(1).copy())
+    band = band_form(small) if small.nbytes > min_bytes else None
+    if band is not None:
+        return CompactForm(shape, source_shape, value=band[0], band=(band[1], band[2]))
+    if small is arr:
+        return None
+    return CompactForm(shape, source_shape, source=small.copy())
+
+
 def compact_constants(e: Emitter, min_bytes: int = COMPACT_MIN_BYTES) -> None:
     """Rewrite the splat, band and broadcast initializers of `e` larger than `min_bytes`
-    bytes as ConstantOfShape / Trilu / Expand nodes (see the module docstring). The new
-    nodes are placed first, before every node that could read them."""
+    bytes as ConstantOfShape / Trilu / Expand nodes (see the module docstring), using the
+    forms `e.add_initializer` noted (detected here for initializers it did not note). The
+    new nodes are placed first, before every node that could read them."""
     original = list(e.initializers)
     replaced: set[str] = set()
     sources: list[TensorProto] = []
@@ -125,38 +167,36 @@ def compact_constants(e: Emitter, min_bytes: int = COMPACT_MIN_BYTES) -> None:
                                       name=e.fresh(f"n_{output}_{op_type}"), **attrs))
         return output
 
-    def splat(value: np.ndarray, shape: tuple[int, ...], output: str) -> str:
-        return add("ConstantOfShape", [e.ints(shape, "shape")], output,
-                   value=numpy_helper.from_array(value.reshape(1), "value"))
-
     for t in original:
-        if not t.dims or t.data_type == TensorProto.STRING or _tensor_nbytes(t) <= min_bytes:
-            continue
-        arr = numpy_helper.to_array(t)
-        small = broadcast_source(arr)
-        if small.size == 1:
-            replaced.add(t.name)
-            splat(small, arr.shape, t.name)
-            continue
-        band = band_form(small) if small.nbytes > min_bytes else None
-        if band is None and small is arr:
+        if t.name in e.compact_forms:
+            form = e.compact_forms[t.name]
+        elif t.dims and t.data_type != TensorProto.STRING and _tensor_nbytes(t) > min_bytes:
+            form = compact_form(numpy_helper.to_array(t), min_bytes)
+        else:
+            form = None
+        if form is None:
             continue
         replaced.add(t.name)
-        whole = small.shape == arr.shape
-        if band is not None:
-            value, lo, hi = band
-            full = splat(value, small.shape, e.fresh(f"{t.name}_full"))
+        whole = form.source_shape == form.shape
+        out = t.name if whole else e.fresh(f"{t.name}_source")
+        if form.source is not None:
+            lead = next(k for k, d in enumerate(form.source_shape) if d != 1)
+            sources.append(numpy_helper.from_array(
+                form.source.reshape(form.source_shape[lead:]), out))
+        else:
+            assert form.value is not None
+            value = numpy_helper.from_array(form.value, "value")
+            if form.band is None:  # a splat: no Expand needed
+                add("ConstantOfShape", [e.ints(form.shape, "shape")], t.name, value=value)
+                continue
+            lo, hi = form.band
+            full = add("ConstantOfShape", [e.ints(form.source_shape, "shape")],
+                       e.fresh(f"{t.name}_full"), value=value)
             upper = add("Trilu", [full, e.scalar(hi, "int64", "k")],
                         e.fresh(f"{t.name}_upper"), upper=0)
-            source = add("Trilu", [upper, e.scalar(lo, "int64", "k")],
-                         t.name if whole else e.fresh(f"{t.name}_band"), upper=1)
-            if whole:
-                continue
-        else:
-            lead = next(k for k, d in enumerate(small.shape) if d != 1)
-            source = e.fresh(f"{t.name}_source")
-            sources.append(numpy_helper.from_array(small.reshape(small.shape[lead:]), source))
-        add("Expand", [source, e.ints(arr.shape, "shape")], t.name)
+            add("Trilu", [upper, e.scalar(lo, "int64", "k")], out, upper=1)
+        if not whole:
+            add("Expand", [out, e.ints(form.shape, "shape")], t.name)
     created = e.initializers[len(original):]  # shape and k operands added by e.ints/scalar
     e.initializers[:] = [t for t in original if t.name not in replaced] + sources + created
     e.nodes[:0] = front

@@ -3,7 +3,9 @@
 An `Emitter` owns the ONNX nodes and initializers produced so far, the ONNX value name of
 every WebNN operand, and the element type of every value it created (WebNN data type names
 plus "bool" and "float64"). Lowerings only call its helpers, so value names are always fresh
-and valid, and casts are deduplicated.
+and valid, and casts are deduplicated. Every initializer goes through `add_initializer`,
+which notes its compact form (splat, band, broadcast) while the numpy array is at hand, for
+the final `compact.compact_constants` pass.
 
 Value names: graph inputs and outputs keep their WebNN names verbatim (ONNX names are
 arbitrary strings); every other value gets a fresh name built from `[A-Za-z0-9_]` characters
@@ -21,6 +23,7 @@ from onnx import NodeProto, TensorProto, helper, numpy_helper
 
 from ...webnn.errors import MLOperationError
 from ...webnn.operand import MLOperand, Operation
+from .compact import CompactForm, compact_form
 
 ONNX_TYPES: dict[str, int] = {
     "float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "float64": TensorProto.DOUBLE,
@@ -86,10 +89,16 @@ def constant_value(operand: MLOperand | None) -> np.ndarray | None:
 class Emitter:
     """Collects ONNX nodes and initializers for one graph (see the module docstring)."""
 
-    def __init__(self, opset: int, reserved: Iterable[str] = ()) -> None:
+    def __init__(self, opset: int, reserved: Iterable[str] = (),
+                 compact_min_bytes: int | None = None) -> None:
         self.opset = opset
         self.nodes: list[NodeProto] = []
         self.initializers: list[TensorProto] = []
+        #: Initializers larger than this many bytes get their compact form noted (None: no
+        #: detection); see `compact`.
+        self.compact_min_bytes = compact_min_bytes
+        #: Initializer name -> its compact form (None: none), noted by `add_initializer`.
+        self.compact_forms: dict[str, CompactForm | None] = {}
         self._used: set[str] = set(reserved)
         self._values: dict[int, str] = {}
         self._types: dict[str, str] = {}
@@ -156,11 +165,18 @@ class Emitter:
             if key in self._consts:
                 return self._consts[key]
         name = self.fresh(hint)
-        self.initializers.append(numpy_helper.from_array(arr, name))
+        self.add_initializer(arr, name)
         self._types[name] = data_type
         if key is not None:
             self._consts[key] = name
         return name
+
+    def add_initializer(self, arr: np.ndarray, name: str) -> None:
+        """Append `arr` as the initializer `name`, noting its compact form (splat, band or
+        broadcast; see `compact`) when `compact_min_bytes` is set and `arr` is larger."""
+        self.initializers.append(numpy_helper.from_array(arr, name))
+        if self.compact_min_bytes is not None and arr.nbytes > self.compact_min_bytes:
+            self.compact_forms[name] = compact_form(arr, self.compact_min_bytes)
 
     def ints(self, values: Sequence[int], hint: str = "ints") -> str:
         """A 1-D int64 initializer (shapes, axes, pads, starts, ...)."""

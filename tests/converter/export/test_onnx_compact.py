@@ -21,10 +21,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 import converter
 from converter.export.onnx import to_onnx
+from converter.export.onnx_lowering import Emitter
 from converter.export.onnx_lowering.compact import (
     COMPACT_MIN_BYTES,
     band_form,
     broadcast_source,
+    compact_constants,
+    compact_form,
 )
 from converter.runtime.onnxruntime import OnnxRuntimeBackend
 from converter.webnn import ML, MLGraph, MLGraphBuilder
@@ -89,6 +92,32 @@ def test_broadcast_source_compares_bits() -> None:
     late = np.ones((50, 50), np.float32)
     late[49, 49] = 2.0  # equal at the origin probe, different further on
     assert broadcast_source(late).shape == (50, 50)
+
+
+def test_compact_form_keeps_no_reference_to_the_array() -> None:
+    """Forms are noted when initializers are created and kept until the end of the export:
+    they must not keep the (large) original array alive."""
+    arr = np.ascontiguousarray(np.broadcast_to(
+        RNG.standard_normal((64, 1)).astype(np.float32), (64, 32)))
+    form = compact_form(arr)
+    assert form is not None and form.source is not None
+    assert not np.shares_memory(form.source, arr)
+    assert compact_form(arr[:1, :1].copy()) is None  # at most COMPACT_MIN_BYTES bytes
+
+
+def test_initializers_added_directly_are_compacted_too() -> None:
+    """compact_constants detects the form of initializers the emitter did not note (a
+    lowering appending a TensorProto itself, or an emitter without compact_min_bytes)."""
+    e = Emitter(21)
+    e.initializers.append(numpy_helper.from_array(np.full((8, 64), 3, np.int32), "c"))
+    e.nodes.append(helper.make_node("Identity", ["c"], ["y"]))
+    compact_constants(e)
+    assert [n.op_type for n in e.nodes] == ["ConstantOfShape", "Identity"]
+    graph = helper.make_graph(e.nodes, "g", [], [helper.make_tensor_value_info(
+        "y", TensorProto.INT32, [8, 64])], e.initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    np.testing.assert_array_equal(_run(model, {})[0], np.full((8, 64), 3, np.int32))
 
 
 # -- band matrices: the LRN decomposition's 0/1 channel windows -------------------------------
