@@ -12,7 +12,7 @@ decomposition agree on them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,7 +101,7 @@ def cell_activation(name: str, alpha: float = 0.0, beta: float = 0.0) -> dc.Acti
     name: ONNX's relu, tanh, sigmoid, softsign, softplus, affine (alpha·x + beta), leakyrelu,
     thresholdedrelu, scaledtanh (alpha·tanh(beta·x)), hardsigmoid, elu; TFLite's fused
     relu6 and relu_n1_to_1 (clamps) and identity. KeyError for other names."""
-    table = {
+    table: dict[str, Callable[[], dc.Activation]] = {
         "relu": lambda: dc.relu_fn, "tanh": lambda: dc.tanh_fn,
         "sigmoid": lambda: dc.sigmoid_fn, "softsign": lambda: dc.softsign_fn,
         "softplus": lambda: dc.softplus_fn, "affine": lambda: dc.linear_fn(alpha, beta),
