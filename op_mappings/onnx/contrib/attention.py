@@ -34,12 +34,14 @@ from op_mappings.onnx.contrib._attention_common import (
     ints_attr,
     mask_and,
     merge_heads,
+    operand,
     optional_past,
     reject_inputs,
     require,
     reshape,
     shape_of,
     split_heads,
+    value,
 )
 
 _MASK_FILTER = -10000.0
@@ -348,3 +350,147 @@ def multi_head_attention(ctx: ImportContext, node: Node) -> list[Any]:
     present_k = k_all if _wanted(node, 1) else None
     present_v = v_all if _wanted(node, 2) else None
     return [merge_heads(ctx, out), present_k, present_v, qk][:len(node.outputs)]
+
+
+@onnx_op("DecoderMaskedMultiHeadAttention", since=1, domain="com.microsoft")
+def decoder_masked_multi_head_attention(ctx: ImportContext, node: Node) -> list[Any]:
+    """com.microsoft DecoderMaskedMultiHeadAttention (one decoding step, sequence length 1).
+    Self-attention: query/key/value [B, 1, D] (or packed QKV query [B, 1, 2D + Dv]) with
+    past_present_share_buffer=1 and past_key/past_value [B, N, M, H] buffers: the new row is
+    written at past_sequence_length P (constant: slices and a concat; graph input: a `where`
+    over the buffer) and keys 0..P are attended. Cross-attention: key/value [B, N, L, H]
+    without past. bias [D + D + Dv] (Q only for cross-attention); mask_index [B, P + 1]
+    (0/1, masked keys get mask_filter_value added); attention_bias [B or 1, N or 1, 1, P + 1];
+    scale (default 1/sqrt(H)); the qk output (output_qk=1: scaled scores with bias and mask).
+    Restrictions: float32/float16; beam_width must be absent or a constant 1
+    (cache_indirection is then irrelevant and ignored); self-attention needs
+    past_present_share_buffer=1 (as onnxruntime's kernel does); with a past_sequence_length
+    computed in the graph, mask_index and attention_bias are not supported (their length
+    P + 1 would vary)."""
+    b = ctx.builder
+    check_arity(node, (1, 11), (1, 4))
+    heads = _num_heads(node)
+    if node.input(8):
+        width = np.asarray(ctx.const_input(node, 8)).reshape(-1)
+        if width.size != 1 or int(width[0]) > 1:
+            raise UnsupportedAttribute(f"beam_width {width.tolist()} is not supported (only 1)")
+    share = flag_attr(node, "past_present_share_buffer")
+    want_qk = flag_attr(node, "output_qk") and _wanted(node, 3)
+    query = float_input(ctx, require(node, 0, "query"), "query")
+    if query.rank != 3 or query.shape[1] != 1:
+        raise InvalidModel(f"query must be [batch, 1, hidden], got {list(query.shape)}")
+    bsz = query.shape[0]
+    key_name, value_name = node.input(1), node.input(2)
+    cross = bool(key_name) and len(ctx.shape(key_name)) == 4
+    bias = float_input(ctx, node.inputs[10], "bias") if node.input(10) else None
+    if cross:
+        if not value_name or node.input(5) or node.input(6):
+            raise InvalidModel("cross-attention takes key and value [B, N, L, H] and no past")
+        k4 = float_input(ctx, key_name, "key")
+        v4 = float_input(ctx, value_name, "value")
+        hidden = query.shape[2]
+        if hidden % heads or k4.shape[:2] != (bsz, heads) or k4.shape[3] != hidden // heads or (
+                v4.rank != 4 or v4.shape != k4.shape):
+            raise InvalidModel(f"key {list(k4.shape)} / value {list(v4.shape)} must both be "
+                               f"[{bsz}, {heads}, L, {hidden // max(heads, 1)}]")
+        size = hidden // heads
+        q = query
+        if bias is not None:
+            if bias.shape[0] != 3 * hidden:
+                raise InvalidModel(f"bias of shape {list(bias.shape)} must be [{3 * hidden}]")
+            q = b.add(q, b.slice(bias, [0], [hidden]))
+        qh = split_heads(ctx, q, heads)
+        mask = None
+        if node.input(3):
+            mask = key_mask(ctx, node.inputs[3], bsz, 1, 0, k4.shape[2], "mask_index")
+        if node.input(4):
+            raise UnsupportedAttribute("attention_bias with cross-attention is not supported "
+                                       "(nor by onnxruntime)")
+        out, qk = attend(ctx, qh, k4, v4,
+                         scale=default_scale(float_attr(node, "scale", 0.0), size), mask=mask,
+                         mask_fill=float_attr(node, "mask_filter_value", _MASK_FILTER),
+                         extra="masked" if want_qk else None)
+        return [merge_heads(ctx, out), None, None, qk][:len(node.outputs)]
+
+    if not share:
+        raise UnsupportedAttribute("self-attention needs past_present_share_buffer=1 (as in "
+                                   "onnxruntime's kernel)")
+    if key_name:
+        if not value_name:
+            raise InvalidModel("value is required with key")
+        q = query
+        k = float_input(ctx, key_name, "key")
+        v = float_input(ctx, value_name, "value")
+        hidden, v_hidden = query.shape[2], v.shape[2]
+        if list(k.shape) != [bsz, 1, hidden] or v.rank != 3 or list(v.shape[:2]) != [bsz, 1]:
+            raise InvalidModel(f"key {list(k.shape)} / value {list(v.shape)} must be "
+                               f"[{bsz}, 1, {hidden}] / [{bsz}, 1, Dv]")
+    else:
+        if value_name:
+            raise InvalidModel("key and value must both be given or both be absent")
+        width = query.shape[2]
+        if width % 3:
+            raise InvalidModel(f"packed QKV width {width} is not 3·hidden")
+        hidden = v_hidden = width // 3
+        q, k, v = b.split(query, 3, axis=2)
+    if hidden % heads or v_hidden != hidden:
+        raise InvalidModel(f"hidden sizes {hidden} / {v_hidden} must be equal and divisible "
+                           f"by num_heads {heads}")
+    size = hidden // heads
+    if bias is not None:
+        if bias.shape != (3 * hidden,):
+            raise InvalidModel(f"bias of shape {list(bias.shape)} must be [{3 * hidden}]")
+        qb, kb, vb = b.split(bias, 3, axis=0)
+        q, k, v = b.add(q, qb), b.add(k, kb), b.add(v, vb)
+    qh, kh, vh = (split_heads(ctx, t, heads) for t in (q, k, v))
+    pk_name, pv_name = require(node, 5, "past_key"), require(node, 6, "past_value")
+    buf_shape = shape_of(ctx, pk_name, (4,), "past_key")
+    if buf_shape[:2] != (bsz, heads) or buf_shape[3] != size or (
+            tuple(ctx.shape(pv_name)) != buf_shape):
+        raise InvalidModel(f"past_key/past_value must both be [{bsz}, {heads}, "
+                           f"max_sequence_length, {size}], got {list(buf_shape)} / "
+                           f"{list(ctx.shape(pv_name))}")
+    max_len = buf_shape[2]
+    past_k, past_v = ctx.operand(pk_name), ctx.operand(pv_name)
+    past_len = value(ctx, require(node, 7, "past_sequence_length"))
+    if isinstance(past_len, np.ndarray):
+        if past_len.size != 1:
+            raise InvalidModel("past_sequence_length must hold one element")
+        p = int(past_len.reshape(-1)[0])
+        if not 0 <= p < max_len:
+            raise InvalidModel(f"past_sequence_length {p} is outside [0, {max_len})")
+
+        def write(buf: MLOperand, new: MLOperand) -> tuple[MLOperand, MLOperand]:
+            head = [] if p == 0 else [b.slice(buf, [0, 0, 0, 0], [bsz, heads, p, size])]
+            attended = new if not head else b.concat([*head, new], 2)
+            tail = [] if p + 1 == max_len else [
+                b.slice(buf, [0, 0, p + 1, 0], [bsz, heads, max_len - p - 1, size])]
+            return (attended if not tail else b.concat([attended, *tail], 2)), attended
+
+        present_k, k_att = write(past_k, kh)
+        present_v, v_att = write(past_v, vh)
+        total = p + 1
+        mask = None
+        if node.input(3):
+            mask = key_mask(ctx, node.inputs[3], bsz, 1, p, total, "mask_index")
+        biases = []
+        if node.input(4):
+            biases.append(attention_bias(ctx, node.inputs[4], bsz, heads, 1, total))
+        allowed = None
+    else:
+        if node.input(3) or node.input(4):
+            raise UnsupportedAttribute("mask_index / attention_bias need a past_sequence_length "
+                                       "known at conversion time")
+        pos = np.arange(max_len, dtype=np.int32).reshape(1, 1, max_len, 1)
+        p_op = b.reshape(operand(ctx, int_value(ctx, node.inputs[7]), "int32"), [1, 1, 1, 1])
+        at_p = b.equal(ctx.constant(pos), p_op)
+        present_k, present_v = b.where(at_p, kh, past_k), b.where(at_p, vh, past_v)
+        k_att, v_att, total, mask, biases = present_k, present_v, max_len, None, []
+        allowed = b.lesser_or_equal(ctx.constant(pos.reshape(1, 1, 1, max_len)), p_op)
+    out, qk = attend(ctx, qh, k_att, v_att,
+                     scale=default_scale(float_attr(node, "scale", 0.0), size),
+                     biases=biases, mask=mask, exclude=allowed,
+                     mask_fill=float_attr(node, "mask_filter_value", _MASK_FILTER),
+                     extra="masked" if want_qk else None)
+    return [merge_heads(ctx, out), present_k if _wanted(node, 1) else None,
+            present_v if _wanted(node, 2) else None, qk][:len(node.outputs)]
