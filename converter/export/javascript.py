@@ -449,6 +449,7 @@ async function main() {
     return;
   }
   status("Ready.");
+  $("help").open = false;  // served correctly: the instructions can fold away
   $("run").disabled = false;
   $("controls").addEventListener("submit", async (event) => {
     event.preventDefault();
