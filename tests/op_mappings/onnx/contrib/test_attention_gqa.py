@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 from tests.op_mappings.onnx.contrib.attention_harness import check_ms, conversion_error
-from tests.op_mappings.onnx.harness import rand
+from tests.op_mappings.onnx.harness import IR_VERSION, check_model, rand
 
 B, N, NK, H = 2, 4, 2, 16
 OUTS = ("y", "present_k", "present_v")
@@ -154,3 +156,52 @@ def test_gqa_malformed() -> None:
     text = conversion_error("GroupQueryAttention", base + [("c", None)] * 5 + [("ks", rand(1))],
                             gqa, constants=["t"])
     assert "input 12 (k_scale) is not supported" in text
+
+
+def _builder_style_model(seq: int, past: int) -> onnx.ModelProto:
+    """The onnxruntime-genai model builder's pattern: seqlens_k = ReduceSum(attention_mask)
+    - 1 and total_sequence_length = Shape(attention_mask)[1], both cast to int32."""
+    total = past + seq
+    vi = helper.make_tensor_value_info
+    inputs = [vi("q", TensorProto.FLOAT, [B, seq, N * H]),
+              vi("k", TensorProto.FLOAT, [B, seq, NK * H]),
+              vi("v", TensorProto.FLOAT, [B, seq, NK * H]),
+              vi("past_k", TensorProto.FLOAT, [B, NK, past, H]),
+              vi("past_v", TensorProto.FLOAT, [B, NK, past, H]),
+              vi("attention_mask", TensorProto.INT64, [B, total])]
+    angles = rand(32, H // 2, seed=6, low=0, high=6)
+    inits = [numpy_helper.from_array(np.array([1], np.int64), "axes"),
+             numpy_helper.from_array(np.array(1, np.int64), "one"),
+             numpy_helper.from_array(np.cos(angles), "cos"),
+             numpy_helper.from_array(np.sin(angles), "sin")]
+    nodes = [helper.make_node("ReduceSum", ["attention_mask", "axes"], ["lengths"], keepdims=0),
+             helper.make_node("Sub", ["lengths", "one"], ["last"]),
+             helper.make_node("Cast", ["last"], ["seqlens_k"], to=TensorProto.INT32),
+             helper.make_node("Shape", ["attention_mask"], ["mask_shape"]),
+             helper.make_node("Gather", ["mask_shape", "one"], ["total64"], axis=0),
+             helper.make_node("Cast", ["total64"], ["total"], to=TensorProto.INT32),
+             helper.make_node("GroupQueryAttention",
+                              ["q", "k", "v", "past_k", "past_v", "seqlens_k", "total", "cos",
+                               "sin"], ["y", "present_k", "present_v"], domain="com.microsoft",
+                              num_heads=N, kv_num_heads=NK, do_rotary=1)]
+    graph = helper.make_graph(nodes, "gqa_builder", inputs,
+                              [onnx.ValueInfoProto(name=n) for n in ("y", "present_k",
+                                                                     "present_v")], inits)
+    return helper.make_model(graph, ir_version=IR_VERSION,
+                             opset_imports=[helper.make_opsetid("", 17),
+                                            helper.make_opsetid("com.microsoft", 1)])
+
+
+@pytest.mark.parametrize("seq, past", [(5, 0), (1, 5)])
+def test_gqa_model_builder_pattern(seq: int, past: int) -> None:
+    """Prefill with an empty past (specialised away) and a decode step, seqlens_k computed
+    in the graph from the attention_mask input (right padding in batch row 1)."""
+    model = _builder_style_model(seq, past)
+    mask = np.ones((B, past + seq), np.int64)
+    if seq > 1:
+        mask[1, -2:] = 0
+    feeds = {"q": rand(B, seq, N * H, seed=1), "k": rand(B, seq, NK * H, seed=2),
+             "v": rand(B, seq, NK * H, seed=3), "past_k": rand(B, NK, past, H, seed=4),
+             "past_v": rand(B, NK, past, H, seed=5), "attention_mask": mask}
+    check_model(model, feeds, "GroupQueryAttention", ("y", "present_k", "present_v"), 1e-4,
+                1e-5)
