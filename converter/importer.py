@@ -354,8 +354,9 @@ def release_mapped_pages(arr: np.ndarray) -> None:
 
     base: Any = arr
     while base is not None and not isinstance(base, mmap.mmap):
-        if isinstance(base, np.memmap) and getattr(base, "_mmap", None) is not None:
-            base = base._mmap
+        mapped = getattr(base, "_mmap", None) if isinstance(base, np.memmap) else None
+        if mapped is not None:
+            base = mapped
             break
         base = getattr(base, "base", None)
     if isinstance(base, mmap.mmap) and hasattr(base, "madvise"):
@@ -459,16 +460,17 @@ class Importer:
                 self.poisoned.add(vi.name)
                 continue
             assert vi.shape is not None
-            if any(d == 0 for d in vi.shape):
+            shape = [int(d) for d in vi.shape]  # type: ignore[arg-type]  # static after reading
+            if any(d == 0 for d in shape):
                 # an empty tensor has one possible value: it is a constant (WebNN operands
                 # cannot be empty; ops reading only its type or shape still convert)
-                empty = np.zeros(vi.shape, dtype=vi.dtype)
+                empty = np.zeros(shape, dtype=vi.dtype)
                 empty.setflags(write=False)
                 self.consts[vi.name] = empty
                 continue
             if vi.dtype == "float64":
                 self._warn(f"graph input {vi.name!r} converted from float64 to float32")
-            self.operands[vi.name] = self.builder.input(vi.name, list(vi.shape), dt)
+            self.operands[vi.name] = self.builder.input(vi.name, shape, dt)
 
     def _record(self, node: Node, status: str, ops: Sequence[str] = ()) -> None:
         self.report.nodes.append(NodeRecord(node.op_type, node.domain, node.name, status,
@@ -632,8 +634,8 @@ class Importer:
         """Evaluate a node whose inputs are all constants; None when it cannot be folded
         (e.g. no reference kernel), so the caller emits it normally."""
         if callable(handler.fold):
-            values = [self.consts[i] if i else None for i in node.inputs]
-            return list(handler.fold(self.ctx, node, values))
+            args = [self.consts[i] if i else None for i in node.inputs]
+            return list(handler.fold(self.ctx, node, args))
         if self._fold_context is None:
             self._fold_context = ML().create_context()
         builder = MLGraphBuilder(self._fold_context)
