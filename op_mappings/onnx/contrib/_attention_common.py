@@ -20,7 +20,7 @@ Attention (23/24) and RotaryEmbedding (23) handlers.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TypeAlias
 
 import numpy as np
@@ -228,7 +228,8 @@ def compare(ctx: ImportContext, op: str, a: Value, b: Value) -> Mask:
     for v in (a, b):
         if not isinstance(v, np.ndarray) and v.data_type.startswith("float"):
             dt = v.data_type
-    return getattr(ctx.builder, wn)(operand(ctx, a, dt), operand(ctx, b, dt))
+    fn: Callable[[MLOperand, MLOperand], MLOperand] = getattr(ctx.builder, wn)
+    return fn(operand(ctx, a, dt), operand(ctx, b, dt))
 
 
 def int_value(ctx: ImportContext, name: str) -> Value:
@@ -248,8 +249,8 @@ def arith(ctx: ImportContext, op: str, a: Value, b: Value | int) -> Value:
     if isinstance(a, np.ndarray) and isinstance(b, np.ndarray):
         out = {"add": np.add, "sub": np.subtract, "min": np.minimum}[op](a, b)
         return np.asarray(out, dtype=np.int32)
-    fn = {"add": "add", "sub": "sub", "min": "min"}[op]
-    return getattr(ctx.builder, fn)(operand(ctx, a, "int32"), operand(ctx, b, "int32"))
+    fn: Callable[[MLOperand, MLOperand], MLOperand] = getattr(ctx.builder, op)
+    return fn(operand(ctx, a, "int32"), operand(ctx, b, "int32"))
 
 
 # -- attention core ------------------------------------------------------------------------
@@ -304,8 +305,9 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
     add_mask, excl = (None, mask) if mask_fill is None else (mask, None)
     excl = mask_and(ctx, excl, exclude)
     allowed = excl
+    fill_value = 0.0 if mask_fill is None else mask_fill
     if isinstance(add_mask, np.ndarray) and isinstance(excl, np.ndarray | None):
-        additive = np.where(add_mask, 0.0, mask_fill)
+        additive = np.where(add_mask, 0.0, fill_value)
         if excl is not None:
             additive = np.where(excl, additive, lowest(dt))
         add_mask, excl = None, None
@@ -313,7 +315,7 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
             scores = b.add(scores, ctx.constant(additive.astype(dt)))
     if add_mask is not None:
         scores = b.add(scores, b.where(operand(ctx, add_mask, "uint8"), scalar(ctx, 0.0, dt),
-                                       scalar(ctx, float(mask_fill or 0.0), dt)))
+                                       scalar(ctx, fill_value, dt)))
     if isinstance(excl, np.ndarray):
         if not excl.all():
             scores = b.add(scores, ctx.constant(np.where(excl, 0.0, lowest(dt)).astype(dt)))
@@ -392,13 +394,13 @@ def rotary_tables(ctx: ImportContext, cos: Value, sin: Value, head_size: int,
     rotary_dim = 2 * half
     col, sign = _layout(head_size, rotary_dim, interleaved)
     if isinstance(cos, np.ndarray) and isinstance(sin, np.ndarray):
-        lead = cos.shape[:-1]
-        c_ext = np.concatenate([cos, np.ones(lead + (1,), cos.dtype)], axis=-1)
-        s_ext = np.concatenate([sin, np.zeros(lead + (1,), sin.dtype)], axis=-1)
+        ones = np.ones((*cos.shape[:-1], 1), cos.dtype)
+        c_ext = np.concatenate([cos, ones], axis=-1)
+        s_ext = np.concatenate([sin, np.zeros_like(ones, dtype=sin.dtype)], axis=-1)
         return (np.take(c_ext, col, axis=-1),
                 (np.take(s_ext, col, axis=-1) * sign).astype(sin.dtype))
     b = ctx.builder
-    dt = cos.data_type if not isinstance(cos, np.ndarray) else sin.data_type
+    dt = next(t.data_type for t in (cos, sin) if isinstance(t, MLOperand))
     c_op, s_op = operand(ctx, cos, dt), operand(ctx, sin, dt)
     rank = len(c_op.shape)
     lead = list(c_op.shape[:-1])

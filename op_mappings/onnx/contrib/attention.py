@@ -72,8 +72,10 @@ def key_mask(ctx: ImportContext, name: str, batch: int, seq: int, past: int, tot
         if shape[0] == 2 * batch:
             ends = _rows(ctx, mask, 0, batch)
             starts = _rows(ctx, mask, batch, batch)
-            return mask_and(ctx, compare(ctx, "lt", keys, ends),
+            both = mask_and(ctx, compare(ctx, "lt", keys, ends),
                             compare(ctx, "ge", keys, starts))
+            assert both is not None
+            return both
         if shape[0] == 3 * batch + 2:
             raise UnsupportedAttribute(f"{what} of shape [3·batch + 2] (packed sequence "
                                        "offsets) is not supported")
@@ -371,9 +373,9 @@ def decoder_masked_multi_head_attention(ctx: ImportContext, node: Node) -> list[
     check_arity(node, (1, 11), (1, 4))
     heads = _num_heads(node)
     if node.input(8):
-        width = np.asarray(ctx.const_input(node, 8)).reshape(-1)
-        if width.size != 1 or int(width[0]) > 1:
-            raise UnsupportedAttribute(f"beam_width {width.tolist()} is not supported (only 1)")
+        beams = np.asarray(ctx.const_input(node, 8)).reshape(-1)
+        if beams.size != 1 or int(beams[0]) > 1:
+            raise UnsupportedAttribute(f"beam_width {beams.tolist()} is not supported (only 1)")
     share = flag_attr(node, "past_present_share_buffer")
     want_qk = flag_attr(node, "output_qk") and _wanted(node, 3)
     query = float_input(ctx, require(node, 0, "query"), "query")

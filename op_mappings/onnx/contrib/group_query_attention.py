@@ -90,8 +90,9 @@ class _Placement:
         b = ctx.builder
         pos = np.arange(length, dtype=np.int32).reshape(1, 1, length, 1)
         start = reshape(ctx, past_rows, [bsz, 1, 1, 1])
-        self.before = compare(ctx, "lt", pos, start)
-        self.within = compare(ctx, "lt", pos, arith(ctx, "add", start, seq))
+        self.before = operand(ctx, compare(ctx, "lt", pos, start), "uint8")
+        self.within = operand(ctx, compare(ctx, "lt", pos, arith(ctx, "add", start, seq)),
+                              "uint8")
         self.index: MLOperand | None = None
         if seq > 1:  # batch 1 (onnxruntime's rule for a multi-token step after a prompt)
             self.index = b.clamp(b.sub(ctx.constant(np.arange(length, dtype=np.int32)),
@@ -261,9 +262,9 @@ def group_query_attention(ctx: ImportContext, node: Node) -> list[Any]:
             positions = arith(ctx, "add", reshape(ctx, arith(ctx, "sub", seqlens, seq - 1),
                                                   [bsz, 1]), steps)
         cos, sin = value(ctx, cos_name), value(ctx, sin_name)
-        rows = rotary_rows(ctx, cos, sin, positions, size, interleaved)
+        tables = rotary_rows(ctx, cos, sin, positions, size, interleaved)
         qh, kh = (rotate(ctx, t, cos, sin, positions, heads=n, rotary_dim=rotary_dim,
-                         interleaved=interleaved, rows=rows)
+                         interleaved=interleaved, rows=tables)
                   for t, n in ((qh, heads), (kh, kv_heads)))
 
     placement = _Placement(ctx, past_rows, seq, length, bsz)
