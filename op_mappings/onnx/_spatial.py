@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
 from converter.errors import UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.padding import same_pad
 from op_mappings.onnx._util import ints
 
 
@@ -23,10 +23,7 @@ def resolve_pads(auto_pad: str, in_sizes: Sequence[int], kernel: Sequence[int],
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         out = []
         for i in range(n):
-            dk = (kernel[i] - 1) * dilations[i] + 1
-            target = math.ceil(in_sizes[i] / strides[i])
-            total = max(0, (target - 1) * strides[i] + dk - in_sizes[i])
-            small, big = total // 2, total - total // 2
+            small, big = same_pad(in_sizes[i], kernel[i], strides[i], dilations[i])
             out.append((small, big) if auto_pad == "SAME_UPPER" else (big, small))
         return out
     if auto_pad == "VALID":

@@ -22,6 +22,7 @@ from converter.importer import ImportContext
 from converter.webnn import MLOperand
 from converter.webnn.dtypes import FLOAT_TYPES
 from converter.webnn.limits import OP_LIMITS
+from op_mappings._common.padding import same_pad
 from op_mappings._common.values import ints
 from op_mappings._common.values import norm_axis as _norm_axis
 from op_mappings._common.values import scalar as _scalar
@@ -71,14 +72,6 @@ def activation(ctx: ImportContext, y: MLOperand, code: int) -> MLOperand:
                  "LiteRT's kernels ignore it")
         return y
     raise UnsupportedAttribute(f"fused activation {code} is unknown")
-
-
-def same_pad(size: int, kernel: int, stride: int, dilation: int = 1) -> tuple[int, int]:
-    """TFLite SAME padding (padding.h): odd pixel at the end, dilated kernel."""
-    eff = (kernel - 1) * dilation + 1
-    out = -(-size // stride)
-    total = max((out - 1) * stride + eff - size, 0)
-    return total // 2, total - total // 2
 
 
 def spatial_padding(padding: int, in_hw: Sequence[int], k_hw: Sequence[int],

@@ -1,6 +1,6 @@
 """op_mappings/_common: the recurrent gate layouts agree with WebNN's (and with both source
-formats' packings), the unroller walks time both ways and hands outputs back in time order,
-and the shared value helpers keep each format's axis rule."""
+formats' packings), and the unroller walks time both ways and hands outputs back in time
+order."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.errors import InvalidModel
 from converter.webnn import ML, MLGraphBuilder
 from converter.webnn import decompose as dc
 from op_mappings._common.recurrent_layout import (
@@ -31,7 +30,6 @@ from op_mappings._common.unroll import (
     time_order,
     unroll,
 )
-from op_mappings._common.values import ints, norm_axis
 
 
 def _b() -> MLGraphBuilder:
@@ -136,20 +134,6 @@ def test_projection_blocks_and_stack_round_trip() -> None:
     out = _run(b, {"y": seq}, {"x": xv})["y"]
     np.testing.assert_allclose(out, xv @ wv.T, rtol=1e-5, atol=1e-5)
     assert step_blocks(b, proj, 1) == [proj]
-
-
-def test_value_helpers_keep_each_formats_axis_rule() -> None:
-    assert ints(np.array([[1], [2]])) == [1, 2]
-    assert norm_axis(-1, 3) == 2
-    with pytest.raises(InvalidModel, match="out of range"):
-        norm_axis(0, 0)  # ONNX: no axis on a scalar
-    assert norm_axis(0, 0, scalar_ok=True) == 0  # TFLite kernels accept it
-    from op_mappings.onnx._util import norm_axis as onnx_axis
-    from op_mappings.tflite._util import norm_axis as tflite_axis
-
-    with pytest.raises(InvalidModel):
-        onnx_axis(0, 0)
-    assert tflite_axis(0, 0) == 0
 
 
 def test_gate_layout_is_a_plain_record() -> None:
