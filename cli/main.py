@@ -403,10 +403,10 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
         if as_json:
             _emit_json({"model": model, "format": source_format, "outdir": folder,
                         "stem": name, "files": [str(p) for p in written],
-                        "inputs": [{"name": v.name, "dtype": v.dtype, "shape": list(v.shape)}
-                                   for v in result.inputs],
+                        "inputs": [{"name": v.name, "dtype": v.dtype,
+                                    "shape": list(v.shape or ())} for v in result.inputs],
                         "outputs": [{"name": v.name, "dtype": v.dtype,
-                                     "shape": list(v.shape)} for v in result.outputs],
+                                     "shape": list(v.shape or ())} for v in result.outputs],
                         "operations": len(result.graph.operations),
                         "report": result.report.to_dict()})
             return
@@ -551,8 +551,9 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, debug
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".npz",
                                        dir=out_folder)
+            saved = {k: np.asarray(v) for k, v in results.items()}
             with os.fdopen(fd, "wb") as f:
-                np.savez(f, **{k: np.asarray(v) for k, v in results.items()})
+                np.savez(f, **saved)  # type: ignore[arg-type]  # (mypy matches allow_pickle)
             os.chmod(tmp, 0o666 & ~current_umask())
             os.replace(tmp, out_path)
         except OSError as exc:  # the message must not name the temporary file

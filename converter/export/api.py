@@ -318,7 +318,7 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
             except OSError:
                 if not target.is_dir():
                     raise
-                previous = _claim(target, force, outdir)  # appeared meanwhile: fill it
+                previous = _claim(target, force, outdir) or set()  # appeared meanwhile
             else:
                 return [outdir / n for n in names]
         # Marker first, listing old and new files, so that an interruption leaves a folder
@@ -360,7 +360,8 @@ def load(path: str | os.PathLike[str], *, context: MLContext | None = None,
     except OSError as e:
         raise WebnnFormatError(f"cannot read: {e.strerror}", str(p)) from None
     loader = load_webnn_json if is_json_document(head) else load_webnn
-    return loader(p, weights_path=weights_path, manifest_path=manifest_path,
+    return loader(p, weights_path=Path(weights_path) if weights_path is not None else None,
+                  manifest_path=Path(manifest_path) if manifest_path is not None else None,
                   context=context, free_dims=free_dims)
 
 
