@@ -14,7 +14,16 @@ import numpy as np
 from . import limits
 from . import validation as v
 from .context import MLContext, MLTensor
-from .dtypes import DATA_TYPES, cast_array, cast_number, data_type_of
+from .dtypes import (
+    ALL_DATA_TYPES,
+    DATA_TYPES,
+    FOUR_BIT_TYPES,
+    cast_array,
+    cast_number,
+    data_type_of,
+    numpy_dtype,
+    to_storage,
+)
 from .errors import MLInvalidStateError, MLTypeError
 from .graph import MLGraph
 from .operand import MLOperand, MLOperandDescriptor, Operation
@@ -105,6 +114,11 @@ class BuilderBase:
         converted with the spec's cast rules), or an MLTensor from
         `MLContext.create_constant_tensor`. `shape` reshapes a flat buffer of the same
         element count, or fills the shape with a single number.
+
+        4-bit constants (`data_type` "int4" / "uint4", or a numpy array of the `ml_dtypes`
+        4-bit types) take their values unpacked: integers in the type's range (MLTypeError
+        otherwise; floats are cast with the spec's rules); the operand's value is stored as
+        int8 / uint8 (see `converter.webnn.dtypes`).
         """
         self._check_state("constant")
         if isinstance(value, MLTensor):
@@ -120,11 +134,17 @@ class BuilderBase:
             raise MLTypeError("constant: data_type is required for a Python number or list")
         else:
             arr = np.asarray(value, dtype=np.float64 if _has_float(value) else None)
-        v.enum("constant", "data type", data_type, DATA_TYPES)
+        v.enum("constant", "data type", data_type, ALL_DATA_TYPES)
+        storage = numpy_dtype(data_type)
+        if data_type in FOUR_BIT_TYPES and arr.dtype.kind != "f":
+            try:
+                arr = to_storage(arr, data_type)
+            except ValueError as exc:
+                raise MLTypeError(f"constant: {exc}") from None
         if arr.dtype.kind not in "fiub":
             raise MLTypeError(f"constant: values of dtype {arr.dtype} are not numbers")
-        if arr.dtype != np.dtype(data_type):
-            if arr.ndim == 0 and arr.dtype.kind == "f":
+        if arr.dtype != storage:
+            if arr.ndim == 0 and arr.dtype.kind == "f" and data_type not in FOUR_BIT_TYPES:
                 arr = np.array(cast_number(float(arr), data_type), dtype=data_type)
             else:
                 arr = cast_array(arr, data_type)
@@ -136,10 +156,10 @@ class BuilderBase:
                 raise MLTypeError(f"constant: {arr.size} values do not fill shape {list(shape)}")
             arr = arr.reshape(shape)
         desc = descriptor("constant", data_type, arr.shape)
-        if _immutable(arr) and arr.flags.c_contiguous and arr.dtype == np.dtype(data_type):
+        if _immutable(arr) and arr.flags.c_contiguous and arr.dtype == storage:
             data = arr  # nothing can change these bytes: sharing them is the same as copying
         else:
-            data = np.array(arr, dtype=data_type, copy=True, order="C")
+            data = np.array(arr, dtype=storage, copy=True, order="C")
             data.setflags(write=False)
         return MLOperand(self, desc, "constant", value=data)
 
@@ -168,6 +188,7 @@ class BuilderBase:
             if operand.kind != "output":
                 raise MLTypeError(f"build: output {name!r} is a graph {operand.kind}; "
                                   "wrap it with identity()")
+            limits.check_io(f"build: output {name!r}", operand.data_type, operand.rank)
         operations, inputs, constants = _walk(list(outputs.values()))
         self._built = True
         return MLGraph(self.context, inputs, tuple(constants), tuple(operations), dict(outputs))

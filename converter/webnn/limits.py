@@ -4,6 +4,10 @@ This one table feeds both builder validation (`check`) and `MLContext.op_support
 the two can never disagree. Keys are spec operator names (camelCase) and the member names of
 the spec's `ML*SupportLimits` dictionaries. Constraints that relate operands to each other
 ("b has a's data type", "indices rank equals input rank") are checked by each operator.
+
+The optional 4-bit types int4/uint4 (see `dtypes.py`) appear where Chromium and the WPT use
+them: `constant` (not graph inputs or outputs), dequantizeLinear's input and zeroPoint, and
+quantizeLinear's zeroPoint and output.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .dtypes import DATA_TYPES, MAX_RANK, MAX_TENSOR_BYTE_LENGTH
+from .dtypes import ALL_DATA_TYPES, DATA_TYPES, MAX_RANK, MAX_TENSOR_BYTE_LENGTH
 from .errors import MLTypeError
 
 
@@ -32,7 +36,7 @@ ANY = DATA_TYPES
 F = ("float32", "float16")
 F_I64_I32_I8 = ("float32", "float16", "int64", "int32", "int8")
 CUMSUM_TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64")
-QUANT_INT = ("uint8", "int8", "uint32", "int32")
+QUANT_INT = ("uint8", "int8", "uint32", "int32", "int4", "uint4")
 INDICES = ("int32", "uint32", "int64")
 U8 = ("uint8",)
 N = MAX_RANK
@@ -145,8 +149,9 @@ def _build_table() -> dict[str, dict[str, TensorLimits]]:
 
 OP_LIMITS: dict[str, dict[str, TensorLimits]] = _build_table()
 
-# Limits that apply to every graph input, constant and output.
+# Limits that apply to every graph input and output, and to every constant.
 IO_LIMITS = TensorLimits(DATA_TYPES, 0, MAX_RANK)
+CONSTANT_LIMITS = TensorLimits(ALL_DATA_TYPES, 0, MAX_RANK)
 
 
 def check(op: str, role: str, data_type: str, rank: int) -> None:
@@ -166,7 +171,7 @@ def op_support_limits(preferred_input_layout: str = "nchw") -> dict[str, Any]:
         "preferredInputLayout": preferred_input_layout,
         "maxTensorByteLength": MAX_TENSOR_BYTE_LENGTH,
         "input": IO_LIMITS.to_spec(),
-        "constant": IO_LIMITS.to_spec(),
+        "constant": CONSTANT_LIMITS.to_spec(),
         "output": IO_LIMITS.to_spec(),
     }
     for op, roles in OP_LIMITS.items():
@@ -174,8 +179,11 @@ def op_support_limits(preferred_input_layout: str = "nchw") -> dict[str, Any]:
     return out
 
 
-def check_io(what: str, data_type: str, rank: int) -> None:
-    """Raise MLTypeError unless a graph input/constant/output descriptor is supported."""
-    if data_type not in IO_LIMITS.data_types or not IO_LIMITS.min_rank <= rank <= IO_LIMITS.max_rank:
+def check_io(what: str, data_type: str, rank: int, *, constant: bool = False) -> None:
+    """Raise MLTypeError unless a graph input/output (or, with `constant`, a constant)
+    descriptor is supported."""
+    lim = CONSTANT_LIMITS if constant else IO_LIMITS
+    if data_type not in lim.data_types or not lim.min_rank <= rank <= lim.max_rank:
         raise MLTypeError(f"{what}: data type {data_type} with rank {rank} is not supported "
-                          f"(rank range [{IO_LIMITS.min_rank}, {IO_LIMITS.max_rank}])")
+                          f"(data types {', '.join(lim.data_types)}; rank range "
+                          f"[{lim.min_rank}, {lim.max_rank}])")

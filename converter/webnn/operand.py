@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .dtypes import byte_length
+
 if TYPE_CHECKING:
     from .base import BuilderBase
 
@@ -29,7 +31,8 @@ class MLOperandDescriptor:
 
     @property
     def byte_length(self) -> int:
-        return self.size * np.dtype(self.data_type).itemsize
+        """Bytes of the packed data (4-bit types: two values per byte)."""
+        return byte_length(self.data_type, self.size)
 
     def to_spec(self) -> dict[str, Any]:
         return {"dataType": self.data_type, "shape": list(self.shape)}

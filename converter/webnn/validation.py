@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import limits
-from .dtypes import DATA_TYPES, MAX_DIMENSION, MAX_TENSOR_BYTE_LENGTH, MAX_TENSOR_COUNT
+from .dtypes import (
+    ALL_DATA_TYPES,
+    DATA_TYPES,
+    MAX_DIMENSION,
+    MAX_TENSOR_BYTE_LENGTH,
+    MAX_TENSOR_COUNT,
+)
 from .errors import MLTypeError
 from .operand import MLOperandDescriptor
 
@@ -161,11 +167,13 @@ def same_shape(op: str, role: str, shape: tuple[int, ...], expected: tuple[int, 
 
 
 def descriptor(op: str, data_type: Any, shape: Any) -> MLOperandDescriptor:
-    """Check a descriptor the way input()/constant() do and return it."""
-    enum(op, "data type", data_type, DATA_TYPES)
+    """Check a descriptor the way input()/constant() do and return it (the 4-bit types only
+    for `constant`)."""
+    constant = op == "constant"
+    enum(op, "data type", data_type, ALL_DATA_TYPES if constant else DATA_TYPES)
     dims = shape_of(op, "shape", shape)
     desc = MLOperandDescriptor(data_type, dims)
-    limits.check_io(op, desc.data_type, desc.rank)
+    limits.check_io(op, desc.data_type, desc.rank, constant=constant)
     if desc.byte_length > MAX_TENSOR_BYTE_LENGTH:
         raise fail(op, f"byte length {desc.byte_length} exceeds {MAX_TENSOR_BYTE_LENGTH}")
     return desc

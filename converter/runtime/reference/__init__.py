@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...webnn.backends import register_backend
+from ...webnn.dtypes import numpy_dtype
 from ...webnn.errors import MLOperationError
 from ...webnn.graph import MLGraph
 from ...webnn.operand import MLOperand, Operation
@@ -73,7 +74,7 @@ def _resolve(value: Any, values: dict[int, np.ndarray]) -> Any:
 
 def _finish(op: Operation, out: MLOperand, res: np.ndarray) -> np.ndarray:
     arr = np.asarray(res)
-    dtype = np.dtype(out.data_type)
+    dtype = numpy_dtype(out.data_type)  # int4/uint4 live in int8/uint8 arrays
     if arr.dtype != dtype:
         with np.errstate(over="ignore", invalid="ignore"):
             arr = arr.astype(dtype)

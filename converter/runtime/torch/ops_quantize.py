@@ -6,16 +6,17 @@ scale and zeroPoint are applied blockwise without materialising them: the input 
 dequantizeLinear computes (input - zeroPoint) exactly in int64 and multiplies in float32 for
 8-bit inputs (which gives the correctly rounded product) and in float64 for 32-bit inputs.
 quantizeLinear divides in float64, rounds half to even, saturates to the zeroPoint data
-type's range (NaN becomes 0).
+type's range (NaN becomes 0). 4-bit operands are int8 / uint8 tensors holding one value per
+byte (their constants arrive unpacked from the builder), treated like the 8-bit types.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
 import torch
 
+from ...webnn.dtypes import type_range
 from .registry import Fn, Node, impl, int64, to_storage
 
 Blocks = Callable[[torch.Tensor], torch.Tensor]
@@ -40,7 +41,7 @@ def _blockwise(node: Node) -> tuple[Blocks, Blocks, tuple[int, ...]]:
 def dequantize_linear(node: Node) -> Fn:
     blocks, params, shape = _blockwise(node)
     dt = node.in_type
-    compute = torch.float32 if dt in ("int8", "uint8") else torch.float64
+    compute = torch.float32 if dt in ("int8", "uint8", "int4", "uint4") else torch.float64
 
     def fn(x: torch.Tensor, scale: torch.Tensor, zero_point: torch.Tensor
            ) -> list[torch.Tensor]:
@@ -54,8 +55,7 @@ def dequantize_linear(node: Node) -> Fn:
 def quantize_linear(node: Node) -> Fn:
     blocks, params, shape = _blockwise(node)
     out_type = node.out_type
-    info = np.iinfo(np.dtype(out_type))
-    lo, hi = float(info.min), float(info.max)
+    lo, hi = (float(v) for v in type_range(out_type))
 
     def fn(x: torch.Tensor, scale: torch.Tensor, zero_point: torch.Tensor
            ) -> list[torch.Tensor]:

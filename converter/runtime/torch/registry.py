@@ -48,6 +48,7 @@ STORAGE: dict[str, torch.dtype] = {
     "float32": torch.float32, "float16": torch.float16, "int8": torch.int8,
     "uint8": torch.uint8, "int32": torch.int32, "int64": torch.int64,
     "uint32": torch.int64, "uint64": torch.int64,
+    "int4": torch.int8, "uint4": torch.uint8,  # unpacked: one value per byte, as in numpy
 }
 INT64_MIN = -(2**63)
 UINT32_MASK = 0xFFFFFFFF

@@ -2,11 +2,13 @@
 
 Restrictions (spec):
 - dequantizeLinear(input, scale, zeroPoint) = (input - zeroPoint) * scale. input is uint8,
-  int8, uint32 or int32; zeroPoint has input's data type; scale is float32 or float16 and
-  gives the output data type.
+  int8, uint32, int32 or (optional types) int4 / uint4; zeroPoint has input's data type;
+  scale is float32 or float16 and gives the output data type.
 - quantizeLinear(input, scale, zeroPoint) = saturate(roundEven(input / scale) + zeroPoint)
   to zeroPoint's data type range. input is float32 or float16; scale has input's data type;
-  zeroPoint is uint8, int8, uint32 or int32 and gives the output data type.
+  zeroPoint is uint8, int8, uint32, int32, int4 or uint4 and gives the output data type
+  (a 4-bit result can only feed dequantizeLinear: no other op, and no graph output, takes
+  the 4-bit types).
 - scale and zeroPoint have the input's rank and the same shape as each other, and are
   blockwise broadcastable to the input: each input dimension is a whole multiple of the
   scale dimension, and each scale element covers one contiguous block (per-tensor = all 1s,

@@ -30,3 +30,32 @@ def test_cast_array_matches_scalar_rule() -> None:
     for dtype in ("int8", "uint8", "int32", "uint32", "int64", "uint64"):
         expected = [cast_number(float(v), dtype) for v in values]
         assert cast_array(values, dtype).tolist() == expected
+
+
+def test_4bit_packing_matches_onnx() -> None:
+    """Two values per byte, the first in the low nibble (onnx.helper packs INT4 tensors the
+    same way); unpacking sign-extends int4 and drops the padding nibble of an odd count."""
+    from onnx import TensorProto, helper
+
+    from converter.webnn.dtypes import byte_length, pack_4bit, unpack_4bit
+
+    values = np.array([-8, -1, 0, 7, 3], np.int8)
+    packed = pack_4bit(values)
+    onnx_bytes = bytes(helper.make_tensor("t", TensorProto.INT4, [5],
+                                          values.tolist()).int32_data)
+    assert packed == onnx_bytes == bytes([0xF8, 0x70, 0x03])
+    assert byte_length("int4", 5) == 3 and byte_length("uint4", 4) == 2
+    np.testing.assert_array_equal(unpack_4bit(packed, "int4", (5,)), values)
+    u = np.arange(16, dtype=np.uint8).reshape(4, 4)
+    assert unpack_4bit(pack_4bit(u), "uint4", (4, 4)).tolist() == u.tolist()
+    with pytest.raises(ValueError, match="needs 3 packed bytes"):
+        unpack_4bit(b"\x00\x00", "int4", (5,))
+
+
+def test_4bit_types() -> None:
+    from converter.webnn.dtypes import carrier_type, cast_number, numpy_dtype, type_range
+
+    assert numpy_dtype("int4") == np.int8 and numpy_dtype("uint4") == np.uint8
+    assert type_range("int4") == (-8, 7) and type_range("uint4") == (0, 15)
+    assert cast_number(7.5, "int4") == 7 and cast_number(-2.5, "uint4") == 0
+    assert carrier_type("int4") is None and carrier_type("int4", constant=True) == "int4"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLOperand, MLTypeError
-from converter.webnn.dtypes import DATA_TYPES
+from converter.webnn.dtypes import DATA_TYPES, FOUR_BIT_TYPES
 from converter.webnn.limits import OP_LIMITS
 
 from .limit_samples import Sample
@@ -54,8 +54,9 @@ def test_every_op_has_a_sample() -> None:
 def test_spec_structure() -> None:
     limits = ML().create_context().op_support_limits()
     assert limits["preferredInputLayout"] in ("nchw", "nhwc")
-    for key in ("input", "constant", "output"):
+    for key in ("input", "output"):
         assert set(limits[key]["dataTypes"]) == set(DATA_TYPES)
+    assert set(limits["constant"]["dataTypes"]) == set(DATA_TYPES) | set(FOUR_BIT_TYPES)
     assert set(OP_LIMITS) <= set(limits)
     assert limits["gru"]["output1"]["rankRange"] == {"min": 4, "max": 4}
     assert len(OP_LIMITS) == 95
@@ -83,3 +84,15 @@ def test_builder_accepts_exactly_the_limits(op: str, group: tuple[str, ...],
     else:
         with pytest.raises(MLTypeError, match=op):
             SAMPLES[op].call(b, types)
+
+
+def test_four_bit_types_only_where_chromium_has_them() -> None:
+    """int4/uint4: constants and the integer operands of dequantizeLinear / quantizeLinear,
+    nowhere else (graph inputs and outputs cannot have them)."""
+    limits = ML().create_context().op_support_limits()
+    found = {(op, role) for op, roles in OP_LIMITS.items() for role, lim in roles.items()
+             if set(FOUR_BIT_TYPES) & set(lim.data_types)}
+    assert found == {("dequantizeLinear", "input"), ("dequantizeLinear", "zeroPoint"),
+                     ("quantizeLinear", "zeroPoint"), ("quantizeLinear", "output")}
+    for op, role in found:
+        assert set(FOUR_BIT_TYPES) <= set(limits[op][role]["dataTypes"])

@@ -4,6 +4,10 @@ scale and zeroPoint are expanded blockwise to the input shape: along each axis e
 is repeated input_dim / scale_dim times, so each covers one contiguous block.
 quantizeLinear rounds half to even and saturates to the zeroPoint data type's range
 (NaN becomes 0, as the spec's integer cast does).
+
+4-bit operands (int4 / uint4) arrive as their int8 / uint8 storage arrays (one value per
+byte, see `converter.webnn.dtypes`); dequantizeLinear reads them like any integer array and
+quantizeLinear saturates to [-8, 7] / [0, 15] and returns the storage array.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ....webnn.dtypes import numpy_dtype, type_range
 from ....webnn.operand import Operation
 from ..registry import kernel
 
@@ -43,8 +48,9 @@ def quantize_linear(op: Operation, args: list[Any], options: dict[str, Any]
     shape = x.shape
     s = blockwise_expand(scale.astype(np.float64), shape)
     zp = blockwise_expand(zero_point.astype(np.float64), shape)
-    info = np.iinfo(zero_point.dtype)
+    out_type = op.outputs[0].data_type
+    lo, hi = type_range(out_type)
     with np.errstate(all="ignore"):
         q = np.rint(x.astype(np.float64) / s) + zp
-    q = np.clip(np.nan_to_num(q, nan=0.0), float(info.min), float(info.max))
-    return [q.astype(zero_point.dtype)]
+    q = np.clip(np.nan_to_num(q, nan=0.0), float(lo), float(hi))
+    return [q.astype(numpy_dtype(out_type))]

@@ -50,3 +50,27 @@ def test_quantize_linear(sshape: tuple[int, ...], ftype: str, qtype: str) -> Non
         return {"y": b.quantize_linear(o["x"], o["s"], o["z"])}
 
     compare({"x": x, "s": scale, "z": zero}, build)
+
+
+@pytest.mark.parametrize("qtype", ["int4", "uint4"])
+@pytest.mark.parametrize("ftype", ["float32", "float16"])
+@pytest.mark.parametrize("sshape", SCALE_SHAPES)
+def test_4bit_constants(sshape: tuple[int, ...], ftype: str, qtype: str) -> None:
+    """int4/uint4 constants (int8/uint8 tensors, one value per byte) dequantized, and
+    quantizeLinear to 4 bits (saturating to the 4-bit range) read back by dequantizeLinear."""
+    lo, hi = (-8, 7) if qtype == "int4" else (0, 15)
+    storage = "int8" if qtype == "int4" else "uint8"
+    w = rand((2, 4, 6), storage, lo, hi)
+    w_zero = rand(sshape, storage, lo, hi)
+    x = rand((2, 4, 6), ftype, -20, 20)
+    x.reshape(-1)[:4] = [0.5, 1.5, np.nan, -np.inf]
+    scale = rand(sshape, ftype, 0.5, 2.0)
+    zero = rand(sshape, storage, lo, hi)
+
+    def build(b: MLGraphBuilder, o: Ops) -> Ops:
+        wc = b.dequantize_linear(b.constant(w, qtype), o["s"], b.constant(w_zero, qtype))
+        q = b.quantize_linear(o["x"], o["s"], b.constant(zero, qtype))
+        back = b.dequantize_linear(q, o["s"], b.constant(zero, qtype))
+        return {"w": wc, "back": back}
+
+    compare({"x": x, "s": scale}, build, f16_ulp=0, rtol=0, atol=0)

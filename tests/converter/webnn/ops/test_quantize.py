@@ -4,6 +4,7 @@ descriptors, plus the limit samples."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -144,3 +145,66 @@ def test_operand_validity_and_state(b: MLGraphBuilder, op: str) -> None:
     b.build({"y": out})
     with pytest.raises(MLInvalidStateError):
         getattr(b, METHODS[op])(x, s, x)
+
+
+# -- 4-bit operands ---------------------------------------------------------------------------
+FOUR_BIT_STORAGE = {"int4": np.int8, "uint4": np.uint8}
+
+
+@pytest.mark.parametrize("qtype", ["int4", "uint4"])
+def test_dequantize_4bit_constant(b: MLGraphBuilder, qtype: str) -> None:
+    """int4/uint4 constants (never inputs) feed dequantizeLinear; the output has the scale's
+    type; a blocked scale is blockwise broadcast like any other."""
+    w = b.constant(np.zeros((8, 32), FOUR_BIT_STORAGE[qtype]), qtype)
+    assert w.data_type == qtype and w.value is not None and w.value.dtype == \
+        FOUR_BIT_STORAGE[qtype] and w.descriptor.byte_length == 128
+    zp = b.constant(np.ones((8, 2), FOUR_BIT_STORAGE[qtype]), qtype)
+    y = b.dequantize_linear(w, b.constant(np.ones((8, 2), np.float16)), zp)
+    assert (y.data_type, y.shape) == ("float16", (8, 32))
+    with pytest.raises(MLTypeError, match="zeroPoint data type int8 must equal input"):
+        b.dequantize_linear(b.constant(np.zeros(4, np.int8), "int4"),
+                            b.constant(np.ones(1, np.float32)),
+                            b.constant(np.zeros(1, np.int8)))
+
+
+@pytest.mark.parametrize("qtype", ["int4", "uint4"])
+def test_quantize_to_4bit(b: MLGraphBuilder, qtype: str) -> None:
+    x = b.input("x", [2, 4], "float32")
+    q = b.quantize_linear(x, b.constant(np.ones((1, 4), np.float32)),
+                          b.constant(np.zeros((1, 4), FOUR_BIT_STORAGE[qtype]), qtype))
+    assert (q.data_type, q.shape) == (qtype, (2, 4))
+    with pytest.raises(MLTypeError, match="build: output 'q'"):
+        b.build({"q": q})
+
+
+@pytest.mark.parametrize(("call", "match"), [
+    (lambda b: b.input("x", [2], "int4"), "input: data type 'int4' is not one of"),
+    (lambda b: b.constant(np.array([8], np.int8), "int4"), r"int4 values must lie in \[-8, 7\]"),
+    (lambda b: b.constant(np.array([-1], np.int8), "uint4"), r"must lie in \[0, 15\]"),
+    (lambda b: b.cast(b.constant(np.zeros(2, np.int8), "int4"), "float32"),
+     "cast: input data type int4 is not one of"),
+    (lambda b: b.cast(b.input("x", [2], "float32"), "int4"), "cast: data type 'int4'"),
+    (lambda b: b.add(*[b.constant(np.zeros(2, np.uint8), "uint4")] * 2),
+     "add: a data type uint4 is not one of"),
+])
+def test_4bit_types_are_limited(b: MLGraphBuilder, call: Callable[[MLGraphBuilder], object],
+                                match: str) -> None:
+    with pytest.raises(MLTypeError, match=match):
+        call(b)
+
+
+def test_4bit_constant_forms(b: MLGraphBuilder) -> None:
+    """ml_dtypes 4-bit arrays (what onnx reads INT4 tensors as), Python lists and floats (the
+    spec's cast: round half to even, saturate) all give int8/uint8 storage."""
+    import ml_dtypes
+
+    c = b.constant(np.array([[-8, 7], [0, 1]], ml_dtypes.int4))
+    assert c.data_type == "int4" and c.value is not None
+    np.testing.assert_array_equal(c.value, [[-8, 7], [0, 1]])
+    assert c.value.dtype == np.int8
+    u = b.constant([0, 15, 3], "uint4")
+    assert u.value is not None and u.value.dtype == np.uint8
+    f = b.constant(np.array([2.5, 40.0, -3.0]), "uint4")
+    assert f.value is not None and f.value.tolist() == [2, 15, 0]
+    s = b.constant(3, "int4", shape=[2, 2])
+    assert s.value is not None and s.value.tolist() == [[3, 3], [3, 3]]

@@ -198,3 +198,103 @@ def test_scalar_input_rank_zero() -> None:
     back = _webnn("dequantizeLinear", np.array(5, np.int8), np.array(2.0, np.float32),
                   np.array(1, np.int8))
     assert back.shape == () and back == 8.0
+
+
+# -- 4-bit operands (int4 / uint4: constants and quantizeLinear outputs) ----------------------
+def _onnx_4bit(op: str, x: np.ndarray, x_type: int, scale: np.ndarray, zp: np.ndarray,
+               zp_type: int, axis: int, block_size: int, out_type: int) -> np.ndarray:
+    """ONNX (opset 21) QuantizeLinear / DequantizeLinear with 4-bit initializers: `x` (for
+    DequantizeLinear) and the zero point are INT4/UINT4 tensors (onnx.helper packs them)."""
+    inits = [helper.make_tensor("zp", zp_type, list(zp.shape), zp.reshape(-1).tolist()),
+             helper.make_tensor("s", ONNX_TYPE[scale.dtype.name], list(scale.shape),
+                                scale.reshape(-1).tolist())]
+    graph_inputs = []
+    if op == "DequantizeLinear":
+        inits.append(helper.make_tensor("x", x_type, list(x.shape), x.reshape(-1).tolist()))
+    else:
+        graph_inputs.append(helper.make_tensor_value_info("x", x_type, list(x.shape)))
+    attrs = {"axis": axis} | ({"block_size": block_size} if block_size else {})
+    y = "y" if op == "DequantizeLinear" else "q"
+    nodes = [helper.make_node(op, ["x", "s", "zp"], [y], **attrs)]
+    if op == "QuantizeLinear":  # read the 4-bit result back as int8 (exact)
+        nodes.append(helper.make_node("Cast", ["q"], ["y"], to=onnx.TensorProto.INT8))
+    graph = helper.make_graph(nodes, "g", graph_inputs,
+                              [helper.make_tensor_value_info("y", out_type, None)], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model.ir_version = 10
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return sess.run(["y"], {} if op == "DequantizeLinear" else {"x": x})[0]
+
+
+FOUR_BIT = {"int4": (onnx.TensorProto.INT4, np.int8, -8, 7),
+            "uint4": (onnx.TensorProto.UINT4, np.uint8, 0, 15)}
+# (input shape, scale shape, ONNX axis, block size)
+FOUR_BIT_SHAPES = [((4, 6), (1, 1), 0, 0), ((4, 6), (4, 1), 0, 0), ((4, 32), (4, 2), 1, 16),
+                   ((32, 3), (2, 3), 0, 16), ((2, 3, 8), (2, 3, 4), 2, 2)]
+
+
+def _onnx_params(scale: np.ndarray, zp: np.ndarray, axis: int, block: int
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    """The WebNN-shaped scale / zero point as ONNX wants them (scalar, 1-D or blocked)."""
+    if block:
+        return scale, zp
+    if scale.size == 1:
+        return scale.reshape(()), zp.reshape(())
+    return scale.reshape(-1), zp.reshape(-1)
+
+
+@pytest.mark.parametrize(("shape", "scale_shape", "axis", "block"), FOUR_BIT_SHAPES)
+@pytest.mark.parametrize("qtype", ["int4", "uint4"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_dequantize_4bit_constant_matches_onnxruntime(shape: tuple[int, ...],
+                                                      scale_shape: tuple[int, ...], axis: int,
+                                                      block: int, qtype: str, dtype: str) -> None:
+    rng = np.random.default_rng(21)
+    onnx_type, storage, lo, hi = FOUR_BIT[qtype]
+    x = rng.integers(lo, hi + 1, shape).astype(storage)
+    zp = rng.integers(lo, hi + 1, scale_shape).astype(storage)
+    scale = rng.uniform(0.01, 2.0, scale_shape).astype(dtype)
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    xc = b.constant(x, qtype)
+    assert xc.data_type == qtype and xc.descriptor.byte_length == (x.size + 1) // 2
+    y = b.dequantize_linear(xc, b.constant(scale), b.constant(zp, qtype))
+    got = ctx.compute(b.build({"y": y}), {})["y"]
+    s_onnx, z_onnx = _onnx_params(scale, zp, axis, block)
+    want = _onnx_4bit("DequantizeLinear", x, onnx_type, s_onnx, z_onnx, onnx_type, axis, block,
+                      ONNX_TYPE[dtype])
+    assert got.dtype == np.dtype(dtype) and got.shape == shape
+    np.testing.assert_array_equal(got, want)
+    formula = (x.astype(np.float64) - _expand(zp.astype(np.float64), shape)) \
+        * _expand(scale.astype(np.float64), shape)
+    np.testing.assert_array_equal(got, formula.astype(dtype))
+
+
+@pytest.mark.parametrize(("shape", "scale_shape", "axis", "block"), FOUR_BIT_SHAPES)
+@pytest.mark.parametrize("qtype", ["int4", "uint4"])
+def test_quantize_to_4bit_matches_onnxruntime(shape: tuple[int, ...],
+                                              scale_shape: tuple[int, ...], axis: int,
+                                              block: int, qtype: str) -> None:
+    """saturate(roundEven(x / scale) + zeroPoint) to [-8, 7] / [0, 15]; the 4-bit result
+    is read back through dequantizeLinear with scale 1 and zero point 0."""
+    rng = np.random.default_rng(22)
+    onnx_type, storage, lo, hi = FOUR_BIT[qtype]
+    zp = rng.integers(lo, hi + 1, scale_shape).astype(storage)
+    scale = np.exp2(rng.integers(-3, 2, scale_shape)).astype(np.float32)
+    x = rng.uniform(-12, 12, shape).astype(np.float32) * _expand(scale, shape)
+    x.flat[:4] = [0.5, -0.5, 100.0, -100.0]
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    q = b.quantize_linear(b.input("x", list(shape), "float32"), b.constant(scale),
+                          b.constant(zp, qtype))
+    assert q.data_type == qtype
+    ones = b.constant(np.ones([1] * len(shape), np.float32))
+    y = b.dequantize_linear(q, ones, b.constant(np.zeros([1] * len(shape), storage), qtype))
+    got = ctx.compute(b.build({"y": y}), {"x": x})["y"]
+    s_onnx, z_onnx = _onnx_params(scale, zp, axis, block)
+    want = _onnx_4bit("QuantizeLinear", x, onnx.TensorProto.FLOAT, s_onnx, z_onnx, onnx_type,
+                      axis, block, onnx.TensorProto.INT8)
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+    formula = np.clip(np.rint(x.astype(np.float64) / _expand(scale, shape))
+                      + _expand(zp.astype(np.float64), shape), lo, hi)
+    np.testing.assert_array_equal(got, formula)
