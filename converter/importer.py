@@ -635,7 +635,8 @@ class Importer:
         (e.g. no reference kernel), so the caller emits it normally."""
         if callable(handler.fold):
             args = [self.consts[i] if i else None for i in node.inputs]
-            return list(handler.fold(self.ctx, node, args))
+            folded = handler.fold(self.ctx, node, args)  # None: keep this node in the graph
+            return None if folded is None else list(folded)
         if self._fold_context is None:
             self._fold_context = ML().create_context()
         builder = MLGraphBuilder(self._fold_context)

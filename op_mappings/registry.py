@@ -21,12 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 HandlerFn = Callable[..., Sequence[Any]]
-FoldFn = Callable[..., Sequence[Any]]
+FoldFn = Callable[..., Sequence[Any] | None]
 
 
 @dataclass(frozen=True)
 class Handler:
-    """One registered handler. `fold` is a numpy fold function, or False where the op must
+    """One registered handler. `fold` is a numpy fold function (returning None keeps that
+    node in the graph, e.g. to keep a 4-bit weight packed), or False where the op must
     stay in the graph even when every input is a constant (TFLite)."""
 
     op_type: str
