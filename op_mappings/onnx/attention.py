@@ -1,10 +1,11 @@
-"""ONNX Attention (23, 24) -> WebNN matmul / softmax decomposition.
+"""ONNX Attention (23, 24, 25) -> WebNN matmul / softmax decomposition.
 
 softmax(softcap(scale·Q·Kᵀ) + mask)·V with one batched matmul for Q·Kᵀ and one for P·V;
 grouped KV heads (q_num_heads a multiple of kv_num_heads) are folded into the query sequence
 axis instead of repeating K and V. Past KV is concatenated (an empty past is specialised
 away). The causal mask is aligned to the bottom right (query i sees keys j <= i + past
-length, or j <= i + nonpad_kv_seqlen[b] - S), as onnxruntime and the ONNX reference do.
+length, or j <= i + nonpad_kv_seqlen[b] - S), as onnxruntime and the ONNX reference do; the
+sliding window of opset 25 uses the same query positions.
 The shared helpers live in op_mappings/onnx/contrib/_attention_common.py.
 """
 
@@ -80,7 +81,9 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
     another head size; attn_mask bool (True = attend) or float (added), broadcast to
     [B, q_num_heads, S, T], its last dimension may be shorter than T (padded with False /
     -inf); past_key/past_value [B, kv_num_heads, P, H] -> present_key/present_value;
-    is_causal (bottom-right aligned); nonpad_kv_seqlen (24; not with past); scale (default
+    is_causal (bottom-right aligned); nonpad_kv_seqlen (24; not with past);
+    left_window_size / right_window_size (25; onnxruntime 1.31 has no opset-25 Attention, so
+    they are checked against the ONNX reference evaluator); scale (default
     1/sqrt(H)); softcap (before the mask); softmax_precision; the qk_matmul_output output in
     modes 0 (scaled Q·Kᵀ) and 3 (softmax); a query row whose keys are all masked by the bool
     mask, is_causal or nonpad_kv_seqlen gives 0. Restrictions: float32/float16 (float16 is
@@ -107,6 +110,8 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
         qh = split_heads(ctx, q, heads)
         kh, vh = split_heads(ctx, k, kv_heads), split_heads(ctx, v, kv_heads)
     else:
+        if node.version >= 25 and ("q_num_heads" in node.attrs or "kv_num_heads" in node.attrs):
+            raise InvalidModel("q_num_heads and kv_num_heads must not be given with 4-D inputs")
         qh, kh, vh = q, k, v
         heads, kv_heads = q.shape[1], k.shape[1]
     if kh.shape[0] != bsz or vh.shape[:3] != kh.shape[:3] or kh.shape[3] != qh.shape[3]:
@@ -152,10 +157,20 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
         lengths = reshape(ctx, int_value(ctx, nonpad), [bsz, 1, 1, 1])
         allowed = mask_and(ctx, allowed, compare(ctx, "lt", key_pos, lengths))
         offset = arith(ctx, "sub", lengths, seq)
+    rows = np.arange(seq, dtype=np.int32).reshape(1, 1, seq, 1)
+    position = arith(ctx, "add", offset, rows)  # of each query row among the keys
     if flag_attr(node, "is_causal"):
-        rows = np.arange(seq, dtype=np.int32).reshape(1, 1, seq, 1)
+        allowed = mask_and(ctx, allowed, compare(ctx, "le", key_pos, position))
+    left, right = int_attr(node, "left_window_size", -1), int_attr(node, "right_window_size", -1)
+    if left < -1 or right < -1:
+        raise InvalidModel(f"left_window_size / right_window_size must be -1 or >= 0, got "
+                           f"{left} / {right}")
+    if left >= 0:
         allowed = mask_and(ctx, allowed,
-                           compare(ctx, "le", key_pos, arith(ctx, "add", offset, rows)))
+                           compare(ctx, "ge", key_pos, arith(ctx, "sub", position, left)))
+    if right >= 0:
+        allowed = mask_and(ctx, allowed,
+                           compare(ctx, "le", key_pos, arith(ctx, "add", position, right)))
 
     mode = int_attr(node, "qk_matmul_output_mode", 0)
     want_qk = len(node.outputs) > 3 and bool(node.outputs[3])

@@ -1,4 +1,4 @@
-"""ONNX Attention (23, 24) vs onnxruntime: 3-D and 4-D inputs, grouped KV heads, bool and
+"""ONNX Attention (23, 24; 25 vs the ONNX reference evaluator) vs onnxruntime: 3-D and 4-D inputs, grouped KV heads, bool and
 float masks (broadcast, shorter than the key length), past/present, bottom-right causal,
 nonpad_kv_seqlen, scale, softcap, softmax_precision, qk_matmul_output modes 0 and 3,
 float16, malformed nodes."""
@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from onnx.reference import ReferenceEvaluator
 
 import converter
 from tests.op_mappings.onnx.contrib.attention_harness import check_ms, conversion_error
@@ -147,3 +148,23 @@ def test_attention_malformed() -> None:
                             {"qk_matmul_output_mode": 1}, outputs=("y", "", "", "qk"),
                             domain="", opset=23)
     assert "qk_matmul_output_mode 1 is not supported" in text
+
+
+@pytest.mark.parametrize("window", [(1, -1), (2, 1), (-1, 0)])
+@pytest.mark.parametrize("causal", [0, 1])
+@pytest.mark.parametrize("past_len", [0, 2])
+def test_attention_25_sliding_window_onnx_reference(window: tuple[int, int], causal: int,
+                                                    past_len: int) -> None:
+    """Opset 25 left/right windows; onnxruntime 1.31 has no Attention-25, so the oracle is
+    the ONNX reference evaluator."""
+    q, k, v = _qkv(4, 2, 4)
+    items = [("q", q), ("k", k), ("v", v), ("m", None),
+             ("pk", rand(B, 2, past_len, H, seed=20)), ("pv", rand(B, 2, past_len, H, seed=21))]
+    attrs = {"is_causal": causal, "left_window_size": window[0],
+             "right_window_size": window[1]}
+    model = node_model("Attention", items, attrs, opset=25, outputs=("y", "pk_out", "pv_out"))
+    feeds = {n: a for n, a in items if a is not None}
+    expected = ReferenceEvaluator(model).run(None, feeds)
+    got = converter.convert(model).run(feeds)
+    for (name, value), ref in zip(got.items(), expected, strict=True):
+        assert_close(value, ref, 1e-4, 1e-5, f"Attention-25 {name}")
