@@ -167,13 +167,12 @@ def reshape(ctx: ImportContext, v: Value, shape: Sequence[int]) -> Value:
     return ctx.builder.reshape(v, list(shape))
 
 
-def split_heads(ctx: ImportContext, x: MLOperand, heads: int, *, transpose_k: bool = False
-                ) -> MLOperand:
-    """[B, S, N·H] -> [B, N, S, H] (or [B, N, H, S] with `transpose_k`)."""
+def split_heads(ctx: ImportContext, x: MLOperand, heads: int) -> MLOperand:
+    """[B, S, N·H] -> [B, N, S, H]."""
     bsz, seq, hidden = x.shape
     b = ctx.builder
     x = b.reshape(x, [bsz, seq, heads, hidden // heads])
-    return b.transpose(x, permutation=[0, 2, 3, 1] if transpose_k else [0, 2, 1, 3])
+    return b.transpose(x, permutation=[0, 2, 1, 3])
 
 
 def merge_heads(ctx: ImportContext, x: MLOperand) -> MLOperand:
@@ -181,14 +180,6 @@ def merge_heads(ctx: ImportContext, x: MLOperand) -> MLOperand:
     bsz, heads, seq, size = x.shape
     b = ctx.builder
     return b.reshape(b.transpose(x, permutation=[0, 2, 1, 3]), [bsz, seq, heads * size])
-
-
-def concat_seq(ctx: ImportContext, past: MLOperand | None, new: MLOperand, axis: int = 2
-               ) -> MLOperand:
-    """past ++ new along `axis`; an absent (or empty) past is specialised away."""
-    if past is None:
-        return new
-    return ctx.builder.concat([past, new], axis)
 
 
 def optional_past(ctx: ImportContext, name: str, axis: int) -> MLOperand | None:
@@ -262,13 +253,12 @@ def lowest(data_type: str) -> float:
 
 
 def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scale: float,
-           k_transposed: bool = False, biases: Sequence[Value] = (),
+           biases: Sequence[Value] = (),
            mask: Mask | None = None, mask_fill: float | None = None,
            exclude: Mask | None = None, softcap: float = 0.0, sink: Value | None = None,
            extra: str | None = None, zero_empty_rows: bool = False
            ) -> tuple[MLOperand, MLOperand | None]:
-    """Scaled dot-product attention. q [B, N, S, H]; k [B, Nk, T, H] ([B, Nk, H, T] when
-    `k_transposed`); v [B, Nk, T, Hv]; N a multiple of Nk (grouped KV heads: head n reads KV
+    """Scaled dot-product attention. q [B, N, S, H]; k [B, Nk, T, H]; v [B, Nk, T, Hv]; N a multiple of Nk (grouped KV heads: head n reads KV
     head n // (N / Nk)). Returns ([B, N, S, Hv], an extra [B, N, S, T] tensor or None):
     `extra` "raw" gives the scaled Q·Kᵀ, "masked" the scores going into the softmax, "probs"
     the softmax output. `zero_empty_rows` gives 0 probabilities (so a 0 output) to query rows
@@ -284,7 +274,7 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
     dt = q.data_type
     bsz, heads, seq, size = q.shape
     kv_heads = k.shape[1]
-    total = k.shape[3] if k_transposed else k.shape[2]
+    total = k.shape[2]
     if heads % kv_heads:
         raise InvalidModel(f"{heads} query heads are not a multiple of {kv_heads} KV heads")
     group = heads // kv_heads
@@ -292,8 +282,7 @@ def attend(ctx: ImportContext, q: MLOperand, k: MLOperand, v: MLOperand, *, scal
         q = b.mul(q, scalar(ctx, scale, dt))
     if group > 1:
         q = b.reshape(q, [bsz, kv_heads, group * seq, size])
-    kt = k if k_transposed else b.transpose(k, permutation=[0, 1, 3, 2])
-    scores = b.matmul(q, kt)
+    scores = b.matmul(q, b.transpose(k, permutation=[0, 1, 3, 2]))
     if group > 1:
         scores = b.reshape(scores, [bsz, heads, seq, total])
     raw = scores

@@ -1,6 +1,7 @@
-"""com.microsoft Attention and MultiHeadAttention -> WebNN matmul / softmax decompositions.
+"""com.microsoft Attention, MultiHeadAttention and DecoderMaskedMultiHeadAttention -> WebNN
+matmul / softmax decompositions.
 
-Both compute softmax(scale·Q·Kᵀ + attention_bias + mask)·V per head with one batched matmul for
+All three compute softmax(scale·Q·Kᵀ + attention_bias + mask)·V per head with one batched matmul for
 Q·Kᵀ and one for P·V. As in onnxruntime's CPU kernels, keys hidden by a mask input get
 `mask_filter_value` (default -10000) *added* to their score (a row whose keys are all padded
 therefore still averages them instead of giving NaN), while future keys of a unidirectional
