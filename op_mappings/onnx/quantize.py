@@ -2,10 +2,17 @@
 
 - QuantizeLinear / DequantizeLinear (opsets 10, 13, 19, 21+): per-tensor (scalar or 1-element
   scale), per-axis (1-D scale along `axis`, default 1) and blocked (`block_size`, opset 21:
-  scale has the input's rank with ceil(dim / block_size) on `axis`) scales. Scale and zero
-  point are reshaped to the input's rank (numpy when constant, so the op stays native). A
-  missing zero point is 0 of uint8 (or `output_dtype`, QuantizeLinear 21+). Both round half
-  to even and saturate like ONNX.
+  scale has the input's rank, ceil(dim / block_size) on `axis` and the input's dimensions
+  elsewhere) scales. Scale and zero point are reshaped to the input's rank (numpy when
+  constant, so the op stays native). A missing zero point is 0 of uint8 (or `output_dtype`,
+  QuantizeLinear 21+). Both round half to even and saturate like ONNX.
+- int4 / uint4 (opset 21): 4-bit initializers become WebNN int4/uint4 constants (kept packed
+  in the graph and in the exported weights: a DequantizeLinear of a 4-bit constant is never
+  folded to float), and QuantizeLinear to int4/uint4 (zero point type or `output_dtype`)
+  gives a 4-bit operand that only DequantizeLinear may read (WebNN has no other 4-bit op).
+- A blocked axis whose size is not a multiple of block_size (a partial last block) is padded
+  to whole blocks (numpy for constants, WebNN pad otherwise; not for computed 4-bit inputs)
+  and the result sliced back.
 - DynamicQuantizeLinear: uint8 with x_min = min(0, min(x)), x_max = max(0, max(x)),
   scale = (x_max - x_min) / 255, zero point = saturate(roundEven(-x_min / scale)),
   y = saturate(roundEven(x / scale) + zero point) computed with element-wise ops (the
@@ -14,8 +21,8 @@
   operands (integer ops with scale 1) -> matmul / conv2d (+ bias) -> quantizeLinear (or a
   cast to int32 for the *Integer ops). Per-row `a` / per-column `b` scales (QLinearMatMul),
   per-output-channel `w` scales (QLinearConv, ConvInteger per-channel zero points).
-Restrictions: WebNN quantized types (uint8, int8, uint32, int32: no int16, 4-bit or float8);
-blocked quantization needs dimensions divisible by block_size; the dequantized integer
+Restrictions: WebNN quantized types (uint8, int8, uint32, int32, int4, uint4: no int16, 2-bit
+or float8); int4/uint4 values cannot be graph inputs or outputs; the dequantized integer
 products are computed in float32, exact while |sums| < 2^24 (the *Integer ops); QLinear ops
 may differ from onnxruntime's fixed-point requantization by one unit at rounding ties; conv
 is 1-D or 2-D.
@@ -32,6 +39,8 @@ from onnx import helper
 from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn import MLOperand
+from converter.webnn.dtypes import FLOAT_TYPES, FOUR_BIT_TYPES, numpy_dtype, type_range
 from converter.webnn.limits import OP_LIMITS
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, scalar
@@ -39,16 +48,20 @@ from op_mappings.onnx._spatial import conv
 from op_mappings.onnx._util import norm_axis
 
 _QUANTIZED = OP_LIMITS["dequantizeLinear"]["input"].data_types
-"""The integer types WebNN dequantizes (and quantizes to)."""
+"""The integer types WebNN dequantizes (and quantizes to), 4-bit types included."""
 
 
 def param_shape(in_shape: Sequence[int], p_shape: Sequence[int], axis: int,
                 block_size: int, what: str) -> list[int]:
     """The input-rank shape a scale / zero point of `p_shape` takes. `axis` is the raw ONNX
     attribute: it is only checked (and normalised) for per-axis and blocked parameters, so a
-    per-tensor scale ignores it as ONNX does (axis 1 on a rank-1 input is valid there)."""
+    per-tensor scale ignores it as ONNX does (axis 1 on a rank-1 input is valid there).
+    Blocked parameters need `in_shape[axis]` to be a whole number of blocks (see
+    `padded_size` for partial last blocks)."""
     rank = len(in_shape)
     size = int(np.prod(p_shape, dtype=np.int64)) if p_shape else 1
+    if block_size < 0:
+        raise InvalidModel(f"block_size must be >= 0, got {block_size}")
     if not block_size and (len(p_shape) == 0 or (size == 1 and len(p_shape) <= 1)):
         return [1] * rank
     axis = norm_axis(axis, rank)
@@ -57,9 +70,13 @@ def param_shape(in_shape: Sequence[int], p_shape: Sequence[int], axis: int,
             raise InvalidModel(f"{what} shape {list(p_shape)} must have the input rank {rank} "
                                "for blocked quantization")
         if in_shape[axis] % block_size or in_shape[axis] // block_size != p_shape[axis]:
-            raise UnsupportedAttribute(
-                f"blocked quantization needs input dimension {in_shape[axis]} divisible by "
-                f"block_size {block_size} with {p_shape[axis]} blocks")
+            raise InvalidModel(
+                f"{what} shape {list(p_shape)} does not match input dimension "
+                f"{in_shape[axis]} on axis {axis} in blocks of {block_size}")
+        others = [i for i in range(rank) if i != axis and p_shape[i] != in_shape[i]]
+        if others:
+            raise InvalidModel(f"{what} shape {list(p_shape)} must equal the input shape "
+                               f"{list(in_shape)} except on the blocked axis {axis}")
         return list(p_shape)
     if len(p_shape) == 0 or (size == 1 and len(p_shape) <= 1):
         return [1] * rank
@@ -71,12 +88,38 @@ def param_shape(in_shape: Sequence[int], p_shape: Sequence[int], axis: int,
     return shape
 
 
+def padded_size(dim: int, block_size: int) -> int:
+    """`dim` rounded up to whole blocks (`dim` itself when not blocked)."""
+    return -(-dim // block_size) * block_size if block_size > 0 else dim
+
+
+def quantized_operand(ctx: ImportContext, name: str) -> MLOperand:
+    """The operand of value `name`; a 4-bit constant (an `ml_dtypes` int4/uint4 array, as the
+    ONNX reader gives INT4/UINT4 tensors) becomes a WebNN int4/uint4 constant (once)."""
+    if name in ctx.operands:
+        return ctx.operands[name]
+    value = const_or_none(ctx, name)
+    if value is not None and value.dtype.name in FOUR_BIT_TYPES:
+        operand = ctx.builder.constant(value)
+        ctx.operands[name] = operand
+        return operand
+    return ctx.operand(name)
+
+
+def zeros(ctx: ImportContext, shape: Sequence[int], data_type: str) -> MLOperand:
+    """A zero constant of `data_type` (4-bit types included)."""
+    return ctx.builder.constant(np.zeros(list(shape), numpy_dtype(data_type)), data_type)
+
+
 def shaped(ctx: ImportContext, name: str, shape: list[int]) -> Any:
     """Input `name` reshaped to `shape` (a numpy reshape when constant)."""
     value = const_or_none(ctx, name)
     if value is not None:
-        return ctx.constant(np.ascontiguousarray(value.reshape(shape)), what=f"{name!r}")
-    x = ctx.operand(name)
+        arr = np.ascontiguousarray(value.reshape(shape))
+        if arr.dtype.name in FOUR_BIT_TYPES:
+            return ctx.builder.constant(arr)
+        return ctx.constant(arr, what=f"{name!r}")
+    x = quantized_operand(ctx, name)
     return x if list(x.shape) == shape else ctx.builder.reshape(x, shape)
 
 
@@ -88,7 +131,7 @@ def qparams(ctx: ImportContext, x: Any, scale_name: str, zp_name: str, axis: int
     if zp_name:
         zp = shaped(ctx, zp_name, shape)
     else:
-        zp = ctx.constant(np.zeros(shape, zp_dtype))
+        zp = zeros(ctx, shape, zp_dtype)
     return scale, zp
 
 
@@ -97,41 +140,150 @@ def _qaxis(node: Node, rank: int) -> int:
     return int(node.attrs.get("axis", 1))
 
 
-@onnx_op("QuantizeLinear", since=10)
+def _block_size(node: Node) -> int:
+    block = int(node.attrs.get("block_size", 0))
+    if block < 0:
+        raise InvalidModel(f"block_size must be >= 0, got {block}")
+    return block
+
+
+def _pad_blocks(ctx: ImportContext, name: str, x: MLOperand, axis: int, block: int
+                ) -> tuple[MLOperand, int, int]:
+    """(x padded on `axis` to whole blocks, the normalised axis, the original size)."""
+    if not block:
+        return x, axis, 0
+    axis = norm_axis(axis, x.rank)
+    dim = x.shape[axis]
+    target = padded_size(dim, block)
+    if target == dim:
+        return x, axis, dim
+    ends = [0] * x.rank
+    ends[axis] = target - dim
+    value = const_or_none(ctx, name)
+    if value is not None:
+        storage = value.astype(numpy_dtype(x.data_type)).reshape(x.shape)
+        padded = np.pad(storage, [(0, e) for e in ends])
+        return ctx.builder.constant(padded, x.data_type), axis, dim
+    if x.data_type in FOUR_BIT_TYPES:
+        raise UnsupportedAttribute(f"a partial last block (dimension {dim}, block_size "
+                                   f"{block}) of a computed {x.data_type} input")
+    return ctx.builder.pad(x, [0] * x.rank, ends), axis, dim
+
+
+def _unpad(ctx: ImportContext, y: MLOperand, axis: int, dim: int) -> MLOperand:
+    if not dim or y.shape[axis] == dim:
+        return y
+    sizes = list(y.shape)
+    sizes[axis] = dim
+    return ctx.builder.slice(y, [0] * y.rank, sizes)
+
+
+def _out_type(node: Node, default: str) -> str:
+    """The `output_dtype` attribute as a dtype name, or `default` when absent / 0."""
+    code = int(node.attrs.get("output_dtype", 0))
+    return np.dtype(helper.tensor_dtype_to_np_dtype(code)).name if code else default
+
+
+# -- numpy folds (constant inputs): QuantizeLinear to 4 bits gives an ml_dtypes array, and a
+# -- DequantizeLinear of a 4-bit constant is not folded (the weight stays packed) -------------
+def _expand(p: np.ndarray, in_shape: Sequence[int], axis: int, block: int, what: str,
+            ) -> np.ndarray:
+    """Parameter `p` expanded to `in_shape` (blockwise on `axis`; per-tensor / per-axis by
+    broadcasting), in float64."""
+    rank = len(in_shape)
+    full = list(in_shape)
+    if block:
+        full[norm_axis(axis, rank)] = padded_size(in_shape[norm_axis(axis, rank)], block)
+    shape = param_shape(full, p.shape, axis, block, what)
+    out = p.astype(np.float64).reshape(shape)
+    if block:
+        a = norm_axis(axis, rank)
+        out = np.repeat(out, block, axis=a)[tuple(
+            slice(0, in_shape[a]) if i == a else slice(None) for i in range(rank))]
+    return np.broadcast_to(out, tuple(in_shape))
+
+
+def _fold_dequantize(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any] | None:
+    x, scale = values[0], values[1]
+    zp = values[2] if len(values) > 2 else None
+    if x.dtype.name not in _QUANTIZED or x.dtype.name in FOUR_BIT_TYPES \
+            or scale.dtype.name not in FLOAT_TYPES:
+        return None  # 4-bit stays packed; other types get the handler's error
+    block = _block_size(node)
+    axis = _qaxis(node, x.ndim)
+    shape = x.shape if x.ndim else (1,)
+    s = _expand(scale, shape, axis, block, "x scale")
+    z = _expand(zp, shape, axis, block, "x zero point") if zp is not None else 0.0
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = ((x.reshape(shape).astype(np.float64) - z) * s).astype(scale.dtype)
+    out = _out_type(node, scale.dtype.name)
+    if out not in FLOAT_TYPES:
+        return None
+    return [y.reshape(x.shape).astype(out)]
+
+
+def _fold_quantize(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any] | None:
+    x, scale = values[0], values[1]
+    zp = values[2] if len(values) > 2 else None
+    if zp is not None:
+        out_dtype = zp.dtype
+    else:
+        code = int(node.attrs.get("output_dtype", 0))
+        out_dtype = np.dtype(helper.tensor_dtype_to_np_dtype(code) if code else np.uint8)
+    if out_dtype.name not in _QUANTIZED or x.dtype.name not in FLOAT_TYPES:
+        return None  # the handler gives the error
+    block = _block_size(node)
+    axis = _qaxis(node, x.ndim)
+    shape = x.shape if x.ndim else (1,)
+    s = _expand(scale.astype(x.dtype), shape, axis, block, "y scale")
+    z = _expand(zp, shape, axis, block, "y zero point") if zp is not None else 0.0
+    lo, hi = type_range(out_dtype.name)
+    with np.errstate(all="ignore"):
+        q = np.rint(x.reshape(shape).astype(np.float64) / s) + z
+    q = np.clip(np.nan_to_num(q, nan=0.0), lo, hi)
+    return [q.reshape(x.shape).astype(out_dtype)]
+
+
+@onnx_op("QuantizeLinear", since=10, fold=_fold_quantize)
 def quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
     x = ctx.operand(node.inputs[0])
-    out_dt = int(node.attrs.get("output_dtype", 0))
     zp_name = node.input(2)
     if zp_name:
         zp_dtype = ctx.dtype(zp_name)
-    elif out_dt:
-        zp_dtype = np.dtype(helper.tensor_dtype_to_np_dtype(out_dt)).name
     else:
-        zp_dtype = "uint8"
+        zp_dtype = _out_type(node, "uint8")
+    if zp_dtype not in _QUANTIZED:
+        raise UnsupportedDataType(f"QuantizeLinear output type {zp_dtype} is not a WebNN "
+                                  "quantized type")
     if x.rank == 0:
         x = ctx.builder.reshape(x, [1])
-    scale, zp = qparams(ctx, x, node.inputs[1], zp_name, _qaxis(node, x.rank),
-                        int(node.attrs.get("block_size", 0)), zp_dtype, "y")
+    block = _block_size(node)
+    x, axis, dim = _pad_blocks(ctx, node.inputs[0], x, _qaxis(node, x.rank), block)
+    scale, zp = qparams(ctx, x, node.inputs[1], zp_name, axis, block, zp_dtype, "y")
     if scale.data_type != x.data_type:
         scale = ctx.builder.cast(scale, x.data_type)
-    y = ctx.builder.quantize_linear(x, scale, zp)
+    y = _unpad(ctx, ctx.builder.quantize_linear(x, scale, zp), axis, dim)
     if ctx.shape(node.inputs[0]) == ():
         y = ctx.builder.reshape(y, [])
     return [y]
 
 
-@onnx_op("DequantizeLinear", since=10)
+@onnx_op("DequantizeLinear", since=10, fold=_fold_dequantize)
 def dequantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
-    x = ctx.operand(node.inputs[0])
+    x = quantized_operand(ctx, node.inputs[0])
     if x.data_type not in _QUANTIZED:
         raise UnsupportedDataType(f"DequantizeLinear input type {x.data_type} is not a WebNN "
                                   "quantized type")
     scalar_in = x.rank == 0
     if scalar_in:
         x = ctx.builder.reshape(x, [1])
-    scale, zp = qparams(ctx, x, node.inputs[1], node.input(2), _qaxis(node, x.rank),
-                        int(node.attrs.get("block_size", 0)), x.data_type, "x")
-    y = ctx.builder.dequantize_linear(x, scale, zp)
+    block = _block_size(node)
+    x, axis, dim = _pad_blocks(ctx, node.inputs[0], x, _qaxis(node, x.rank), block)
+    scale, zp = qparams(ctx, x, node.inputs[1], node.input(2), axis, block, x.data_type, "x")
+    y = _unpad(ctx, ctx.builder.dequantize_linear(x, scale, zp), axis, dim)
+    out = _out_type(node, y.data_type)
+    if out != y.data_type:
+        y = ctx.builder.cast(y, out)
     return [ctx.builder.reshape(y, []) if scalar_in else y]
 
 

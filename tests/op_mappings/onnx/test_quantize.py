@@ -8,11 +8,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 import pytest
+from onnx import TensorProto, helper, numpy_helper
 
 import converter
+from tests.op_mappings.onnx.contrib.oracle import expect_error
 from tests.op_mappings.onnx.harness import rand, run_ort
-from tests.op_mappings.onnx.harness_ext import check_node, node_model
+from tests.op_mappings.onnx.harness_ext import check_node, node_model, statuses
 
 X = rand(2, 3, 4, seed=1, low=-4, high=4)
 
@@ -177,3 +180,115 @@ def test_per_tensor_scale_ignores_axis(op: str) -> None:
     check_node(op, [("x", x), ("s", np.array(0.5, np.float32)),
                     ("zp", np.array(3, np.uint8))], {"axis": 1}, opset=21,
                constants=("s", "zp"))
+
+
+# -- int4 / uint4 (opset 21) ------------------------------------------------------------------
+def _four_bit(shape: tuple[int, ...], qtype: str, seed: int) -> np.ndarray:
+    """Random 4-bit values as the ml_dtypes array the ONNX reader gives for INT4/UINT4."""
+    lo, hi = (-8, 7) if qtype == "int4" else (0, 15)
+    values = np.random.default_rng(seed).integers(lo, hi + 1, shape)
+    return values.astype(helper.tensor_dtype_to_np_dtype(
+        TensorProto.INT4 if qtype == "int4" else TensorProto.UINT4))
+
+
+def _constant_dtypes(res: converter.ConversionResult) -> list[str]:
+    return sorted(c.data_type for c in res.graph.constants)
+
+
+# (weight shape, scale shape, attributes)
+FOUR_BIT_CASES = [
+    ((6, 8), (), {}),
+    ((6, 8), (8,), {"axis": 1}),
+    ((64, 6), (2, 6), {"axis": 0, "block_size": 32}),
+    ((6, 64), (6, 4), {"axis": 1, "block_size": 16}),
+    ((40, 3), (3, 3), {"axis": 0, "block_size": 16}),  # partial last block
+    ((2, 3, 32), (2, 3, 2), {"axis": -1, "block_size": 16}),
+]
+
+
+@pytest.mark.parametrize(("shape", "scale_shape", "attrs"), FOUR_BIT_CASES)
+@pytest.mark.parametrize("qtype", ["int4", "uint4"])
+@pytest.mark.parametrize("zp", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_dequantize_4bit_constant_stays_packed(shape: tuple[int, ...],
+                                               scale_shape: tuple[int, ...],
+                                               attrs: dict[str, int], qtype: str, zp: bool,
+                                               dtype: str) -> None:
+    """A DequantizeLinear of an INT4/UINT4 initializer is one native dequantizeLinear of a
+    4-bit constant (not folded to float), equal to onnxruntime."""
+    w = _four_bit(shape, qtype, 1)
+    scale = rand(*scale_shape, seed=2, low=0.01, high=0.2).astype(dtype) if scale_shape \
+        else np.array(0.07, dtype)
+    z = _four_bit(scale_shape, qtype, 3) if zp else None
+    res = check_node("DequantizeLinear", [("w", w), ("s", scale), ("zp", z)], attrs,
+                     opset=21, constants=("w", "s", "zp"), rtol=0, atol=0)
+    assert statuses(res)["DequantizeLinear"] == ["native" if shape[0] != 40 else "decomposed"]
+    assert qtype in _constant_dtypes(res)
+    packed = [c for c in res.graph.constants if c.data_type == qtype and c.shape[-1] > 2]
+    assert packed and packed[0].descriptor.byte_length == (packed[0].descriptor.size + 1) // 2
+
+
+@pytest.mark.parametrize("qtype", ["int4", "uint4"])
+@pytest.mark.parametrize("block", [0, 16])
+def test_quantize_to_4bit_then_dequantize(qtype: str, block: int) -> None:
+    """QuantizeLinear to int4/uint4 (zero point type, or output_dtype without zero point)
+    of a graph input, read back by DequantizeLinear."""
+    x = rand(4, 32, seed=4, low=-2, high=2)
+    scale = rand(4, 2, seed=5, low=0.05, high=0.3) if block else np.array(0.2, np.float32)
+    zp = _four_bit(scale.shape, qtype, 6)
+    code = TensorProto.INT4 if qtype == "int4" else TensorProto.UINT4
+    for with_zp in (True, False):
+        attrs = {"axis": 1} | ({"block_size": block} if block else {})
+        q_in = ["x", "s", "zp"] if with_zp else ["x", "s"]
+        q_attrs = attrs if with_zp else attrs | {"output_dtype": code}
+        nodes = [helper.make_node("QuantizeLinear", q_in, ["q"], **q_attrs),
+                 helper.make_node("DequantizeLinear", q_in[1:] and ["q", *q_in[1:]], ["y"],
+                                  **attrs)]
+        inits = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zp, "zp")]
+        graph = helper.make_graph(nodes, "qdq", [helper.make_tensor_value_info(
+            "x", TensorProto.FLOAT, list(x.shape))], [onnx.ValueInfoProto(name="y")],
+            inits if with_zp else inits[:1])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)],
+                                  ir_version=10)
+        expected = run_ort(model, {"x": x})["y"]
+        got = converter.convert(model).run({"x": x})["y"]
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_quantize_constant_to_4bit_folds_and_dequantize_stays() -> None:
+    """QuantizeLinear of a float initializer to int4 folds to an int4 constant (numpy, round
+    half to even, saturation); the DequantizeLinear reading it stays in the graph."""
+    w = rand(32, 4, seed=7, low=-3, high=3)
+    w[0, :4] = [0.25, 0.75, 100.0, -100.0]  # ties (scale 0.5) and saturation
+    scale = np.full((2, 4), 0.5, np.float32)
+    zp = _four_bit((2, 4), "int4", 8)
+    attrs = {"axis": 0, "block_size": 16}
+    nodes = [helper.make_node("QuantizeLinear", ["w", "s", "zp"], ["q"], **attrs),
+             helper.make_node("DequantizeLinear", ["q", "s", "zp"], ["wq"], **attrs),
+             helper.make_node("MatMul", ["x", "wq"], ["y"])]
+    inits = [numpy_helper.from_array(a, n) for a, n in ((w, "w"), (scale, "s"), (zp, "zp"))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(
+        "x", TensorProto.FLOAT, [3, 32])], [onnx.ValueInfoProto(name="y")], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)],
+                              ir_version=10)
+    x = rand(3, 32, seed=9)
+    res = converter.convert(model)
+    np.testing.assert_allclose(res.run({"x": x})["y"], run_ort(model, {"x": x})["y"],
+                               rtol=1e-5, atol=1e-5)
+    st = statuses(res)
+    assert st["QuantizeLinear"] == ["folded"] and st["DequantizeLinear"] == ["native"]
+    assert "int4" in _constant_dtypes(res)
+
+
+@pytest.mark.parametrize(("inputs", "attrs", "reason", "fragment"), [
+    ((6, 64), {"axis": 1, "block_size": -16}, "invalid_model", "block_size must be >= 0"),
+    ((6, 3), {"axis": 1, "block_size": 16}, "invalid_model", "does not match input dimension"),
+    ((3, 4), {"axis": 1, "block_size": 16}, "invalid_model", "must equal the input shape"),
+])
+def test_malformed_blocked_dequantize(inputs: tuple[int, ...], attrs: dict[str, int],
+                                      reason: str, fragment: str) -> None:
+    w = _four_bit((6, 64), "int4", 10)
+    scale = np.full(inputs, 0.1, np.float32)
+    model = node_model("DequantizeLinear", [("w", w), ("s", scale)], attrs, opset=21,
+                       constants=("w", "s"))
+    expect_error(model, reason, fragment)
