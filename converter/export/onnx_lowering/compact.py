@@ -20,7 +20,10 @@ The replacement node produces a value of the initializer's name, element type an
 bit for bit (elements are compared as raw bits: -0.0 and 0.0 differ, NaNs of the same
 payload are equal), so consumers are untouched. onnxruntime constant-folds ConstantOfShape,
 Trilu and Expand of initializers at session creation (ORT_ENABLE_BASIC and above), so a
-session built from the compacted model holds and fuses the same initializers as before.
+session built from the compacted model holds and fuses the same initializer values as one
+built from the verbatim model, with bit-identical outputs. (Its common-subexpression
+elimination also merges equal ConstantOfShape nodes, which share their shape operand, and
+then convolutions of one input with such equal weights: fewer copies, same values.)
 
 Detection happens when an initializer is created (`Emitter.add_initializer`, while its
 numpy array is at hand: reading a large initializer back out of its TensorProto copies it)
