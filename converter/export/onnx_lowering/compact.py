@@ -90,6 +90,16 @@ def broadcast_source(arr: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(bits).view(arr.dtype)
 
 
+#: Element types `compact_constants` detects forms of by itself (for initializers the
+#: emitter did not note): those numpy holds natively. Packed types (INT4/UINT4, read back
+#: unpacked) and strings are left alone.
+_COMPACTABLE = frozenset({
+    TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BOOL,
+    TensorProto.INT8, TensorProto.UINT8, TensorProto.INT16, TensorProto.UINT16,
+    TensorProto.INT32, TensorProto.UINT32, TensorProto.INT64, TensorProto.UINT64,
+})
+
+
 def _tensor_nbytes(t: TensorProto) -> int:
     size = 1
     for d in t.dims:
@@ -173,7 +183,7 @@ def compact_constants(e: Emitter, min_bytes: int = COMPACT_MIN_BYTES) -> None:
     for t in original:
         if t.name in e.compact_forms:
             form = e.compact_forms[t.name]
-        elif t.dims and t.data_type != TensorProto.STRING and _tensor_nbytes(t) > min_bytes:
+        elif t.dims and t.data_type in _COMPACTABLE and _tensor_nbytes(t) > min_bytes:
             form = compact_form(numpy_helper.to_array(t), min_bytes)
         else:
             form = None

@@ -120,6 +120,17 @@ def test_initializers_added_directly_are_compacted_too() -> None:
     np.testing.assert_array_equal(_run(model, {})[0], np.full((8, 64), 3, np.int32))
 
 
+def test_packed_four_bit_initializers_are_left_alone() -> None:
+    """An INT4 initializer reads back unpacked (int8): rewriting it would change its type."""
+    e = Emitter(21)
+    packed = TensorProto(name="q", data_type=TensorProto.INT4, dims=[8, 128],
+                         raw_data=bytes([0x33]) * 512)
+    e.initializers.append(packed)
+    e.nodes.append(helper.make_node("Identity", ["q"], ["y"]))
+    compact_constants(e)
+    assert [n.op_type for n in e.nodes] == ["Identity"] and list(e.initializers) == [packed]
+
+
 # -- band matrices: the LRN decomposition's 0/1 channel windows -------------------------------
 def _numpy_band(n: int, m: int, lo: int, hi: int, value: float = 1.0) -> np.ndarray:
     """value on the diagonals lo <= j - i <= hi (np.triu / np.tril), +0.0 elsewhere."""
