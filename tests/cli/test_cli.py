@@ -13,8 +13,8 @@ import onnxruntime as ort
 import pytest
 from click.testing import CliRunner
 
-from cli.commands.support import END, START, render_markdown
 from cli.main import cli, main
+from cli.support_table import END, START, render_markdown
 from tests.cli.models import ROOT, tiny_cnn, tiny_tflite, unsupported_onnx
 
 

@@ -1,0 +1,50 @@
+"""`webnn-convert ops`: the op support table generated from the mapping registries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..common import (
+    EXIT_FAIL,
+    CommandError,
+    handled,
+    plain,
+)
+from ..support_table import SOURCES
+
+
+@click.command()
+@click.option("--source", type=click.Choice([*SOURCES, "all"]), default="all",
+              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True)
+@click.option("--check", "check_file", type=click.Path(dir_okay=False), default=None,
+              help="Compare the table between the ops-table markers of this file with the "
+                   "generated markdown; exit 1 when they differ.")
+@click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
+def ops(source: str, fmt: str, check_file: str | None, debug: bool) -> None:
+    """Print the op support table generated from the mapping registries."""
+    with handled(debug, False):
+        from ..support_table import SOURCES, check_readme, render_json, render_markdown
+
+        sources = SOURCES if source == "all" else (source,)
+        if check_file is not None:
+            try:
+                text = Path(check_file).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise CommandError(plain(exc)) from None
+            try:
+                same, diff = check_readme(text, render_markdown(sources))
+            except ValueError as exc:
+                raise CommandError(f"{check_file}: {exc}") from None
+            if not same:
+                click.echo(diff)
+                click.echo(f"error: {check_file}: the op table differs from the generated one "
+                           "(regenerate it with `webnn-convert ops`)", err=True)
+                raise click.exceptions.Exit(EXIT_FAIL)
+            click.echo(f"{check_file}: op table is up to date")
+            return
+        text = render_json(sources) if fmt == "json" else render_markdown(sources)
+        click.echo(text, nl=False)

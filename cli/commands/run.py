@@ -1,0 +1,101 @@
+"""`webnn-convert run`: execute an exported graph on inputs from an .npz file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ..common import (
+    BACKENDS,
+    DEVICES,
+    CommandError,
+    common_options,
+    emit_json,
+    handled,
+    load_npz,
+    plain,
+    sigterm_raises,
+)
+
+
+@click.command()
+@click.argument("graph", type=click.Path())
+@click.option("--inputs", "inputs_file", required=True, type=click.Path(dir_okay=False),
+              help=".npz of input arrays by name.")
+@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False),
+              help=".npz file to write the outputs to.")
+@click.option("--backend", type=click.Choice(BACKENDS), default="reference",
+              show_default=True)
+@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
+@common_options
+def run(graph: str, inputs_file: str, out: str, backend: str, device: str, debug: bool,
+        as_json: bool) -> None:
+    """Run a converted GRAPH (.webnn file or its folder) on INPUTS and save the outputs.
+
+    The .npz file appears only complete (written beside it under a temporary name, then
+    renamed), with the mode the umask gives; errors name OUT, never the temporary file."""
+    with handled(debug, as_json), sigterm_raises():
+        import os
+        import tempfile
+        import time
+
+        from converter.export.api import current_umask, load
+        from converter.validate import compile_graph
+
+        out_path = Path(out)
+        out_folder = out_path.absolute().parent
+        if not out_folder.is_dir():
+            raise CommandError(f"{out}: cannot write the outputs: the folder {out_folder} "
+                               "does not exist")
+        if not Path(graph).exists():
+            raise CommandError(f"{graph}: no such file or directory")
+        try:
+            g = load(graph)
+        except (ValueError, OSError) as exc:
+            raise CommandError(f"{graph}: cannot load the graph ({plain(exc)})") from None
+        arrays = load_npz(inputs_file)
+        want = g.input_descriptors
+        missing = sorted(set(want) - set(arrays))
+        extra = sorted(set(arrays) - set(want))
+        if missing or extra:
+            raise CommandError(f"{inputs_file}: inputs do not match the graph (missing "
+                               f"{missing}, unexpected {extra}; the graph takes "
+                               f"{sorted(want)})")
+        feeds: dict[str, np.ndarray] = {}
+        for name, desc in want.items():
+            arr = arrays[name]
+            if list(arr.shape) != list(desc.shape):
+                raise CommandError(f"{inputs_file}: input {name!r} has shape "
+                                   f"{list(arr.shape)}, the graph expects {list(desc.shape)}")
+            feeds[name] = arr.astype(desc.data_type, copy=False)
+        exe = compile_graph(g, backend, device)
+        start = time.perf_counter()
+        results = exe.run(feeds)
+        seconds = time.perf_counter() - start
+        tmp: str | None = None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".npz",
+                                       dir=out_folder)
+            saved = {k: np.asarray(v) for k, v in results.items()}
+            with os.fdopen(fd, "wb") as f:
+                np.savez(f, **saved)  # type: ignore[arg-type]  # (mypy matches allow_pickle)
+            os.chmod(tmp, 0o666 & ~current_umask())
+            os.replace(tmp, out_path)
+        except OSError as exc:  # the message must not name the temporary file
+            raise CommandError(f"{out}: cannot write the outputs "
+                               f"({exc.strerror or type(exc).__name__})") from None
+        finally:
+            if tmp is not None and os.path.exists(tmp):
+                os.unlink(tmp)
+        if as_json:
+            emit_json({"graph": graph, "output": out, "backend": backend, "device": device,
+                        "seconds": seconds,
+                        "outputs": {k: {"dtype": np.asarray(v).dtype.name,
+                                        "shape": list(np.shape(v))}
+                                    for k, v in results.items()}})
+            return
+        click.echo(f"ran {graph} on {backend} ({device}) in {seconds * 1e3:.1f} ms -> {out}")
+        for k, v in results.items():
+            click.echo(f"  {k}  {np.asarray(v).dtype.name} {list(np.shape(v))}")

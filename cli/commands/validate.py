@@ -1,0 +1,66 @@
+"""`webnn-convert validate`: compare the converted graph with the original framework."""
+
+from __future__ import annotations
+
+import click
+
+from ..common import (
+    BACKENDS,
+    DEVICES,
+    EXIT_FAIL,
+    common_options,
+    conversion_kwargs,
+    emit_json,
+    handled,
+    load_npz,
+    model_options,
+    progress_option,
+    progress_reporter,
+    want_progress,
+)
+
+
+@click.command()
+@click.argument("model", type=click.Path())
+@click.option("--inputs", "inputs_file", type=click.Path(dir_okay=False), default=None,
+              help=".npz of input arrays by name (overrides the generated ones).")
+@click.option("--backend", type=click.Choice(BACKENDS), default="reference",
+              show_default=True)
+@click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
+@click.option("--rtol", type=float, default=1e-3, show_default=True,
+              help="Relative tolerance (times the output's max |ref|).")
+@click.option("--atol", type=float, default=1e-3, show_default=True,
+              help="Absolute tolerance.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Seed of the generated inputs.")
+@click.option("--no-locate", is_flag=True,
+              help="Do not search for the first diverging node when an output fails.")
+@model_options
+@progress_option
+@common_options
+def validate(model: str, inputs_file: str | None, backend: str, device: str, rtol: float,
+             atol: float, seed: int, no_locate: bool, dims: tuple[str, ...],
+             free_dims: tuple[str, ...], shapes: tuple[str, ...], pins: tuple[str, ...],
+             signature: str | None, progress: bool | None, debug: bool, as_json: bool) -> None:
+    """Run MODEL in onnxruntime / LiteRT and the converted graph on a backend with the same
+    seeded inputs and compare every output; on failure name the first diverging node."""
+    say = progress_reporter(want_progress(progress, as_json))
+    with handled(debug, as_json):
+        from converter.validate import validate as run_validation
+
+        kwargs = conversion_kwargs(dims, shapes, pins, signature, free_dims)
+        overrides = load_npz(inputs_file) if inputs_file else None
+        report = run_validation(model, **kwargs, inputs=overrides, seed=seed,
+                                backend=backend, device=device, rtol=rtol, atol=atol,
+                                locate=not no_locate, progress=say)
+        if as_json:
+            emit_json(report.to_dict())
+        else:
+            click.echo(report.to_text())
+        if not report.passed:
+            if not as_json:
+                failed = [c.name for c in report.outputs if not c.passed]
+                where = (f"; {report.divergence.to_text()}" if report.divergence else "")
+                click.echo(f"error: {model}: output(s) {', '.join(failed)} outside tolerance"
+                           f"{where}", err=True)
+            raise click.exceptions.Exit(EXIT_FAIL)
