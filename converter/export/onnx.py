@@ -77,7 +77,7 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True,
     for operand in graph.constants:
         name = e.fresh("constant")
         assert operand.value is not None
-        e.add_initializer(np.asarray(operand.value), name)
+        e.add_initializer(np.asarray(operand.value), name, operand.data_type)
         e.declare(name, operand.data_type)
         e.bind(operand, name)
     chains = plan_affine_chains(graph) if fuse else {}

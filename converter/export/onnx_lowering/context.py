@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
+from ...webnn.dtypes import FOUR_BIT_TYPES, numpy_dtype, pack_4bit
 from ...webnn.errors import MLOperationError
 from ...webnn.operand import MLOperand, Operation
 from .compact import CompactForm, compact_form
@@ -29,7 +30,7 @@ ONNX_TYPES: dict[str, int] = {
     "float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "float64": TensorProto.DOUBLE,
     "int32": TensorProto.INT32, "uint32": TensorProto.UINT32, "int64": TensorProto.INT64,
     "uint64": TensorProto.UINT64, "int8": TensorProto.INT8, "uint8": TensorProto.UINT8,
-    "bool": TensorProto.BOOL,
+    "bool": TensorProto.BOOL, "int4": TensorProto.INT4, "uint4": TensorProto.UINT4,
 }
 
 Lowering = Callable[["Emitter", Operation], Sequence[str]]
@@ -157,7 +158,7 @@ class Emitter:
     # -- constants --------------------------------------------------------------------------
     def const(self, value: Any, data_type: str, hint: str = "const") -> str:
         """An initializer holding `value` converted to `data_type` (deduplicated when small)."""
-        arr = np.array(value, dtype=np.bool_ if data_type == "bool" else np.dtype(data_type),
+        arr = np.array(value, dtype=np.bool_ if data_type == "bool" else numpy_dtype(data_type),
                        order="C")
         key = None
         if arr.size <= 64:
@@ -165,15 +166,22 @@ class Emitter:
             if key in self._consts:
                 return self._consts[key]
         name = self.fresh(hint)
-        self.add_initializer(arr, name)
+        self.add_initializer(arr, name, data_type)
         self._types[name] = data_type
         if key is not None:
             self._consts[key] = name
         return name
 
-    def add_initializer(self, arr: np.ndarray, name: str) -> None:
+    def add_initializer(self, arr: np.ndarray, name: str, data_type: str | None = None) -> None:
         """Append `arr` as the initializer `name`, noting its compact form (splat, band or
-        broadcast; see `compact`) when `compact_min_bytes` is set and `arr` is larger."""
+        broadcast; see `compact`) when `compact_min_bytes` is set and `arr` is larger.
+        `data_type` "int4" / "uint4" writes the int8 / uint8 values as a packed INT4 / UINT4
+        tensor (two per byte, low nibble first; never compacted)."""
+        if data_type in FOUR_BIT_TYPES:
+            tensor = TensorProto(name=name, data_type=ONNX_TYPES[data_type],
+                                 dims=list(arr.shape), raw_data=pack_4bit(arr))
+            self.initializers.append(tensor)
+            return
         self.initializers.append(numpy_helper.from_array(arr, name))
         if self.compact_min_bytes is not None and arr.nbytes > self.compact_min_bytes:
             self.compact_forms[name] = compact_form(arr, self.compact_min_bytes)

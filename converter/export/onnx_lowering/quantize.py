@@ -7,6 +7,11 @@ same parameter to each contiguous block; nothing is materialised. Axes where the
 has size 1 (per-tensor or per-channel parameters) broadcast as they are, without a view.
 - dequantizeLinear: `(x − zeroPoint)·scale`, in float32 for 8-bit inputs (the difference
   and the product are exact before the single rounding) and in float64 for 32-bit ones.
+  A 4-bit (int4/uint4) input whose scale is per-tensor, per-axis or blocked along one axis
+  (the forms ONNX has) becomes one ONNX DequantizeLinear (opset 21: `axis`, `block_size`)
+  reading the packed INT4/UINT4 initializer, in float32 (exact difference, one rounding);
+  onnxruntime can then fuse it with a following MatMul. Other 4-bit forms are cast to float
+  and decomposed like the 8-bit ones.
 - quantizeLinear: `clamp(roundEven(x / scale) + zeroPoint)` in float64, NaN → 0, saturated to
   the zero point type (exactly the reference's arithmetic).
 
@@ -24,10 +29,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...webnn.dtypes import type_range
+from ...webnn.dtypes import FOUR_BIT_TYPES, type_range
 from ...webnn.half_pixel import linear_weights, nearest_indices
 from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, lowering
+from .context import Emitter, constant_value, lowering
 
 
 def _views(shape: Sequence[int], param_shape: Sequence[int]
@@ -49,10 +54,52 @@ def _param(e: Emitter, operand: MLOperand, view: list[int], data_type: str) -> s
     return v if list(operand.shape) == view else e.reshape(v, view)
 
 
+def _onnx_form(shape: Sequence[int], param_shape: Sequence[int]
+               ) -> tuple[list[int], dict[str, int]] | None:
+    """The ONNX DequantizeLinear parameter shape and attributes (`axis`, `block_size`) of a
+    WebNN blockwise parameter shape, or None when ONNX has no such form."""
+    varying = [i for i, s in enumerate(param_shape) if s != 1]
+    if not varying:
+        return [], {}
+    if len(varying) == 1 and param_shape[varying[0]] == shape[varying[0]]:
+        return [param_shape[varying[0]]], {"axis": varying[0]}
+    differ = [i for i, (n, s) in enumerate(zip(shape, param_shape, strict=True)) if n != s]
+    if len(differ) == 1:
+        axis = differ[0]
+        return list(param_shape), {"axis": axis, "block_size": shape[axis] // param_shape[axis]}
+    return None
+
+
+def _dequantize_4bit(e: Emitter, op: Operation) -> str | None:
+    """One ONNX DequantizeLinear for a 4-bit input (None when ONNX has no form for the
+    scale shape); float32 result cast to the output type."""
+    x, scale, zero_point = op.args
+    form = _onnx_form(x.shape, scale.shape)
+    if form is None:
+        return None
+    p_shape, attrs = form
+
+    def param(operand: MLOperand, data_type: str, hint: str) -> str:
+        value = constant_value(operand)
+        if value is not None:
+            return e.const(np.asarray(value).reshape(p_shape), data_type, hint)
+        name = e.input(operand, data_type)
+        return name if list(operand.shape) == p_shape else e.reshape(name, p_shape)
+
+    s = param(scale, "float32", "scale")
+    zp = param(zero_point, x.data_type, "zero_point")
+    y = e.node("DequantizeLinear", [e.input(x), s, zp], "float32", **attrs)
+    return e.cast(y, op.outputs[0].data_type)
+
+
 @lowering("dequantizeLinear")
 def dequantize_linear(e: Emitter, op: Operation) -> list[str]:
     x, scale, zero_point = op.args
     out = op.outputs[0].data_type
+    if x.data_type in FOUR_BIT_TYPES:
+        native = _dequantize_4bit(e, op)
+        if native is not None:
+            return [native]
     ct = "float64" if x.data_type in ("int32", "uint32") else "float32"
     x_view, p_view = _views(x.shape, scale.shape)
     xv = e.input(x, ct)
