@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
@@ -252,9 +252,17 @@ class ImportContext:
             return operand
         raise InternalError(f"value {name!r} was never produced")
 
-    def inputs(self, node: Node, optional: Iterable[int] = ()) -> list[MLOperand | None]:
+    @overload
+    def inputs(self, node: Node, optional: tuple[()] = ...) -> list[MLOperand]: ...
+
+    @overload
+    def inputs(self, node: Node, optional: Iterable[int] = ...) -> list[MLOperand | None]: ...
+
+    def inputs(self, node: Node, optional: Iterable[int] = ()
+               ) -> list[MLOperand] | list[MLOperand | None]:
         """Operands of every input of `node`. Positions in `optional` give None when the
-        input is omitted; an omitted required input is an InvalidModel error."""
+        input is omitted; an omitted required input is an InvalidModel error (so without
+        `optional` every item is an operand)."""
         opt = set(optional)
         out: list[MLOperand | None] = []
         for i, name in enumerate(node.inputs):
@@ -268,6 +276,18 @@ class ImportContext:
             if i >= len(out):
                 out.extend([None] * (i + 1 - len(out)))
         return out
+
+    def required(self, node: Node, index: int) -> MLOperand:
+        """The operand of input `index`; InvalidModel when the node omits it (as `inputs`)."""
+        name = node.input(index)
+        if not name:
+            raise InvalidModel(f"required input {index} is missing")
+        return self.operand(name)
+
+    def optional(self, node: Node, index: int) -> MLOperand | None:
+        """The operand of input `index`, or None when the node omits it."""
+        name = node.input(index)
+        return self.operand(name) if name else None
 
     def value(self, name: str) -> Value:
         """The constant value (numpy) of `name` when it is a constant, else its operand."""

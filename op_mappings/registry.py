@@ -18,10 +18,11 @@ import pkgutil
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 HandlerFn = Callable[..., Sequence[Any]]
 FoldFn = Callable[..., Sequence[Any] | None]
+HandlerT = TypeVar("HandlerT", bound=HandlerFn)
 
 
 @dataclass(frozen=True)
@@ -80,13 +81,13 @@ class Registry:
 
     def register(self, op_types: str | Sequence[str], since: int, domain: str,
                  const_inputs: Sequence[int] = (), fold: FoldFn | bool | None = None
-                 ) -> Callable[[HandlerFn], HandlerFn]:
+                 ) -> Callable[[HandlerT], HandlerT]:
         """A decorator registering its function for `op_types` from version `since` on;
         ValueError when one of them already has a handler with that `since`."""
         types = [op_types] if isinstance(op_types, str) else list(op_types)
         key_domain = self.normalize_domain(domain)
 
-        def register(fn: HandlerFn) -> HandlerFn:
+        def register(fn: HandlerT) -> HandlerT:
             for t in types:
                 entries = self.table.setdefault((key_domain, t), [])
                 if any(h.since == since for h in entries):

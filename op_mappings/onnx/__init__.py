@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from op_mappings.registry import FoldFn, Handler, HandlerFn, Registry
+from op_mappings.registry import FoldFn, Handler, HandlerFn, HandlerT, Registry
 
 __all__ = ["FoldFn", "Handler", "HandlerFn", "builtins", "handlers", "load_all", "lookup",
            "onnx_op", "support_table"]
@@ -42,8 +42,9 @@ support_table = _registry.support_table
 
 
 def onnx_op(op_type: str | Sequence[str], since: int = 1, domain: str = "",
-            const_inputs: Sequence[int] = (), fold: FoldFn | None = None
-            ) -> Callable[[HandlerFn], HandlerFn]:
+            const_inputs: Sequence[int] = (), fold: FoldFn | bool | None = None
+            ) -> Callable[[HandlerT], HandlerT]:
     """Register the decorated function for `op_type` (or several op types) from opset
-    `since` on."""
+    `since` on (`fold=False` keeps the node in the graph even when every input is a
+    constant)."""
     return _registry.register(op_type, since, domain, const_inputs, fold)

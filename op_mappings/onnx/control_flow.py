@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 
 from converter.errors import RequiresConstantInput, UnsupportedAttribute
-from converter.importer import MAX_UNROLLED_NODES
+from converter.importer import MAX_UNROLLED_NODES, ImportContext
+from converter.ir import Node
 from converter.webnn import MLOperand
 
 from . import onnx_op
@@ -41,7 +42,7 @@ def _scalar_bool(value: np.ndarray, what: str) -> bool:
     return bool(arr.reshape(-1)[0])
 
 
-def _as_operand(ctx: Any, value: Value) -> MLOperand:
+def _as_operand(ctx: ImportContext, value: Value) -> MLOperand:
     return value if isinstance(value, MLOperand) else ctx.constant(value)
 
 
@@ -49,7 +50,7 @@ def _shape(value: Value) -> tuple[int, ...]:
     return tuple(int(d) for d in value.shape)
 
 
-def _dtype(ctx: Any, value: Value) -> str:
+def _dtype(ctx: ImportContext, value: Value) -> str:
     if isinstance(value, MLOperand):
         return value.data_type
     from converter.webnn.dtypes import carrier_type
@@ -58,7 +59,7 @@ def _dtype(ctx: Any, value: Value) -> str:
     return carrier_type(name) or name
 
 
-def _stack(ctx: Any, values: Sequence[Value], axis: int, what: str) -> Value:
+def _stack(ctx: ImportContext, values: Sequence[Value], axis: int, what: str) -> Value:
     """Stack per-iteration values along a new `axis` (numpy when all are constants)."""
     if not values:
         raise UnsupportedAttribute(f"{what}: zero iterations give an empty tensor, which WebNN "
@@ -78,7 +79,7 @@ def _stack(ctx: Any, values: Sequence[Value], axis: int, what: str) -> Value:
     return parts[0] if len(parts) == 1 else ctx.builder.concat(parts, axis)
 
 
-def _take(ctx: Any, value: Value, index: int, axis: int) -> Value:
+def _take(ctx: ImportContext, value: Value, index: int, axis: int) -> Value:
     """value[..., index, ...] along `axis`, dropping the axis."""
     if not isinstance(value, MLOperand):
         return np.take(np.asarray(value), index, axis=axis)
@@ -92,7 +93,7 @@ def _take(ctx: Any, value: Value, index: int, axis: int) -> Value:
 
 
 @onnx_op("If", since=1, fold=False)
-def if_(ctx: Any, node: Any) -> list[Value]:
+def if_(ctx: ImportContext, node: Node) -> list[Value]:
     """If: the branch is chosen at conversion time when the condition is known; otherwise
     both branches are converted and `where` selects (same output shapes required)."""
     cond = node.input(0)
@@ -123,7 +124,7 @@ def if_(ctx: Any, node: Any) -> list[Value]:
 
 
 @onnx_op("Loop", since=1, fold=False)
-def loop(ctx: Any, node: Any) -> list[Value]:
+def loop(ctx: ImportContext, node: Node) -> list[Value]:
     """Loop: unrolled; the trip count must be known at conversion time (or omitted) and the
     condition must fold to a constant in every iteration; at most 4096 unrolled body nodes."""
     body = node.attrs["body"]
@@ -142,7 +143,8 @@ def loop(ctx: Any, node: Any) -> list[Value]:
         err.value_name = cond_name
         raise err
     cond = _scalar_bool(ctx.const_value(cond_name), "Loop condition") if cond_name else True
-    carried = [ctx.value(n) if n else None for n in node.inputs[2:]]
+    carried: Sequence[np.ndarray | MLOperand | None] = [ctx.value(n) if n else None
+                                                        for n in node.inputs[2:]]
     n_carried = len(carried)
     n_scan = len(body.output) - 1 - n_carried
     per_iter = max(len(body.node), 1)
@@ -173,7 +175,7 @@ def loop(ctx: Any, node: Any) -> list[Value]:
 
 
 @onnx_op("Scan", since=9, fold=False)
-def scan(ctx: Any, node: Any) -> list[Value]:
+def scan(ctx: ImportContext, node: Node) -> list[Value]:
     """Scan (opset 9+): unrolled over the scan axis (static length), at most 4096 unrolled
     body nodes; directions and axes as in ONNX."""
     body = node.attrs["body"]
@@ -216,7 +218,7 @@ def _zeros_like(value: Value) -> np.ndarray:
 
 
 @onnx_op("Scan", since=8, fold=False)
-def scan8(ctx: Any, node: Any) -> list[Value]:
+def scan8(ctx: ImportContext, node: Node) -> list[Value]:
     """Scan: unrolled over the static scan length (at most 4096 unrolled body nodes).
     Opset 8: batch axis 0, scan axis 1, per batch entry; `sequence_lens` must be a constant
     (shorter sequences give zero-padded scan outputs). Opset 9+: directions and axes as in

@@ -72,7 +72,7 @@ def _conv_transpose3d(ctx: ImportContext, x: Any, w: Any, strides: Sequence[int]
 
 @onnx_op("ConvTranspose", since=1)
 def conv_transpose(ctx: ImportContext, node: Node) -> list[Any]:
-    x, w, bias = ctx.inputs(node, optional=(2,))
+    x, w, bias = ctx.required(node, 0), ctx.required(node, 1), ctx.optional(node, 2)
     if x.rank not in (3, 4, 5):
         raise UnsupportedAttribute(f"ConvTranspose with {x.rank - 2} spatial dimensions is "
                                    "not supported (1-, 2- and 3-D only)")

@@ -14,7 +14,7 @@ from op_mappings.onnx import onnx_op
 
 @onnx_op("Gemm", since=7)
 def gemm(ctx: ImportContext, node: Node) -> list[Any]:
-    a, b, c = ctx.inputs(node, optional=(2,))
+    a, b, c = ctx.required(node, 0), ctx.required(node, 1), ctx.optional(node, 2)
     return [ctx.builder.gemm(a, b, c=c, alpha=node.attrs["alpha"], beta=node.attrs["beta"],
                              a_transpose=bool(node.attrs["transA"]),
                              b_transpose=bool(node.attrs["transB"]))]

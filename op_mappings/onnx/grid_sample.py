@@ -31,6 +31,7 @@ import numpy as np
 from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn import MLOperand
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import float_dtype_check
 
@@ -106,6 +107,7 @@ def _axis_taps(f: _F, g: Any, size: int, mode: str, padding: str, align: bool
         v = b.where(outside, f.clamp(v, 0.0, size - 1.0), v)
     elif padding == "reflection":
         v = f.reflect(v, lo, hi)
+    weights: list[MLOperand | None]
     if mode == "nearest":
         base = b.where(b.lesser(v, f.c(0.0)), b.ceil(v), b.floor(v))  # int() truncation
         offsets, weights = [0], [None]

@@ -20,13 +20,14 @@ import numpy as np
 from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn import MLOperand
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none
 from op_mappings.onnx._util import ints, norm_axes
 
 
-def pad_operand(ctx: ImportContext, x: Any, begin: list[int], end: list[int], mode: str,
-                value: Any = 0.0) -> Any:
+def pad_operand(ctx: ImportContext, x: MLOperand, begin: list[int], end: list[int], mode: str,
+                value: float | MLOperand = 0.0) -> MLOperand:
     """Pad x (begin/end per axis, negatives crop) with ONNX mode semantics; `value` is a
     number or an operand (constant mode)."""
     b = ctx.builder
@@ -41,7 +42,7 @@ def pad_operand(ctx: ImportContext, x: Any, begin: list[int], end: list[int], mo
     if not any(begin) and not any(end):
         return x if x.kind == "output" else b.identity(x)
     if mode == "constant":
-        if isinstance(value, (int, float, np.generic)):
+        if not isinstance(value, MLOperand):
             return b.pad(x, begin, end, mode="constant", value=value)
         padded = b.pad(x, begin, end, mode="constant", value=0)
         mask = np.pad(np.ones(x.shape, np.uint8), list(zip(begin, end, strict=True)))
@@ -58,7 +59,8 @@ def pad_operand(ctx: ImportContext, x: Any, begin: list[int], end: list[int], mo
             if mode == "reflect" and n == 1:
                 table = np.zeros(p + n + q, np.int32)
             else:
-                table = np.pad(np.arange(n, dtype=np.int32), (p, q), mode=mode)
+                table = np.pad(np.arange(n, dtype=np.int32), (p, q),
+                               mode="reflect" if mode == "reflect" else "wrap")
             x = b.gather(x, ctx.constant(table), axis=axis)
     return x
 

@@ -28,6 +28,7 @@ def _reduce(ctx: ImportContext, node: Node, axes_value: Any) -> list[Any]:
     x = ctx.operand(node.inputs[0])
     keep = bool(node.attrs["keepdims"])
     empty = axes_value is None or len(list(axes_value)) == 0
+    axes: list[int] | None
     if empty:
         axes = [] if node.attrs.get("noop_with_empty_axes", 0) else None
     else:

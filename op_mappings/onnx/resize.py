@@ -79,18 +79,21 @@ def coordinates(mode: str, out_len: int, in_len: int, scale: float, roi_start: f
 
 def nearest_index(coords: np.ndarray, nearest_mode: str, downscale: bool) -> np.ndarray:
     """Rounded source indices (before clamping)."""
+    rounded: np.ndarray  # numpy's ufunc stubs type these calls as Any
     if nearest_mode == "round_prefer_floor":
         fl = np.floor(coords)
-        return np.where(coords == fl + F32(0.5), fl, np.floor(coords + F32(0.5)))
-    if nearest_mode == "round_prefer_ceil":
-        return np.floor(coords + F32(0.5))  # std::round on the clamped-later coordinates
-    if nearest_mode == "floor":
-        return np.floor(coords)
-    if nearest_mode == "ceil":
-        return np.ceil(coords)
-    if nearest_mode == "simple":
-        return np.ceil(coords) if downscale else np.trunc(coords)
-    raise UnsupportedAttribute(f"Resize nearest_mode {nearest_mode!r} is unknown")
+        rounded = np.where(coords == fl + F32(0.5), fl, np.floor(coords + F32(0.5)))
+    elif nearest_mode == "round_prefer_ceil":
+        rounded = np.floor(coords + F32(0.5))  # std::round on the clamped-later coordinates
+    elif nearest_mode == "floor":
+        rounded = np.floor(coords)
+    elif nearest_mode == "ceil":
+        rounded = np.ceil(coords)
+    elif nearest_mode == "simple":
+        rounded = np.ceil(coords) if downscale else np.trunc(coords)
+    else:
+        raise UnsupportedAttribute(f"Resize nearest_mode {nearest_mode!r} is unknown")
+    return rounded
 
 
 def _cubic(a: float, s: np.ndarray) -> np.ndarray:
@@ -163,8 +166,8 @@ class _Plan:
                 raise InvalidModel(f"Resize sizes {sz} do not match axes {axes}")
             ratios = [F32(F32(s) / F32(in_shape[a])) for s, a in zip(sz, axes, strict=True)]
             if policy == "stretch":
-                for a, s, r in zip(axes, sz, ratios, strict=True):
-                    self.out[a], self.scale[a] = s, float(r)  # ONNX: exactly s / in
+                for a, size, ratio in zip(axes, sz, ratios, strict=True):
+                    self.out[a], self.scale[a] = size, float(ratio)  # ONNX: exactly s / in
             elif policy in ("not_larger", "not_smaller"):
                 common = min(ratios) if policy == "not_larger" else max(ratios)
                 for a in axes:

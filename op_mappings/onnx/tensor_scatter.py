@@ -24,7 +24,7 @@ from op_mappings.onnx._util import norm_axis
 @onnx_op("TensorScatter", since=24)
 def tensor_scatter(ctx: ImportContext, node: Node) -> list[Any]:
     b = ctx.builder
-    past, update, write = ctx.inputs(node, optional=(2,))
+    past, update, write = ctx.required(node, 0), ctx.required(node, 1), ctx.optional(node, 2)
     axis = norm_axis(node.attrs.get("axis", -2), past.rank)
     mode = str(node.attrs.get("mode", "linear"))
     if mode not in ("linear", "circular"):

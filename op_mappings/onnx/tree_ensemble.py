@@ -33,6 +33,7 @@ string labels have no WebNN type).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,7 +77,7 @@ class Ensemble:
     base_values: list[float] | None = None
 
 
-def _arr(a: dict[str, Any], name: str, tensor_name: str | None = None) -> np.ndarray | None:
+def _arr(a: Mapping[str, Any], name: str, tensor_name: str | None = None) -> np.ndarray | None:
     if tensor_name and a.get(tensor_name) is not None:
         return np.asarray(a[tensor_name]).reshape(-1)
     value = a.get(name)
@@ -104,7 +105,7 @@ def _walk(root: int, is_leaf: bool, children: Any, leaf_outputs: Any, max_depth:
     return paths
 
 
-def ensemble_v5(a: dict[str, Any]) -> Ensemble:
+def ensemble_v5(a: Mapping[str, Any]) -> Ensemble:
     """The TreeEnsemble (ai.onnx.ml 5) attributes as an Ensemble."""
     splits = np.asarray(a["nodes_splits"]).reshape(-1)
     feats = [int(v) for v in a["nodes_featureids"]]
@@ -159,7 +160,7 @@ def ensemble_v5(a: dict[str, Any]) -> Ensemble:
     return ens
 
 
-def ensemble_v1(a: dict[str, Any], op: str, targets: tuple[str, str, str, str]
+def ensemble_v1(a: Mapping[str, Any], op: str, targets: tuple[str, str, str, str]
                 ) -> Ensemble:
     """TreeEnsembleRegressor / TreeEnsembleClassifier (ai.onnx.ml 1, 3) tree attributes;
     `targets` names the (tree ids, node ids, target ids, weights) attributes."""
@@ -329,8 +330,8 @@ def raw_scores(ctx: ImportContext, node: Node, x: Any, ens: Ensemble) -> tuple[A
     if used:
         ct = b.gather(cond, _const(ctx, gather_idx.reshape(-1), "int32"), axis=1)
         ct = b.transpose(b.reshape(ct, [batch, n_trees, n_t]), permutation=[1, 0, 2])
-        s = b.matmul(ct, _const(ctx, m))  # [T, B, P]
-        taken = b.cast(b.equal(s, _const(ctx, need)), "float32")
+        hits = b.matmul(ct, _const(ctx, m))  # [T, B, P]
+        taken = b.cast(b.equal(hits, _const(ctx, need)), "float32")
     else:  # every tree is one leaf
         taken = b.expand(_const(ctx, (need == 0).astype(np.float32)), [n_trees, batch, p_t])
     if ens.aggregate in ("SUM", "AVERAGE"):
@@ -382,7 +383,7 @@ def tree_ensemble(ctx: ImportContext, node: Node) -> list[Any]:
     return [ctx.builder.cast(y, x.data_type) if x.data_type != "float32" else y]
 
 
-def _base_values(a: dict[str, Any]) -> list[float] | None:
+def _base_values(a: Mapping[str, Any]) -> list[float] | None:
     base = _arr(a, "base_values", "base_values_as_tensor")
     return None if base is None else [float(v) for v in base]
 
