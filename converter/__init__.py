@@ -1,7 +1,10 @@
 """webnn-converter: convert ONNX and TFLite models into W3C WebNN graphs, run and validate them.
 
-`converter.convert(model, free_dims=..., input_shapes=..., pin_inputs=...)` returns a
-`ConversionResult`. Names are imported lazily so that `import converter` stays fast.
+The public API is `converter.api` (convert, validate, inspect_model, export, load, the result
+and error classes); its names are also reachable here, imported lazily on first use so that
+`import converter` stays fast: `converter.convert(model, free_dims=...)` returns a
+`ConversionResult`. `converter.export` is the export package, which is also callable as
+`converter.export(result, outdir, ...)`.
 """
 
 from __future__ import annotations
@@ -10,54 +13,42 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-_LAZY = {
-    "convert": "converter.api",
-    "load": "converter.export.api",
-    "ConversionResult": "converter.result",
-    "ConversionReport": "converter.importer",
-    "ConversionError": "converter.errors",
-    "ConversionFailed": "converter.errors",
-    "UnsupportedOp": "converter.errors",
-    "UnsupportedAttribute": "converter.errors",
-    "UnsupportedDataType": "converter.errors",
-    "RequiresConstantInput": "converter.errors",
-    "InvalidModel": "converter.errors",
-    "UnresolvedDimensions": "converter.errors",
-    "SpecViolation": "converter.errors",
-}
-
 __all__ = ["ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
-           "InvalidModel", "RequiresConstantInput", "SpecViolation", "UnresolvedDimensions",
-           "UnsupportedAttribute", "UnsupportedDataType", "UnsupportedOp", "__version__",
-           "convert", "export", "load"]
+           "InvalidModel", "ModelInfo", "RequiresConstantInput", "SpecViolation",
+           "UnresolvedDimensions", "UnsupportedAttribute", "UnsupportedDataType",
+           "UnsupportedOp", "ValidationReport", "__version__", "convert", "export",
+           "inspect_model", "load", "validate"]
 
 if TYPE_CHECKING:
-    from .api import ConversionResult, convert
-    from .errors import (
+    from . import export
+    from .api import (
         ConversionError,
         ConversionFailed,
+        ConversionReport,
+        ConversionResult,
         InvalidModel,
+        ModelInfo,
         RequiresConstantInput,
         SpecViolation,
         UnresolvedDimensions,
         UnsupportedAttribute,
         UnsupportedDataType,
         UnsupportedOp,
+        ValidationReport,
+        convert,
+        inspect_model,
+        load,
+        validate,
     )
-    from .export.api import load
-    from .importer import ConversionReport
 
 
 def __getattr__(name: str) -> Any:
-    if name == "export":
-        import importlib
-
-        return importlib.import_module("converter.export")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'converter' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module), name)
+    if name == "export":
+        return importlib.import_module("converter.export")
+    if name not in __all__ or name == "__version__":
+        raise AttributeError(f"module 'converter' has no attribute {name!r}")
+    value = getattr(importlib.import_module("converter.api"), name)
     globals()[name] = value
     return value

@@ -25,8 +25,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("ir/webnn", ("converter", "converter.ir", "converter.errors", "converter.webnn")),
     ("runtimes", ("converter.runtime", "converter.export.onnx", "converter.export.onnx_lowering")),
     ("import core", ("converter.importer", "converter.result")),
-    ("front ends/serialize/export", ("converter.frontends", "converter.serialize",
-                                     "converter.export", "op_mappings")),
+    ("front ends/serialize/export", ("converter.conversion", "converter.frontends",
+                                     "converter.serialize", "converter.export", "op_mappings")),
     ("api", ("converter.api", "converter.validate", "converter.zoo", "converter.onnx_backend")),
     ("cli", ("cli",)),
 )

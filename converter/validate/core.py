@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..api import convert
+from ..conversion import convert
 from ..feeds import graph_feeds, source_outputs
 from ..frontends import get
 from ..frontends.detect import detect_format, model_label

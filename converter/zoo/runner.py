@@ -116,7 +116,7 @@ class ZooReport:
 def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
               threads: int = 0, debug: bool = False) -> ZooResult:
     """Convert and validate one entry; never raises (see the module docstring)."""
-    from ..api import convert
+    from ..conversion import convert
     from ..errors import ConversionError
     from ..frontends.detect import detect_format
     from ..validate import validate

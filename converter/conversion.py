@@ -1,0 +1,69 @@
+"""`convert()`: a model file -> a WebNN graph (re-exported by `converter.api`).
+
+```python
+import converter
+result = converter.convert("model.onnx", free_dims={"batch": 1})
+result = converter.convert("model.onnx", input_dims={"x": {0: 1}})   # an unnamed dimension
+print(result.report.to_dict())
+outputs = result.run({"x": image})          # keyed by source output names, source dtypes
+```
+
+The model's format is detected by content (`converter.frontends.detect`) and the matching
+front end (`converter.frontends`) reads and imports it. Restrictions: every graph input
+dimension must be fixed (`free_dims` by symbolic name, `input_dims` by input name and axis,
+`input_shapes` whole shapes by input name; a front end may fill some in itself, e.g. TFLite
+-1 dimensions at the size LiteRT runs them); inputs WebNN has no type for, and inputs that
+decide shapes or control flow, must be pinned (`pin_inputs`); each front end accepts only the
+options its format has (`Frontend.options`). Errors name the settings that fix them
+(`ConversionError.fixes`; `str(error)` spells them as these keyword arguments).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .frontends import get
+from .frontends.detect import detect_format, model_label
+from .result import ConversionResult
+
+__all__ = ["convert"]
+
+
+def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str, int] | None = None,
+            input_shapes: Mapping[str, Sequence[int]] | None = None,
+            pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None, *,
+            input_dims: Mapping[str, Mapping[int, int]] | None = None,
+            fmt: str | None = None) -> ConversionResult:
+    """Convert a model (a path, the file's bytes, or an in-memory model object a front end
+    accepts, such as an `onnx.ModelProto`) to a WebNN graph.
+
+    `input_dims` ({input: {axis: size}}) sets single dimensions (unnamed ones, a TFLite -1).
+    `fmt` (a front-end name, e.g. "onnx" or "tflite") skips detection. Raises `InvalidModel`
+    for options the format does not have, for unreadable/unsafe models and unresolved
+    dimensions, and `ConversionFailed` (one error listing every node that could not be
+    converted).
+    """
+    if fmt is None:
+        fmt = detect_format(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
+            else _in_memory_format(model)
+    frontend = get(fmt)
+    label = model_label(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
+        else f"<{type(model).__name__}>"
+    options = {"free_dims": free_dims, "input_dims": input_dims, "input_shapes": input_shapes,
+               "pin_inputs": pin_inputs, "signature": signature}
+    given = {k: v for k, v in options.items() if v}
+    return frontend.impl().convert(model, label=label, **given)
+
+
+def _in_memory_format(model: Any) -> str:
+    """The front end that accepts an in-memory model object (each implementation module's
+    `accepts(obj)`)."""
+    from .errors import InvalidModel
+    from .frontends import registered
+
+    for fe in registered().values():
+        if fe.impl().accepts(model):
+            return fe.name
+    raise InvalidModel(f"convert: cannot read a {type(model).__name__} (give a path or bytes)")
