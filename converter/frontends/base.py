@@ -14,11 +14,12 @@ only when a call needs it: detecting a file's format costs no onnx/tflite import
 from __future__ import annotations
 
 import importlib
+import os
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
@@ -26,9 +27,34 @@ from ..errors import Fix, Interface, render_fixes
 from ..ir import Dim
 from .control_inputs import ControlInput
 
+if TYPE_CHECKING:
+    from ..importer import Importer
+    from ..result import ConversionResult
+
 Sniff = Callable[[bytes, str], bool]
 """`sniff(head, suffix)`: True when the first bytes of a file (at least 64 where the file
 has them) or its lower-case suffix say it is this front end's format."""
+
+
+class FrontendImpl(Protocol):
+    """What a front end's implementation module (`Frontend.impl()`) defines."""
+
+    def accepts(self, model: Any) -> bool:
+        """True for an in-memory model object of this format."""
+
+    def convert(self, model: Any, *, label: str, **options: Any) -> ConversionResult:
+        """Convert a model (a path, bytes, or an object `accepts` takes)."""
+
+    def run_reference(self, model: Any, source: Any, inputs: Mapping[str, np.ndarray], *,
+                      intermediates: bool = False, threads: int = 0) -> SourceRun:
+        """Run the original model in the format's reference framework."""
+
+    def inspect(self, model: str | os.PathLike[str] | bytes, *, label: str,
+                signature: str | None = None) -> ModelInfo:
+        """Describe a model without converting it."""
+
+    def importer_class(self) -> type[Importer]:
+        """The `Importer` subclass the format's graphs are converted with."""
 
 
 @dataclass(frozen=True)
@@ -55,12 +81,14 @@ class Frontend:
     sniff: Sniff
     fallback: bool = False
 
-    def impl(self) -> ModuleType:
-        """The implementation module, which defines `convert(model, **options)` ->
-        (ImportResult, SourceGraph), `run_reference(model, source, inputs, *,
-        intermediates, threads)` -> SourceRun, `inspect(model, **options)` -> ModelInfo and
-        `importer_class()` -> the Importer subclass it converts with."""
-        return importlib.import_module(self.module)
+    def impl(self) -> FrontendImpl:
+        """The implementation module (`FrontendImpl`): `accepts(model)`,
+        `convert(model, *, label, **options)` -> ConversionResult, `run_reference(model,
+        source, inputs, *, intermediates, threads)` -> SourceRun, `inspect(model, *, label,
+        signature)` -> ModelInfo and `importer_class()` -> the Importer subclass it converts
+        with."""
+        # a module imported by name has no static type; its functions are the protocol's
+        return cast(FrontendImpl, importlib.import_module(self.module))
 
     def op_registry(self) -> ModuleType:
         """The op_mappings package of this format (`lookup`, `handlers`, `support_table`)."""

@@ -11,6 +11,7 @@ print(report.to_text()); assert report.passed
 
 from __future__ import annotations
 
+from ..feeds import graph_feeds
 from ..frontends.detect import detect_format
 from .compare import Comparison, compare
 from .core import (
@@ -19,7 +20,6 @@ from .core import (
     Divergence,
     ValidationReport,
     compile_graph,
-    graph_feeds,
     locate_divergence,
     run_converted,
     validate,

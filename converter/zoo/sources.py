@@ -52,7 +52,8 @@ def load_model(entry: ZooEntry) -> str | bytes:
 
     model = onnx.load(entry.path)
     randomize_constant_of_shape(model, entry.seed)
-    return model.SerializeToString()
+    data: bytes = model.SerializeToString()  # protobuf's methods are untyped here
+    return data
 
 
 def randomize_constant_of_shape(model: Any, seed: int = 0) -> Any:

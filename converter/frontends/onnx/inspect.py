@@ -118,11 +118,10 @@ def proto_view(proto: Any) -> GraphView:
 
 
 def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
-    import onnx
-
     from op_mappings.onnx import handlers, lookup
 
     from .reader import _value_info, load_proto, model_functions
+    from .subgraph import schema_functions
 
     proto, _, label = load_proto(model if not isinstance(model, Path) else str(model))
     graph = proto.graph
@@ -159,7 +158,7 @@ def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
         if (domain, op) in functions:
             return "inlined", "model-local function"
         try:
-            schema = onnx.defs.get_schema(op, version, domain)
+            schema = schema_functions(op, version, domain)
             if schema.has_function or schema.has_context_dependent_function:
                 return "inlined", "schema function body"
         except Exception:  # noqa: BLE001 - unknown op or domain

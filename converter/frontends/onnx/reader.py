@@ -58,7 +58,8 @@ def dtype_name(elem_type: int) -> str:
     """ONNX element type -> numpy-style dtype name ("float32", "bool", "bfloat16", ...)."""
     if elem_type in ONNX_DTYPES:
         return ONNX_DTYPES[elem_type]
-    return TensorProto.DataType.Name(elem_type).lower()
+    name: str = TensorProto.DataType.Name(elem_type)  # untyped in onnx's protobuf stubs
+    return name.lower()
 
 
 def onnx_elem_type(dtype: str) -> int:
@@ -292,6 +293,14 @@ def _fmt(shape: Sequence[Dim]) -> str:
     return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
 
 
+def _resolved_shape(vi: ValueInfo) -> tuple[int, ...]:
+    """The shape of an input `_resolve_inputs` returned (every dimension an int)."""
+    assert vi.shape is not None
+    dims = tuple(d for d in vi.shape if isinstance(d, int))
+    assert len(dims) == len(vi.shape)
+    return dims
+
+
 def _pin(inputs: list[ValueInfo], pins: Mapping[str, Any]
          ) -> tuple[list[ValueInfo], dict[str, np.ndarray]]:
     by_name = {vi.name: vi for vi in inputs}
@@ -303,13 +312,13 @@ def _pin(inputs: list[ValueInfo], pins: Mapping[str, Any]
     for name, value in pins.items():
         vi = by_name[name]
         arr = np.asarray(value, dtype=None if vi.dtype == "string" else vi.dtype)
-        assert vi.shape is not None
-        if arr.shape != vi.shape:
-            if arr.size == int(np.prod(vi.shape, dtype=np.int64)):
-                arr = arr.reshape(vi.shape)
+        shape = _resolved_shape(vi)
+        if arr.shape != shape:
+            if arr.size == int(np.prod(shape, dtype=np.int64)):
+                arr = arr.reshape(shape)
             else:
                 raise InvalidModel(f"the value pinned for {name!r} has shape "
-                                   f"{list(arr.shape)}, the input has shape {list(vi.shape)}")
+                                   f"{list(arr.shape)}, the input has shape {list(shape)}")
         arr.setflags(write=False)
         pinned[name] = arr
     return [vi for vi in inputs if vi.name not in pins], pinned

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol, cast
 
 import numpy as np
 import onnx
@@ -42,6 +43,33 @@ class Expansion:
     outputs: tuple[str, ...]
 
 
+class SchemaFunctions(Protocol):
+    """The function-body API of `onnx.defs.OpSchema`, which onnx's type stubs omit."""
+
+    @property
+    def has_function(self) -> bool: ...
+
+    @property
+    def function_opset_versions(self) -> list[int]: ...
+
+    def get_function_with_opset_version(self, version: int, /) -> bytes: ...
+
+    @property
+    def has_context_dependent_function(self) -> bool: ...
+
+    @property
+    def context_dependent_function_opset_versions(self) -> list[int]: ...
+
+    def get_context_dependent_function_with_opset_version(
+            self, version: int, node: bytes, input_types: Sequence[bytes], /) -> bytes: ...
+
+
+def schema_functions(op_type: str, version: int, domain: str) -> SchemaFunctions:
+    """`onnx.defs.get_schema(op_type, version, domain)` seen through its function-body API
+    (`onnx.defs.SchemaError` when there is no such schema)."""
+    return cast(SchemaFunctions, onnx.defs.get_schema(op_type, version, domain))
+
+
 def _norm(domain: str) -> str:
     return "" if domain in ("", "ai.onnx") else domain
 
@@ -56,7 +84,7 @@ def function_body(node: Node, local_functions: Mapping[tuple[str, str], onnx.Fun
     if local is not None:
         return local
     try:
-        schema = onnx.defs.get_schema(node.op_type, node.version, node.domain)
+        schema = schema_functions(node.op_type, node.version, node.domain)
     except onnx.defs.SchemaError:
         return None
     if schema.has_function:
@@ -176,13 +204,14 @@ def expand_function(node: Node, fn: onnx.FunctionProto, prefix: str,
     fn_opsets = dict(opsets)
     for entry in fn.opset_import:
         fn_opsets[_norm(entry.domain)] = int(entry.version)
-    defaults = {a.name: a for a in fn.attribute_proto}
+    defaults: dict[str, AttributeProto] = {a.name: a for a in fn.attribute_proto}
     try:
         schema_attrs = onnx.defs.get_schema(node.op_type, node.version,
                                             node.domain).attributes
     except onnx.defs.SchemaError:
         schema_attrs = {}
-    given = {a.name: a for a in node.proto.attribute} if node.proto is not None else {}
+    given: dict[str, AttributeProto] = ({a.name: a for a in node.proto.attribute}
+                                        if node.proto is not None else {})
 
     def resolve(ref: str) -> AttributeProto | None:
         if ref in given:

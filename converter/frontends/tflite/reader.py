@@ -99,7 +99,7 @@ class _Reader:
 
     def array(self, getter: Any, length: int, what: str, elem: int) -> np.ndarray:
         self.count(length, what, elem)
-        value = getter()
+        value: np.ndarray | int = getter()  # flatbuffers' `...AsNumpy()`: 0 when absent
         if isinstance(value, int):  # absent vector
             return np.zeros(0, np.int64)
         return value
