@@ -273,6 +273,16 @@ class UnsupportedAttribute(ConversionError):
     reason_code = "unsupported_attribute"
 
 
+class UseFunctionBody(UnsupportedAttribute):
+    """A handler declines its node: the op's own definition should be converted instead.
+
+    The ONNX importer catches it and inlines the op's function body (a schema function or a
+    model-local function), as it does for ops without a handler; where the op has no body
+    (or the front end has no such bodies) it is reported as the unsupported attribute its
+    message describes. Raise it before building operations (ones already built are left
+    unused)."""
+
+
 class UnsupportedDataType(ConversionError):
     """A tensor type WebNN has no equivalent of (double inputs, strings, int16, ...)."""
 

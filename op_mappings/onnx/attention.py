@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.errors import InvalidModel, UseFunctionBody
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn import MLOperand
@@ -35,8 +35,10 @@ from op_mappings.onnx.contrib._attention_common import (
     int_value,
     mask_and,
     merge_heads,
+    operand,
     optional_past,
     reshape,
+    scalar,
     shape_of,
     split_heads,
     value,
@@ -85,13 +87,28 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
     left_window_size / right_window_size (25; onnxruntime 1.31 has no opset-25 Attention, so
     they are checked against the ONNX reference evaluator); scale (default
     1/sqrt(H)); softcap (before the mask); softmax_precision; the qk_matmul_output output in
-    modes 0 (scaled Q·Kᵀ) and 3 (softmax); a query row whose keys are all masked by the bool
-    mask, is_causal or nonpad_kv_seqlen gives 0. Restrictions: float32/float16 (float16 is
-    computed in float32, so softmax_precision changes nothing); qk_matmul_output modes 1 and
-    2 are not supported (the ONNX text and onnxruntime disagree on them); a row whose float
-    mask is -inf everywhere gives NaN."""
+    modes 0 (scaled Q·Kᵀ, before the softcap), 1 (after the softcap), 2 (after the softcap
+    and the masks, -inf where a key is excluded, as the ONNX reference; onnxruntime gives
+    the lowest float there) and 3 (softmax); a query row whose keys are all masked by the
+    bool mask, is_causal, the windows or nonpad_kv_seqlen gives 0. Restrictions:
+    float32/float16 (float16 is computed in float32, so softmax_precision float16/float32
+    changes nothing; float64 is computed in float32 with a warning; bfloat16 is left to the
+    schema's function body, whose cast to bfloat16 does not convert either); a row whose
+    float mask is -inf everywhere gives NaN."""
     b = ctx.builder
     check_arity(node, (3, 7 if node.version >= 24 else 6), (1, 4))
+    mode = int_attr(node, "qk_matmul_output_mode", 0)
+    want_qk = len(node.outputs) > 3 and bool(node.outputs[3])
+    if want_qk and mode not in (0, 1, 2, 3):
+        raise InvalidModel(f"qk_matmul_output_mode must be 0, 1, 2 or 3, got {mode}")
+    precision = int_attr(node, "softmax_precision", 0)
+    if precision and precision not in _TYPES:
+        raise InvalidModel(f"softmax_precision {precision} is not a float type")
+    if _TYPES.get(precision) == "bfloat16":  # before building anything: the body takes over
+        raise UseFunctionBody("softmax_precision bfloat16 is not supported (WebNN has no "
+                              "bfloat16)")
+    if _TYPES.get(precision) == "float64":
+        ctx.warn("softmax_precision float64 computes in float32")
     q = float_input(ctx, node.inputs[0], "Q")
     k = float_input(ctx, node.inputs[1], "K")
     v = float_input(ctx, node.inputs[2], "V")
@@ -172,16 +189,6 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
         allowed = mask_and(ctx, allowed,
                            compare(ctx, "le", key_pos, arith(ctx, "add", position, right)))
 
-    mode = int_attr(node, "qk_matmul_output_mode", 0)
-    want_qk = len(node.outputs) > 3 and bool(node.outputs[3])
-    if want_qk and mode not in (0, 3):
-        raise UnsupportedAttribute(f"qk_matmul_output_mode {mode} is not supported (only 0 "
-                                   "and 3)")
-    precision = int_attr(node, "softmax_precision", 0)
-    if precision and precision not in _TYPES:
-        raise InvalidModel(f"softmax_precision {precision} is not a float type")
-    if _TYPES.get(precision) in ("float64", "bfloat16"):
-        raise UnsupportedAttribute(f"softmax_precision {_TYPES[precision]} is not supported")
     dt = q.data_type
     work = "float32"  # float16 is computed in float32 (as onnxruntime does), cast back at the end
     if dt != work:
@@ -190,10 +197,21 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
     else:
         k_att, v_att = k_all, v_all
     scale = default_scale(float_attr(node, "scale", 0.0), size)
+    softcap = float_attr(node, "softcap", 0.0)
+    extra = {0: "raw", 1: "raw", 2: "masked", 3: "probs"}[mode] if want_qk else None
     out, qk = attend(ctx, qh, k_att, v_att, scale=scale, biases=biases, exclude=allowed,
-                     softcap=float_attr(node, "softcap", 0.0),
-                     extra=(("raw", "probs")[mode == 3]) if want_qk else None,
-                     zero_empty_rows=True)
+                     softcap=softcap, extra=extra, zero_empty_rows=True)
+    if qk is not None and mode == 1 and softcap > 0.0:  # the scores after the softcap
+        cap = scalar(ctx, softcap, work)
+        qk = b.mul(b.tanh(b.div(qk, cap)), cap)
+    if qk is not None and mode == 2 and allowed is not None:
+        # the scores going into the softmax, with -inf (not the lowest finite value the
+        # softmax gets) where the masks exclude a key, as the ONNX bias does
+        if isinstance(allowed, np.ndarray):
+            if not allowed.all():
+                qk = b.add(qk, ctx.constant(np.where(allowed, 0.0, -np.inf).astype(work)))
+        else:
+            qk = b.where(operand(ctx, allowed, "uint8"), qk, scalar(ctx, float("-inf"), work))
     if dt != work:
         out = b.cast(out, dt)
         qk = None if qk is None else b.cast(qk, dt)

@@ -1,9 +1,10 @@
 """The ONNX front end's importer: the shared importer loop plus what only ONNX has.
 
-- Functions: a node without a handler whose op is a model-local function
-  (`ModelProto.functions`) or whose schema has a function body is inlined: the body's nodes
-  are converted in a fresh name scope (nesting bounded by `MAX_INLINE_DEPTH`); the node is
-  reported as one node (decomposed/native/folded) with the WebNN ops of its body.
+- Functions: a node without a handler (or whose handler declines it by raising
+  `UseFunctionBody`) whose op is a model-local function (`ModelProto.functions`) or whose
+  schema has a function body is inlined: the body's nodes are converted in a fresh name
+  scope (nesting bounded by `MAX_INLINE_DEPTH`); the node is reported as one node
+  (decomposed/native/folded) with the WebNN ops of its body.
 - Subgraphs: handlers of control-flow ops (If, Loop, Scan) call `ctx.run_subgraph(graph,
   bindings)`, which converts a subgraph in a fresh name scope; the subgraph sees every value
   of the enclosing scopes by name.
@@ -26,6 +27,7 @@ from ...errors import (
     InvalidModel,
     UnsupportedAttribute,
     UnsupportedOp,
+    UseFunctionBody,
 )
 from ...importer import (
     MAX_INLINE_DEPTH,
@@ -121,6 +123,23 @@ class ONNXImporter(Importer):
         else:
             self._record(node, "decomposed" if len(ops) > 1 else "native", ops)
         return True
+
+    _declined: Node | None = None
+    """The node whose handler raised `UseFunctionBody`, while its body is being inlined."""
+
+    def fail(self, node: Node, error: ConversionError) -> None:
+        """A handler that raised `UseFunctionBody` gets its node converted through the op's
+        function body instead (once: a failing body records its own error); without a body
+        the handler's error is recorded as usual."""
+        if isinstance(error, UseFunctionBody) and self.ctx.node is node \
+                and self._declined is not node:
+            previous, self._declined = self._declined, node
+            try:
+                if self._inline(node):
+                    return
+            finally:
+                self._declined = previous
+        super().fail(node, error)
 
     def run_subgraph(self, graph: Any, bindings: Sequence[np.ndarray | MLOperand | str | None],
                      tag: str = "") -> list[np.ndarray | MLOperand]:
