@@ -186,7 +186,7 @@ class WebNNBackend(Backend):
         return cls.supports_device(device)
 
     @classmethod
-    def prepare(cls, model: onnx.ModelProto, device: str = "CPU",  # type: ignore[override]
+    def prepare(cls, model: onnx.ModelProto, device: str = "CPU",
                 **kwargs: Any) -> WebNNBackendRep:
         """Convert `model`; keyword `backend` picks the runtime ("reference"), `specialize`
         (default True) allows deferring conversion to pin shape-deciding inputs."""

@@ -34,7 +34,7 @@ class ReferenceExecutable:
             for dep in op.operand_inputs():
                 last_use[id(dep)] = i
         keep = {id(o) for o in graph.outputs.values()}
-        self._release = [[] for _ in graph.operations]
+        self._release: list[list[int]] = [[] for _ in graph.operations]
         for key, i in last_use.items():
             if key not in keep:
                 self._release[i].append(key)

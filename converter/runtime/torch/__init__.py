@@ -162,9 +162,11 @@ if torch is not None:
             self._constant_ptrs = {_storage_ptr(t) for t in constants.values()}
             self._checked = False
             self._execute: Callable[[list[Any]], list[Any]] = self._eager
-            if backend.use_compile:
-                kwargs = {} if backend.use_compile is True else {"backend": backend.use_compile}
-                self._execute = torch.compile(self._eager, dynamic=False, **kwargs)
+            if backend.use_compile is True:
+                self._execute = torch.compile(self._eager, dynamic=False)
+            elif backend.use_compile:
+                self._execute = torch.compile(self._eager, dynamic=False,
+                                              backend=backend.use_compile)
             self._graph_runner: _CudaGraphRunner | None = None
             self._use_cuda_graph = backend.cuda_graphs and self.device.type == "cuda"
 
@@ -240,7 +242,8 @@ if torch is not None:
             env: list[Any] = [None] * exe._size
             for s, t in [*exe._constants.items(), *self.static.items()]:
                 env[s] = t
-            stream = torch.cuda.Stream()
+            new_stream: Callable[[], torch.cuda.Stream] = torch.cuda.Stream  # untyped __new__
+            stream = new_stream()
             stream.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(stream):
                 for _ in range(2):  # warm up (lazy initialisations happen outside capture)

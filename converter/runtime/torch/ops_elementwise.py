@@ -31,6 +31,9 @@ from .registry import (
     to_storage,
 )
 
+# torch.broadcast_tensors is untyped (torch/functional.py)
+_broadcast_tensors: Callable[..., tuple[torch.Tensor, ...]] = torch.broadcast_tensors
+
 _FLOAT_BINARY: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
     "max": torch.maximum, "min": torch.minimum, "pow": torch.pow,
@@ -51,7 +54,7 @@ def _uint64_div(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def int_div(a: torch.Tensor, b: torch.Tensor, data_type: str) -> torch.Tensor:
     """Integer division truncating toward zero; 0 for a zero divisor; MIN / -1 wraps."""
-    a, b = torch.broadcast_tensors(int64(a), int64(b))
+    a, b = _broadcast_tensors(int64(a), int64(b))
     zero = b == 0
     safe = torch.where(zero, 1, b)
     if data_type == "uint64":
@@ -65,7 +68,7 @@ def int_div(a: torch.Tensor, b: torch.Tensor, data_type: str) -> torch.Tensor:
 
 def int_pow(a: torch.Tensor, b: torch.Tensor, data_type: str) -> torch.Tensor:
     """a ** b modulo 2**64 (then wrapped to the output type by the executor)."""
-    a, b = torch.broadcast_tensors(int64(a), int64(b))
+    a, b = _broadcast_tensors(int64(a), int64(b))
     neg = b < 0
     out = torch.pow(a, torch.where(neg, 0, b))
     if data_type == "uint64":

@@ -31,7 +31,8 @@ def _counts(size: int, k: int, pad_begin: int, stride: int, dilation: int, out_l
             ) -> np.ndarray:
     """Number of real (non-padding) cells in each window along one axis."""
     pos = (np.arange(out_len)[:, None] * stride - pad_begin) + np.arange(k)[None, :] * dilation
-    return ((pos >= 0) & (pos < size)).sum(axis=1)
+    counts: np.ndarray = ((pos >= 0) & (pos < size)).sum(axis=1)
+    return counts
 
 
 def _window_reduce(x: torch.Tensor, k: tuple[int, int], s: tuple[int, int],

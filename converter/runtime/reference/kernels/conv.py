@@ -123,7 +123,7 @@ def conv2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.n
     s_n, s_c, s_h, s_w = xp.strides
     k = cg * kh * kw
     rows = max(1, min(oh, _IM2COL_MAX_ELEMENTS // (n * groups * k * ow)))
-    out = np.empty((n, groups, og, oh, ow)) if rows < oh else None
+    acc = np.empty((n, groups, og, oh, ow)) if rows < oh else None
     for r0 in range(0, oh, rows):
         r1 = min(oh, r0 + rows)
         view = as_strided(xp[:, :, r0 * sh:], (n, groups, cg, kh, kw, r1 - r0, ow),
@@ -132,12 +132,12 @@ def conv2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.n
         cols = np.empty(view.shape)
         np.copyto(cols, view)
         block = np.matmul(wm, cols.reshape(n, groups, k, (r1 - r0) * ow))
-        if out is None:
-            out = block
+        if acc is None:
+            acc = block
         else:
-            out[:, :, :, r0:r1] = block.reshape(n, groups, og, r1 - r0, ow)
-    assert out is not None
-    return _finish(out.reshape(n, o, oh, ow), options.get("bias"), nhwc)
+            acc[:, :, :, r0:r1] = block.reshape(n, groups, og, r1 - r0, ow)
+    assert acc is not None
+    return _finish(acc.reshape(n, o, oh, ow), options.get("bias"), nhwc)
 
 
 @kernel("convTranspose2d")

@@ -4,6 +4,7 @@ clamp, where. Floats are computed in float64, integers exactly in int64/uint64."
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -36,7 +37,8 @@ def _int_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _int_pow(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     a, b = np.broadcast_arrays(a, b)
     if a.dtype.kind == "u":
-        return np.power(a, b)
+        powered: np.ndarray = np.power(a, b)  # numpy's stubs: Any for unknown dtypes
+        return powered
     neg = b < 0
     out = np.power(a, np.where(neg, 0, b))
     # x^-n: 1 for |x| == 1 (sign by parity), 0 otherwise (truncation of the real result).
@@ -97,14 +99,16 @@ def is_infinite(op: Operation, args: list[Any], options: dict[str, Any]) -> list
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-x))
+    y: np.ndarray = 1.0 / (1.0 + np.exp(-x))  # numpy's stubs: Any for unknown dtypes
+    return y
 
 
 def _softplus(x: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0.0, x)
+    y: np.ndarray = np.logaddexp(0.0, x)
+    return y
 
 
-_UNARY = {
+_UNARY: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "abs": np.abs, "ceil": np.ceil, "cos": np.cos, "erf": _erf, "exp": np.exp,
     "floor": np.floor, "identity": lambda x: x, "log": np.log, "neg": np.negative,
     "reciprocal": lambda x: 1.0 / x, "roundEven": np.rint, "sin": np.sin,

@@ -65,8 +65,8 @@ def scatter_elements(op: Operation, args: list[Any], options: dict[str, Any]
     axis = options["axis"]
     coords = list(np.indices(indices.shape, sparse=True))
     coords[axis] = normalize(indices, x.shape[axis])
-    coords = np.broadcast_arrays(*coords)
-    targets = np.ravel_multi_index(tuple(c.ravel() for c in coords), x.shape)
+    grids = np.broadcast_arrays(*coords)
+    targets = np.ravel_multi_index(tuple(c.ravel() for c in grids), x.shape)
     keep = _last_wins(targets)
     out = x.copy()
     out.reshape(-1)[targets[keep]] = updates.reshape(-1)[keep]

@@ -40,13 +40,15 @@ def _reduce_axis(a: np.ndarray, axis: int, k: int, stride: int, dilation: int, o
     if k <= _TAP_LOOP_MAX:
         if k == 1:
             return a[along(0, stride, out_len)].copy()
-        out = ufunc(a[along(0, stride, out_len)], a[along(dilation, stride, out_len)])
+        out: np.ndarray = ufunc(a[along(0, stride, out_len)],
+                                a[along(dilation, stride, out_len)])
         for t in range(2, k):
             ufunc(out, a[along(t * dilation, stride, out_len)], out=out)
         return out
     windows = sliding_window_view(a, (k - 1) * dilation + 1, axis=axis)
     windows = windows[along(0, stride, out_len)][..., ::dilation]
-    return ufunc.reduce(windows, axis=-1)
+    reduced: np.ndarray = ufunc.reduce(windows, axis=-1)  # np.ufunc calls are typed Any
+    return reduced
 
 
 def _pad(a: np.ndarray, axes: tuple[int, int], begins: tuple[int, int],
@@ -68,7 +70,8 @@ def _counts(size: int, k: int, pad_begin: int, stride: int, dilation: int, out_l
             ) -> np.ndarray:
     """Number of real (non-padding) cells in each window along one axis."""
     pos = (np.arange(out_len)[:, None] * stride - pad_begin) + np.arange(k)[None, :] * dilation
-    return ((pos >= 0) & (pos < size)).sum(axis=1)
+    counts: np.ndarray = ((pos >= 0) & (pos < size)).sum(axis=1)
+    return counts
 
 
 @kernel("averagePool2d", "l2Pool2d", "maxPool2d")
@@ -82,6 +85,7 @@ def pool2d(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.n
     dh, dw = options["dilations"]
     out_shape = op.outputs[0].shape
     oh, ow = out_shape[h_axis], out_shape[w_axis]
+    ufunc: np.ufunc
     if op.op == "maxPool2d":
         work, fill, ufunc = x, _lowest(x.dtype), np.maximum
     elif op.op == "averagePool2d":

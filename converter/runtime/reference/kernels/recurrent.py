@@ -24,7 +24,8 @@ Activation = Callable[[np.ndarray], np.ndarray]
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
-        return 1.0 / (1.0 + np.exp(-x))
+        y: np.ndarray = 1.0 / (1.0 + np.exp(-x))  # numpy's stubs: Any for unknown dtypes
+    return y
 
 
 ACTIVATIONS: dict[str, Activation] = {
@@ -60,7 +61,8 @@ def gru_step(xw: np.ndarray, hidden: np.ndarray, r_weight: np.ndarray, bias: np.
 
     def rec(name: str, state: np.ndarray) -> np.ndarray:
         rows = _gate(r_weight.T, off, name, h)  # [H, H] = R_gateᵀ
-        return state @ rows
+        product: np.ndarray = state @ rows
+        return product
 
     z = f(_gate(xb, off, "z", h) + rec("z", hidden) + _gate(r_bias, off, "z", h))
     r = f(_gate(xb, off, "r", h) + rec("r", hidden) + _gate(r_bias, off, "r", h))
@@ -69,7 +71,8 @@ def gru_step(xw: np.ndarray, hidden: np.ndarray, r_weight: np.ndarray, bias: np.
         n = g(_gate(xb, off, "n", h) + r * (rec("n", hidden) + rbn))
     else:
         n = g(_gate(xb, off, "n", h) + rbn + rec("n", r * hidden))
-    return z * hidden + (1.0 - z) * n
+    new_hidden: np.ndarray = z * hidden + (1.0 - z) * n
+    return new_hidden
 
 
 def lstm_step(xw: np.ndarray, hidden: np.ndarray, cell: np.ndarray, r_weight: np.ndarray,
@@ -81,7 +84,8 @@ def lstm_step(xw: np.ndarray, hidden: np.ndarray, cell: np.ndarray, r_weight: np
     pre = xw + hidden @ r_weight.T + bias + r_bias
 
     def peep(name: str) -> np.ndarray:
-        return _gate(peephole, PEEPHOLE_OFFSETS, name, h) * cell
+        term: np.ndarray = _gate(peephole, PEEPHOLE_OFFSETS, name, h) * cell
+        return term
 
     i = f_act(_gate(pre, off, "i", h) + peep("i"))
     f = f_act(_gate(pre, off, "f", h) + peep("f"))

@@ -21,32 +21,36 @@ def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     axes this is x itself, also for +-inf)."""
     m = np.max(x, axis=axes, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
-    return np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+    out: np.ndarray = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+    return out
 
 
 def _reduce(op: str, x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """The reduction over `axes`, keeping the reduced dimensions (as size 1)."""
+    out: np.ndarray  # numpy's stubs type reductions with keepdims as Any
     if op == "reduceSum":
-        return np.sum(x, axis=axes, keepdims=True)
-    if op == "reduceL1":
-        return np.sum(np.abs(x), axis=axes, keepdims=True)
-    if op == "reduceSumSquare":
-        return np.sum(x * x, axis=axes, keepdims=True)
-    if op == "reduceL2":
-        return np.sqrt(np.sum(x * x, axis=axes, keepdims=True))
-    if op == "reduceMean":
+        out = np.sum(x, axis=axes, keepdims=True)
+    elif op == "reduceL1":
+        out = np.sum(np.abs(x), axis=axes, keepdims=True)
+    elif op == "reduceSumSquare":
+        out = np.sum(x * x, axis=axes, keepdims=True)
+    elif op == "reduceL2":
+        out = np.sqrt(np.sum(x * x, axis=axes, keepdims=True))
+    elif op == "reduceMean":
         count = int(np.prod([x.shape[a] for a in axes], dtype=np.int64))
-        return np.sum(x, axis=axes, keepdims=True) / count
-    if op == "reduceProduct":
-        return np.prod(x, axis=axes, keepdims=True)
-    if op == "reduceMax":
-        return np.max(x, axis=axes, keepdims=True)
-    if op == "reduceMin":
-        return np.min(x, axis=axes, keepdims=True)
-    if op == "reduceLogSum":
-        return np.log(np.sum(x, axis=axes, keepdims=True))
-    assert op == "reduceLogSumExp"
-    return _log_sum_exp(x, axes)
+        out = np.sum(x, axis=axes, keepdims=True) / count
+    elif op == "reduceProduct":
+        out = np.prod(x, axis=axes, keepdims=True)
+    elif op == "reduceMax":
+        out = np.max(x, axis=axes, keepdims=True)
+    elif op == "reduceMin":
+        out = np.min(x, axis=axes, keepdims=True)
+    elif op == "reduceLogSum":
+        out = np.log(np.sum(x, axis=axes, keepdims=True))
+    else:
+        assert op == "reduceLogSumExp"
+        out = _log_sum_exp(x, axes)
+    return out
 
 
 @kernel("reduceL1", "reduceL2", "reduceLogSum", "reduceLogSumExp", "reduceMax", "reduceMean",

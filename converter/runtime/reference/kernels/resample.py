@@ -25,7 +25,8 @@ def _round_half_even(num: np.ndarray, den: int) -> np.ndarray:
     """num / den rounded to the nearest integer, ties to even (den > 0), exactly."""
     q, rem = np.divmod(num, den)
     up = (2 * rem > den) | ((2 * rem == den) & (q % 2 == 1))
-    return q + up
+    rounded: np.ndarray = q + up  # np.divmod is typed Any
+    return rounded
 
 
 def _along(shape_len: int, axis: int, values: np.ndarray) -> np.ndarray:
