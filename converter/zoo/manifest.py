@@ -200,10 +200,12 @@ def _input_spec(name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_manifest(path: str | Path) -> list[ZooEntry]:
+def read_manifest(path: str | Path, names: Iterable[str] | None = None) -> list[ZooEntry]:
     """Entries of one manifest file; InvalidModel for unreadable TOML, bad entries or a name
-    used twice."""
+    used twice. With `names`, only the entries of those names (the others are not read, so
+    their models are not generated)."""
     path = Path(path)
+    wanted = set(names) if names is not None else None
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -216,6 +218,8 @@ def read_manifest(path: str | Path) -> list[ZooEntry]:
         name = str(t.get("name") or key or "")
         if not name:
             raise InvalidModel(f"manifest {str(path)!r}: an entry has no name")
+        if wanted is not None and name not in wanted:
+            continue
         try:
             entry = _entry(t, name, path, base)
         except (TypeError, ValueError) as exc:
