@@ -114,7 +114,8 @@ def qparams(info: TensorInfo, rank: int) -> tuple[np.ndarray, np.ndarray]:
 def dequantize_value(value: np.ndarray, info: TensorInfo) -> np.ndarray:
     """Float32 value of a quantized constant (float64 inside, rounded once)."""
     scale, zp = qparams(info, value.ndim)
-    return ((value.astype(np.float64) - zp) * scale.astype(np.float64)).astype(np.float32)
+    real: np.ndarray = (value.astype(np.float64) - zp) * scale.astype(np.float64)
+    return real.astype(np.float32)
 
 
 def q_constants(ctx: ImportContext, info: TensorInfo, rank: int, dtype: str
@@ -125,7 +126,8 @@ def q_constants(ctx: ImportContext, info: TensorInfo, rank: int, dtype: str
         scale, zp = qparams(info, rank)
         cache[key] = (ctx.builder.constant(scale.astype(np.float32)),
                       ctx.builder.constant(zp.astype(dtype)))
-    return cache[key]
+    pair: tuple[MLOperand, MLOperand] = cache[key]
+    return pair
 
 
 def fin(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand | None:
@@ -139,7 +141,8 @@ def fin(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand | None:
     assert info is not None
     cache = ctx.memo  # float views: one per context (and builder)
     if ("dq", name) in cache:
-        return cache[("dq", name)]
+        view: MLOperand = cache[("dq", name)]
+        return view
     if ctx.is_constant(name) and info.dtype not in QTYPES:
         out = ctx.constant(dequantize_value(np.asarray(ctx.const_value(name)), info))
     else:
@@ -151,6 +154,14 @@ def fin(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand | None:
         out = ctx.builder.dequantize_linear(x, scale, zp)
     cache[("dq", name)] = out
     return out
+
+
+def fin_required(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand:
+    """`fin` of an input the op requires; InvalidModel when the node omits it."""
+    x = fin(ctx, node, i)
+    if x is None:
+        raise InvalidModel(f"required input {i} is missing")
+    return x
 
 
 def out_info(node: TFLiteNode, o: int = 0) -> TensorInfo | None:
@@ -198,7 +209,7 @@ def data_in(ctx: ImportContext, node: TFLiteNode, inputs: Sequence[int] = (0,), 
     Returns (operands, raw)."""
     if raw_ok(node, inputs, o):
         return [ctx.operand(node.inputs[i]) for i in inputs], True
-    return [fin(ctx, node, i) for i in inputs], False  # type: ignore[misc]
+    return [fin_required(ctx, node, i) for i in inputs], False
 
 
 def finish(ctx: ImportContext, node: TFLiteNode, y: MLOperand, raw: bool, o: int = 0

@@ -16,7 +16,7 @@ import numpy as np
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import fin, fout
+from op_mappings.tflite._util import fin, fin_required, fout
 
 _CLAMPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0, 1.0)}
 _SIMPLE = {"RELU": "relu", "LOGISTIC": "sigmoid", "TANH": "tanh", "ELU": "elu",
@@ -34,14 +34,14 @@ def simple(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 def clamps(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """clamp to [0, 6], [-1, 1] or [0, 1]."""
     lo, hi = _CLAMPS[node.op_type]
-    x = fin(ctx, node, 0)
+    x = fin_required(ctx, node, 0)
     return [fout(ctx, node, 0, ctx.builder.clamp(x, min_value=lo, max_value=hi))]
 
 
 @tflite_op("LEAKY_RELU", since=1)
 def leaky_relu(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """leakyRelu with the `alpha` option."""
-    x = fin(ctx, node, 0)
+    x = fin_required(ctx, node, 0)
     return [fout(ctx, node, 0, ctx.builder.leaky_relu(x, alpha=float(node.attrs["alpha"])))]
 
 

@@ -7,13 +7,13 @@ from typing import Any
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import fin, fout
+from op_mappings.tflite._util import fin_required, fout
 
 
 @tflite_op("ADD_N", since=1)
 def add_n(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """Sum of all inputs."""
-    xs = [fin(ctx, node, i) for i in range(len(node.inputs))]
+    xs = [fin_required(ctx, node, i) for i in range(len(node.inputs))]
     y = xs[0]
     for x in xs[1:]:
         y = ctx.builder.add(y, x)

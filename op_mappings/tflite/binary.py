@@ -58,7 +58,7 @@ def _zero(ctx: ImportContext, like: MLOperand) -> MLOperand:
 
 
 def _floor_parts(ctx: ImportContext, a: MLOperand, b: MLOperand
-                 ) -> tuple[MLOperand, MLOperand | None]:
+                 ) -> tuple[MLOperand, MLOperand]:
     """(quotient, fix-up condition) for integer floor division."""
     bld = ctx.builder
     q = bld.div(a, b)

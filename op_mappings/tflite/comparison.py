@@ -12,7 +12,7 @@ from typing import Any
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import fin, is_quantized
+from op_mappings.tflite._util import fin_required, is_quantized
 
 _METHODS = {"LESS": "lesser", "LESS_EQUAL": "lesser_or_equal", "GREATER": "greater",
             "GREATER_EQUAL": "greater_or_equal", "EQUAL": "equal", "NOT_EQUAL": "not_equal"}
@@ -26,5 +26,5 @@ def compare(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
             and ia.dtype == ib.dtype and ia.quant is not None and ia.quant.same_as(ib.quant)):
         a, b = ctx.operand(node.inputs[0]), ctx.operand(node.inputs[1])
     else:
-        a, b = fin(ctx, node, 0), fin(ctx, node, 1)
+        a, b = fin_required(ctx, node, 0), fin_required(ctx, node, 1)
     return [getattr(ctx.builder, _METHODS[node.op_type])(a, b)]

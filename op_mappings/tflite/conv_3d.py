@@ -30,6 +30,7 @@ from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
+from op_mappings._common.padding import same_pad
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import Weight, operand, weight
 from op_mappings.tflite._util import (
@@ -40,7 +41,6 @@ from op_mappings.tflite._util import (
     fin,
     fout,
     options_or_defaults,
-    same_pad,
 )
 
 

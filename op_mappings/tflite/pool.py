@@ -15,7 +15,15 @@ from typing import Any
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import NONE, activation, data_in, fin, fout, spatial_padding
+from op_mappings.tflite._util import (
+    NONE,
+    activation,
+    data_in,
+    fin,
+    fin_required,
+    fout,
+    spatial_padding,
+)
 
 
 def _window(node: TFLiteNode, shape: tuple[int, ...]) -> dict[str, Any]:
@@ -33,8 +41,7 @@ def max_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     if act == NONE:
         (x,), raw = data_in(ctx, node)
     else:
-        x, raw = fin(ctx, node, 0), False
-    assert x is not None
+        x, raw = fin_required(ctx, node, 0), False
     y = ctx.builder.max_pool2d(x, **_window(node, x.shape))
     if raw:
         return [y]

@@ -13,7 +13,7 @@ from typing import Any
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import data_in, fin, finish, fout, norm_axes
+from op_mappings.tflite._util import data_in, fin_required, finish, fout, norm_axes
 
 _METHODS = {"MEAN": "reduce_mean", "SUM": "reduce_sum", "REDUCE_MAX": "reduce_max",
             "REDUCE_MIN": "reduce_min", "REDUCE_PROD": "reduce_product",
@@ -28,8 +28,7 @@ def reduce(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     if node.op_type in ("REDUCE_MAX", "REDUCE_MIN", "REDUCE_ANY", "REDUCE_ALL"):
         (x,), raw = data_in(ctx, node)
     else:
-        x, raw = fin(ctx, node, 0), False
-    assert x is not None
+        x, raw = fin_required(ctx, node, 0), False
     axes = norm_axes(ctx.const_input(node, 1), len(x.shape))
     if not axes:
         return [finish(ctx, node, ctx.builder.identity(x), raw)]

@@ -16,8 +16,9 @@ import numpy as np
 from converter.errors import InvalidModel, RequiresConstantInput
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
+from op_mappings._common.values import ints
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import data_in, finish, ints, norm_axes
+from op_mappings.tflite._util import data_in, finish, norm_axes
 
 
 def resolve_shape(shape: list[int], total: int) -> list[int]:

@@ -50,7 +50,8 @@ def nearest_table(size_in: int, size_out: int, align: bool, half: bool) -> np.nd
     idx = np.minimum(idx, size_in - 1)
     if half:
         idx = np.maximum(idx, 0)
-    return idx.astype(np.int32)
+    table: np.ndarray = idx.astype(np.int32)  # numpy's stubs: Any for unknown dtypes
+    return table
 
 
 def _sizes(ctx: ImportContext, node: TFLiteNode) -> list[int]:

@@ -71,7 +71,8 @@ def _segments(ctx: ImportContext, data: MLOperand, ids: np.ndarray, segments: in
         cond = ctx.constant(mask.reshape(segments, width, *([1] * len(rest))))
         ident = b.constant(np.array(_identity(kind, data.data_type), data.data_type))
         rows = b.where(cond, rows, ident)
-    return getattr(b, _REDUCE[kind])(rows, axes=[1])
+    reduced: MLOperand = getattr(b, _REDUCE[kind])(rows, axes=[1])
+    return reduced
 
 
 def _segments_dynamic(ctx: ImportContext, data: MLOperand, ids: MLOperand, segments: int,
@@ -85,7 +86,8 @@ def _segments_dynamic(ctx: ImportContext, data: MLOperand, ids: MLOperand, segme
     onehot = b.equal(b.reshape(ids, [1, m]), iota)  # [S, M]
     cond = b.reshape(onehot, [segments, m, *([1] * len(rest))])
     ident = b.constant(np.array(_identity(kind, data.data_type), data.data_type))
-    return getattr(b, _REDUCE[kind])(b.where(cond, flat, ident), axes=[1])
+    reduced: MLOperand = getattr(b, _REDUCE[kind])(b.where(cond, flat, ident), axes=[1])
+    return reduced
 
 
 def _check(data: MLOperand, ids_shape: tuple[int, ...]) -> None:

@@ -14,8 +14,8 @@ import numpy as np
 from converter.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
+from op_mappings._common.values import ints
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import ints
 
 
 def _np_dtype(node: TFLiteNode, o: int = 0) -> str:
@@ -57,7 +57,9 @@ def range_(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     start, limit, delta = (np.asarray(ctx.const_input(node, i)).reshape(()) for i in range(3))
     if delta == 0:
         raise InvalidModel("RANGE delta is 0")
-    return [np.arange(start, limit, delta).astype(_np_dtype(node))]
+    # numpy's stubs reject the 0-d arrays np.arange accepts (it reads them as scalars)
+    values = np.arange(start, limit, delta)  # type: ignore[call-overload]
+    return [values.astype(_np_dtype(node))]
 
 
 @tflite_op("BROADCAST_ARGS", since=1, const_inputs=(0, 1))

@@ -53,7 +53,7 @@ def sparse_to_dense(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     if not scalar_values and list(values.shape) != [n]:
         raise InvalidModel(f"SPARSE_TO_DENSE has {n} indices but values of shape "
                            f"{list(values.shape)}")
-    linear = np.ravel_multi_index(idx.T, shape)
+    linear: np.ndarray = np.ravel_multi_index(tuple(idx.T), shape)  # one array per axis
     # last occurrence of each index: unique over the reversed list
     _, first_rev = np.unique(linear[::-1], return_index=True)
     keep = np.sort(n - 1 - first_rev)

@@ -7,8 +7,9 @@ from typing import Any
 
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
+from op_mappings._common.values import ints
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import data_in, finish, ints, norm_axis
+from op_mappings.tflite._util import data_in, finish, norm_axis
 
 
 @tflite_op("TRANSPOSE", since=1, const_inputs=(1,))

@@ -11,7 +11,7 @@ from typing import Any
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
-from op_mappings.tflite._util import fin, fout
+from op_mappings.tflite._util import fin, fin_required, fout
 
 _SAME = {"ABS": "abs", "CEIL": "ceil", "COS": "cos", "EXP": "exp", "FLOOR": "floor",
          "LOG": "log", "NEG": "neg", "SIN": "sin", "SIGN": "sign", "SQRT": "sqrt",
@@ -28,12 +28,12 @@ def unary(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 @tflite_op("RSQRT", since=1)
 def rsqrt(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """RSQRT = reciprocal(sqrt(x))."""
-    x = fin(ctx, node, 0)
+    x = fin_required(ctx, node, 0)
     return [fout(ctx, node, 0, ctx.builder.reciprocal(ctx.builder.sqrt(x)))]
 
 
 @tflite_op("SQUARE", since=1)
 def square(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """SQUARE = x * x."""
-    x = fin(ctx, node, 0)
+    x = fin_required(ctx, node, 0)
     return [fout(ctx, node, 0, ctx.builder.mul(x, x))]
