@@ -19,6 +19,8 @@ Restrictions and notes:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ...webnn.operand import MLOperand, Operation
@@ -132,7 +134,8 @@ def _real_counts(size: int, k: int, begin: int, stride: int, dilation: int, out_
                  ) -> np.ndarray:
     """Number of real (non-padding) cells of each window along one axis."""
     pos = np.arange(out_len)[:, None] * stride - begin + np.arange(k)[None, :] * dilation
-    return ((pos >= 0) & (pos < size)).sum(axis=1)
+    counts: np.ndarray = ((pos >= 0) & (pos < size)).sum(axis=1)
+    return counts
 
 
 @lowering("averagePool2d", "l2Pool2d", "maxPool2d")
@@ -152,7 +155,8 @@ def pool2d(e: Emitter, op: Operation) -> list[str]:
     counts = np.outer(*[_real_counts(in_hw[i], window[i], begin[i], strides[i], dilations[i],
                                      out_hw[i]) for i in range(2)])
     pads = [begin[0], begin[1], end[0], end[1]]
-    attrs = {"kernel_shape": window, "strides": strides, "dilations": dilations}
+    attrs: dict[str, Any] = {"kernel_shape": window, "strides": strides,
+                             "dilations": dilations}  # ONNX attributes, as Emitter.node's
     native = all(p < window[i % 2] for i, p in enumerate(pads))
     if op.op == "maxPool2d":
         ct = x.data_type

@@ -120,10 +120,14 @@ def affine_form(op: Operation) -> tuple[MLOperand, np.ndarray, np.ndarray] | Non
         eps = _float32_param(op.options["epsilon"])
         s = 1.0 / np.sqrt(v + eps)
         if op.options.get("scale") is not None:
-            s = s * _constant(op.options["scale"])
+            scale = _constant(op.options["scale"])
+            assert scale is not None  # every parameter is a constant (checked above)
+            s = s * scale
         t = -m * s
         if op.options.get("bias") is not None:
-            t = t + _constant(op.options["bias"])
+            bias = _constant(op.options["bias"])
+            assert bias is not None
+            t = t + bias
         if not (np.isfinite(s).all() and np.isfinite(t).all()):
             return None
         return x, s.reshape(along), t.reshape(along)

@@ -22,8 +22,8 @@ def normalized_indices(e: Emitter, indices: MLOperand, sizes: int | Sequence[int
     one size or, for ND indices, one size per position of the last axis."""
     size = np.asarray(sizes, dtype=np.int64)
     if indices.kind == "constant" and indices.value is not None:
-        idx = np.clip(indices.value.astype(np.int64), -size, size - 1)
-        return e.const(np.where(idx < 0, idx + size, idx), "int64", "indices")
+        clipped = np.clip(indices.value.astype(np.int64), -size, size - 1)
+        return e.const(np.where(clipped < 0, clipped + size, clipped), "int64", "indices")
     idx = e.input(indices, "int64")
     hi = e.const(size - 1, "int64", "hi")
     lo = e.const(-size, "int64", "lo")

@@ -16,6 +16,7 @@ linearly with `steps`; constant weight slicing and transposes are folded by onnx
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import overload
 
 import numpy as np
 
@@ -40,6 +41,12 @@ class _Rnn:
 
     def act(self, index: int, v: str) -> str:
         return self.e.node(_ACT[self.acts[index]], [v], F32)
+
+    @overload
+    def gate(self, v: str, offset: int) -> str: ...
+
+    @overload
+    def gate(self, v: str | None, offset: int) -> str | None: ...
 
     def gate(self, v: str | None, offset: int) -> str | None:
         """Columns [offset·H, (offset+1)·H) of the last axis (None stays None)."""
@@ -105,7 +112,7 @@ class _Rnn:
 
         i = self.act(0, self.add(g(pre, off["i"]), peep("i")))
         f = self.act(0, self.add(g(pre, off["f"]), peep("f")))
-        cand = self.act(1, g(pre, off["g"]))  # type: ignore[arg-type]
+        cand = self.act(1, g(pre, off["g"]))
         o = self.act(0, self.add(g(pre, off["o"]), peep("o")))
         new_cell = self.add(self.mul(f, cell), self.mul(i, cand))
         return self.mul(o, self.act(2, new_cell)), new_cell
