@@ -29,7 +29,7 @@ HEAD_BYTES = 64
 """How many leading bytes `sniff` functions see."""
 
 
-def model_label(model: str | os.PathLike[str] | bytes) -> str:
+def model_label(model: str | os.PathLike[str] | bytes | bytearray) -> str:
     """A short display name for messages."""
     if isinstance(model, (bytes, bytearray)):
         return "<bytes>"
@@ -43,7 +43,7 @@ def _readable(frontends: dict[str, Frontend]) -> tuple[str, tuple[str, ...]]:
     return foreign.readable_text(labels), suffixes
 
 
-def detect_format(model: str | os.PathLike[str] | bytes) -> str:
+def detect_format(model: str | os.PathLike[str] | bytes | bytearray) -> str:
     """The name of the front end that reads `model` (a path or the file's bytes).
 
     Raises `foreign.ForeignFormat` (an `InvalidModel`) for a folder or a file of a kind the
