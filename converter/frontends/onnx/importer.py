@@ -33,9 +33,9 @@ from ...importer import (
     MAX_INLINE_DEPTH,
     Importer,
     ImportResult,
-    _dtype_str,
-    _nested_error,
-    _readonly,
+    dtype_str,
+    nested_error,
+    readonly,
 )
 from ...ir import Node, SourceGraph
 from ...result import ConversionResult
@@ -53,7 +53,7 @@ class ONNXImporter(Importer):
             return None
         if name in self.consts:
             arr = self.consts[name]
-            return _dtype_str(arr), tuple(int(d) for d in arr.shape)
+            return dtype_str(arr), tuple(int(d) for d in arr.shape)
         op = self.operands[name]
         if op.data_type == "uint8" and name in self.bool_values:
             return "bool", tuple(op.shape)
@@ -109,7 +109,7 @@ class ONNXImporter(Importer):
         before = len(self.operands)
         records, errors = self._visit_nested(expansion.nodes)
         if errors:
-            self.fail(node, _nested_error(errors, f"in the function body of {node.op_type}"))
+            self.fail(node, nested_error(errors, f"in the function body of {node.op_type}"))
             return True
         missing = [o for o in node.outputs if o and not self.ctx.has(o)]
         if missing:
@@ -160,14 +160,14 @@ class ONNXImporter(Importer):
             if isinstance(value, MLOperand):
                 self.operands[name] = value
             else:
-                self.consts[name] = _readonly(np.asarray(value))
+                self.consts[name] = readonly(np.asarray(value))
             names.append(name)
         expansion = expand_graph(graph, names, prefix, self.source.opsets,
                                  self.source.base_dir)
         self.consts.update(expansion.constants)
         _, errors = self._visit_nested(expansion.nodes)
         if errors:
-            raise _nested_error(errors, f"in subgraph {graph.name!r}")
+            raise nested_error(errors, f"in subgraph {graph.name!r}")
         out: list[np.ndarray | MLOperand] = []
         for name in expansion.outputs:
             if name in self.poisoned or not self.ctx.has(name):

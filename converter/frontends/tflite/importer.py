@@ -42,7 +42,7 @@ from ...errors import (
     UnsupportedAttribute,
     UnsupportedOp,
 )
-from ...importer import MAX_INLINE_DEPTH, Importer, ImportObserver, _nested_error
+from ...importer import MAX_INLINE_DEPTH, Importer, ImportObserver, nested_error
 from ...ir import Node
 from ...result import ConversionResult
 from ...webnn import MLContext, MLOperand
@@ -147,7 +147,7 @@ class TFLiteImporter(Importer):
             if operand is not None:
                 shared.setdefault((index, cname), operand)
         if errors:
-            raise _nested_error(errors, f"in subgraph {index} ({sub.name!r})")
+            raise nested_error(errors, f"in subgraph {index} ({sub.name!r})")
         outs: list[np.ndarray | MLOperand] = []
         for tidx in sub.outputs:
             name = scoped(sub.tensors[tidx].name)

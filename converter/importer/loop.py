@@ -26,371 +26,32 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass, field
-from types import MappingProxyType
-from typing import Any, TypeVar, overload
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from .errors import (
+from ..errors import (
     ConversionError,
     ConversionFailed,
     InternalError,
     InvalidModel,
-    RequiresConstantInput,
     SpecViolation,
     UnsupportedAttribute,
     UnsupportedDataType,
     UnsupportedOp,
 )
-from .ir import Node, SourceGraph, ValueInfo
-from .webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLOperationError, MLTypeError
-from .webnn.dtypes import carrier_type
-
-STATUSES = ("native", "decomposed", "folded", "unsupported", "skipped")
-
-MAX_INLINE_DEPTH = 16
-"""How deeply function bodies and subgraphs may nest inside each other."""
-
-MAX_UNROLLED_NODES = 4096
-"""How many nodes unrolling one Loop or Scan may produce (iterations x body nodes)."""
-
-
-webnn_dtype = carrier_type
-"""The WebNN data type carrying a source dtype inside the graph, or None (an alias of
-`converter.webnn.dtypes.carrier_type`; `converter.feeds` converts values with it)."""
-
-
-# -- report --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NodeRecord:
-    """What happened to one source node. `status` is one of STATUSES; `webnn_ops` the spec
-    names of the operations it produced (empty when folded, aliased or failed)."""
-
-    op_type: str
-    domain: str
-    name: str
-    status: str
-    webnn_ops: tuple[str, ...] = ()
-
-
-@dataclass
-class ConversionReport:
-    """Per source op type: which nodes were mapped natively (one WebNN op, or none for pure
-    aliases like Identity), decomposed (several ops), folded to constants, unsupported
-    (failed) or skipped (depending on a failed node); plus conversion warnings."""
-
-    source_format: str = "onnx"
-    nodes: list[NodeRecord] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def by_op(self) -> dict[str, dict[str, list[str]]]:
-        out: dict[str, dict[str, list[str]]] = {}
-        for r in self.nodes:
-            key = f"{r.domain}::{r.op_type}" if r.domain else r.op_type
-            out.setdefault(key, {s: [] for s in STATUSES})[r.status].append(r.name)
-        return dict(sorted(out.items()))
-
-    def counts(self) -> dict[str, int]:
-        return {s: sum(r.status == s for r in self.nodes) for s in STATUSES}
-
-    def to_dict(self) -> dict[str, Any]:
-        """Stable JSON form: {"format", "summary", "ops": {op: {status: [names], "webnn_ops":
-        [...]}}, "warnings"}; keys sorted, node names in graph order."""
-        webnn: dict[str, set[str]] = {}
-        for r in self.nodes:
-            key = f"{r.domain}::{r.op_type}" if r.domain else r.op_type
-            webnn.setdefault(key, set()).update(r.webnn_ops)
-        ops = {op: {**statuses, "webnn_ops": sorted(webnn[op])}
-               for op, statuses in self.by_op().items()}
-        return {"format": self.source_format, "summary": self.counts(), "ops": ops,
-                "warnings": list(self.warnings)}
-
-    def to_text(self) -> str:
-        lines = []
-        for op, st in self.by_op().items():
-            parts = [f"{s} {len(st[s])}" for s in STATUSES if st[s]]
-            lines.append(f"{op}: {', '.join(parts)}")
-        lines += [f"warning: {w}" for w in self.warnings]
-        return "\n".join(lines)
-
-
-# -- import context -------------------------------------------------------------------------
-
-Value = np.ndarray | MLOperand
-"""A value of the graph being built: a numpy array (known at conversion time) or an
-operand."""
-
-SubgraphRunner = Callable[[Any, Sequence[Value | str | None], str], list[Value]]
-"""`run(graph, bindings, tag)`: converts a subgraph of the source format inline (see
-`ImportContext.run_subgraph`)."""
-
-T = TypeVar("T")
-
-
-class ImportObserver:
-    """Hooks into one import, passed as `Importer(..., observer=...)` (every method has a
-    default that does nothing; override what you need).
-
-    - `on_node(node, outputs)`: a node of the source graph (not one inside a function body
-      or subgraph) converted or folded; `outputs` are its output values in `node.outputs`
-      order (numpy arrays for constants, operands otherwise; None for omitted outputs).
-    - `graph_outputs(ctx, outputs)`: the outputs `build()` will get, once every node
-      converted without errors; returns them, possibly with more added (e.g.
-      `converter.validate.taps` exposes every intermediate value). `ctx` gives the values
-      (`ctx.operands`, `ctx.consts`).
-    """
-
-    def on_node(self, node: Node, outputs: Sequence[Value | None]) -> None:
-        """See the class docstring."""
-
-    def graph_outputs(self, ctx: ImportContext, outputs: dict[str, MLOperand]
-                      ) -> dict[str, MLOperand]:
-        """See the class docstring."""
-        return outputs
-
-
-class ImportContext:
-    """What handlers see: everything a handler may use, explicitly.
-
-    - `builder`: the `MLGraphBuilder` the graph is built with.
-    - values: `consts` (name -> numpy array, values known at conversion time) and `operands`
-      (name -> MLOperand); `operand(name)`, `const_value(name)`, `inputs(node)`, ... read
-      them. A constant becomes a builder constant the first time a handler asks for its
-      operand.
-    - `settings`: the conversion options of the source format (read-only; e.g. TFLite's
-      `fold_fp16`, `max_while_iterations`).
-    - `warn(message)`: a warning in the conversion report (prefixed with the current node);
-      `warnings` is the report's list.
-    - `observer`: the import's `ImportObserver` (None when nobody watches).
-    - `run_subgraph(graph, bindings, tag)`: convert a subgraph of the source format inline
-      (ONNX If/Loop/Scan bodies, TFLite subgraphs); not available while folding.
-    - `is_bool(name)`: whether a uint8 operand carries a source bool.
-    - `memo`: values handlers derive once per builder (e.g. TFLite's dequantized inputs);
-      one per context, since operands belong to its builder.
-    - `shared(kind)`: the conversion-wide instance of a handler state class (e.g. TFLite's
-      resource variables), the same for every context of one import.
-    - `node`, `folding`, `queried`: the node being converted, whether this context folds a
-      node on a scratch builder, and the values a handler asked about that were not
-      constants.
-    """
-
-    def __init__(self, builder: MLGraphBuilder, consts: dict[str, np.ndarray],
-                 operands: dict[str, MLOperand], *, warnings: list[str] | None = None,
-                 settings: Mapping[str, Any] | None = None, folding: bool = False,
-                 observer: ImportObserver | None = None,
-                 run_subgraph: SubgraphRunner | None = None,
-                 bool_values: set[str] | None = None,
-                 shared: dict[type, Any] | None = None) -> None:
-        self.builder = builder
-        self.consts = consts
-        self.operands = operands
-        self.warnings: list[str] = [] if warnings is None else warnings
-        self.settings: Mapping[str, Any] = MappingProxyType(dict(settings or {}))
-        self.folding = folding
-        self.observer = observer
-        self.bool_values: set[str] = set() if bool_values is None else bool_values
-        """Values whose source type is bool (carried as uint8 operands)."""
-        self.memo: dict[Any, Any] = {}
-        self.node: Node | None = None
-        self.queried: set[str] = set()
-        """Values a handler asked about (`is_constant`, `const_value`) that were not
-        constants; attached to the node's error as `constant_candidates`."""
-        self._run_subgraph = run_subgraph
-        self._shared: dict[type, Any] = {} if shared is None else shared
-
-    # -- values ----------------------------------------------------------------------
-    def has(self, name: str) -> bool:
-        return bool(name) and (name in self.consts or name in self.operands)
-
-    def is_constant(self, name: str) -> bool:
-        if not name:
-            return False
-        if name in self.consts:
-            return True
-        self.queried.add(name)
-        return False
-
-    def is_bool(self, name: str) -> bool:
-        """True when value `name` is a source bool carried as a uint8 operand."""
-        return name in self.bool_values
-
-    def const_value(self, name: str) -> np.ndarray:
-        """The numpy value of a constant value; RequiresConstantInput otherwise."""
-        if name in self.consts:
-            return self.consts[name]
-        self.queried.add(name)
-        err = RequiresConstantInput(f"input {name!r} must be known at conversion time, but it "
-                                    "depends on graph inputs")
-        err.value_name = name
-        raise err
-
-    def const_input(self, node: Node, index: int, default: Any = None) -> Any:
-        """The constant value of input `index`, or `default` when the input is omitted."""
-        name = node.input(index)
-        if not name:
-            return default
-        try:
-            return self.const_value(name)
-        except RequiresConstantInput as exc:
-            err = RequiresConstantInput(f"input {index} ({name!r}) must be known at conversion "
-                                        "time, but it depends on graph inputs")
-            err.value_name = name
-            raise err from exc
-
-    def operand(self, name: str) -> MLOperand:
-        """The operand of a value (constants are materialised in the builder on first use)."""
-        if name in self.operands:
-            return self.operands[name]
-        if name in self.consts:
-            operand = self.constant(self.consts[name], what=f"constant {name!r}")
-            self.operands[name] = operand
-            return operand
-        raise InternalError(f"value {name!r} was never produced")
-
-    @overload
-    def inputs(self, node: Node, optional: tuple[()] = ...) -> list[MLOperand]: ...
-
-    @overload
-    def inputs(self, node: Node, optional: Iterable[int] = ...) -> list[MLOperand | None]: ...
-
-    def inputs(self, node: Node, optional: Iterable[int] = ()
-               ) -> list[MLOperand] | list[MLOperand | None]:
-        """Operands of every input of `node`. Positions in `optional` give None when the
-        input is omitted; an omitted required input is an InvalidModel error (so without
-        `optional` every item is an operand)."""
-        opt = set(optional)
-        out: list[MLOperand | None] = []
-        for i, name in enumerate(node.inputs):
-            if not name:
-                if i not in opt:
-                    raise InvalidModel(f"required input {i} is missing")
-                out.append(None)
-            else:
-                out.append(self.operand(name))
-        for i in sorted(opt):
-            if i >= len(out):
-                out.extend([None] * (i + 1 - len(out)))
-        return out
-
-    def required(self, node: Node, index: int) -> MLOperand:
-        """The operand of input `index`; InvalidModel when the node omits it (as `inputs`)."""
-        name = node.input(index)
-        if not name:
-            raise InvalidModel(f"required input {index} is missing")
-        return self.operand(name)
-
-    def optional(self, node: Node, index: int) -> MLOperand | None:
-        """The operand of input `index`, or None when the node omits it."""
-        name = node.input(index)
-        return self.operand(name) if name else None
-
-    def value(self, name: str) -> Value:
-        """The constant value (numpy) of `name` when it is a constant, else its operand."""
-        if name in self.consts:
-            return self.consts[name]
-        return self.operand(name)
-
-    def run_subgraph(self, graph: Any, bindings: Sequence[Value | str | None],
-                     tag: str = "") -> list[Value]:
-        """Convert subgraph `graph` of the source format (an ONNX GraphProto, a TFLite
-        subgraph index) inline, its i-th input bound to `bindings[i]` (a value name, a numpy
-        constant or an operand; None leaves it unbound), and return its outputs: numpy
-        arrays for constants, operands otherwise. Values of the enclosing scopes are visible
-        by name. Errors of the subgraph's nodes are raised as one ConversionError naming the
-        first failed inner node. Only available while importing (not while folding)."""
-        if self._run_subgraph is None:
-            raise InternalError("run_subgraph is only available while importing (not folding)")
-        return self._run_subgraph(graph, bindings, tag)
-
-    def shared(self, kind: type[T]) -> T:
-        """The conversion-wide instance of handler state class `kind` (created with
-        `kind()` on first use; the same object for every context of this import)."""
-        if kind not in self._shared:
-            self._shared[kind] = kind()
-        obj: T = self._shared[kind]
-        return obj
-
-    def shape(self, name: str) -> tuple[int, ...]:
-        if name in self.operands:
-            return self.operands[name].shape
-        if name in self.consts:
-            return tuple(int(d) for d in self.consts[name].shape)
-        raise InternalError(f"value {name!r} was never produced")
-
-    def dtype(self, name: str) -> str:
-        """The WebNN data type the value has (or will have) inside the graph."""
-        if name in self.operands:
-            return self.operands[name].data_type
-        value = self.const_value(name)
-        return carrier_type(_dtype_str(value)) or _dtype_str(value)
-
-    # -- creating things --------------------------------------------------------------
-    def constant(self, value: Any, data_type: str | None = None, *,
-                 what: str = "constant") -> MLOperand:
-        """A new builder constant in its WebNN carrier type (`carrier_type`: bool -> uint8,
-        float64 -> float32 with a warning)."""
-        arr = np.asarray(value)
-        if data_type is not None:
-            arr = arr.astype(data_type)
-        dt = _dtype_str(arr)
-        target = carrier_type(dt)
-        if target is None:
-            raise UnsupportedDataType(f"{what} has data type {dt}, which WebNN does not have")
-        if target != dt:
-            if dt == "float64":  # bool -> uint8 is exact, float64 -> float32 rounds
-                self.warn(f"{what} converted from float64 to float32")
-            arr = arr.astype(target)
-        operand = self.builder.constant(arr)
-        if operand.value is not None and not np.shares_memory(operand.value, arr):
-            release_mapped_pages(arr)
-        return operand
-
-    def warn(self, message: str) -> None:
-        """A conversion warning, prefixed with the current node (once per text)."""
-        node = self.node
-        prefix = f"{node.op_type} {node.name!r}: " if node is not None else ""
-        _add_warning(self.warnings, prefix + message)
-
-    def unsupported(self, message: str, hint: str | None = None) -> UnsupportedAttribute:
-        """An UnsupportedAttribute error for the current node (raise it)."""
-        return UnsupportedAttribute(message, hint=hint)
-
-
-def _add_warning(warnings: list[str], message: str) -> None:
-    if message not in warnings:
-        warnings.append(message)
-
-
-def release_mapped_pages(arr: np.ndarray) -> None:
-    """Drop the resident pages of a memory-mapped (read-only, file-backed) array once the
-    builder holds its own copy: the process then holds each weight once, not twice. The
-    mapping stays valid (pages are read again from the file if the array is used)."""
-    import mmap
-
-    base: Any = arr
-    while base is not None and not isinstance(base, mmap.mmap):
-        mapped = getattr(base, "_mmap", None) if isinstance(base, np.memmap) else None
-        if mapped is not None:
-            base = mapped
-            break
-        base = getattr(base, "base", None)
-    if isinstance(base, mmap.mmap) and hasattr(base, "madvise"):
-        try:
-            base.madvise(mmap.MADV_DONTNEED)
-        except (OSError, ValueError, AttributeError):
-            pass
-
-
-def _dtype_str(arr: np.ndarray) -> str:
-    if arr.dtype.kind in "OSU":
-        return "string"
-    return arr.dtype.name
-
+from ..ir import Node, SourceGraph, ValueInfo
+from ..webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLOperationError, MLTypeError
+from ..webnn.dtypes import carrier_type
+from .context import (
+    ImportContext,
+    ImportObserver,
+    _add_warning,
+)
+from .report import ConversionReport, NodeRecord
 
 # -- the loop -------------------------------------------------------------------------------
 
@@ -635,7 +296,7 @@ class Importer:
                     self.operands[name] = value
                     produced.append(value)
             else:
-                self.consts[name] = _readonly(np.asarray(value))
+                self.consts[name] = readonly(np.asarray(value))
         if const_only and results:
             self._record(node, "folded")
         else:
@@ -647,7 +308,7 @@ class Importer:
         self._check_count(node, values)
         for name, value in zip(node.outputs, values, strict=False):
             if name and value is not None:
-                self.consts[name] = _readonly(np.asarray(value))
+                self.consts[name] = readonly(np.asarray(value))
 
     # -- folding -----------------------------------------------------------------------
     def _fold(self, node: Node, handler: Any) -> list[Any] | None:
@@ -709,7 +370,7 @@ class Importer:
         return outputs
 
 
-def _nested_error(errors: Sequence[ConversionError], where: str) -> ConversionError:
+def nested_error(errors: Sequence[ConversionError], where: str) -> ConversionError:
     """One error for the failures of nodes inside a function body or subgraph: the first
     inner error's class and hint, its node named in the message, the others counted."""
     import copy
@@ -724,7 +385,7 @@ def _nested_error(errors: Sequence[ConversionError], where: str) -> ConversionEr
     return err
 
 
-def _readonly(arr: np.ndarray) -> np.ndarray:
+def readonly(arr: np.ndarray) -> np.ndarray:
     if arr.flags.writeable:
         arr.setflags(write=False)
     return arr
