@@ -111,7 +111,7 @@ def zeros(ctx: ImportContext, shape: Sequence[int], data_type: str) -> MLOperand
     return ctx.builder.constant(np.zeros(list(shape), numpy_dtype(data_type)), data_type)
 
 
-def shaped(ctx: ImportContext, name: str, shape: list[int]) -> Any:
+def shaped(ctx: ImportContext, name: str, shape: list[int]) -> MLOperand:
     """Input `name` reshaped to `shape` (a numpy reshape when constant)."""
     value = const_or_none(ctx, name)
     if value is not None:
@@ -287,29 +287,36 @@ def dequantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
     return [ctx.builder.reshape(y, []) if scalar_in else y]
 
 
-@onnx_op("DynamicQuantizeLinear", since=11)
-def dynamic_quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
+def dynamic_uint8(ctx: ImportContext, x: MLOperand
+                  ) -> tuple[MLOperand, MLOperand, MLOperand]:
+    """DynamicQuantizeLinear's arithmetic on float operand `x`: (saturated quantized values
+    as floats in [0, 255], scale, zero point as a float in [0, 255]). The quotient x / scale
+    is rounded to x's type before roundEven, as ONNX and onnxruntime compute it."""
     b = ctx.builder
-    x = ctx.operand(node.inputs[0])
     dt = x.data_type
     zero = scalar(ctx, 0.0, dt)
     lo = b.min(b.reduce_min(x), zero)
     hi = b.max(b.reduce_max(x), zero)
     scale = b.div(b.sub(hi, lo), scalar(ctx, 255.0, dt))
     zp_f = b.clamp(b.round_even(b.neg(b.div(lo, scale))), min_value=0, max_value=255)
-    zp = b.cast(zp_f, "uint8")
-    # y = saturate(roundEven(x / scale) + zp) with the quotient rounded to x's type first,
-    # as ONNX computes it (quantizeLinear divides in higher precision: x / scale can land
-    # on the other side of a .5 tie)
     q = b.add(b.round_even(b.div(x, scale)), zp_f)
-    y = b.cast(b.clamp(q, min_value=0, max_value=255), "uint8")
-    return [y, scale, zp]
+    return b.clamp(q, min_value=0, max_value=255), scale, zp_f
+
+
+@onnx_op("DynamicQuantizeLinear", since=11)
+def dynamic_quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
+    b = ctx.builder
+    q, scale, zp_f = dynamic_uint8(ctx, ctx.operand(node.inputs[0]))
+    # quantizeLinear is not used: it divides in higher precision, and x / scale can land on
+    # the other side of a .5 tie
+    return [b.cast(q, "uint8"), scale, b.cast(zp_f, "uint8")]
 
 
 # -- integer / QLinear matmul and conv -------------------------------------------------------
-def _deq(ctx: ImportContext, name: str, scale_name: str, zp_name: str, axis: int,
-         float_dtype: str = "float32") -> Any:
-    """Dequantize input `name` (scale omitted -> 1) along `axis` for 1-D params."""
+def dequantize_input(ctx: ImportContext, name: str, scale_name: str, zp_name: str, axis: int,
+                     float_dtype: str = "float32") -> MLOperand:
+    """Dequantize input `name` with per-tensor or per-axis (along `axis`) parameters; scale
+    omitted -> 1 (then the result is the exact integer x - zero point)."""
     x = ctx.operand(name)
     if x.data_type not in _QUANTIZED:
         raise UnsupportedDataType(f"quantized input {name!r} has type {x.data_type}")
@@ -341,8 +348,8 @@ def qlinear_matmul(ctx: ImportContext, node: Node) -> list[Any]:
     ra, rb = len(ctx.shape(i[0])), len(ctx.shape(i[3]))
     if ra < 2 or rb < 2:
         raise UnsupportedAttribute("QLinearMatMul with 1-D operands is not supported")
-    a = _deq(ctx, i[0], i[1], i[2], ra - 2)
-    bq = _deq(ctx, i[3], i[4], i[5], rb - 1)
+    a = dequantize_input(ctx, i[0], i[1], i[2], ra - 2)
+    bq = dequantize_input(ctx, i[3], i[4], i[5], rb - 1)
     return [_requant(ctx, ctx.builder.matmul(a, bq), i[6], node.input(7))]
 
 
@@ -352,16 +359,16 @@ def matmul_integer(ctx: ImportContext, node: Node) -> list[Any]:
     ra, rb = len(ctx.shape(i[0])), len(ctx.shape(i[1]))
     if ra < 2 or rb < 2:
         raise UnsupportedAttribute("MatMulInteger with 1-D operands is not supported")
-    a = _deq(ctx, i[0], "", node.input(2), ra - 2)
-    bq = _deq(ctx, i[1], "", node.input(3), rb - 1)
+    a = dequantize_input(ctx, i[0], "", node.input(2), ra - 2)
+    bq = dequantize_input(ctx, i[1], "", node.input(3), rb - 1)
     return [_to_int32(ctx, ctx.builder.matmul(a, bq))]
 
 
 @onnx_op("QLinearConv", since=10)
 def qlinear_conv(ctx: ImportContext, node: Node) -> list[Any]:
     i = node.inputs
-    x = _deq(ctx, i[0], i[1], i[2], 1)
-    w = _deq(ctx, i[3], i[4], i[5], 0)
+    x = dequantize_input(ctx, i[0], i[1], i[2], 1)
+    w = dequantize_input(ctx, i[3], i[4], i[5], 0)
     bias = None
     if node.input(8):
         # int32 bias with scale x_scale * w_scale and zero point 0
@@ -376,6 +383,6 @@ def qlinear_conv(ctx: ImportContext, node: Node) -> list[Any]:
 @onnx_op("ConvInteger", since=10)
 def conv_integer(ctx: ImportContext, node: Node) -> list[Any]:
     i = node.inputs
-    x = _deq(ctx, i[0], "", node.input(2), 1)
-    w = _deq(ctx, i[1], "", node.input(3), 0)
+    x = dequantize_input(ctx, i[0], "", node.input(2), 1)
+    w = dequantize_input(ctx, i[1], "", node.input(3), 0)
     return [_to_int32(ctx, conv(ctx, node, x, w, None))]

@@ -121,6 +121,9 @@ def dequantized(ctx: ImportContext, node: Node, index: int, scale_index: int, zp
 
 def requantized(ctx: ImportContext, node: Node, y: MLOperand, scale_index: int,
                 zp_index: int, out_type: str) -> MLOperand:
-    """quantizeLinear of float32 `y` to `out_type` with the per-tensor output parameters."""
+    """Float32 `y` quantized to `out_type` with the per-tensor output parameters as
+    onnxruntime does it: the quotient y / scale rounded to float32 first (a WebNN div), then
+    quantizeLinear with scale 1 (round half to even, add the zero point, saturate)."""
+    b = ctx.builder
     scale, zp = per_tensor_params(ctx, node, scale_index, zp_index, y.rank, out_type, "output")
-    return ctx.builder.quantize_linear(y, scale, zp)
+    return b.quantize_linear(b.div(y, scale), b.constant(np.ones([1] * y.rank, np.float32)), zp)
