@@ -209,8 +209,8 @@ def test_import_converter_is_lazy() -> None:
                                            ("MeanVarianceNormalization", {"axes": [0, 1]})])
 def test_schema_function_body_is_inlined(op: str, attrs: dict) -> None:
     """The op's handler (if any) is hidden, so its schema function body is converted."""
-    from converter.frontends.onnx.reader import read_onnx
     from converter.frontends.onnx.importer import import_onnx as import_graph
+    from converter.frontends.onnx.reader import read_onnx
     from op_mappings.onnx import lookup
 
     def without(op_type: str, domain: str, version: int) -> object:

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
-from converter.frontends.tflite.importer import convert_tflite
 from converter.errors import ConversionFailed
+from converter.frontends.tflite.importer import convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.frontends.tflite.importer import convert_tflite
 from converter.errors import ConversionFailed
+from converter.frontends.tflite.importer import convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 
 TANH, RELU, RELU6, NONE = 4, 1, 3, 0
