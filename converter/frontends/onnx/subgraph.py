@@ -88,10 +88,11 @@ def function_body(node: Node, local_functions: Mapping[tuple[str, str], onnx.Fun
     except onnx.defs.SchemaError:
         return None
     if schema.has_function:
+        # onnx returns b"" (not None) when no body is defined up to the node's opset
         body = schema.get_function_with_opset_version(node.version)
-        if body is None and schema.function_opset_versions:
+        if not body and schema.function_opset_versions:
             body = schema.get_function_with_opset_version(min(schema.function_opset_versions))
-        if body is not None:
+        if body:
             return body if isinstance(body, onnx.FunctionProto) else _parse_function(body)
     if schema.has_context_dependent_function and node.proto is not None:
         types = []
