@@ -48,16 +48,18 @@ versions of torch / transformers / onnxruntime, which change the exported graphs
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -551,12 +553,28 @@ def _require(module: str) -> None:
         raise ModuleNotFoundError(f"No module named {module!r}", name=module)
 
 
-def _quiet() -> None:
-    """Silence the exporters' warnings and transformers' logging."""
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence the exporters while the block runs (warnings, transformers' logging and
+    progress bars, log records up to WARNING: torch.onnx, onnxruntime.quantization), then
+    restore every setting: make() runs inside the zoo's process."""
     import transformers
 
+    verbosity = transformers.logging.get_verbosity()
+    bars = transformers.utils.logging.is_progress_bar_enabled()
+    disabled = logging.root.manager.disable
     transformers.logging.set_verbosity_error()
-    warnings.filterwarnings("ignore")
+    transformers.utils.logging.disable_progress_bar()
+    logging.disable(logging.WARNING)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        transformers.logging.set_verbosity(verbosity)
+        if bars:
+            transformers.utils.logging.enable_progress_bar()
+        logging.disable(disabled)
 
 
 def _export_torchscript(built: Built, path: Path) -> None:
@@ -571,7 +589,6 @@ def _export_torchscript(built: Built, path: Path) -> None:
 
 def _export_dynamo(built: Built, path: Path) -> None:
     _require("onnxscript")
-    import contextlib
     import io
 
     import torch
@@ -784,8 +801,13 @@ def make(path: Path, model: str = "bert", variant: str = "torchscript", seq: int
         _require("onnxscript")
     if variant.startswith("genai"):
         _require("onnxruntime_genai")
-    _quiet()
-    path = Path(path)
+    with _quiet():
+        _make(Path(path), model, variant, seq, past, seed, attn)
+
+
+def _make(path: Path, model: str, variant: str, seq: int, past: int, seed: int,
+          attn: str) -> None:
+    """make()'s work, its arguments checked."""
     with tempfile.TemporaryDirectory(prefix="make_transformers_") as tmp:
         base = Path(tmp, "base.onnx")
         with_past = variant in ("with_past",)
