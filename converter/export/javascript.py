@@ -22,7 +22,10 @@ names are generated (`v0`, `v1`, ...). Operator and option names are checked aga
 `[A-Za-z][A-Za-z0-9]*` before they are written.
 
 Restrictions: float16 tensors use `Float16Array` where the browser has it, else
-`Uint16Array` holding the binary16 bits (what Chromium's WebNN accepts). Integers beyond
+`Uint16Array` holding the binary16 bits (what Chromium's WebNN accepts). int4/uint4 constants
+are `Uint8Array`s of the packed bytes (two values per byte, low nibble first, as Chromium
+takes them); they are optional WebNN data types, so such a graph builds only where
+`opSupportLimits()` lists them for `constant` and `dequantizeLinear`. Integers beyond
 2^53 in number-valued options (clamp bounds, pad value of int64 tensors) are written as
 BigInt literals. The page needs a browser with WebNN (`navigator.ml`) and must be served over
 HTTP: browsers block module scripts and `fetch()` of the weights on file:// URLs.
@@ -49,9 +52,10 @@ from typing import Any
 import numpy as np
 
 from converter.serialize.errors import WebnnExportError
-from converter.serialize.plan import WebnnPlan, plan
+from converter.serialize.plan import WebnnPlan, constant_bytes, plan
 from converter.serialize.tables import MULTI_OUTPUT_OPS, op_signature
 from converter.webnn import MLGraph, MLOperand, Operation
+from converter.webnn.dtypes import FOUR_BIT_TYPES
 
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
@@ -131,6 +135,7 @@ const TYPED_ARRAYS = new Map([
   ["float32", Float32Array], ["float16", FLOAT16], ["int32", Int32Array],
   ["uint32", Uint32Array], ["int64", BigInt64Array], ["uint64", BigUint64Array],
   ["int8", Int8Array], ["uint8", Uint8Array],
+  ["int4", Uint8Array], ["uint4", Uint8Array],  // packed: two values per byte, low nibble first
 ]);
 
 /** The typed array constructor WebNN expects for a data type. */
@@ -206,14 +211,16 @@ def _constant_expr(p: WebnnPlan, index: int) -> str:
     dt = js_string(c.operand.data_type)
     if c.kind == "weights":
         data = f"tensor(weights, {js_string(c.ident)})"
+    elif c.kind == "scalar" and c.operand.data_type in FOUR_BIT_TYPES:
+        # packed: the same value in both nibbles, one byte per pair of elements
+        nibble = int(c.scalar or 0) & 0x0F
+        data = f"splat({dt}, [{nibble | nibble << 4}], {c.operand.descriptor.byte_length})"
     elif c.kind == "scalar":
         element = np.array(c.scalar, dtype=c.operand.data_type).astype(
             np.dtype(c.operand.data_type).newbyteorder("<")).tobytes()
         data = f"splat({dt}, [{', '.join(str(b) for b in element)}], {c.operand.descriptor.size})"
     else:
-        arr = c.operand.value
-        assert arr is not None
-        raw = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes()
+        raw = constant_bytes(c.operand)  # 4-bit constants packed
         data = f"inlineBytes({dt}, [{', '.join(str(b) for b in raw)}])"
     return f"builder.constant({_descriptor(c.operand)}, {data})"
 

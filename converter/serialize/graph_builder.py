@@ -8,10 +8,14 @@ of `outputShapeRounding=` (`LEGACY_OPTIONS`); short dtype names (`f32`) are acce
 an input or a constant are wrapped in `identity`; `dyn(...)` input dimensions take
 `free_dims[name]` or their maximum.
 
+4-bit constants (`i4` / `u4`): their `@bytes` and weights bytes are read packed (two values
+per byte, low nibble first, as our writer stores them) or, when the length says so, one value
+per byte (the format's reference tooling), and become int4/uint4 constants.
+
 Strict (a `WebnnFormatError` at the declaration): positional literal arguments, unknown
-operators and options, `@bytes` of the wrong length, `i4`/`u4` (not supported by this
-implementation), forward references, duplicate names, weights entries whose dtype, shape or
-length disagree with the declaration. Safety on hostile input: every tensor byte length is
+operators and options, `@bytes` of the wrong length, `i4`/`u4` graph inputs (WebNN graphs
+take no 4-bit inputs), forward references, duplicate names, weights entries whose dtype, shape
+or length disagree with the declaration. Safety on hostile input: every tensor byte length is
 checked against the spec maximum (and for `@weights` against the weights file) before anything
 is allocated or read, and `@scalar` expansion is bounded by `max_scalar_bytes` in total.
 """
@@ -26,7 +30,17 @@ from typing import Any, Protocol, TypeGuard
 import numpy as np
 
 from converter.webnn import MLContext, MLGraph, MLGraphBuilder, MLOperand
-from converter.webnn.dtypes import MAX_DIMENSION, MAX_RANK, MAX_TENSOR_BYTE_LENGTH, cast_number
+from converter.webnn.dtypes import (
+    FOUR_BIT_TYPES,
+    MAX_DIMENSION,
+    MAX_RANK,
+    MAX_TENSOR_BYTE_LENGTH,
+    byte_length,
+    cast_number,
+    numpy_dtype,
+    pack_4bit,
+    unpack_4bit,
+)
 
 from .errors import WebnnFormatError, WeightsMismatch
 from .syntax import Arg, ConstDecl, GraphText, NodeDecl, Ref, TypeSpec
@@ -64,15 +78,29 @@ def _numel(doc: GraphText, ty: TypeSpec, pos: int, what: str) -> int:
         if d.size > MAX_DIMENSION:
             raise doc.error(f"{what}: dimension {d.size} exceeds {MAX_DIMENSION}", pos)
         count *= d.size
-    if count * np.dtype(ty.data_type).itemsize > MAX_TENSOR_BYTE_LENGTH:
+    if byte_length(ty.data_type, count) > MAX_TENSOR_BYTE_LENGTH:
         raise doc.error(f"{what}: {count} elements exceed the maximum tensor byte length", pos)
     return count
 
 
 def _check_dtype(doc: GraphText, ty: TypeSpec, pos: int, what: str) -> None:
+    """Graph inputs: the 4-bit types are constants-only."""
     if ty.data_type in UNSUPPORTED_DTYPES:
-        raise doc.error(f"{what}: data type {ty.data_type} is not supported (widen 4-bit "
-                        "tensors to int8/uint8)", pos)
+        raise doc.error(f"{what}: data type {ty.data_type} is not supported for graph inputs "
+                        "(4-bit values can only be constants)", pos)
+
+
+def _decode(raw: bytes, data_type: str, shape: tuple[int, ...], count: int) -> np.ndarray:
+    """Stored constant bytes as the array `MLGraphBuilder.constant` takes: 4-bit types
+    packed (or, with `count` bytes, one value per byte, low nibble read), others
+    little-endian."""
+    if data_type in FOUR_BIT_TYPES:
+        if len(raw) == byte_length(data_type, count):
+            return unpack_4bit(raw, data_type, shape)
+        one = np.frombuffer(raw, np.uint8)  # one value per byte: keep the low nibble
+        return unpack_4bit(pack_4bit(one), data_type, shape)
+    dtype = np.dtype(data_type)
+    return np.frombuffer(raw, dtype.newbyteorder("<")).astype(dtype).reshape(shape)
 
 
 class GraphBuilder:
@@ -182,11 +210,13 @@ class GraphBuilder:
     def _constant(self, c: ConstDecl) -> MLOperand:
         doc = self.doc
         what = f"constant {c.name!r}"
-        _check_dtype(doc, c.type, c.pos, what)
         count = _numel(doc, c.type, c.pos, what)
-        dtype = np.dtype(c.type.data_type)
+        data_type = c.type.data_type
+        dtype = numpy_dtype(data_type)
         shape = tuple(d.size for d in c.type.dims)
-        nbytes = count * dtype.itemsize
+        nbytes = byte_length(data_type, count)
+        # lengths accepted for stored bytes: 4-bit types packed or one value per byte
+        lengths = {nbytes, count} if data_type in FOUR_BIT_TYPES else {nbytes}
         if c.kind == "scalar":
             if nbytes > self.scalar_budget:
                 raise doc.error(f"{what}: @scalar expands to {nbytes} bytes, more than the "
@@ -199,20 +229,19 @@ class GraphBuilder:
                 f = math.copysign(math.inf, c.value)
             with np.errstate(over="ignore"):
                 f = float(np.float32(f))
-            arr = np.full(shape, cast_number(f, c.type.data_type), dtype=dtype)
+            arr = np.full(shape, cast_number(f, data_type), dtype=dtype)
         elif c.kind == "bytes":
-            if len(c.value) != nbytes:
-                raise doc.error(f"{what}: @bytes has {len(c.value)} bytes, {c.type.data_type}"
+            if len(c.value) not in lengths:
+                raise doc.error(f"{what}: @bytes has {len(c.value)} bytes, {data_type}"
                                 f"{list(shape)} needs {nbytes}", c.pos)
-            arr = np.frombuffer(bytes(c.value), dtype.newbyteorder("<")).astype(dtype)
-            arr = arr.reshape(shape)
+            arr = _decode(bytes(c.value), data_type, shape, count)
         else:
-            arr = self._weights(c, what, dtype, shape, nbytes)
-        operand: MLOperand = self._call(c.pos, what, self.builder.constant, arr)
+            arr = self._weights(c, what, shape, count, lengths)
+        operand: MLOperand = self._call(c.pos, what, self.builder.constant, arr, data_type)
         return operand
 
-    def _weights(self, c: ConstDecl, what: str, dtype: np.dtype, shape: tuple[int, ...],
-                 nbytes: int) -> np.ndarray:
+    def _weights(self, c: ConstDecl, what: str, shape: tuple[int, ...], count: int,
+                 lengths: set[int]) -> np.ndarray:
         doc = self.doc
         if self.tensors is not None:
             try:
@@ -232,11 +261,11 @@ class GraphBuilder:
         if entry.shape is not None and entry.shape != shape:
             raise doc.error(f"{what}: the manifest shape {list(entry.shape)} differs from the "
                             f"declared {list(shape)}", c.pos)
-        if entry.length != nbytes:
+        if entry.length not in lengths:
             raise doc.error(f"{what}: the manifest byteLength {entry.length} differs from "
-                            f"{nbytes} ({c.type.data_type}{list(shape)})", c.pos)
+                            f"{min(lengths)} ({c.type.data_type}{list(shape)})", c.pos)
         raw = self.weights.read(entry.offset, entry.length, f"tensor {entry.key!r}")
-        return np.frombuffer(raw, dtype.newbyteorder("<")).reshape(shape)
+        return _decode(raw, c.type.data_type, shape, count)
 
     def _node(self, node: NodeDecl) -> None:
         doc = self.doc

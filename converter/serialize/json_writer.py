@@ -35,7 +35,7 @@ from converter.webnn import MLGraph, MLOperand, Operation
 from . import safetensors_weights
 from .errors import WebnnExportError
 from .lexicon import format_number
-from .plan import ConstantEntry, WebnnPlan, constant_value, le_bytes, plan
+from .plan import ConstantEntry, WebnnPlan, constant_bytes, plan
 from .tables import JSON_FORMAT, JSON_SUFFIX, MULTI_OUTPUT_OPS
 from .weights import write_weights
 
@@ -71,7 +71,7 @@ def _init(c: ConstantEntry) -> str:
     if c.kind == "scalar":
         return f'{{"kind": "scalar", "value": {format_number(c.scalar)}}}'
     if c.kind == "bytes":
-        data = le_bytes(constant_value(c.operand))
+        data = constant_bytes(c.operand)
         return f'{{"kind": "inlineBytes", "bytes": [{", ".join(str(b) for b in data)}]}}'
     return f'{{"kind": "weights", "ref": {_dumps(c.ident)}}}'
 

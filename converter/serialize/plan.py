@@ -17,6 +17,10 @@ key). `byteOffset` values are absolute (the blob's 8-byte header included).
 
 Constants: uniform tensors whose value is exact in float32 become `@scalar(v)`, other tensors
 of at most `INLINE_BYTES` bytes `@bytes([...])`, everything else `@weights("<identifier>")`.
+4-bit constants (`i4` / `u4`) are stored packed, two values per byte with the first in the low
+nibble (as WebNN implementations, the WPT and ONNX pack them), in the blob and in `@bytes`;
+their manifest `byteLength` is ceil(count / 2). (The format's reference tooling sizes them at
+one byte per element; `graph_builder` reads both layouts.)
 
 Restrictions: the text has no NaN and no infinity. NaN option values are rejected
 (`WebnnExportError`); infinite bounds of `clamp` on float inputs are dropped (no bound is the
@@ -39,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from converter.webnn import MLGraph, MLOperand, Operation
+from converter.webnn.dtypes import FOUR_BIT_TYPES, pack_4bit
 
 from .errors import WebnnExportError
 from .lexicon import IDENT_RE, Namer, format_number, format_string, format_value
@@ -223,9 +228,18 @@ def _annotation(c: ConstantEntry) -> str:
     if c.kind == "scalar":
         return f"@scalar({format_number(c.scalar)})"
     if c.kind == "bytes":
-        data = le_bytes(constant_value(c.operand))
+        data = constant_bytes(c.operand)
         return f"@bytes([{', '.join(str(b) for b in data)}])"
     return f"@weights({format_string(c.ident)})"
+
+
+def constant_bytes(operand: MLOperand) -> bytes:
+    """The stored bytes of a constant: little-endian row-major, 4-bit types packed two values
+    per byte (low nibble first)."""
+    arr = constant_value(operand)
+    if operand.data_type in FOUR_BIT_TYPES:
+        return pack_4bit(arr)
+    return le_bytes(arr)
 
 
 def constant_value(operand: MLOperand) -> np.ndarray:
@@ -284,14 +298,15 @@ def plan(graph: MLGraph, name: str = "graph") -> WebnnPlan:
         idents[id(operand)] = ident
         arr = constant_value(operand)
         scalar = _scalar_of(arr)
+        nbytes = operand.descriptor.byte_length  # packed for the 4-bit types
         if scalar is not None:
             constants.append(ConstantEntry(ident, operand, "scalar", scalar=scalar))
-        elif arr.nbytes <= INLINE_BYTES:
+        elif nbytes <= INLINE_BYTES:
             constants.append(ConstantEntry(ident, operand, "bytes"))
         else:
             constants.append(ConstantEntry(ident, operand, "weights", offset=offset,
-                                           length=arr.nbytes))
-            offset += arr.nbytes
+                                           length=nbytes))
+            offset += nbytes
     counter = 0
     for operation in graph.operations:
         for out in operation.outputs:
@@ -303,4 +318,5 @@ def plan(graph: MLGraph, name: str = "graph") -> WebnnPlan:
                      tuple(constants), quantized, offset)
 
 
-__all__ = ["INLINE_BYTES", "ConstantEntry", "WebnnPlan", "constant_value", "le_bytes", "plan"]
+__all__ = ["INLINE_BYTES", "ConstantEntry", "WebnnPlan", "constant_bytes", "constant_value",
+           "le_bytes", "plan"]

@@ -15,7 +15,9 @@ the declared dtype and shape are compared with the header's before the tensor is
 only that tensor's bytes are copied. Dtypes must match the declaration (`F32`, `F16`, `I32`,
 `U32`, `I64`, `U64`, `I8`, `U8`); `BF16` is accepted for a `float32` constant (widened
 exactly). Keys not found are retried after sanitising (`::` -> `__`, `.` -> `_`, unique match
-only), as for manifests. No 4-bit types.
+only), as for manifests. safetensors has no 4-bit dtypes: int4/uint4 constants are stored as
+`I8`/`U8` tensors of the same shape, one value per byte (twice the packed size of the blob),
+and read back with a range check.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from types import TracebackType
 from typing import Any, cast
 
 import numpy as np
+
+from converter.webnn.dtypes import STORAGE_TYPES, numpy_dtype
 
 from .errors import WebnnFormatError, WeightsMismatch
 from .plan import WebnnPlan
@@ -49,7 +53,7 @@ def plan_tensors(plan_: WebnnPlan) -> dict[str, np.ndarray]:
     for c in plan_.blob_constants:
         arr = c.operand.value
         assert arr is not None
-        if arr.dtype.name not in SAFETENSORS_DTYPES:  # pragma: no cover - no 4-bit arrays
+        if arr.dtype.name not in SAFETENSORS_DTYPES:  # pragma: no cover - numpy storage
             raise ValueError(f"constant {c.ident}: {arr.dtype} has no safetensors dtype")
         out[c.ident] = np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<"))
     return out
@@ -149,7 +153,7 @@ class SafetensorsWeights:
         if st_shape != tuple(shape):
             raise WeightsMismatch(f"safetensors tensor {found!r} has shape {list(st_shape)}, "
                                   f"the declaration {list(shape)} ({self.path})")
-        wanted = SAFETENSORS_DTYPES.get(data_type)
+        wanted = SAFETENSORS_DTYPES.get(STORAGE_TYPES.get(data_type, data_type))
         if st_dtype == "BF16" and data_type == "float32":
             return self._bf16_as_float32(found, shape)
         if st_dtype != wanted:
@@ -157,7 +161,7 @@ class SafetensorsWeights:
             raise WeightsMismatch(f"safetensors tensor {found!r} is {st_dtype}, the "
                                   f"declaration is {data_type} (needs {need}) ({self.path})")
         arr = self._file.get_tensor(found)
-        return np.asarray(arr, dtype=np.dtype(data_type)).reshape(shape)
+        return np.asarray(arr, dtype=numpy_dtype(data_type)).reshape(shape)
 
     def _bf16_as_float32(self, key: str, shape: tuple[int, ...]) -> np.ndarray:
         """numpy has no bfloat16: read the raw bytes (offsets from the header the package

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import IO, Any, TypeGuard
 
 from .errors import WebnnFormatError
-from .plan import WebnnPlan, constant_value, le_bytes
+from .plan import WebnnPlan, constant_bytes
 from .tables import (
     LONG_DTYPES,
     MANIFEST_FORMAT,
@@ -39,7 +39,7 @@ def write_weights(plan_: WebnnPlan, stream: IO[bytes]) -> int:
     for c in plan_.blob_constants:
         if written != c.offset:  # pragma: no cover - the plan is contiguous
             raise AssertionError("weights plan is not contiguous")
-        data = le_bytes(constant_value(c.operand))
+        data = constant_bytes(c.operand)  # 4-bit constants packed two per byte
         stream.write(data)
         written += len(data)
     return written
