@@ -83,7 +83,9 @@ def _finish(ctx: ImportContext, node: Node, acc: MLOperand, multiplier: MLOperan
 
 @onnx_op("DynamicQuantizeMatMul", since=1, domain=MS)
 def dynamic_quantize_matmul(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring (A float32)."""
+    """DynamicQuantizeMatMul: A quantized to uint8 as DynamicQuantizeLinear does, then the
+    exact integer matmul scaled like onnxruntime. Restrictions: A float32; A and B of rank
+    >= 2; B int8/uint8; b_scale / b_zero_point per-tensor or per-column."""
     check_arity(node, (3, 5))
     bld = ctx.builder
     ra, rb = _ranks(ctx, node, node.inputs[0], node.inputs[1])
@@ -105,7 +107,9 @@ def dynamic_quantize_matmul(ctx: ImportContext, node: Node) -> list[Any]:
 
 @onnx_op("MatMulIntegerToFloat", since=1, domain=MS)
 def matmul_integer_to_float(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring (a_scale per-tensor)."""
+    """MatMulIntegerToFloat: exact integer matmul times a_scale·b_scale (+ bias).
+    Restrictions: A and B int8/uint8 of rank >= 2; a_scale / a_zero_point per-tensor;
+    b_scale / b_zero_point per-tensor or per-column; float32 or float16 scales."""
     check_arity(node, (4, 7))
     bld = ctx.builder
     ra, rb = _ranks(ctx, node, node.inputs[0], node.inputs[1])

@@ -72,7 +72,9 @@ def _output_scale(ctx: ImportContext, node: Node, alpha: float, n: int) -> MLOpe
 
 @onnx_op("QGemm", since=1, domain=MS)
 def qgemm(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QGemm: exact integer gemm (+ int32 C) times alpha·a_scale·b_scale (/ y_scale,
+    quantized). Restrictions: 2-D A and B; a_*, y_* per-tensor, b_* per-tensor or
+    per-column; uint8 A with uint8/int8 B, or int8 A and B."""
     check_arity(node, (6, 9), required=(0, 1, 3, 4))
     bld = ctx.builder
     trans_a, trans_b = _flag(node, "transA"), _flag(node, "transB")

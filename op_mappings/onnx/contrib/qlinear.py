@@ -111,13 +111,15 @@ def _binary(ctx: ImportContext, node: Node, method: str) -> list[Any]:
 
 @onnx_op("QLinearAdd", since=1, domain=MS)
 def qlinear_add(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QLinearAdd: dequantize, add, quantize (onnxruntime's float32 rounding).
+    Restrictions: per-tensor scales and zero points; uint8 or int8 A and B of one type."""
     return _binary(ctx, node, "add")
 
 
 @onnx_op("QLinearMul", since=1, domain=MS)
 def qlinear_mul(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QLinearMul: exact integer product times sa·sb/sc, quantized.
+    Restrictions: per-tensor scales and zero points; uint8 or int8 A and B of one type."""
     return _binary(ctx, node, "mul")
 
 
@@ -130,13 +132,15 @@ def _unary(ctx: ImportContext, node: Node, fn: Any) -> list[Any]:
 
 @onnx_op("QLinearSigmoid", since=1, domain=MS)
 def qlinear_sigmoid(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QLinearSigmoid: sigmoid of the dequantized input, quantized.
+    Restrictions: per-tensor scales and zero points; uint8 or int8."""
     return _unary(ctx, node, ctx.builder.sigmoid)
 
 
 @onnx_op("QLinearLeakyRelu", since=1, domain=MS)
 def qlinear_leaky_relu(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QLinearLeakyRelu (alpha default 0.01): leakyRelu of the dequantized input, quantized.
+    Restrictions: per-tensor scales and zero points; uint8 or int8."""
     alpha = attr_float(node, "alpha", 0.01)
     return _unary(ctx, node, lambda x: ctx.builder.leaky_relu(x, alpha=alpha))
 
@@ -162,7 +166,10 @@ def _flag(node: Node, name: str) -> bool:
 
 @onnx_op("QLinearAveragePool", since=1, domain=MS)
 def qlinear_average_pool(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QLinearAveragePool: ONNX AveragePool of the dequantized input (channels_last
+    transposed), quantized. Restrictions: those of AveragePool (1-3 spatial axes);
+    per-tensor scales and zero points; uint8 or int8; may differ from onnxruntime by one
+    quantization step at rounding ties."""
     check_arity(node, (4, 5), required=(0, 1, 3))
     q = quantized_input(ctx, node, 0, "X")
     if q.rank < 3:
@@ -184,7 +191,9 @@ def qlinear_average_pool(ctx: ImportContext, node: Node) -> list[Any]:
 
 @onnx_op("QLinearGlobalAveragePool", since=1, domain=MS)
 def qlinear_global_average_pool(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QLinearGlobalAveragePool: reduceMean over the spatial axes (channels_last
+    supported), quantized. Restrictions: rank >= 3; per-tensor scales and zero points; uint8
+    or int8."""
     check_arity(node, (5, 5), required=(0, 1, 3))
     q = quantized_input(ctx, node, 0, "X")
     if q.rank < 3:
@@ -198,7 +207,8 @@ def qlinear_global_average_pool(ctx: ImportContext, node: Node) -> list[Any]:
 
 @onnx_op("QLinearConcat", since=1, domain=MS)
 def qlinear_concat(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QLinearConcat: inputs dequantized, concatenated, quantized once.
+    Restrictions: per-tensor scales and zero points; uint8 or int8 inputs of one type."""
     n = len(node.inputs)
     if n < 5 or (n - 2) % 3:
         raise InvalidModel(f"QLinearConcat takes Y_scale, Y_zero_point and (tensor, scale, "
@@ -219,7 +229,9 @@ def qlinear_concat(ctx: ImportContext, node: Node) -> list[Any]:
 
 @onnx_op("QLinearSoftmax", since=1, domain=MS)
 def qlinear_softmax(ctx: ImportContext, node: Node) -> list[Any]:
-    """See the module docstring."""
+    """QLinearSoftmax: softmax of the dequantized input (opset < 13: over the input
+    flattened to 2-D at axis), quantized. Restrictions: per-tensor scales and zero points;
+    uint8 or int8."""
     check_arity(node, (5, 5), required=(0, 1, 3, 4))
     b = ctx.builder
     q = quantized_input(ctx, node, 0, "X")
