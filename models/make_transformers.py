@@ -3,7 +3,8 @@
 Every model is built from a Hugging Face `transformers` config class with seeded random
 weights (nothing is downloaded: no hub access, no tokenizer files): hidden size 32 (64 for
 Llama / Qwen2 / Gemma / Phi-3, whose 2 key/value heads of size 16 are the smallest the genai
-builder's GroupQueryAttention runs on CPU), 2 layers, 4 heads, a vocabulary of 512 tokens. Each (model, variant) pair is one ONNX file:
+builder's GroupQueryAttention runs on CPU), 2 layers, 4 heads, a vocabulary of 512 tokens.
+Each (model, variant) pair is one ONNX file:
 
 | Variant | How the file is made |
 |---|---|
@@ -24,11 +25,16 @@ whisper_encoder, whisper_decoder, t5_encoder, t5_decoder, bart, gpt2, llama, qwe
 phi3. Which variants apply to which model is `VARIANTS` (a variant a model does not list
 raises ValueError).
 
-`make(path, model=..., variant=..., seq=8, past=4, seed=0)` is the generator protocol of
-`converter/zoo/generated.py` (models/zoo_transformers.toml names this script as
-`source = "generated:make_transformers.py"` with `args = {model, variant, ...}`). Missing
-export dependencies raise ModuleNotFoundError (the zoo then lists the entry as skipped):
-`transformers` and `torch` for every model, `onnxscript` for `dynamo*`,
+Two arguments change any TorchScript or dynamo export: `attn` (the transformers attention
+implementation: "eager", the default here, or "sdpa", transformers' own default, which
+exports torch's scaled_dot_product_attention) and `opset` (dynamo at opset 23 with "sdpa"
+emits the ONNX Attention, RotaryEmbedding and RMSNormalization ops).
+
+`make(path, model=..., variant=..., seq=8, past=4, seed=0, attn="eager", opset=None)` is
+the generator protocol of `converter/zoo/generated.py` (models/zoo_transformers.toml names
+this script as `source = "generated:make_transformers.py"` with `args = {model, variant,
+...}`). Missing export dependencies raise ModuleNotFoundError (the zoo then lists the
+entry as skipped): `transformers` and `torch` for every model, `onnxscript` for `dynamo*`,
 `onnxruntime_genai` for `genai_*`. Install them with `pip install -e ".[transformers]"`.
 
 Inputs (the shapes the models are traced with; every axis the ecosystem makes dynamic stays
@@ -577,17 +583,17 @@ def _quiet() -> Iterator[None]:
         logging.disable(disabled)
 
 
-def _export_torchscript(built: Built, path: Path) -> None:
+def _export_torchscript(built: Built, path: Path, opset: int | None = None) -> None:
     import torch
 
     with torch.no_grad():
         torch.onnx.export(built.module, tuple(built.inputs.values()), str(path),
                           input_names=list(built.inputs), output_names=built.outputs,
-                          dynamic_axes=built.dynamic, opset_version=OPSET_TORCHSCRIPT,
+                          dynamic_axes=built.dynamic, opset_version=opset or OPSET_TORCHSCRIPT,
                           do_constant_folding=True, dynamo=False)
 
 
-def _export_dynamo(built: Built, path: Path) -> None:
+def _export_dynamo(built: Built, path: Path, opset: int | None = None) -> None:
     _require("onnxscript")
     import io
 
@@ -601,7 +607,7 @@ def _export_dynamo(built: Built, path: Path) -> None:
         program = torch.onnx.export(built.module, tuple(built.inputs.values()),
                                     input_names=list(built.inputs),
                                     output_names=built.outputs, dynamic_shapes=shapes,
-                                    opset_version=OPSET_DYNAMO, dynamo=True,
+                                    opset_version=opset or OPSET_DYNAMO, dynamo=True,
                                     external_data=False, verbose=False)
         program.save(str(path), external_data=False)
 
@@ -783,13 +789,17 @@ def build(model: str, seq: int = 8, seed: int = 0, past: int = 0, attn: str = "e
 
 
 def make(path: Path, model: str = "bert", variant: str = "torchscript", seq: int = 8,
-         past: int = 4, seed: int = 0, attn: str = "eager") -> None:
+         past: int = 4, seed: int = 0, attn: str = "eager", opset: int | None = None
+         ) -> None:
     """Write `model` exported as `variant` (see the module docstring) to `path`.
 
     `seq`: the sequence length of the example inputs (the exported axes stay dynamic);
     `past`: past key-value positions of `with_past` / `merged`; `attn`: the transformers
-    attention implementation ("eager" or "sdpa"). ModuleNotFoundError when an export
-    dependency is missing, ValueError for an unknown model or variant."""
+    attention implementation ("eager", or "sdpa": torch's scaled_dot_product_attention,
+    transformers' default); `opset`: the torch.onnx opset (default 17 for TorchScript, 18
+    for dynamo; dynamo at 23 with "sdpa" emits the ONNX Attention, RotaryEmbedding and
+    RMSNormalization ops). ModuleNotFoundError when an export dependency is missing,
+    ValueError for an unknown model or variant."""
     _require("torch")
     _require("transformers")
     if model not in VARIANTS:
@@ -802,11 +812,11 @@ def make(path: Path, model: str = "bert", variant: str = "torchscript", seq: int
     if variant.startswith("genai"):
         _require("onnxruntime_genai")
     with _quiet():
-        _make(Path(path), model, variant, seq, past, seed, attn)
+        _make(Path(path), model, variant, seq, past, seed, attn, opset)
 
 
 def _make(path: Path, model: str, variant: str, seq: int, past: int, seed: int,
-          attn: str) -> None:
+          attn: str, opset: int | None) -> None:
     """make()'s work, its arguments checked."""
     with tempfile.TemporaryDirectory(prefix="make_transformers_") as tmp:
         base = Path(tmp, "base.onnx")
@@ -816,16 +826,17 @@ def _make(path: Path, model: str, variant: str, seq: int, past: int, seed: int,
             _export_genai(built, path, variant.split("_", 1)[1])
             return
         if variant == "merged":
-            _export_torchscript(build(model, seq, seed, attn=attn, present_out=True), base)
+            _export_torchscript(build(model, seq, seed, attn=attn, present_out=True), base,
+                                opset)
             step = build(model, seq, seed, past=past, attn=attn)
             step_file = Path(tmp, "with_past.onnx")
-            _export_torchscript(step, step_file)
+            _export_torchscript(step, step_file, opset)
             _merge_decoders(base, step_file, path)
             return
         if variant.startswith("dynamo"):
-            _export_dynamo(built, base)
+            _export_dynamo(built, base, opset)
         else:
-            _export_torchscript(built, base)
+            _export_torchscript(built, base, opset)
         if variant in ("torchscript", "dynamo", "with_past"):
             shutil.copyfile(base, path)
         elif variant in ("optimized", "dynamo_optimized", "optimized_fp16"):
@@ -849,7 +860,7 @@ def _make(path: Path, model: str, variant: str, seq: int, past: int, seed: int,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: `make_transformers.py MODEL VARIANT OUT.onnx [--seq N] [--past N]
-    [--seed N] [--attn eager|sdpa]`, or `--list`."""
+    [--seed N] [--attn eager|sdpa] [--opset N]`, or `--list`."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("model", nargs="?", choices=MODELS)
     parser.add_argument("variant", nargs="?")
@@ -858,6 +869,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--past", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--attn", choices=("eager", "sdpa"), default="eager")
+    parser.add_argument("--opset", type=int, default=None)
     parser.add_argument("--list", action="store_true", help="print every (model, variant)")
     args = parser.parse_args(argv)
     if args.list:
@@ -866,7 +878,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not (args.model and args.variant and args.output):
         parser.error("MODEL, VARIANT and OUTPUT are required (or --list)")
     make(args.output, model=args.model, variant=args.variant, seq=args.seq, past=args.past,
-         seed=args.seed, attn=args.attn)
+         seed=args.seed, attn=args.attn, opset=args.opset)
     print(args.output)
     return 0
 
