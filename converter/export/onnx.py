@@ -3,7 +3,9 @@
 `to_onnx(graph, opset=21)` emits one or a few default-domain ONNX ops per WebNN op (the
 lowerings live in `converter.export.onnx_lowering`, one module per op family, keyed by spec
 op name), constants as initializers, and graph inputs/outputs named exactly like the WebNN
-graph's (any string survives; internal values get fresh sanitised names).
+graph's (any string survives); internal values get short fresh names (`v<n>`) and nodes
+none, so naming costs a few bytes per node (`readable_names=True`: descriptive names, for
+debugging). The file holds no doc strings or value_info.
 
 Size (`compact=True`, the default): initializers no node reads are dropped, and constants of
 more than `COMPACT_MIN_BYTES` (256) bytes that are splats or broadcasts of a smaller array
@@ -48,8 +50,8 @@ from .onnx_lowering.fusion import emit_affine, plan_affine_chains, simplify_resh
 MIN_OPSET = 21
 
 
-def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True,
-            compact: bool = True) -> onnx.ModelProto:
+def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool = True,
+            readable_names: bool = False) -> onnx.ModelProto:
     """The ONNX model computing `graph` (inputs and outputs keep their WebNN names).
 
     `fuse`: emit chains of constant affine float32 operations as one affine map (rounds once
@@ -59,6 +61,8 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True,
     broadcasts of a smaller array as ConstantOfShape / small initializer + Expand (same
     values, bit for bit; see `onnx_lowering.compact`). Unused initializers are dropped
     either way.
+    `readable_names`: name internal values and nodes after their WebNN operation and ONNX op
+    type (e.g. `conv2d0_Conv_25`) instead of `v<n>` and unnamed nodes (same computation).
     """
     max_opset = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= max_opset:
@@ -67,7 +71,8 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True,
     if missing:
         raise MLOperationError(f"ONNX export: no lowering for {', '.join(missing)}")
     e = Emitter(opset, reserved=[*graph.inputs, *graph.outputs, *onnx_output_names(graph)],
-                compact_min_bytes=COMPACT_MIN_BYTES if compact else None)
+                compact_min_bytes=COMPACT_MIN_BYTES if compact else None,
+                readable_names=readable_names)
     inputs = []
     for name, operand in graph.inputs.items():
         e.declare(name, operand.data_type)
@@ -147,4 +152,4 @@ def _name_outputs(e: Emitter, graph: MLGraph, out_names: list[str]) -> None:
         else:
             source = final.get(value, value)
             e.nodes.append(helper.make_node("Identity", [source], [out_name],
-                                            name=e.fresh("n_output_Identity")))
+                                            name=e.node_name("n_output_Identity")))

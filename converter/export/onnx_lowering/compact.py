@@ -177,7 +177,7 @@ def compact_constants(e: Emitter, min_bytes: int = COMPACT_MIN_BYTES) -> None:
 
     def add(op_type: str, inputs: list[str], output: str, **attrs: Any) -> str:
         front.append(helper.make_node(op_type, inputs, [output],
-                                      name=e.fresh(f"n_{output}_{op_type}"), **attrs))
+                                      name=e.node_name(f"n_{output}_{op_type}"), **attrs))
         return output
 
     for t in original:
@@ -198,7 +198,7 @@ def compact_constants(e: Emitter, min_bytes: int = COMPACT_MIN_BYTES) -> None:
                 form.source.reshape(form.source_shape[lead:]), out))
         else:
             assert form.value is not None
-            value = numpy_helper.from_array(form.value, "value")
+            value = numpy_helper.from_array(form.value)  # unnamed: the attribute names it
             if form.band is None:  # a splat: no Expand needed
                 add("ConstantOfShape", [e.ints(form.shape, "shape")], t.name, value=value)
                 continue

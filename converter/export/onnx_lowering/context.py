@@ -9,7 +9,12 @@ the final `compact.compact_constants` pass.
 
 Value names: graph inputs and outputs keep their WebNN names verbatim (ONNX names are
 arbitrary strings); every other value gets a fresh name built from `[A-Za-z0-9_]` characters
-that never collides with an input or output name.
+that never collides with an input or output name: `v<n>` by default, so that naming costs a
+few bytes per node (small models export at about their own size), or, with
+`readable_names=True`, `<hint>_<n>` derived from the WebNN op and ONNX op type (e.g.
+`conv2d0_Conv_25`). Nodes are unnamed (ONNX allows empty node names) unless
+`readable_names` is set; nothing downstream reads internal names (the onnxruntime backend and
+validation's taps only use graph output names).
 """
 
 from __future__ import annotations
@@ -91,8 +96,10 @@ class Emitter:
     """Collects ONNX nodes and initializers for one graph (see the module docstring)."""
 
     def __init__(self, opset: int, reserved: Iterable[str] = (),
-                 compact_min_bytes: int | None = None) -> None:
+                 compact_min_bytes: int | None = None, readable_names: bool = False) -> None:
         self.opset = opset
+        #: Descriptive value and node names instead of `v<n>` and unnamed nodes (debugging).
+        self.readable_names = readable_names
         self.nodes: list[NodeProto] = []
         self.initializers: list[TensorProto] = []
         #: Initializers larger than this many bytes get their compact form noted (None: no
@@ -112,14 +119,22 @@ class Emitter:
 
     # -- names and values -------------------------------------------------------------------
     def fresh(self, hint: str) -> str:
-        """A new value name derived from `hint` (sanitised), unique in the model."""
-        base = _SAFE.sub("_", hint).strip("_")[:48] or "v"
+        """A new value name, unique in the model: `v<n>`, or derived from `hint` (sanitised)
+        with `readable_names`."""
+        base = "v"
+        if self.readable_names:
+            base = (_SAFE.sub("_", hint).strip("_")[:48] or "v") + "_"
         while True:
             self._counter += 1
-            name = f"{base}_{self._counter}"
+            name = f"{base}{self._counter}"
             if name not in self._used:
                 self._used.add(name)
                 return name
+
+    def node_name(self, hint: str) -> str:
+        """The name of a new node: empty, or a fresh name derived from `hint` with
+        `readable_names`."""
+        return self.fresh(hint) if self.readable_names else ""
 
     def bind(self, operand: MLOperand, name: str) -> None:
         """Record that `operand`'s value is the ONNX value `name`."""
@@ -206,7 +221,7 @@ class Emitter:
         """Append one node with len(data_types) outputs; returns the output names."""
         outs = [self.fresh(f"{self.current}_{op_type}") for _ in data_types]
         attrs = {k: v for k, v in attrs.items() if v is not None}
-        node = helper.make_node(op_type, list(inputs), outs, name=self.fresh(
+        node = helper.make_node(op_type, list(inputs), outs, name=self.node_name(
             f"n_{self.current}_{op_type}"), **attrs)
         self.nodes.append(node)
         for name, dt in zip(outs, data_types, strict=True):
