@@ -13,7 +13,7 @@ with random weights applied, input recipes, stored outputs), for tests and bench
 
 from __future__ import annotations
 
-from .manifest import ZooEntry, default_manifests, read_manifest, read_manifests
+from .manifest import ZooEntry, default_manifests, materialize, read_manifest, read_manifests
 from .report import render_html, render_markdown, write_reports
 from .runner import ZooReport, ZooResult, run_entry, run_zoo
 from .sources import (
@@ -26,6 +26,6 @@ from .sources import (
 )
 
 __all__ = ["ModelChanged", "ZooEntry", "ZooReport", "ZooResult", "default_manifests",
-           "entry_inputs", "load_model", "randomize_constant_of_shape", "read_manifest",
-           "read_manifests", "recipe_inputs", "render_html", "render_markdown", "run_entry",
-           "run_zoo", "stored_outputs", "write_reports"]
+           "entry_inputs", "load_model", "materialize", "randomize_constant_of_shape",
+           "read_manifest", "read_manifests", "recipe_inputs", "render_html", "render_markdown",
+           "run_entry", "run_zoo", "stored_outputs", "write_reports"]

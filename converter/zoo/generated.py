@@ -7,10 +7,12 @@ a generator script in the manifest's folder (models/). The script must define
 def make(path: Path, **args) -> None:  # write the model file to `path`, deterministically
 ```
 
-`generate` imports the script by path (it must be self-contained: no imports from tests/)
-and calls `make(path, **args)` once per (script content, args, suffix): the file is cached
-under `$WEBNN_CONVERTER_CACHE/zoo`, else `$XDG_CACHE_HOME/webnn-converter/zoo`, else
-`~/.cache/webnn-converter/zoo` (a temporary folder when that is not writable), named
+`generate` imports the script by path as a module of its own, registered in `sys.modules`
+under a name unique to its content and arguments (so `@dataclass` and pickling work in it;
+it must be self-contained: no imports from tests/) and calls `make(path, **args)` once per
+(script content, args, suffix): the file is cached under `$WEBNN_CONVERTER_CACHE/zoo`, else
+`$XDG_CACHE_HOME/webnn-converter/zoo`, else `~/.cache/webnn-converter/zoo` (a temporary
+folder when that is not writable), named
 `<script stem>-<key><suffix>` where the key hashes the script's bytes and the arguments, so
 an edited generator regenerates. Writes go to a temporary file renamed into place, so
 concurrent readers (parallel zoo workers, pytest-xdist) never see a partial file.
@@ -25,6 +27,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -62,11 +65,20 @@ def cache_key(script: Path, args: Mapping[str, Any], suffix: str) -> str:
 
 
 def _load(script: Path, key: str) -> Any:
-    spec = importlib.util.spec_from_file_location(f"_webnn_zoo_{script.stem}_{key}", script)
+    """Import generator `script` as module `_webnn_zoo_<stem>_<key>`, registered in
+    sys.modules before its code runs (as an import does: `@dataclass`, pickling and
+    `typing.get_type_hints` look the module up there); removed again when it fails."""
+    name = f"_webnn_zoo_{script.stem}_{key}"
+    spec = importlib.util.spec_from_file_location(name, script)
     if spec is None or spec.loader is None:
         raise ValueError(f"generator {str(script)!r} cannot be imported")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     if not callable(getattr(module, "make", None)):
         raise ValueError(f"generator {script.name!r} defines no make(path, **args)")
     return module

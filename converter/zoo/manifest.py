@@ -10,10 +10,11 @@ A manifest lists models; each entry is a table with:
   imported); or the string forms `source = "onnx-package:<path inside the onnx package>"`
   and `source = "pypi:<distribution>:<path inside the distribution>"`; or
   `source = "generated:<script>"` with optional `args = {...}`: a generator script in the
-  manifest's folder whose `make(path, **args)` writes the model, run when the manifest is
-  read and cached by script content and args (`converter.zoo.generated`; the suffix is
-  `.tflite` for `format = "tflite"`, else `.onnx`; a generator whose dependency is not
-  installed makes the entry skipped); `url` alone is recorded as provenance but never
+  manifest's folder whose `make(path, **args)` writes the model, cached by script content
+  and args (`converter.zoo.generated`; the suffix is `.tflite` for `format = "tflite"`, else
+  `.onnx`; a generator whose dependency is not installed makes the entry skipped); it runs
+  when the manifest is read, or with `read_manifest(..., generate=False)` only when the
+  entry is run (see "Lazy generation"); `url` alone is recorded as provenance but never
   downloaded (the entry is skipped);
 - `source`, `licence`/`license`, `description`: provenance, copied into the reports;
   `sha256`: the model file's digest (a changed file is an error, not a silent re-baseline);
@@ -38,6 +39,13 @@ A manifest lists models; each entry is a table with:
 
 Accepted layouts: `[[model]]` / `[[models]]` arrays of tables, `[models.NAME]` tables, or
 top-level `[NAME]` tables that have a path-like key. Unknown keys are kept in `extra`.
+
+Lazy generation: `read_manifest(path, generate=False)` (and `read_manifests`) checks a
+generated entry's table and that its script exists but does not run the generator: the
+entry has `path` None, `missing` "" and keeps its table in `pending`; `materialize(entry)`
+generates the model then and returns the complete entry (`run_entry` does it, so
+`webnn-convert zoo --filter X` generates only the entries it runs, in its worker
+processes). A broken generator is then that entry's error instead of a manifest error.
 """
 
 from __future__ import annotations
@@ -97,6 +105,9 @@ class ZooEntry:
     slow: bool = False
     missing: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
+    pending: Mapping[str, Any] = field(default_factory=dict)
+    """The manifest table of a generated entry whose model is not generated yet (read with
+    `generate=False`; `materialize` generates it); empty otherwise."""
 
 
 def default_manifests(root: Path | None = None) -> list[Path]:
@@ -200,10 +211,12 @@ def _input_spec(name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def read_manifest(path: str | Path, names: Iterable[str] | None = None) -> list[ZooEntry]:
+def read_manifest(path: str | Path, names: Iterable[str] | None = None, *,
+                  generate: bool = True) -> list[ZooEntry]:
     """Entries of one manifest file; InvalidModel for unreadable TOML, bad entries or a name
     used twice. With `names`, only the entries of those names (the others are not read, so
-    their models are not generated)."""
+    their models are not generated). With `generate=False`, generated entries are left
+    pending (see "Lazy generation" in the module docstring)."""
     path = Path(path)
     wanted = set(names) if names is not None else None
     try:
@@ -221,7 +234,7 @@ def read_manifest(path: str | Path, names: Iterable[str] | None = None) -> list[
         if wanted is not None and name not in wanted:
             continue
         try:
-            entry = _entry(t, name, path, base)
+            entry = _entry(t, name, path, base, generate)
         except (TypeError, ValueError) as exc:
             raise InvalidModel(f"manifest {str(path)!r}: entry {name!r}: {exc}") from None
         if any(e.name == name for e in entries):
@@ -266,8 +279,24 @@ def _pins(value: Any) -> dict[str, Any]:
     return out
 
 
-def _generated(t: Mapping[str, Any], base: Path) -> tuple[Path | None, str]:
-    """(generated model file, why missing) of a `source = "generated:<script>"` entry."""
+def materialize(entry: ZooEntry) -> ZooEntry:
+    """`entry` with its model generated when it is pending (`read_manifest(...,
+    generate=False)`), else `entry` itself; InvalidModel when the generator fails (a missing
+    dependency gives an entry with `path` None and `missing` saying which)."""
+    if not entry.pending:
+        return entry
+    path = Path(entry.manifest)
+    try:
+        return _entry(entry.pending, entry.name, path, path.resolve().parent, True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidModel(f"manifest {str(path)!r}: entry {entry.name!r}: {exc}") from None
+
+
+def _generated(t: Mapping[str, Any], base: Path, run: bool = True
+               ) -> tuple[Path | None, str]:
+    """(generated model file, why missing) of a `source = "generated:<script>"` entry; with
+    `run` False only the table and the script's presence are checked ((None, "") when the
+    entry can be generated later)."""
     from .generated import SCHEME, generate
 
     script_name = str(t["source"])[len(SCHEME):]
@@ -280,6 +309,8 @@ def _generated(t: Mapping[str, Any], base: Path) -> tuple[Path | None, str]:
     if script is None:
         return None, f"generator script {script_name!r} not found"
     suffix = _suffix(str(t.get("format", "")))
+    if not run:
+        return None, ""
     try:
         return generate(script, args, suffix), ""
     except ModuleNotFoundError as exc:
@@ -289,16 +320,20 @@ def _generated(t: Mapping[str, Any], base: Path) -> tuple[Path | None, str]:
                          f"{exc}") from exc
 
 
-def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path) -> ZooEntry:
+def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path, generate: bool = True
+           ) -> ZooEntry:
     src = t.get("source")
+    pending: dict[str, Any] = {}
     if isinstance(src, str) and src.startswith("generated:"):
         rel, package, dist = None, None, None
-        resolved, missing = _generated(t, base)
+        resolved, missing = _generated(t, base, generate)
+        if resolved is None and not missing:
+            pending = dict(t)
     else:
         rel, package, dist = _location(t)
         resolved = _resolve(rel, base, package, dist) if rel else None
         missing = ""
-    if resolved is None and not missing:
+    if resolved is None and not missing and not pending:
         if rel:
             where = (f" in package {package!r}" if package else
                      f" in distribution {dist!r}" if dist else "")
@@ -343,15 +378,16 @@ def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path) -> ZooEntry:
         sha256=str(t.get("sha256", "")), description=str(t.get("description", "")),
         format=str(t.get("format", "")),
         slow=bool(t.get("slow", False)), missing=missing,
-        extra={k: v for k, v in t.items() if k not in _KNOWN})
+        extra={k: v for k, v in t.items() if k not in _KNOWN}, pending=pending)
 
 
-def read_manifests(paths: Sequence[str | Path]) -> list[ZooEntry]:
-    """Entries of several manifests in order; a name seen twice keeps its first entry."""
+def read_manifests(paths: Sequence[str | Path], *, generate: bool = True) -> list[ZooEntry]:
+    """Entries of several manifests in order; a name seen twice keeps its first entry.
+    `generate` as in `read_manifest`."""
     seen: set[str] = set()
     out: list[ZooEntry] = []
     for p in paths:
-        for e in read_manifest(p):
+        for e in read_manifest(p, generate=generate):
             if e.name not in seen:
                 seen.add(e.name)
                 out.append(e)

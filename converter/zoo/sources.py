@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .manifest import ZooEntry
+from .manifest import ZooEntry, materialize
 
 
 class ModelChanged(Exception):
@@ -43,7 +43,9 @@ def check_digest(entry: ZooEntry) -> None:
 
 def load_model(entry: ZooEntry) -> str | bytes:
     """The model to convert and validate: the entry's file path, or the serialized ONNX model
-    with `weights = "random"` applied. Raises ValueError for an entry without a file."""
+    with `weights = "random"` applied (a pending generated entry is generated first, see
+    `manifest.materialize`). Raises ValueError for an entry without a file."""
+    entry = materialize(entry)
     if entry.path is None:
         raise ValueError(f"{entry.name}: {entry.missing}")
     if entry.weights != "random":
