@@ -3,17 +3,21 @@ and the parsing of the options several commands take."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import numpy as np
 
+from converter.errors import exception_text, one_line, quoted
+
 EXIT_OK, EXIT_FAIL, EXIT_BAD = 0, 1, 2
+EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 BACKENDS = ("reference", "onnxruntime", "torch")
 DEVICES = ("cpu", "cuda")
 
@@ -33,40 +37,68 @@ class CommandError(Exception):
 
 @contextmanager
 def handled(debug: bool, as_json: bool) -> Iterator[None]:
-    """Turn library errors into one stderr message and an exit code."""
-    from converter.errors import ConversionError
-
+    """Turn library errors into one stderr line (`error: ...`, escaped and shortened by
+    `converter.errors.one_line`) and an exit code. Within the block SIGTERM raises
+    SystemExit(143) (`sigterm_raises`), so `finally` clauses remove temporary output; an
+    interruption exits 130 (SIGINT) or 143 (SIGTERM) with one line, never a traceback."""
     try:
-        yield
+        with sigterm_raises():
+            yield
     except (click.exceptions.Exit, click.ClickException, click.Abort):
         raise
+    except KeyboardInterrupt:
+        _report("interrupted", EXIT_SIGINT, {"reason_code": "interrupted",
+                                             "message": "interrupted"}, as_json)
+    except SystemExit as exc:
+        if exc.code == EXIT_SIGTERM:
+            _report("terminated", EXIT_SIGTERM, {"reason_code": "terminated",
+                                                 "message": "terminated"}, as_json)
+        raise
     except Exception as exc:  # noqa: BLE001 - every error becomes a message + exit code
-        if isinstance(exc, CommandError):
-            code, message, data = exc.code, str(exc), exc.data
-        elif isinstance(exc, ConversionError):
-            code, message, data = EXIT_BAD, exc.render("cli"), exc.to_dict("cli")
-        elif isinstance(exc, (OSError, ValueError, TypeError, KeyError)):
-            message = plain(exc)
-            code, data = EXIT_BAD, {"reason_code": type(exc).__name__, "message": message}
-        else:
-            message = f"internal error: {type(exc).__name__}: {exc}"
-            code, data = EXIT_BAD, {"reason_code": "internal_error", "message": message}
         if debug:
             traceback.print_exc(file=sys.stderr)
-        click.echo(f"error: {message}", err=True)
-        if as_json:
-            click.echo(json.dumps({"error": data}, indent=2))
-        raise click.exceptions.Exit(code) from None
+        code, message, data = error_parts(exc)
+        _report(message, code, data, as_json)
+
+
+def error_parts(exc: Exception) -> tuple[int, str, dict[str, Any]]:
+    """(exit code, message, JSON form) of an error."""
+    from converter.errors import ConversionError
+
+    if isinstance(exc, CommandError):
+        return exc.code, str(exc), exc.data
+    if isinstance(exc, ConversionError):
+        return EXIT_BAD, exc.render("cli"), exc.to_dict("cli")
+    if isinstance(exc, (OSError, ValueError, TypeError, KeyError)):
+        message = plain(exc)
+        return EXIT_BAD, message, {"reason_code": type(exc).__name__, "message": message}
+    if type(exc).__name__ == "MLOperationError":  # a backend could not compile or run
+        message = exception_text(exc)
+        return EXIT_BAD, message, {"reason_code": "runtime_error", "message": message}
+    message = f"internal error: {type(exc).__name__}: {exception_text(exc)}"
+    return EXIT_BAD, message, {"reason_code": "internal_error", "message": message}
+
+
+def _report(message: str, code: int, data: dict[str, Any], as_json: bool) -> NoReturn:
+    echo_error(message)
+    if as_json:
+        click.echo(json.dumps({"error": data}, indent=2))
+    raise click.exceptions.Exit(code) from None
+
+
+def echo_error(message: str) -> None:
+    """Print `error: MESSAGE` on stderr as one line (`converter.errors.one_line`)."""
+    click.echo(f"error: {one_line(message)}", err=True)
 
 
 def plain(exc: BaseException) -> str:
     if isinstance(exc, FileNotFoundError) and exc.filename:
         return f"{exc.filename}: no such file or directory"
     if isinstance(exc, OSError) and exc.filename:
-        return f"{exc.filename}: {exc.strerror or exc}"
+        return f"{exc.filename}: {exc.strerror or exception_text(exc)}"
     if isinstance(exc, KeyError):
-        return f"missing key {exc}"
-    return str(exc) or type(exc).__name__
+        return f"missing key {quoted(exc.args[0]) if exc.args else ''}".rstrip()
+    return exception_text(exc)
 
 
 class Progress:
@@ -155,13 +187,10 @@ def parse_dims(items: Sequence[str], *, named_only: bool = False
     axes: dict[str, dict[int, int]] = {}
     for item in items:
         name, value = _split(option, item)
-        try:
-            n = int(value)
-        except ValueError:
-            n = 0
-        if n < 1:
-            raise click.BadParameter(f"{item!r}: VALUE must be a positive integer",
-                                     param_hint=option)
+        n = _dim_value(value)
+        if n is None:
+            raise click.BadParameter(f"{item!r}: VALUE must be a positive integer (at most "
+                                     f"{MAX_DIM})", param_hint=option)
         target, sep, axis = name.rpartition(":")
         if named_only or not sep or not target or not _is_int(axis):
             if named.get(name, n) != n:
@@ -178,7 +207,17 @@ def parse_dims(items: Sequence[str], *, named_only: bool = False
 
 
 def _is_int(text: str) -> bool:
-    return text.lstrip("-").isdigit() and text.count("-") <= 1
+    digits = text[1:] if text.startswith("-") else text
+    return digits.isascii() and digits.isdigit() and len(digits) <= 18
+
+
+def _dim_value(text: str) -> int | None:
+    """A dimension size (ASCII digits, 1 to MAX_DIM), None when it is not one."""
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        return None
+    n = int(text)
+    return n if 1 <= n <= MAX_DIM else None
 
 
 def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
@@ -186,50 +225,187 @@ def parse_shapes(items: Sequence[str]) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for item in items:
         name, value = _split("--shape", item)
-        try:
-            dims = [int(d) for d in value.split(",")] if value.strip() else []
-        except ValueError:
-            dims = [0]
-        if any(d < 1 for d in dims):
-            raise click.BadParameter(f"{item!r}: dimensions must be positive integers "
-                                     "separated by commas", param_hint="--shape")
-        out[name] = dims
+        dims = [_dim_value(d) for d in value.split(",")] if value.strip() else []
+        if any(d is None for d in dims):
+            raise click.BadParameter(f"{item!r}: dimensions must be positive integers (at "
+                                     f"most {MAX_DIM}) separated by commas",
+                                     param_hint="--shape")
+        out[name] = [int(d) for d in dims if d is not None]
     return out
 
 
 def parse_pins(items: Sequence[str]) -> dict[str, Any]:
-    """--pin INPUT=VALUE: a number, a comma-separated or JSON list, or @FILE.npy."""
+    """--pin INPUT=VALUE: a number, a comma-separated or JSON list (rectangular, nested at
+    most MAX_PIN_DEPTH deep; numbers only: integers within int64/uint64, finite floats,
+    NaN/Infinity spelled so, true/false), or @FILE.npy (one numeric array, never pickles)."""
     out: dict[str, Any] = {}
     for item in items:
         name, value = _split("--pin", item)
         try:
             if value.startswith("@"):
-                out[name] = np.load(value[1:], allow_pickle=False)
+                out[name] = _npy(value[1:])
             elif value.strip().startswith("["):
-                out[name] = np.asarray(json.loads(value))
+                out[name] = _array(_json_number(value.strip()))
             else:
-                parts = [json.loads(p) for p in value.split(",")]
-                out[name] = np.asarray(parts[0] if len(parts) == 1 else parts)
-        except (OSError, ValueError) as exc:
-            raise click.BadParameter(f"{item!r}: VALUE must be a number, a list or @FILE.npy "
-                                     f"({exc})", param_hint="--pin") from None
+                parts = [_json_number(p.strip(), scalar=True) for p in value.split(",")]
+                out[name] = _array(parts[0] if len(parts) == 1 else parts)
+        except ValueError as exc:
+            raise click.BadParameter(f"{_shown(item)}: VALUE must be a number, a list of "
+                                     f"numbers or @FILE.npy ({exception_text(exc)})",
+                                     param_hint="--pin") from None
     return out
 
 
-def load_npz(path: str) -> dict[str, np.ndarray]:
-    """Arrays of an .npz file by name (no pickles)."""
+MAX_DIM = 2**31 - 1
+"""The largest dimension --dim / --shape accept."""
+MAX_PIN_DEPTH = 32
+"""How deep --pin lists may nest."""
+NUMERIC_KINDS = "biuf"
+"""numpy dtype kinds of the arrays --inputs and --pin accept: bool, integers, floats."""
+
+
+def _shown(text: str) -> str:
+    return quoted(text)
+
+
+def _json_number(text: str, *, scalar: bool = False) -> Any:
+    """A JSON number or (unless `scalar`) a nested list of numbers; ValueError otherwise."""
+    depth = deepest = 0
+    for ch in text:
+        if ch == "[":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch == "]":
+            depth -= 1
+    if deepest > MAX_PIN_DEPTH:
+        raise ValueError(f"lists nested deeper than {MAX_PIN_DEPTH} levels")
+    if scalar and deepest:
+        raise ValueError(f"{_shown(text)} is not a number (write a nested list as JSON: "
+                         "[[1, 2], [3, 4]])")
     try:
-        with np.load(path, allow_pickle=False) as data:
-            if not hasattr(data, "files"):
-                raise CommandError(f"{path}: expected an .npz archive of named arrays")
-            return {k: np.asarray(data[k]) for k in data.files}
-    except CommandError:
-        raise
+        value = json.loads(text, parse_int=_json_int, parse_float=_json_float)
+    except RecursionError:
+        raise ValueError(f"lists nested deeper than {MAX_PIN_DEPTH} levels") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{_shown(text)} is not a number or a JSON list ({exc.msg})"
+                         ) from None
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, list):
+            stack.extend(v)
+        elif not isinstance(v, (bool, int, float)):
+            raise ValueError(f"{_shown(json.dumps(v))} is not a number")
+    return value
+
+
+def _json_int(text: str) -> int:
+    if len(text.lstrip("-")) > 20 or not -2**63 <= int(text) < 2**64:
+        raise ValueError(f"integer {_shown(text)} is out of the int64/uint64 range")
+    return int(text)
+
+
+def _json_float(text: str) -> float:
+    value = float(text)
+    if not np.isfinite(value):
+        raise ValueError(f"number {_shown(text)} is out of the float64 range")
+    return value
+
+
+def _array(value: Any) -> np.ndarray:
+    try:
+        arr = np.asarray(value)
+    except (ValueError, OverflowError):
+        raise ValueError("a list must be rectangular (every row of the same length)"
+                         ) from None
+    if arr.dtype.kind not in NUMERIC_KINDS:
+        raise ValueError(f"the value must hold numbers, not {arr.dtype}")
+    return arr
+
+
+def _npy(path: str) -> np.ndarray:
+    """The array of a .npy file (no pickles, numbers only)."""
+    try:
+        data = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror or exception_text(exc)})"
+                         ) from None
+    except (ValueError, EOFError) as exc:
+        raise ValueError(f"{path}: not a .npy array file ({_load_problem(exc)})") from None
+    if not isinstance(data, np.ndarray):
+        with contextlib.suppress(AttributeError):
+            data.close()
+        raise ValueError(f"{path}: not a .npy array file (an .npz archive? pin one array)")
+    if data.dtype.kind not in NUMERIC_KINDS:
+        raise ValueError(f"{path}: the array holds {data.dtype}, not numbers")
+    return data
+
+
+def _load_problem(exc: BaseException) -> str:
+    """numpy's complaint about a file, in words (pickled data is never loaded)."""
+    text = exception_text(exc)
+    if "pickle" in text.lower():
+        return "it holds pickled Python objects, which are never loaded"
+    return text
+
+
+def load_npz(path: str) -> dict[str, np.ndarray]:
+    """Arrays of an .npz file by name: a zip of .npy arrays of numbers (bool, integers,
+    floats); pickled objects are never loaded. A one-line CommandError otherwise."""
+    import zipfile
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
     except FileNotFoundError:
         raise CommandError(f"{path}: no such file") from None
-    except (OSError, ValueError, EOFError) as exc:
-        raise CommandError(f"{path}: not a readable .npz file ({exc or type(exc).__name__})"
+    except OSError as exc:
+        raise CommandError(f"{path}: cannot read it ({exc.strerror or exception_text(exc)})"
                            ) from None
+    if head[:2] != b"PK":
+        raise CommandError(f"{path}: not an .npz archive (a zip of .npy arrays, as "
+                           "numpy.savez writes)")
+    arrays: dict[str, np.ndarray] = {}
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            for key in data.files:
+                try:
+                    arr = data[key]
+                except (ValueError, EOFError) as exc:
+                    raise CommandError(f"{path}: array {_shown(key)} cannot be read "
+                                       f"({_load_problem(exc)})") from None
+                if not isinstance(arr, np.ndarray) or arr.dtype.kind not in NUMERIC_KINDS:
+                    what = arr.dtype if isinstance(arr, np.ndarray) else "not a .npy array"
+                    raise CommandError(f"{path}: entry {_shown(key)} holds {what}; inputs "
+                                       "must be arrays of numbers (bool, integers, floats)")
+                arrays[key] = arr
+    except CommandError:
+        raise
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, KeyError,
+            NotImplementedError) as exc:
+        raise CommandError(f"{path}: not a readable .npz archive ({_load_problem(exc)})"
+                           ) from None
+    return arrays
+
+
+def check_tolerance(option: str, value: float) -> float:
+    """--rtol / --atol: a finite number >= 0 (a one-line CommandError otherwise)."""
+    if not (np.isfinite(value) and value >= 0):
+        raise CommandError(f"{option} must be a finite number >= 0, got {value}")
+    return value
+
+
+def allow_root_option(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--allow-root DIR (repeatable): folders besides the model's own that files a model
+    refers to (external data, weights, manifests) may lie in."""
+    return click.option(
+        "--allow-root", "allow_roots", multiple=True, metavar="DIR",
+        type=click.Path(exists=True, file_okay=False),
+        help="Also read files the model refers to (ONNX external data, weights, manifests) "
+             "from DIR. By default only files inside the model's folder are read, symlinks "
+             "resolved. Repeatable.")(fn)
 
 
 def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:

@@ -6,21 +6,64 @@ Every command is a thin layer over the library (`converter.validate`, `converter
 
 Exit codes: 0 success; 1 validation failure (an output outside tolerance, a zoo model that
 fails, a README table that differs from the generated one); 2 unsupported model or bad input
-(missing/corrupt file, unsupported op, bad option value). Errors are one message on stderr
-naming the file/node/op/rule; `--debug` adds the traceback; `--json` prints machine-readable
-results (and errors as {"error": {...}}) on stdout. Progress goes to stderr.
+(missing/corrupt file, unsupported op, bad option value); 130 / 143 when interrupted by
+SIGINT / SIGTERM (temporary output removed). Errors are one line on stderr (`error: ...`,
+names escaped and shortened) naming the file/node/op/rule; `--debug` adds the traceback;
+`--json` prints machine-readable results (and errors as {"error": {...}}) on stdout.
+Progress goes to stderr.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
 from .commands import COMMANDS
+from .common import EXIT_BAD, EXIT_SIGINT, echo_error
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _UsageLine(click.ClickException):
+    """A usage error (bad option value, unknown option or command) shown as one line."""
+
+    exit_code = EXIT_BAD
+
+    def __init__(self, error: click.UsageError) -> None:
+        super().__init__(error.format_message())
+        self.command_path = error.ctx.command_path if error.ctx is not None else None
+
+    def show(self, file: Any = None) -> None:
+        more = f" (see '{self.command_path} --help')" if self.command_path else ""
+        echo_error(f"{self.format_message()}{more}")
+
+
+class OneLineErrors(click.Group):
+    """The group whose usage errors are one `error: ...` line (exit 2) and whose commands exit
+    130 on an interruption that escaped them, without a traceback."""
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _UsageLine(exc) from None
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            raise _UsageLine(exc) from None
+        except KeyboardInterrupt:
+            echo_error("interrupted")
+            raise click.exceptions.Exit(EXIT_SIGINT) from None
+
+
+@click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="webnn-converter", prog_name="webnn-convert")
 def cli() -> None:
     """Convert ONNX and TFLite models to W3C WebNN graphs, run them, and check that they

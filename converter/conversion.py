@@ -21,9 +21,10 @@ options its format has (`Frontend.options`). Errors name the settings that fix t
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .confine import allowed_roots
 from .frontends import get
 from .frontends.detect import detect_format, model_label
 from .result import ConversionResult
@@ -35,7 +36,8 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
             pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None, *,
             input_dims: Mapping[str, Mapping[int, int]] | None = None,
-            fmt: str | None = None) -> ConversionResult:
+            fmt: str | None = None,
+            allow_roots: Iterable[str | os.PathLike[str]] | None = None) -> ConversionResult:
     """Convert a model (a path, the file's bytes, or an in-memory model object a front end
     accepts, such as an `onnx.ModelProto`) to a WebNN graph.
 
@@ -44,15 +46,23 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
     for options the format does not have, for unreadable/unsafe models and unresolved
     dimensions, and `ConversionFailed` (one error listing every node that could not be
     converted).
+
+    Files the model refers to (ONNX external data) must lie inside the model's folder once
+    symlinks are resolved, or inside one of `allow_roots` (`PathOutsideFolder` otherwise;
+    see `converter.confine`).
     """
+    with allowed_roots(allow_roots):
+        return _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
+                        input_shapes=input_shapes, pin_inputs=pin_inputs, signature=signature)
+
+
+def _convert(model: Any, fmt: str | None, **options: Any) -> ConversionResult:
     if fmt is None:
         fmt = detect_format(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
             else _in_memory_format(model)
     frontend = get(fmt)
     label = model_label(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
         else f"<{type(model).__name__}>"
-    options = {"free_dims": free_dims, "input_dims": input_dims, "input_shapes": input_shapes,
-               "pin_inputs": pin_inputs, "signature": signature}
     given = {k: v for k, v in options.items() if v}
     return frontend.impl().convert(model, label=label, **given)
 

@@ -12,7 +12,15 @@ Fixes and option names in hints are rendered for the interface in use, in this m
 of `webnn-convert` (`--dim batch=1`).
 
 The importer collects node errors instead of stopping at the first one and raises a single
-`ConversionFailed` at the end, listing every failed node and a count per op type.
+`ConversionFailed` at the end, listing the failed nodes and a count per op type.
+
+Every rendering is one line (`one_line`): names from a model (node names, domains, op types,
+file names) can hold anything, so characters that are not printable (controls, newlines,
+U+2028/U+2029 and other separators, format characters) are written as Python escapes (`\\n`,
+`\\u2028`), names longer than `NAME_LIMIT` keep their head and tail and say how many
+characters were cut, and so do words longer than `WORD_LIMIT` and messages longer than
+`MESSAGE_LIMIT`. `exception_text(exc)` joins the lines of a foreign exception's message
+(onnx.checker, protobuf, numpy) for quoting it in a message.
 """
 
 from __future__ import annotations
@@ -32,8 +40,9 @@ OPTIONS = ("free_dims", "input_dims", "input_shapes", "pin_inputs")
 """The conversion options a `Fix` may set (keyword arguments of `converter.convert()`)."""
 
 _FLAGS = {"free_dims": "--dim NAME=N", "input_dims": "--dim INPUT:AXIS=N",
-          "input_shapes": "--shape INPUT=D1,D2,...", "pin_inputs": "--pin INPUT=VALUE"}
-_OPTION_WORD = re.compile(r"\b(" + "|".join(OPTIONS) + r")\b")
+          "input_shapes": "--shape INPUT=D1,D2,...", "pin_inputs": "--pin INPUT=VALUE",
+          "allow_roots": "--allow-root DIR"}
+_OPTION_WORD = re.compile(r"\b(" + "|".join(_FLAGS) + r")\b")
 _INPUT_AXIS = re.compile(r"^.+:-?[0-9]+$")
 """A `--dim` key of this form means INPUT:AXIS, so named dimensions of this form need the
 explicit `--free-dim` spelling."""
@@ -170,6 +179,90 @@ def render_option_names(text: str, interface: Interface) -> str:
     return _OPTION_WORD.sub(lambda m: _FLAGS[m.group(1)], text)
 
 
+# -- one-line messages ------------------------------------------------------------------
+
+NAME_LIMIT = 120
+"""Names (node, op, domain, tensor and file names) longer than this are shortened."""
+WORD_LIMIT = 240
+"""Words (runs of characters without a space) longer than this are shortened."""
+MESSAGE_LIMIT = 4000
+"""Messages longer than this are shortened."""
+MAX_LISTED = 20
+"""`ConversionFailed` lists this many node errors; the others are counted."""
+
+_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_LONG_WORD = re.compile(r"\S{" + str(WORD_LIMIT + 1) + ",}")
+_BREAKS = re.compile(r"[ \t]*(?:\r\n|\n)\s*")
+
+
+def escape(text: str) -> str:
+    """`text` with each character that is not printable (`str.isprintable`: controls,
+    newlines, U+2028/U+2029 and the other separators but the space, format and unassigned
+    characters, lone surrogates) written as a Python escape: `\\n`, `\\x1b`, `\\u2028`."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+        elif ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+                       if code < 0x10000 else f"\\U{code:08x}")
+    return "".join(out)
+
+
+def _cut(text: str, limit: int) -> tuple[str, int, str]:
+    """(head, characters cut, tail) of `text` shortened to about `limit` characters."""
+    if len(text) <= limit:
+        return text, 0, ""
+    head = max(1, limit * 2 // 3)
+    tail = max(1, limit - head)
+    return text[:head], len(text) - head - tail, text[-tail:]
+
+
+def _marker(cut: int) -> str:
+    return f"...[{cut} characters cut]..."
+
+
+def shorten(text: str, limit: int = NAME_LIMIT) -> str:
+    """`text` cut to its head and tail when longer than `limit`, saying how many characters
+    were cut: `abc...[1200 characters cut]...xyz`."""
+    head, cut, tail = _cut(text, limit)
+    return head if not cut else f"{head}{_marker(cut)}{tail}"
+
+
+def show(name: object, limit: int = NAME_LIMIT) -> str:
+    """A name for a message, unquoted: escaped and shortened."""
+    head, cut, tail = _cut(str(name), limit)
+    return escape(head) if not cut else f"{escape(head)}{_marker(cut)}{escape(tail)}"
+
+
+def quoted(name: object, limit: int = NAME_LIMIT) -> str:
+    """A name for a message, quoted as `repr` quotes it (escapes included) and shortened:
+    `'abc'...[1200 characters cut]...'xyz'`."""
+    head, cut, tail = _cut(str(name), limit)
+    return repr(head) if not cut else f"{head!r}{_marker(cut)}{tail!r}"
+
+
+def exception_text(exc: BaseException) -> str:
+    """The message of a (foreign) exception on one line: its lines joined by spaces, the
+    exception's type name when it has no message."""
+    text = _BREAKS.sub(" ", str(exc).strip())
+    return text or type(exc).__name__
+
+
+def one_line(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """`text` as one line: characters that are not printable escaped (newlines too), words
+    longer than `WORD_LIMIT` and the whole text when longer than `limit` shortened."""
+    text = escape(text)
+    if len(text) > WORD_LIMIT:
+        text = _LONG_WORD.sub(lambda m: shorten(m.group(0), WORD_LIMIT), text)
+    return shorten(text, limit)
+
+
 class ConversionError(Exception):
     """Base class of every conversion error.
 
@@ -221,10 +314,10 @@ class ConversionError(Exception):
         """`Gemm 'fc1' (opset 13)` style description of the node, or '' for model errors."""
         if self.op_type is None and self.node_name is None:
             return ""
-        op = self.op_type or "?"
+        op = show(self.op_type) if self.op_type else "?"
         if self.domain:
-            op = f"{self.domain}::{op}"
-        name = f" {self.node_name!r}" if self.node_name else ""
+            op = f"{show(self.domain)}::{op}"
+        name = f" {quoted(self.node_name)}" if self.node_name else ""
         version = (f" ({self.version_label} {self.version})" if self.version is not None
                    else "")
         return f"{op}{name}{version}"
@@ -240,13 +333,14 @@ class ConversionError(Exception):
         return "; ".join(parts)
 
     def render(self, interface: Interface = "python") -> str:
-        """The one-line message for `interface` (`str(error)` is the Python rendering)."""
+        """The one-line message for `interface` (`str(error)` is the Python rendering); see
+        `one_line`."""
         where = self.where
         text = f"{where}: {self.message}" if where else self.message
         hint = self.hint_text(interface)
         if hint:
             text += f" (hint: {hint})"
-        return text
+        return one_line(text)
 
     def __str__(self) -> str:
         return self.render("python")
@@ -316,6 +410,23 @@ class UnresolvedDimensions(InvalidModel):
     fix_prefix = "fix them with"
 
 
+class PathOutsideFolder(InvalidModel):
+    """A file a model or graph refers to (external data, weights, manifest) lies outside the
+    model's folder once symlinks are resolved, or is named by an absolute or `..` path.
+    Folders given with `allow_roots` are allowed too (see `converter.confine`)."""
+
+    reason_code = "path_outside_folder"
+    default_hint = ("files a model refers to must lie inside its folder; to trust another "
+                    "folder, allow it with allow_roots")
+
+
+class ReferenceFailed(ConversionError):
+    """The reference framework (onnxruntime, LiteRT) could not load or run the original
+    model, or a runtime could not load the exported graph."""
+
+    reason_code = "reference_failed"
+
+
 class SpecViolation(ConversionError):
     """A WebNN builder call rejected the mapped operation (an MLTypeError)."""
 
@@ -347,13 +458,18 @@ class ConversionFailed(ConversionError):
         super().__init__(self._text("python"), hint="")
 
     def _text(self, interface: Interface) -> str:
-        per_op = ", ".join(f"{op} x{n}" for op, n in self.counts.items())
-        lines = [f"{len(self.errors)} node(s) could not be converted ({per_op}):"]
-        lines += [f"  - [{e.reason_code}] {e.render(interface)}" for e in self.errors]
-        return "\n".join(lines)
+        per_op = ", ".join(f"{show(op)} x{n}" for op, n in self.counts.items())
+        listed = self.errors[:MAX_LISTED]
+        items = "; ".join(f"[{e.reason_code}] {e.render(interface)}" for e in listed)
+        text = f"{len(self.errors)} node(s) could not be converted ({per_op}): {items}"
+        more = len(self.errors) - len(listed)
+        if more:
+            where = "--json" if interface == "cli" else "ConversionFailed.errors"
+            text += f"; and {more} more ({where} lists every one)"
+        return text
 
     def render(self, interface: Interface = "python") -> str:
-        return self._text(interface)
+        return one_line(self._text(interface))
 
     def to_dict(self, interface: Interface = "python") -> dict[str, Any]:
         out = super().to_dict(interface)

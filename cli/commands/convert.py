@@ -9,6 +9,7 @@ import click
 
 from ..common import (
     CommandError,
+    allow_root_option,
     common_options,
     conversion_kwargs,
     describe,
@@ -44,12 +45,14 @@ from ..common import (
               help="Write into a non-empty folder that webnn-convert did not write: files of "
                    "the same names are replaced, nothing else is removed.")
 @model_options
+@allow_root_option
 @progress_option
 @common_options
 def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | None,
             force: bool, dims: tuple[str, ...], free_dims: tuple[str, ...],
             shapes: tuple[str, ...], pins: tuple[str, ...], signature: str | None,
-            progress: bool | None, debug: bool, as_json: bool) -> None:
+            allow_roots: tuple[str, ...], progress: bool | None, debug: bool,
+            as_json: bool) -> None:
     """Convert MODEL (.onnx or .tflite) and write it to a folder (-o, default
     MODEL-STEM_webnn beside MODEL); print the conversion report.
 
@@ -84,7 +87,7 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
         source_format = detect_format(model)
         say(f"converting {model}")
         with say.nodes("converting"):
-            result = convert(model, **kwargs, fmt=source_format)
+            result = convert(model, **kwargs, fmt=source_format, allow_roots=allow_roots)
         say(f"writing {fmt} files to {folder}")
         try:
             written = export(result, folder, format=fmt, stem=name, weights=weights,

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import click
 
+from converter.errors import show
+
 from ..common import (
     EXIT_BAD,
+    allow_root_option,
     common_options,
+    echo_error,
     emit_json,
     handled,
 )
@@ -15,19 +19,21 @@ from ..common import (
 @click.command()
 @click.argument("model", type=click.Path())
 @click.option("--signature", default=None, metavar="KEY", help="TFLite SignatureDef.")
+@allow_root_option
 @common_options
-def inspect(model: str, signature: str | None, debug: bool, as_json: bool) -> None:
+def inspect(model: str, signature: str | None, allow_roots: tuple[str, ...], debug: bool,
+            as_json: bool) -> None:
     """Show MODEL's inputs, outputs, free dimensions and op types with their support status,
     without converting it. Exits 2 when an op type is unsupported."""
     with handled(debug, as_json):
         from converter.validate.inspect import inspect_model
 
-        info = inspect_model(model, signature=signature)
+        info = inspect_model(model, signature=signature, allow_roots=allow_roots)
         if as_json:
             emit_json(info.to_dict())
         else:
             click.echo(info.to_text("cli"))
         if info.unsupported:
-            click.echo(f"error: {model}: unsupported op type(s): "
-                       f"{', '.join(o.key for o in info.unsupported)}", err=True)
+            echo_error(f"{model}: unsupported op type(s): "
+                       f"{', '.join(show(o.key) for o in info.unsupported)}")
             raise click.exceptions.Exit(EXIT_BAD)

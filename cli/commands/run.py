@@ -11,6 +11,7 @@ from ..common import (
     BACKENDS,
     DEVICES,
     CommandError,
+    allow_root_option,
     common_options,
     emit_json,
     handled,
@@ -29,9 +30,10 @@ from ..common import (
 @click.option("--backend", type=click.Choice(BACKENDS), default="reference",
               show_default=True)
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
+@allow_root_option
 @common_options
-def run(graph: str, inputs_file: str, out: str, backend: str, device: str, debug: bool,
-        as_json: bool) -> None:
+def run(graph: str, inputs_file: str, out: str, backend: str, device: str,
+        allow_roots: tuple[str, ...], debug: bool, as_json: bool) -> None:
     """Run a converted GRAPH (.webnn file or its folder) on INPUTS and save the outputs.
 
     The .npz file appears only complete (written beside it under a temporary name, then
@@ -52,7 +54,7 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, debug
         if not Path(graph).exists():
             raise CommandError(f"{graph}: no such file or directory")
         try:
-            g = load(graph)
+            g = load(graph, allow_roots=allow_roots)
         except (ValueError, OSError) as exc:
             raise CommandError(f"{graph}: cannot load the graph ({plain(exc)})") from None
         arrays = load_npz(inputs_file)

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import click
 
+from converter.errors import quoted
+
 from ..common import (
     BACKENDS,
     DEVICES,
     EXIT_FAIL,
+    allow_root_option,
+    check_tolerance,
     common_options,
     conversion_kwargs,
+    echo_error,
     emit_json,
     handled,
     load_npz,
@@ -36,23 +41,27 @@ from ..common import (
 @click.option("--no-locate", is_flag=True,
               help="Do not search for the first diverging node when an output fails.")
 @model_options
+@allow_root_option
 @progress_option
 @common_options
 def validate(model: str, inputs_file: str | None, backend: str, device: str, rtol: float,
              atol: float, seed: int, no_locate: bool, dims: tuple[str, ...],
              free_dims: tuple[str, ...], shapes: tuple[str, ...], pins: tuple[str, ...],
-             signature: str | None, progress: bool | None, debug: bool, as_json: bool) -> None:
+             signature: str | None, allow_roots: tuple[str, ...], progress: bool | None,
+             debug: bool, as_json: bool) -> None:
     """Run MODEL in onnxruntime / LiteRT and the converted graph on a backend with the same
     seeded inputs and compare every output; on failure name the first diverging node."""
     say = progress_reporter(want_progress(progress, as_json))
     with handled(debug, as_json):
         from converter.validate import validate as run_validation
 
+        check_tolerance("--rtol", rtol)
+        check_tolerance("--atol", atol)
         kwargs = conversion_kwargs(dims, shapes, pins, signature, free_dims)
         overrides = load_npz(inputs_file) if inputs_file else None
         report = run_validation(model, **kwargs, inputs=overrides, seed=seed,
                                 backend=backend, device=device, rtol=rtol, atol=atol,
-                                locate=not no_locate, progress=say)
+                                locate=not no_locate, progress=say, allow_roots=allow_roots)
         if as_json:
             emit_json(report.to_dict())
         else:
@@ -61,6 +70,6 @@ def validate(model: str, inputs_file: str | None, backend: str, device: str, rto
             if not as_json:
                 failed = [c.name for c in report.outputs if not c.passed]
                 where = (f"; {report.divergence.to_text()}" if report.divergence else "")
-                click.echo(f"error: {model}: output(s) {', '.join(failed)} outside tolerance"
-                           f"{where}", err=True)
+                echo_error(f"{model}: output(s) {', '.join(map(quoted, failed))} outside "
+                           f"tolerance{where}")
             raise click.exceptions.Exit(EXIT_FAIL)

@@ -21,7 +21,8 @@ instead (keys = the `@weights` references; see `converter.export.safetensors_wei
 `load(path)` reads `<stem>.webnn` or `<stem>.webnn.json` (told apart by content: a JSON
 document starts with `{`) and finds the weights next to it in the order of the format
 document, section 5: `model.safetensors`, `<stem>.safetensors`, `<stem>.weights`,
-`model.weights` (a blob with `<stem>.manifest.json` or `manifest.json`).
+`model.weights` (a blob with `<stem>.manifest.json` or `manifest.json`). Those files must lie
+inside the graph's folder once symlinks are resolved, or in a folder of `allow_roots`.
 
 Output folders (`export(..., force=False)`):
 
@@ -66,6 +67,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from converter.confine import allowed_roots, confined
 from converter.serialize.errors import WebnnFormatError
 from converter.serialize.json_reader import is_json_document, load_webnn_json
 from converter.serialize.json_writer import write_webnn_json
@@ -342,7 +344,8 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
 def load(path: str | os.PathLike[str], *, context: MLContext | None = None,
          free_dims: Mapping[str, int] | None = None,
          weights_path: str | os.PathLike[str] | None = None,
-         manifest_path: str | os.PathLike[str] | None = None) -> MLGraph:
+         manifest_path: str | os.PathLike[str] | None = None,
+         allow_roots: Iterable[str | os.PathLike[str]] | None = None) -> MLGraph:
     """Load a `.webnn` or `.webnn.json` graph (with its weights) into an MLGraph.
 
     `path` is the graph file (text or JSON, told apart by content) or a folder holding
@@ -350,19 +353,25 @@ def load(path: str | os.PathLike[str], *, context: MLContext | None = None,
     preferred). Weights are found next to the graph file (see the module docstring) unless
     `weights_path` (a WGWT blob or a `.safetensors` file) / `manifest_path` are given.
     Input and output names are the original ones.
+
+    Files found next to the graph (and the graph file found in a folder) must lie inside
+    that folder once symlinks are resolved, or inside one of `allow_roots`
+    (`converter.errors.PathOutsideFolder` otherwise; see `converter.confine`).
     """
-    p = Path(path)
-    if p.is_dir():
-        p = _graph_file_in(p)
-    try:
-        with open(p, "rb") as f:
-            head = f.read(64)
-    except OSError as e:
-        raise WebnnFormatError(f"cannot read: {e.strerror}", str(p)) from None
-    loader = load_webnn_json if is_json_document(head) else load_webnn
-    return loader(p, weights_path=Path(weights_path) if weights_path is not None else None,
-                  manifest_path=Path(manifest_path) if manifest_path is not None else None,
-                  context=context, free_dims=free_dims)
+    with allowed_roots(allow_roots):
+        p = Path(path)
+        if p.is_dir():
+            p = _graph_file_in(p)
+            confined(p, path, "the graph file")
+        try:
+            with open(p, "rb") as f:
+                head = f.read(64)
+        except OSError as e:
+            raise WebnnFormatError(f"cannot read: {e.strerror}", str(p)) from None
+        loader = load_webnn_json if is_json_document(head) else load_webnn
+        return loader(p, weights_path=Path(weights_path) if weights_path is not None else None,
+                      manifest_path=Path(manifest_path) if manifest_path is not None
+                      else None, context=context, free_dims=free_dims)
 
 
 def _graph_file_in(folder: Path) -> Path:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import exception_text
 from ..webnn.backends import register_backend
 from ..webnn.errors import MLOperationError
 from ..webnn.graph import MLGraph
@@ -48,7 +49,8 @@ class OnnxRuntimeExecutable:
         try:
             results = self.session.run(self._onnx_names, feeds)
         except Exception as exc:  # onnxruntime raises its own exception types
-            raise MLOperationError(f"onnxruntime: {exc}") from exc
+            raise MLOperationError("onnxruntime could not run the exported graph: "
+                                   f"{exception_text(exc)}") from exc
         return {name: np.asarray(r, dtype=self._dtypes[name])
                 for name, r in zip(self._names, results, strict=True)}
 
@@ -95,8 +97,9 @@ class OnnxRuntimeBackend:
         try:
             session = ort.InferenceSession(model.SerializeToString(), options,
                                            providers=_PROVIDERS[self.device])
-        except Exception as exc:
-            raise MLOperationError(f"onnxruntime could not compile the graph: {exc}") from exc
+        except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
+            raise MLOperationError("onnxruntime could not load the exported graph: "
+                                   f"{exception_text(exc)}") from exc
         return OnnxRuntimeExecutable(graph, session, onnx_output_names(graph))
 
 

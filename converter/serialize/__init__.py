@@ -23,8 +23,8 @@ package's import graph is acyclic, see tests/converter/serialize/test_no_cycles.
 - `json_reader`: `parse_json`, `loads_json`, `load_webnn_json`, `is_json_document`.
 
 Layering: this package sits below `converter.export` (which writes every format atomically
-and offers `converter.export(...)` / `converter.load(...)`) and imports only `converter.webnn`
-and `converter.errors` of the project; it never imports `converter.export`, `converter.api`,
+and offers `converter.export(...)` / `converter.load(...)`) and imports only `converter.webnn`,
+`converter.errors` and `converter.confine` of the project; it never imports `converter.export`, `converter.api`,
 the importers, `cli` or `op_mappings`. Submodules are not imported by the package itself:
 import the one you need.
 """

@@ -6,8 +6,9 @@ Weights discovery order: `model.safetensors`, `<stem>.safetensors`, `<stem>.weig
 `model.weights`; a blob pairs with `model.manifest.json` (for `model.weights`),
 `<stem>.manifest.json` or `manifest.json`. A weights file given explicitly is told apart by
 content (WGWT magic, else safetensors). Weights are read tensor by tensor, never wholly in
-memory. Restrictions: graph texts are at most `MAX_TEXT_BYTES`, manifests `MAX_MANIFEST_BYTES`;
-the text must be UTF-8.
+memory. Weights found next to the graph file are confined to its folder (symlinks resolved;
+`converter.confine`). Restrictions: graph texts are at most `MAX_TEXT_BYTES`, manifests
+`MAX_MANIFEST_BYTES`; the text must be UTF-8.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from converter.confine import confined
 from converter.webnn import ML, MLContext, MLGraph
 
 from .errors import WebnnFormatError
@@ -113,8 +115,13 @@ def build_graph(doc: GraphText, graph_path: Path, *, weights_path: str | Path | 
 
     Original input/output names come from `names` (the JSON form carries them), else from
     the safetensors metadata or the manifest.
+
+    Weights files found next to the graph must lie inside its folder once symlinks are
+    resolved, or inside a folder `converter.confine.allowed_roots` allows
+    (`PathOutsideFolder` otherwise); files given explicitly are read wherever they are.
     """
     found = find_weights(graph_path)
+    given = {Path(p) for p in (weights_path, manifest_path) if p is not None}
     if weights_path is not None:
         wpath = Path(weights_path)
         if _is_wgwt(wpath):
@@ -123,6 +130,10 @@ def build_graph(doc: GraphText, graph_path: Path, *, weights_path: str | Path | 
             found = WeightsFiles(wpath, None, None)
     if manifest_path is not None:
         found = WeightsFiles(found.safetensors, found.weights, Path(manifest_path))
+    for what, p in (("the safetensors weights file", found.safetensors),
+                    ("the weights file", found.weights), ("the manifest", found.manifest)):
+        if p is not None and p not in given:  # found next to the graph: confined to its folder
+            confined(p, graph_path.parent, what)
     ctx = context or ML().create_context()
     with contextlib.ExitStack() as stack:
         man: Manifest | None = None

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ..confine import allowed_roots
 from ..conversion import convert
 from ..feeds import graph_feeds, source_outputs
 from ..frontends import get
@@ -249,7 +250,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
              rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, locate: bool = True,
              threads: int = 0, result: Any = None,
              progress: Callable[[str], None] | None = None,
-             expected: Mapping[str, np.ndarray] | None = None) -> ValidationReport:
+             expected: Mapping[str, np.ndarray] | None = None,
+             allow_roots: Iterable[str | os.PathLike[str]] | None = None) -> ValidationReport:
     """Validate a model end to end (see the module docstring).
 
     `inputs` override generated inputs by name (see `inputs.make_inputs`); `result` reuses a
@@ -258,6 +260,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     (same tolerance) as an extra comparison named "<output> (stored)". Raises what conversion
     raises
     (`InvalidModel`, `ConversionFailed`, ...) and ValueError for an unknown backend/device.
+    `allow_roots` are folders besides the model's own that files the model refers to may lie
+    in (see `converter.confine`).
     """
     say = progress or (lambda _msg: None)
     label = model_label(model)
@@ -268,11 +272,12 @@ def validate(model: str | os.PathLike[str] | bytes, *,
         start = time.perf_counter()
         result = convert(model, free_dims=free_dims, input_shapes=input_shapes,
                          pin_inputs=pin_inputs, signature=signature, input_dims=input_dims,
-                         fmt=fmt)
+                         fmt=fmt, allow_roots=allow_roots)
         timings["convert"] = time.perf_counter() - start
     feeds = make_inputs(result.source, seed=seed, overrides=inputs)
     say(f"running the original model in {get(fmt).reference}")
-    ref_run = run_source(fmt, model, result.source, feeds, threads=threads)
+    with allowed_roots(allow_roots):
+        ref_run = run_source(fmt, model, result.source, feeds, threads=threads)
     timings["source_run"] = ref_run.seconds
     say(f"running the converted graph on {backend} ({device})")
     start = time.perf_counter()
@@ -295,9 +300,10 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     if locate and not all(c.passed for c in comparisons):
         say("looking for the first diverging node")
         start = time.perf_counter()
-        divergence, more = locate_divergence(fmt, model, result, feeds, backend=backend,
-                                             device=device, rtol=rtol, atol=atol,
-                                             threads=threads)
+        with allowed_roots(allow_roots):
+            divergence, more = locate_divergence(fmt, model, result, feeds, backend=backend,
+                                                 device=device, rtol=rtol, atol=atol,
+                                                 threads=threads)
         timings["locate"] = time.perf_counter() - start
         notes += more
     summary = result.report.counts() if hasattr(result.report, "counts") else {}

@@ -14,8 +14,10 @@ other than the converted one are not); ONNX external data is not loaded.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
+from ..confine import allowed_roots
 from ..frontends import get
 from ..frontends.base import ModelInfo, OpUsage, TensorSummary
 from ..frontends.detect import detect_format, model_label
@@ -23,11 +25,14 @@ from ..frontends.detect import detect_format, model_label
 __all__ = ["ModelInfo", "OpUsage", "TensorSummary", "inspect_model"]
 
 
-def inspect_model(model: str | os.PathLike[str] | bytes, signature: str | None = None
-                  ) -> ModelInfo:
+def inspect_model(model: str | os.PathLike[str] | bytes, signature: str | None = None, *,
+                  allow_roots: Iterable[str | os.PathLike[str]] | None = None) -> ModelInfo:
     """Inspect a model (see the module docstring). Raises `InvalidModel` for missing,
-    truncated or malformed files and unknown signatures."""
-    frontend = get(detect_format(model))
-    if isinstance(model, Path):
-        model = str(model)
-    return frontend.impl().inspect(model, label=model_label(model), signature=signature)
+    truncated or malformed files and unknown signatures. `allow_roots`: folders besides
+    the model's own that files it refers to may lie in (`converter.confine`; as `convert`
+    takes it)."""
+    with allowed_roots(allow_roots):
+        frontend = get(detect_format(model))
+        if isinstance(model, Path):
+            model = str(model)
+        return frontend.impl().inspect(model, label=model_label(model), signature=signature)

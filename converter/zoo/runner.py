@@ -6,12 +6,12 @@ framework or the entry's stored reference output), "error" (conversion or run fa
 `reason_code` from the ConversionError when there is one, "model_changed" for a sha256
 mismatch) or "skipped" (the model file is not available: `reason_code` "not_available";
 or the caller chose not to run it, e.g. a slow entry: "not_run"; `message` says why in both
-cases; a pending entry (`read_manifest(..., generate=False)`) is generated first, its
-generator's failure is an "error" with reason_code "generator_failed").
-The model, its inputs and stored
+cases). The model, its inputs and stored
 outputs come from `converter.zoo.sources` (random weights, input recipes). `run_zoo` runs entries in a `ProcessPoolExecutor` (spawned
 workers; onnxruntime / backends use one thread each when several jobs run) or in-process
-for `jobs=1`, calling `on_done(name)` as each one finishes, and keeps manifest order.
+for `jobs=1`, calling `on_done(name)` as each one finishes, and keeps manifest order. An
+interruption (KeyboardInterrupt, SIGTERM turned into SystemExit as the CLI does) cancels the
+entries not started and terminates the workers, whose temporary files are removed.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .manifest import ZooEntry, materialize
+from .manifest import ZooEntry
 from .sources import ModelChanged, check_digest, entry_inputs, load_model, stored_outputs
 
 STATUSES = ("pass", "fail", "error", "skipped")
@@ -123,20 +123,12 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
     from ..frontends.detect import detect_format
     from ..validate import validate
 
-    start = time.perf_counter()
-    if entry.pending:
-        try:
-            entry = materialize(entry)
-        except ConversionError as exc:
-            return ZooResult(entry.name, "error", path=None, source=entry.source,
-                             licence=entry.licence, message=str(exc),
-                             reason_code="generator_failed", rtol=entry.rtol, atol=entry.atol,
-                             timings={"total": time.perf_counter() - start})
     base: dict[str, Any] = {"name": entry.name, "path": entry.path, "source": entry.source,
                             "licence": entry.licence, "rtol": entry.rtol, "atol": entry.atol}
     if entry.path is None:
         return ZooResult(status="skipped", message=entry.missing, reason_code="not_available",
                          **base)
+    start = time.perf_counter()
     timings: dict[str, float] = {}
     fmt = ""
     try:
@@ -189,6 +181,31 @@ def _worker(entry: ZooEntry, backend: str, device: str, threads: int) -> ZooResu
     return run_entry(entry, backend, device, threads)
 
 
+def _worker_signals() -> None:
+    """In a worker: ignore SIGINT (a terminal's Ctrl-C reaches the whole process group; the
+    parent decides) and turn SIGTERM into SystemExit, so `finally` clauses remove the
+    worker's temporary files when the parent stops it."""
+    import signal
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, terminate)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the running workers (SIGTERM, see
+    `_worker_signals`), without waiting for their models to finish."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=10)
+
+
 def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "reference",
             device: str = "cpu", on_done: Callable[[str], None] | None = None,
             skip: Mapping[str, str] | None = None) -> ZooReport:
@@ -200,15 +217,14 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
     done = on_done or (lambda _name: None)
     skip = skip or {}
     results: list[ZooResult | None] = [None] * len(entries)
-    runnable = [i for i, e in enumerate(entries)
-                if (e.path is not None or e.pending) and e.name not in skip]
+    runnable = [i for i, e in enumerate(entries) if e.path is not None and e.name not in skip]
     for i, e in enumerate(entries):
         if e.name in skip:
             results[i] = ZooResult(e.name, "skipped", path=e.path, source=e.source,
                                    licence=e.licence, message=skip[e.name],
                                    reason_code="not_run", rtol=e.rtol, atol=e.atol)
             done(e.name)
-        elif e.path is None and not e.pending:
+        elif e.path is None:
             results[i] = run_entry(e, backend, device)
             done(e.name)
     workers = min(jobs, len(runnable))
@@ -223,7 +239,9 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
         env_threads = os.environ.get("OMP_NUM_THREADS")
         os.environ["OMP_NUM_THREADS"] = "1"
         try:
-            with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                       initializer=_worker_signals)
+            try:
                 futures = {pool.submit(_worker, entries[i], backend, device, 1): i
                            for i in runnable}
                 for fut in as_completed(futures):
@@ -238,6 +256,10 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
                                                        f"{exc}", reason_code="worker_crash",
                                                rtol=e.rtol, atol=e.atol)
                     done(entries[i].name)
+            except BaseException:  # interrupted (SIGINT, SIGTERM): stop the workers now
+                _stop_workers(pool)
+                raise
+            pool.shutdown()
         finally:
             if env_threads is None:
                 os.environ.pop("OMP_NUM_THREADS", None)

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath, PureWindowsPath
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -40,7 +40,8 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from ...errors import InvalidModel, UnresolvedDimensions
+from ...confine import check_relative, confined
+from ...errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
 from ...ir import Dim, Node, SourceGraph, ValueInfo
 from ..free_dims import InputDims, check_free_dim_values, check_input_dims, fixes_for
 
@@ -72,6 +73,9 @@ def onnx_elem_type(dtype: str) -> int:
 
 # -- loading -----------------------------------------------------------------------------
 
+MAX_OPSET = 2**31 - 1
+"""Opset versions above this (onnx's schema lookup takes a C int) are an invalid model."""
+
 
 def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto
                ) -> tuple[onnx.ModelProto, Path | None, str]:
@@ -93,9 +97,15 @@ def _parse(data: bytes, label: str) -> onnx.ModelProto:
         proto.ParseFromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:
         raise InvalidModel(f"{label} is not a valid ONNX model (truncated or corrupt "
-                           f"protobuf: {exc})") from exc
+                           f"protobuf: {exception_text(exc)})") from exc
     if not proto.HasField("graph") or proto.ir_version == 0:
         raise InvalidModel(f"{label} is not a valid ONNX model (no graph or no ir_version)")
+    for owner, entries in [("the model", proto.opset_import)] + [
+            (f"function {quoted(fn.name)}", fn.opset_import) for fn in proto.functions]:
+        for entry in entries:
+            if not 0 <= entry.version <= MAX_OPSET:
+                raise InvalidModel(f"{label}: {owner} imports opset {entry.version} of domain "
+                                   f"{quoted(entry.domain)}, outside 0..{MAX_OPSET}")
     return proto
 
 
@@ -311,7 +321,7 @@ def _pin(inputs: list[ValueInfo], pins: Mapping[str, Any]
     pinned: dict[str, np.ndarray] = {}
     for name, value in pins.items():
         vi = by_name[name]
-        arr = np.asarray(value, dtype=None if vi.dtype == "string" else vi.dtype)
+        arr = _pin_array(name, value, vi.dtype)
         shape = _resolved_shape(vi)
         if arr.shape != shape:
             if arr.size == int(np.prod(shape, dtype=np.int64)):
@@ -322,6 +332,38 @@ def _pin(inputs: list[ValueInfo], pins: Mapping[str, Any]
         arr.setflags(write=False)
         pinned[name] = arr
     return [vi for vi in inputs if vi.name not in pins], pinned
+
+
+def _pin_array(name: str, value: Any, dtype: str) -> np.ndarray:
+    """The value pinned for input `name` as an array of the input's `dtype`; InvalidModel
+    when it is not numbers (for numeric inputs), or does not fit the type (integer inputs
+    take whole numbers within their range)."""
+    if dtype == "string":
+        return np.asarray(value)
+    try:
+        raw = np.asarray(value)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise InvalidModel(f"the value pinned for {quoted(name)} is not an array of numbers "
+                           f"({exception_text(exc)})") from None
+    if raw.dtype.kind not in "biuf":
+        raise InvalidModel(f"the value pinned for {quoted(name)} holds {raw.dtype}, not "
+                           f"numbers (the input is {dtype})")
+    try:
+        target = np.dtype(dtype)
+    except TypeError:
+        raise InvalidModel(f"input {quoted(name)} is {dtype}, which cannot be pinned"
+                           ) from None
+    with np.errstate(all="ignore"):
+        if target.kind in "iub" and raw.dtype.kind == "f" and raw.size:
+            if not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
+                raise InvalidModel(f"the value pinned for {quoted(name)} has non-integer "
+                                   f"numbers; the input is {dtype}")
+        if target.kind in "iu" and raw.dtype.kind in "iuf" and raw.size:
+            info = np.iinfo(target)
+            if raw.min() < info.min or raw.max() > info.max:
+                raise InvalidModel(f"the value pinned for {quoted(name)} lies outside the "
+                                   f"range of {dtype} ({info.min} to {info.max})")
+        return raw.astype(target)
 
 
 # -- tensors and external data --------------------------------------------------------------
@@ -373,26 +415,18 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path | None, label: str) -> n
 
 
 def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
-    """The file `location` names, guaranteed to lie inside base_dir (no absolute paths, no
-    `..`, no symlink leaving the folder); InvalidModel otherwise."""
+    """The file `location` names, guaranteed to lie inside base_dir or a folder allowed by
+    `converter.confine.allowed_roots` (no absolute paths, no `..`, no symlink leaving the
+    folder); `PathOutsideFolder` (an InvalidModel) or InvalidModel otherwise."""
     if not location:
-        raise InvalidModel(f"tensor {tensor_name!r} has external data without a location")
-    posix, windows = PurePosixPath(location), PureWindowsPath(location)
-    if posix.is_absolute() or windows.is_absolute() or windows.drive or location.startswith(
-            ("/", "\\")):
-        raise InvalidModel(f"tensor {tensor_name!r}: external data location {location!r} is "
-                           "an absolute path; only files inside the model's folder are read")
-    if ".." in posix.parts or ".." in windows.parts:
-        raise InvalidModel(f"tensor {tensor_name!r}: external data location {location!r} "
-                           "leaves the model's folder ('..'); only files inside it are read")
-    root = base_dir.resolve()
-    target = (root / location).resolve()
-    if target != root and root not in target.parents:
-        raise InvalidModel(f"tensor {tensor_name!r}: external data location {location!r} "
-                           f"resolves to {str(target)!r}, outside the model's folder (symlink?)")
+        raise InvalidModel(f"tensor {quoted(tensor_name)} has external data without a "
+                           "location")
+    what = f"tensor {quoted(tensor_name)}: external data location"
+    check_relative(location, what)
+    target = confined(base_dir / location, base_dir, what, location)
     if not target.is_file():
-        raise InvalidModel(f"tensor {tensor_name!r}: external data file {location!r} does not "
-                           f"exist in {str(root)!r}")
+        raise InvalidModel(f"tensor {quoted(tensor_name)}: external data file "
+                           f"{quoted(location)} does not exist in {quoted(str(base_dir))}")
     return target
 
 

@@ -1,5 +1,8 @@
 """Running an ONNX model in onnxruntime, optionally keeping every intermediate value.
 
+External data is read by onnxruntime from the model's folder; where `allow_roots` lets it lie
+elsewhere (`converter.confine`), the model is run from memory with that data inline.
+
 With `intermediates=True` every output of every node of the main graph is added as a graph
 output (types from ONNX shape inference when it knows them) and the model is run with graph
 optimizations disabled, so each value is what its node computes. Values inside subgraphs
@@ -16,10 +19,17 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import ReferenceFailed, exception_text
 from ..base import SourceRun
 
 
-def _session(model: Any, threads: int, optimize: bool) -> Any:
+def _label(model: Any) -> str:
+    if isinstance(model, (str, os.PathLike)):
+        return os.fspath(model)
+    return "the model"
+
+
+def _session(model: Any, threads: int, optimize: bool, label: str) -> Any:
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
@@ -29,7 +39,49 @@ def _session(model: Any, threads: int, optimize: bool) -> Any:
         opts.inter_op_num_threads = 1
     if not optimize:
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(model, sess_options=opts, providers=["CPUExecutionProvider"])
+    try:
+        return ort.InferenceSession(model, sess_options=opts,
+                                    providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
+        raise ReferenceFailed(f"onnxruntime could not load {label}: "
+                              f"{exception_text(exc)}") from exc
+
+
+def _with_allowed_data(model: Any) -> Any:
+    """A model path whose external data may lie in folders `converter.confine.allowed_roots`
+    allows, as the bytes of the model with that data inline (onnxruntime and onnx.load only
+    read external data inside the model's own folder); else `model` unchanged."""
+    from ...confine import current_roots
+
+    if not isinstance(model, (str, os.PathLike)) or not current_roots():
+        return model
+    from onnx import TensorProto
+    from onnx.external_data_helper import uses_external_data
+
+    from .reader import load_proto, safe_external_path
+
+    proto, base_dir, _ = load_proto(model)
+    tensors = [t for t in proto.graph.initializer if uses_external_data(t)]
+    if not tensors or base_dir is None:
+        return model
+    for tensor in tensors:
+        info = {e.key: e.value for e in tensor.external_data}
+        path = safe_external_path(base_dir, info.get("location", ""), tensor.name)
+        with open(path, "rb") as f:
+            f.seek(int(info.get("offset", 0) or 0))
+            raw = f.read(int(info["length"])) if info.get("length") else f.read()
+        del tensor.external_data[:]
+        tensor.data_location = TensorProto.DEFAULT
+        tensor.raw_data = raw
+    return proto.SerializeToString()
+
+
+def _run(sess: Any, names: list[str], feeds: dict[str, np.ndarray], label: str) -> Any:
+    try:
+        return sess.run(names, feeds)
+    except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
+        raise ReferenceFailed(f"onnxruntime could not run {label}: "
+                              f"{exception_text(exc)}") from exc
 
 
 def _onnx_feeds(proto_inputs: list[str], source: Any, inputs: Mapping[str, np.ndarray]
@@ -51,13 +103,16 @@ def run_onnx(model: str | os.PathLike[str] | bytes | Any, source: Any,
 
     notes: list[str] = []
     out_names = [vi.name for vi in source.outputs]
+    label = _label(model)
+    model = _with_allowed_data(model)
     if not intermediates:
         if isinstance(model, onnx.ModelProto):
             model = model.SerializeToString()
-        sess = _session(str(model) if isinstance(model, os.PathLike) else model, threads, True)
+        sess = _session(str(model) if isinstance(model, os.PathLike) else model, threads, True,
+                        label)
         feeds = _onnx_feeds([i.name for i in sess.get_inputs()], source, inputs)
         start = time.perf_counter()
-        values = sess.run(out_names, feeds)
+        values = _run(sess, out_names, feeds, label)
         seconds = time.perf_counter() - start
         return SourceRun(dict(zip(out_names, (np.asarray(v) for v in values), strict=True)),
                          {}, seconds)
@@ -69,11 +124,11 @@ def run_onnx(model: str | os.PathLike[str] | bytes | Any, source: Any,
     else:
         proto = onnx.load(str(model), load_external_data=True)
     proto = _with_all_outputs(proto, notes)
-    sess = _session(proto.SerializeToString(), threads, False)
+    sess = _session(proto.SerializeToString(), threads, False, label)
     names = [o.name for o in sess.get_outputs()]
     feeds = _onnx_feeds([i.name for i in sess.get_inputs()], source, inputs)
     start = time.perf_counter()
-    values = sess.run(names, feeds)
+    values = _run(sess, names, feeds, label)
     seconds = time.perf_counter() - start
     by_name = {n: v for n, v in zip(names, values, strict=True) if isinstance(v, np.ndarray)}
     outputs = {n: np.asarray(by_name[n]) for n in out_names}

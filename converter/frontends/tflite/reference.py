@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ConversionError
+from ...errors import ConversionError, ReferenceFailed, exception_text
 from ..base import SourceRun
 from .options import EXTRA_HINT
 
@@ -52,7 +52,21 @@ def run_tflite(model: str | os.PathLike[str] | bytes, source: Any,
         kwargs["experimental_preserve_all_tensors"] = True
         kwargs["experimental_op_resolver_type"] = \
             OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-    interp = Interpreter(**kwargs)
+    label = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "the model"
+    try:
+        interp = Interpreter(**kwargs)
+    except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
+        raise ReferenceFailed(f"LiteRT could not load {label}: {exception_text(exc)}"
+                              ) from exc
+    try:
+        return _run(interp, source, inputs, intermediates)
+    except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
+        raise ReferenceFailed(f"LiteRT could not run {label}: {exception_text(exc)}"
+                              ) from exc
+
+
+def _run(interp: Any, source: Any, inputs: Mapping[str, np.ndarray], intermediates: bool
+         ) -> SourceRun:
     notes: list[str] = []
     index = int(getattr(source, "subgraph_index", 0))
     signature = getattr(source, "signature", None)
