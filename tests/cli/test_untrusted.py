@@ -1,0 +1,503 @@
+"""Untrusted input through the real CLI (`webnn-convert`): folder confinement of the files a
+model refers to (`--allow-root`), one-line escaped error messages, validation of every option
+that takes a file or a value, clean load failures of onnxruntime / LiteRT, and clean
+interruption (SIGINT -> 130, SIGTERM -> 143, no traceback, no temporary output).
+
+Every failure must be exactly one `error: ` line on stderr holding only printable characters
+(`one_error`), with exit code 2 (130 / 143 when interrupted). Oracles: the outputs of the
+same graph run before its files were moved (confinement), the file system (leftovers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+import pytest
+from click.testing import CliRunner, Result
+from onnx import TensorProto, helper, numpy_helper
+
+from cli.main import cli
+from tests.cli.models import ROOT, tiny_cnn, tiny_tflite
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "symlink"), reason="no symlinks")
+
+IMAGE = np.random.default_rng(3).random((1, 3, 16, 16), dtype=np.float32)
+
+
+def invoke(*args: object) -> Result:
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def one_error(r: Result, code: int = 2) -> str:
+    """The only stderr line of a failed command: `error: ...`, printable characters only."""
+    assert r.exit_code == code, (r.exit_code, r.output)
+    assert "Traceback" not in r.output
+    assert r.stderr.endswith("\n") and r.stderr.count("\n") == 1, repr(r.stderr)
+    line = r.stderr[:-1]
+    assert line.startswith("error: ") and line.isprintable(), repr(line)
+    return line
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("untrusted")
+    path = tiny_cnn(d / "tiny.onnx")
+    np.savez(d / "image.npz", image=IMAGE)
+    return path
+
+
+def _move_out(path: Path, outside: Path) -> Path:
+    """Move `path` into `outside`, leaving a symlink to it in its place."""
+    outside.mkdir(exist_ok=True)
+    target = outside / path.name
+    shutil.move(str(path), target)
+    path.symlink_to(target)
+    return target
+
+
+# -- folder confinement -----------------------------------------------------------------------
+
+
+def _external_model(folder: Path, location: str = "w.bin") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    w = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"], name="add")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                              ir_version=8)
+    path = folder / "ext.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                    location="w.bin", size_threshold=0)
+    if location != "w.bin":
+        proto = onnx.load(path, load_external_data=False)
+        for entry in proto.graph.initializer[0].external_data:
+            if entry.key == "location":
+                entry.value = location
+        onnx.save_model(proto, path)
+    return path
+
+
+def test_external_data_symlinked_to_a_canary_is_refused(tmp_path: Path) -> None:
+    model = _external_model(tmp_path / "model")
+    canary = tmp_path / "canary"
+    canary.write_bytes(b"CANARY-SECRET!!!" + b"\0" * 8)  # 24 bytes, as w.bin
+    (model.parent / "w.bin").unlink()
+    (model.parent / "w.bin").symlink_to(canary)
+    for command in ("convert", "validate"):
+        line = one_error(invoke(command, model, *(["-o", tmp_path / "o"]
+                                                   if command == "convert" else [])))
+        assert "'w.bin'" in line and str(canary.resolve()) in line
+        assert "outside the model's folder" in line and "--allow-root DIR" in line
+        assert "CANARY" not in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_external_data_outside_passes_with_allow_root(tmp_path: Path) -> None:
+    model = _external_model(tmp_path / "model")
+    outside = tmp_path / "shared"
+    _move_out(model.parent / "w.bin", outside)
+    r = invoke("convert", model, "-o", tmp_path / "o", "--allow-root", outside)
+    assert r.exit_code == 0, r.output
+    r = invoke("validate", model, "--allow-root", outside)
+    assert r.exit_code == 0 and "verdict: PASS" in r.stdout, r.output
+    assert invoke("inspect", model, "--allow-root", outside).exit_code == 0
+    # another folder allowed does not allow this one
+    one_error(invoke("validate", model, "--allow-root", tmp_path / "model"))
+    # --allow-root takes an existing folder
+    one_error(invoke("validate", model, "--allow-root", tmp_path / "nothing"))
+
+
+@pytest.mark.parametrize("location", ["../w.bin", "sub/../../w.bin", "ABSOLUTE"])
+def test_dotdot_and_absolute_external_data_are_refused(tmp_path: Path, location: str) -> None:
+    model = _external_model(tmp_path / "model")
+    shutil.copy(model.parent / "w.bin", tmp_path / "w.bin")
+    if location == "ABSOLUTE":
+        location = str(tmp_path / "w.bin")
+    _external_model(tmp_path / "model", location)
+    line = one_error(invoke("convert", model, "-o", tmp_path / "o", "--allow-root", tmp_path))
+    assert "absolute path" in line or "'..'" in line
+
+
+GRAPH_CASES = [("webnn", "blob", "weights"), ("webnn", "blob", "manifest.json"),
+               ("webnn", "safetensors", "safetensors"), ("webnn-json", "blob", "weights"),
+               ("webnn-json", "blob", "manifest.json"),
+               ("webnn-json", "safetensors", "safetensors"), ("webnn", "blob", "webnn")]
+
+
+@pytest.mark.parametrize(("fmt", "weights", "suffix"), GRAPH_CASES)
+def test_run_refuses_graph_files_symlinked_outside(tiny: Path, tmp_path: Path, fmt: str,
+                                                   weights: str, suffix: str) -> None:
+    folder = tmp_path / "graph"
+    r = invoke("convert", tiny, "--dim", "batch=1", "-o", folder, "--format", fmt,
+               "--weights", weights)
+    assert r.exit_code == 0, r.output
+    inputs = tiny.parent / "image.npz"
+    assert invoke("run", folder, "--inputs", inputs, "-o", tmp_path / "a.npz").exit_code == 0
+    outside = tmp_path / "elsewhere"
+    moved = _move_out(folder / f"tiny.{suffix}", outside)
+    line = one_error(invoke("run", folder, "--inputs", inputs, "-o", tmp_path / "b.npz"))
+    assert moved.name in line and "outside the model's folder" in line
+    assert "--allow-root DIR" in line and not (tmp_path / "b.npz").exists()
+    r = invoke("run", folder, "--inputs", inputs, "-o", tmp_path / "b.npz", "--allow-root",
+               outside)
+    assert r.exit_code == 0, r.output
+    with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
+        np.testing.assert_array_equal(a["probs"], b["probs"])
+
+
+def test_run_refuses_a_weights_symlink_to_a_canary(tiny: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "graph"
+    assert invoke("convert", tiny, "--dim", "batch=1", "-o", folder).exit_code == 0
+    canary = tmp_path / "canary"
+    canary.write_bytes(b"CANARY" * 100)
+    (folder / "tiny.weights").unlink()
+    (folder / "tiny.weights").symlink_to(canary)
+    line = one_error(invoke("run", folder / "tiny.webnn", "--inputs",
+                            tiny.parent / "image.npz", "-o", tmp_path / "b.npz"))
+    assert "tiny.weights" in line and "CANARY" not in line
+
+
+# -- one-line messages ------------------------------------------------------------------------
+
+
+def _relu_model(path: Path, *, domain: str = "", opset: int = 13, name: str = "relu",
+                op: str = "Relu") -> Path:
+    node = helper.make_node(op, ["x"], ["y"], name=name, domain=domain)
+    graph = helper.make_graph([node], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(domain, 1)]
+                                                 if domain else [])
+    onnx.save_model(helper.make_model(graph, opset_imports=opsets, ir_version=8), path)
+    return path
+
+
+HOSTILE = {"newline": "com.ex\nample", "u2028": "com.ex\u2028ample", "u2029": "a\u2029b",
+           "escape": "a\x1b[31mred", "cr": "a\rb", "nel": "a\x85b", "bidi": "a\u202eb",
+           "nul": "a\x00b", "tab": "a\tb"}
+
+
+@pytest.mark.parametrize("key", sorted(HOSTILE))
+def test_hostile_domains_and_names_are_escaped(tmp_path: Path, key: str) -> None:
+    text = HOSTILE[key]
+    model = _relu_model(tmp_path / "m.onnx", domain=text, name=f"node{text}")
+    line = one_error(invoke("convert", model, "-o", tmp_path / "o"))
+    assert "could not be converted" in line
+    escaped = text.encode("ascii", "backslashreplace").decode().replace("\\x0a", "\\n")
+    assert repr(text)[1:-1] in line or escaped in line, line
+    line = one_error(invoke("inspect", model))
+    assert "unsupported op type" in line
+
+
+def test_long_names_keep_head_and_tail(tmp_path: Path) -> None:
+    name = "head_" + "x" * 20000 + "_tail"
+    model = _relu_model(tmp_path / "m.onnx", domain="com.x", name=name)
+    line = one_error(invoke("convert", model, "-o", tmp_path / "o"))
+    assert "'head_" in line and "_tail'" in line and "characters cut" in line
+    assert len(line) < 1000
+
+
+def test_many_failed_nodes_are_counted_not_listed(tmp_path: Path) -> None:
+    nodes = [helper.make_node("Frob", ["x"], [f"t{i}"], name=f"n{i}", domain="com.x")
+             for i in range(60)]
+    graph = helper.make_graph(nodes, "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info(f"t{i}", TensorProto.FLOAT, [2])
+                               for i in range(60)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                    helper.make_opsetid("com.x", 1)])
+    onnx.save_model(model, tmp_path / "m.onnx")
+    line = one_error(invoke("convert", tmp_path / "m.onnx", "-o", tmp_path / "o"))
+    assert "60 node(s)" in line and "and 40 more (--json lists every one)" in line
+    r = invoke("convert", tmp_path / "m.onnx", "-o", tmp_path / "o", "--json")
+    assert len(json.loads(r.stdout)["error"]["errors"]) == 60
+
+
+@pytest.mark.parametrize("command", ["convert", "inspect", "validate"])
+def test_an_opset_beyond_int64_is_one_line(tmp_path: Path, command: str) -> None:
+    model = _relu_model(tmp_path / "m.onnx", opset=2**63 - 1)
+    line = one_error(invoke(command, model))
+    assert "opset 9223372036854775807" in line
+
+
+def test_hostile_file_names_are_escaped(tmp_path: Path) -> None:
+    line = one_error(invoke("convert", tmp_path / "no\nsuch\u2028file.onnx"))
+    assert "no\\nsuch\\u2028file.onnx" in line
+    bad = tmp_path / "bad\x1bname.onnx"
+    bad.write_bytes(b"\x08\x07" + os.urandom(64))
+    assert "\\x1b" in one_error(invoke("convert", bad, "-o", tmp_path / "o"))
+
+
+def test_a_truncated_model_is_one_line(tiny: Path, tmp_path: Path) -> None:
+    cut = tmp_path / "cut.onnx"
+    cut.write_bytes(tiny.read_bytes()[:200])
+    assert "cut.onnx" in one_error(invoke("convert", cut, "-o", tmp_path / "o"))
+
+
+def _raiser(exc: BaseException) -> Any:
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise exc
+    return boom
+
+
+@pytest.mark.parametrize("exc", [
+    onnx.checker.ValidationError("Field 'type' of 'value_info' is required\n\n==> Context: "
+                                 "Bad node spec for node.\u2028Name: x"),
+    ValueError("setting an array element with a sequence.\n  The requested array\r\n x"),
+    KeyError("a\nb"),
+    RuntimeError("internal\ntrouble\x1b[2J"),
+    OSError(5, "I/O\nerror", "/tmp/x\ny"),
+], ids=["checker", "numpy", "keyerror", "internal", "oserror"])
+def test_multi_line_foreign_messages_become_one_line(tiny: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     exc: BaseException) -> None:
+    from google.protobuf.message import DecodeError
+
+    import converter.api
+
+    monkeypatch.setattr(converter.api, "convert", _raiser(exc))
+    one_error(invoke("convert", tiny, "--dim", "batch=1", "-o", tmp_path / "o"))
+    r = invoke("convert", tiny, "--dim", "batch=1", "-o", tmp_path / "o", "--json")
+    one_error(r)
+    assert json.loads(r.stdout)["error"]["message"]
+    monkeypatch.setattr(converter.api, "convert", _raiser(DecodeError("bad\nwire type")))
+    one_error(invoke("convert", tiny, "--dim", "batch=1", "-o", tmp_path / "o"))
+
+
+@pytest.mark.parametrize("args", [["--rtol", "abc"], ["--nope"], ["--backend", "x\ny"],
+                                  ["--seed", "1.5"]])
+def test_usage_errors_are_one_line(tiny: Path, args: list[str]) -> None:
+    line = one_error(invoke("validate", tiny, *args))
+    assert "--help" in line
+    one_error(invoke("no\nsuch-command"))
+
+
+# -- option values -----------------------------------------------------------------------------
+
+
+def _npz_files(folder: Path) -> dict[str, Path]:
+    files = {}
+    files["text"] = folder / "text.npz"
+    files["text"].write_text("not an archive\n")
+    files["zip"] = folder / "zip.npz"
+    with zipfile.ZipFile(files["zip"], "w") as z:
+        z.writestr("readme.txt", "hello")
+    files["corrupt"] = folder / "corrupt.npz"
+    files["corrupt"].write_bytes(b"PK\x03\x04" + os.urandom(100))
+    files["pickle"] = folder / "pickle.npz"
+    np.savez(files["pickle"], image=np.array([{"a": 1}], dtype=object))
+    files["names"] = folder / "names.npz"
+    np.savez(files["names"], picture=IMAGE)
+    files["shape"] = folder / "shape.npz"
+    np.savez(files["shape"], image=IMAGE[0])
+    files["strings"] = folder / "strings.npz"
+    np.savez(files["strings"], image=np.full(IMAGE.shape, "a"))
+    files["complex"] = folder / "complex.npz"
+    np.savez(files["complex"], image=IMAGE.astype(np.complex64))
+    files["missing"] = folder / "missing.npz"
+    return files
+
+
+INPUT_WORDS = {"text": "not an .npz archive", "zip": "not a .npy array",
+               "corrupt": "not a readable .npz", "pickle": "pickled",
+               "names": "picture", "shape": "shape", "strings": "<U1",
+               "complex": "complex64", "missing": "no such file"}
+
+
+@pytest.mark.parametrize("kind", sorted(INPUT_WORDS))
+def test_bad_inputs_files(tiny: Path, tmp_path: Path, kind: str) -> None:
+    path = _npz_files(tmp_path)[kind]
+    line = one_error(invoke("validate", tiny, "--dim", "batch=1", "--inputs", path))
+    assert INPUT_WORDS[kind] in line, line
+    folder = tmp_path / "graph"
+    assert invoke("convert", tiny, "--dim", "batch=1", "-o", folder).exit_code == 0
+    line = one_error(invoke("run", folder, "--inputs", path, "-o", tmp_path / "o.npz"))
+    assert INPUT_WORDS[kind] in line or kind == "shape", line
+    assert not (tmp_path / "o.npz").exists()
+
+
+def _shape_input_model(path: Path) -> Path:
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "s"], ["y"], name="r")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3, 2])])
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
+                                      ir_version=8), path)
+    return path
+
+
+PIN_CASES = {
+    "deep": ("[" * 100000 + "]" * 100000, "nested deeper"),
+    "deep_ok_but_ragged": ("[1,[2]]", "rectangular"),
+    "huge_int": ("9" * 5000, "int64"),
+    "big_int": ("99999999999999999999999999", "int64"),
+    "huge_float": ("1e999", "float64 range"),
+    "string": ('"x"', "not a number"),
+    "word": ("abc", "not a number"),
+    "object": ("{}", "not a number"),
+    "empty": ("", "not a number"),
+    "nested_in_commas": ("1,[2]", "not a number"),
+    "nan_for_int": ("NaN,2", "non-integer"),
+    "fraction_for_int": ("3.5,2", "non-integer"),
+    "out_of_range": ("3,1e30", "range of int64"),
+    "npz": ("@NPZ", "not a .npy"),
+    "pickle": ("@PICKLE", "pickled"),
+    "text_npy": ("@TEXT", "not a .npy"),
+    "missing": ("@missing.npy", "no such file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PIN_CASES))
+def test_bad_pins(tmp_path: Path, case: str) -> None:
+    value, word = PIN_CASES[case]
+    np.savez(tmp_path / "p.npz", s=np.array([3, 2]))
+    np.save(tmp_path / "obj.npy", np.array([{}], dtype=object), allow_pickle=True)
+    (tmp_path / "text.npy").write_text("3,2")
+    value = (value.replace("@NPZ", f"@{tmp_path / 'p.npz'}")
+             .replace("@PICKLE", f"@{tmp_path / 'obj.npy'}")
+             .replace("@TEXT", f"@{tmp_path / 'text.npy'}"))
+    model = _shape_input_model(tmp_path / "m.onnx")
+    line = one_error(invoke("convert", model, "-o", tmp_path / "o", "--pin", f"s={value}"))
+    assert word in line and len(line) < 1000, line
+
+
+def test_good_pins_still_work(tmp_path: Path) -> None:
+    model = _shape_input_model(tmp_path / "m.onnx")
+    np.save(tmp_path / "s.npy", np.array([3, 2]))
+    for value in ("3,2", "[3, 2]", f"@{tmp_path / 's.npy'}", "[3.0, 2]"):
+        r = invoke("convert", model, "-o", tmp_path / "o", "--force", "--pin", f"s={value}")
+        assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("args", [
+    ["--dim", "batch=0"], ["--dim", "batch=2147483648"], ["--dim", "batch=\u0663"],
+    ["--dim", "image:\u00b2=1"], ["--dim", "batch=" + "9" * 5000], ["--dim", "batch"],
+    ["--shape", "image=1,3,16,1e3"], ["--shape", "image=1,3,16,99999999999"],
+    ["--shape", "image=1,3,16,-16"], ["--shape", "image"],
+    ["--rtol", "-1"], ["--rtol", "nan"], ["--atol", "inf"], ["--atol", "-0.5"],
+])
+def test_bad_option_values(tiny: Path, args: list[str]) -> None:
+    line = one_error(invoke("validate", tiny, *args))
+    assert args[0] in line or "not free dimensions" in line  # image:² is a name
+
+
+# -- load failures of the frameworks ------------------------------------------------------------
+
+
+def test_onnxruntime_load_failures_are_one_line(tiny: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    import onnxruntime as ort
+
+    real = ort.InferenceSession
+
+    def session(model: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(model, str):  # the original model, by path
+            raise RuntimeError("[ONNXRuntimeError] : 10 : INVALID_GRAPH :\n Load model failed")
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", session)
+    line = one_error(invoke("validate", tiny, "--dim", "batch=1"))
+    assert f"onnxruntime could not load {tiny}: [ONNXRuntimeError]" in line
+
+    def exported(model: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(model, bytes):  # the exported graph
+            raise RuntimeError("Fail:\nType Error")
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", exported)
+    line = one_error(invoke("validate", tiny, "--dim", "batch=1", "--backend", "onnxruntime"))
+    assert "onnxruntime could not load the exported graph: Fail: Type Error" in line
+
+
+def test_litert_load_failures_are_one_line(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    interpreter = pytest.importorskip("ai_edge_litert.interpreter")
+    model = tmp_path / "tiny.tflite"
+    tiny_tflite(model)
+    monkeypatch.setattr(interpreter, "Interpreter",
+                        _raiser(ValueError("Could not\u2028open\n'x'.")))
+    line = one_error(invoke("validate", model))
+    assert f"LiteRT could not load {model}: Could not\\u2028open 'x'." in line
+
+
+# -- interruption ------------------------------------------------------------------------------
+
+SLOW = """
+import sys, time
+from pathlib import Path
+flag = Path(sys.argv[1])
+def slow(*args, **kwargs):
+    flag.write_text("started")
+    time.sleep(60)
+TARGET
+from cli.main import main
+main(sys.argv[2:])
+"""
+
+TARGETS = {
+    "convert": "import converter.api as m; m.convert = slow",
+    "validate": "import converter.validate.core as m; m.run_source = slow",
+    "zoo": "import converter.zoo.runner as m; m.run_entry = slow",
+    # the outputs' temporary file exists while np.savez is slowed
+    "run": ("import numpy as m\nreal = m.savez\n"
+            "def savez(f, **kw):\n    real(f, **kw)\n    f.flush()\n    slow()\n"
+            "m.savez = savez"),
+}
+
+
+def _cli_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
+    return env
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+@pytest.mark.parametrize("command", sorted(TARGETS))
+def test_interruption_exits_cleanly(tiny: Path, tmp_path: Path, command: str,
+                                    sig: signal.Signals) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    if command == "convert":
+        args = ["convert", tiny, "--dim", "batch=1", "-o", work / "out"]
+    elif command == "validate":
+        args = ["validate", tiny, "--dim", "batch=1"]
+    elif command == "zoo":
+        manifest = work / "zoo.toml"
+        manifest.write_text(f'[[model]]\nname = "tiny"\npath = "{tiny.as_posix()}"\n'
+                            'free_dims = { batch = 1 }\n')
+        args = ["zoo", manifest, "--report", work / "report"]
+    else:
+        assert invoke("convert", tiny, "--dim", "batch=1", "-o", work / "graph").exit_code == 0
+        args = ["run", work / "graph", "--inputs", tiny.parent / "image.npz", "-o",
+                work / "out.npz"]
+    before = sorted(p.name for p in work.iterdir())
+    flag = tmp_path / "started"
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW.replace("TARGET", TARGETS[command]))
+    proc = subprocess.Popen([sys.executable, str(script), str(flag), *map(str, args)],
+                            env=_cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not flag.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert flag.exists(), proc.communicate()[1]
+    if command == "run":
+        assert sorted(p.name for p in work.iterdir()) != before  # the temporary file
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    word = "interrupted" if sig == signal.SIGINT else "terminated"
+    assert err.decode() == f"error: {word}\n"
+    assert sorted(p.name for p in work.iterdir()) == before
