@@ -1,0 +1,359 @@
+"""The in-repo fuzzer (tools/fuzz): the classifier, the traceback sites, the canary path
+padding, the mutators (deterministic, structure-aware), the runner's limits, and small
+campaigns through `python -m tools.fuzz` (a fast one that must complete, a slow fixed-seed
+one of 500 mutants that must find nothing but clean rejections)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import onnx
+import pytest
+
+from tools.fuzz import mutators, seeds
+from tools.fuzz.case import CANARY_TOKEN, Case, case_rng, padded_path
+from tools.fuzz.classify import (
+    CAUSE_END,
+    CAUSE_MARKER,
+    Evidence,
+    classify,
+    control_char,
+    normalize,
+    site_of,
+)
+from tools.fuzz.minimize import minimize
+from tools.fuzz.mutators import json_mut, onnx_mut, text_mut, tflite_mut
+from tools.fuzz.mutators.base import Mutation
+from tools.fuzz.runner import Pool, Runner
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def verdict(exit_code: int | None = 2, stderr: str = "", *, sig: int | None = None,
+            timed_out: bool = False, command: str = "convert", **ev: object) -> str:
+    return classify(command, exit_code, sig, timed_out, "", stderr,
+                    Evidence(**ev)).cls  # type: ignore[arg-type]
+
+
+# -- classification -----------------------------------------------------------------------
+
+
+def test_one_plain_error_line_is_clean() -> None:
+    assert verdict(2, "error: m/x.onnx is not a valid ONNX model\n") == "clean"
+    assert verdict(1, "error: output y differs\n", command="validate") == "clean"
+    assert verdict(0, "") == "ok"
+
+
+def test_a_message_with_a_newline_is_multi_line() -> None:
+    assert verdict(2, "error: bad name 'a\nb'\n") == "multi-line"
+    assert verdict(2, "error: bad name 'a\u2028b'\n") == "multi-line"
+    assert verdict(2, "error: bad\x1b[31m name\n") == "multi-line"
+    assert verdict(2, "error: carriage\rreturn\n") == "multi-line"
+    assert verdict(2, "error: one\nerror: two\n") == "multi-line"
+    usage = ("Usage: webnn-convert convert [OPTIONS] MODEL\nTry 'webnn-convert convert -h'"
+             "\n\nError: Invalid value for '--dim'\n")
+    assert verdict(2, usage) == "multi-line"
+    assert verdict(2, "") == "multi-line"  # failed without saying why
+    assert control_char("tab\tis fine") is None
+    assert control_char("nel\x85") == "U+0085"
+
+
+def test_a_traceback_or_internal_error_is_internal() -> None:
+    tb = ('Traceback (most recent call last):\n  File "/x/converter/a.py", line 3, in f\n'
+          "ValueError: boom\n")
+    assert verdict(1, tb) == "internal"
+    assert verdict(2, "error: internal error: KeyError: 'x'\n") == "internal"
+    assert verdict(2, "error: 1 node(s) could not be converted (Conv x1): [internal_error] "
+                      "Conv 'c': IndexError: tuple index out of range\n") == "internal"
+
+
+def test_signals_timeouts_memory_and_evidence() -> None:
+    assert verdict(None, "Fatal Python error: Segmentation fault\n",
+                   sig=signal.SIGSEGV) == "crash"
+    assert verdict(None, "", sig=signal.SIGKILL) == "memory"
+    assert verdict(2, "error: internal error: MemoryError: \n") == "memory"
+    assert verdict(None, "terminate called after throwing an instance of "
+                         "'std::bad_alloc'\n", sig=signal.SIGABRT) == "memory"
+    assert verdict(None, "", sig=signal.SIGUSR1, timed_out=True) == "hang"
+    assert verdict(3, "") == "crash"
+    assert verdict(2, "error: x\n", canary_read="read") == "escape"
+    assert verdict(0, "", outside_writes=["evil"]) == "escape"
+    assert verdict(2, "error: x\n", leftovers=[".out.export-1"]) == "leftover"
+    assert verdict(0, "", js_errors=["m.js: SyntaxError"]) == "js"
+
+
+def test_site_is_the_deepest_project_frame() -> None:
+    root = ROOT
+    tb = ("Traceback (most recent call last):\n"
+          f'  File "{root}/cli/common.py", line 46, in handled\n    yield\n'
+          f'  File "{root}/converter/serialize/loader.py", line 120, in load\n    x\n'
+          '  File "/usr/lib/python3.11/json/decoder.py", line 5, in decode\n    y\n'
+          "ValueError: boom\n")
+    assert site_of(tb) == "converter/serialize/loader.py:120 (load)"
+    dump = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call "
+            "first):\n"
+            f'  File "{root}/op_mappings/onnx/conv.py", line 9 in conv\n'
+            f'  File "{root}/converter/importer/loop.py", line 200 in _convert\n')
+    assert site_of(dump) == "op_mappings/onnx/conv.py:9 (conv)"
+    marked = (f"{CAUSE_MARKER}\nTraceback (most recent call last):\n"
+              f'  File "{root}/op_mappings/tflite/reshape.py", line 38, in _fold\n'
+              f"IndexError: x\n{CAUSE_END}\n" + tb)
+    assert site_of(marked) == "op_mappings/tflite/reshape.py:38 (_fold)"
+    assert normalize("tensor 'w' has 12 bytes") == "tensor '…' has N bytes"
+
+
+# -- cases and the canary ---------------------------------------------------------------------
+
+
+def test_canary_token_is_replaced_by_a_path_of_the_same_length(tmp_path: Path) -> None:
+    case = Case(0, "onnx", "s", "a.txt", ["inspect", "m/a.txt"],
+                {"a.txt": b"<" + CANARY_TOKEN.encode() + b">"},
+                links={"l.bin": "{canary}", "r.bin": "../canary.bin"}, fifos=["p"])
+    canary = case.materialize(tmp_path / "run")
+    data = (tmp_path / "run" / "m" / "a.txt").read_bytes()
+    assert len(data) == len(CANARY_TOKEN) + 2
+    assert os.path.samefile(data[1:-1].decode(), canary)
+    assert os.path.samefile(tmp_path / "run" / "m" / "l.bin", canary)
+    assert os.path.samefile(tmp_path / "run" / "m" / "r.bin", canary)
+    assert os.stat(canary).st_atime_ns == 0  # a read would move it
+    for n in (40, 41, 160):
+        p = padded_path("/tmp/abc/canary.bin", n)
+        assert len(p) == n and os.path.normpath(p) == "/tmp/abc/canary.bin"
+    with pytest.raises(ValueError):
+        padded_path("/tmp/" + "x" * 200, 160)
+    case.save(tmp_path / "saved")
+    again = Case.load(tmp_path / "saved")
+    assert again == case
+
+
+# -- mutators -------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[seeds.Seed]:
+    return seeds.corpus()
+
+
+def test_corpus_has_every_kind(corpus: list[seeds.Seed]) -> None:
+    kinds = {k for s in corpus for k in s.kinds}
+    assert set(mutators.GRAPH_KINDS) <= kinds and "onnx" in kinds
+    names = {s.name for s in corpus}
+    assert {"tiny_cnn", "attention", "loop", "if", "external", "sparse"} <= names
+    ext = next(s for s in corpus if s.name == "external")
+    assert "external.data" in ext.files
+
+
+def test_cases_are_deterministic_per_seed_and_index(corpus: list[seeds.Seed]) -> None:
+    def make(i: int) -> Case:
+        rng = case_rng(5, i)
+        kind = rng.choice(mutators.KINDS)
+        seed = rng.choice([s for s in corpus if kind in s.kinds])
+        return mutators.make_case(i, seed, kind, rng)
+
+    for i in range(40):
+        a, b = make(i), make(i)
+        assert a == b
+        assert a.files[a.target] != next(
+            s for s in corpus if s.name == a.seed).files[a.target] or a.links or a.fifos \
+            or any(m.startswith("args.") for m in a.mutators) or not a.mutators[0]
+
+
+def test_onnx_mutants_stay_parseable_and_change_the_model(corpus: list[seeds.Seed]) -> None:
+    seed = next(s for s in corpus if s.name == "tiny_cnn")
+    data = seed.files["tiny_cnn.onnx"]
+    parsed = changed = 0
+    for i in range(60):
+        mut = Mutation(dict(seed.files), "tiny_cnn.onnx")
+        out = onnx_mut.mutate(data, random.Random(i), mut)
+        model = onnx.ModelProto()
+        model.ParseFromString(out)
+        parsed += 1
+        changed += out != data
+        assert mut.names and all(n.startswith("onnx.") for n in mut.names)
+    assert parsed == 60 and changed >= 50
+
+
+def test_onnx_external_data_points_at_the_canary(corpus: list[seeds.Seed]) -> None:
+    seed = next(s for s in corpus if s.name == "tiny_cnn")
+    seen = set()
+    for i in range(80):
+        mut = Mutation(dict(seed.files), "tiny_cnn.onnx")
+        model = onnx_mut.parse(seed.files["tiny_cnn.onnx"])
+        if onnx_mut.external(model, random.Random(i), mut) is None:
+            continue
+        locs = [e.value for t in model.graph.initializer for e in t.external_data
+                if e.key == "location"]
+        seen.update(locs)
+        if "link.bin" in locs:
+            assert mut.links["link.bin"] in ("{canary}", "../canary.bin")
+    assert {"../canary.bin", CANARY_TOKEN} <= seen
+
+
+def test_attribute_mutators_reach_extremes(corpus: list[seeds.Seed]) -> None:
+    seed = next(s for s in corpus if s.name == "tiny_cnn")
+    values: set[int] = set()
+    for i in range(100):
+        model = onnx_mut.parse(seed.files["tiny_cnn.onnx"])
+        onnx_mut.attr_int(model, random.Random(i), Mutation({}, "x"))
+        for n in onnx_mut.nodes(model):
+            for a in n.attribute:
+                values.update([a.i, *a.ints])
+    assert {0, -1, 2**63 - 1} & values
+
+
+def test_tflite_mutators(corpus: list[seeds.Seed]) -> None:
+    tfl = [s for s in corpus if "tflite" in s.kinds]
+    if not tfl:
+        pytest.skip("no TFLite seeds")
+    seed = tfl[0]
+    data = seed.files[seed.kinds["tflite"]]
+    assert len(tflite_mut.field_positions(data)) > 20
+    outs = set()
+    for i in range(30):
+        mut = Mutation(dict(seed.files), seed.kinds["tflite"])
+        outs.add(tflite_mut.mutate(data, random.Random(i), mut))
+        assert mut.names
+    assert len(outs) > 20
+
+
+def test_text_and_json_mutators(corpus: list[seeds.Seed]) -> None:
+    graph = next(s for s in corpus if s.name == "tiny_cnn.webnn.blob")
+    text = graph.files["tiny_cnn.webnn"]
+    manifest = graph.files["tiny_cnn.manifest.json"]
+    for i in range(30):
+        rng = random.Random(i)
+        mut = Mutation({}, "x")
+        assert text_mut.mutate(text, rng, mut) != text or mut.names
+        out = json_mut.mutate_manifest(manifest, rng, mut)
+        assert out != manifest
+    st = next(s for s in corpus if s.name == "tiny_cnn.webnn.safetensors")
+    blob = st.files["tiny_cnn.safetensors"]
+    assert all(json_mut.mutate_safetensors(blob, random.Random(i), Mutation({}, "x")) != blob
+               for i in range(20))
+
+
+def test_commands_match_the_kind(corpus: list[seeds.Seed]) -> None:
+    for kind in mutators.KINDS:
+        seed = next((s for s in corpus if kind in s.kinds), None)
+        if seed is None:
+            continue
+        for i in range(10):
+            case = mutators.make_case(i, seed, kind, random.Random(i))
+            assert case.argv[0] in ("convert", "inspect", "validate", "run")
+            assert case.argv[1].startswith("m/")
+            if case.argv[0] == "convert":
+                assert case.argv[2:4] == ["-o", "out"]
+            if case.argv[0] == "run":
+                assert case.argv[2:] == ["--inputs", "inputs.npz", "-o", "out.npz"]
+
+
+# -- runner ---------------------------------------------------------------------------------
+
+
+class _Child(Runner):
+    """A runner whose children do `action` instead of running the CLI."""
+
+    mode = "test"
+
+    def __init__(self, action: str, timeout: float = 20.0) -> None:
+        super().__init__(timeout)
+        self.action = action
+
+    def spawn(self, argv: list[str], run_dir: Path) -> int:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - child
+            try:
+                os.setpgid(0, 0)
+                fd = os.open(run_dir / "stderr.txt", os.O_WRONLY | os.O_CREAT, 0o644)
+                os.dup2(fd, 2)
+                if self.action == "sleep":
+                    time.sleep(60)
+                elif self.action == "segv":
+                    import faulthandler
+
+                    faulthandler.disable()  # pytest's would print to the test's stderr
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                elif self.action == "error":
+                    os.write(2, b"error: nope\n")
+                    os._exit(2)
+            finally:
+                os._exit(0)
+        return pid
+
+
+def test_pool_kills_a_hanging_child_at_the_time_limit(tmp_path: Path) -> None:
+    start = time.monotonic()
+    result = _Child("sleep", timeout=0.5).run(["x"], tmp_path)
+    assert result.timed_out and result.signal is not None
+    assert time.monotonic() - start < 10
+
+
+def test_pool_reports_signals_and_exit_codes(tmp_path: Path) -> None:
+    pool = Pool(_Child("segv"), 2)
+    for i in range(3):
+        (tmp_path / str(i)).mkdir()
+        pool.submit(i, ["x"], tmp_path / str(i))
+    results = dict(pool.results())
+    assert sorted(results) == [0, 1, 2]
+    assert all(r.signal == signal.SIGSEGV for r in results.values())
+    err = _Child("error").run(["x"], tmp_path / "0")
+    assert err.exit_code == 2 and err.stderr == "error: nope\n"
+
+
+def test_minimize_keeps_the_class(tmp_path: Path) -> None:
+    """With a predicate that only needs one marker byte, bytes shrink to (almost) it."""
+    case = Case(0, "weights", "s", "w.bin", ["run"], {"w.bin": b"a" * 300 + b"X" + b"b" * 300})
+    from tools.fuzz.classify import Verdict
+
+    def check(c: Case) -> Verdict:
+        return Verdict("crash" if b"X" in c.files["w.bin"] else "clean", "killed by SIGSEGV")
+
+    small = minimize(case, Verdict("crash", "killed by SIGSEGV"), check, seconds=20, runs=2000)
+    assert b"X" in small.files["w.bin"] and len(small.files["w.bin"]) <= 40
+
+
+# -- campaigns --------------------------------------------------------------------------------
+
+
+def _campaign(tmp_path: Path, count: int, seed: int, minimize_s: int) -> dict:
+    out = tmp_path / "fuzz"
+    proc = subprocess.run([sys.executable, "-m", "tools.fuzz", "run", "--seed", str(seed),
+                           "--count", str(count), "--jobs", "2", "--out", str(out),
+                           "--minimize-seconds", str(minimize_s), "--quiet"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=3600)
+    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert proc.returncode == (1 if summary["findings"] else 0)
+    return summary
+
+
+def test_fast_campaign(tmp_path: Path) -> None:
+    """20 mutants through the real CLI: the machinery works end to end (findings are
+    reported, not failed on: the slow campaign below is the gate)."""
+    summary = _campaign(tmp_path, 20, seed=3, minimize_s=10)
+    total = sum(n for row in summary["counts"].values() for n in row.values())
+    assert total == 20 and summary["count"] == 20
+    assert set(summary["counts"]) <= {"ok", "clean", "escape", "hang", "memory", "crash",
+                                      "internal", "leftover", "js", "multi-line"}
+    lines = (tmp_path / "fuzz" / "runs.jsonl").read_text().splitlines()
+    assert len(lines) == 20
+    for f in summary["findings"][:1]:
+        proc = subprocess.run([sys.executable, "-m", "tools.fuzz", "repro", f["folder"]],
+                              cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert "class: " in proc.stdout
+
+
+@pytest.mark.slow
+def test_campaign_of_500_mutants_is_clean(tmp_path: Path) -> None:
+    """A fixed-seed campaign: every run must end in a result or one clean error line."""
+    summary = _campaign(tmp_path, 500, seed=12, minimize_s=120)
+    found = [f"{f['class']} {f['kind']} {f['folder']}: {f['site']} {f['detail'][:160]}"
+             for f in summary["findings"]]
+    assert not found, f"{len(found)} non-clean runs:\n" + "\n".join(found)

@@ -1,0 +1,148 @@
+"""Mutators by kind, and `make_case`: one seed + one kind -> one mutant with its command.
+
+Kinds (the kind of the file that is mutated): onnx, tflite (models, run with `convert`,
+`inspect` or `validate`), webnn, webnn-json, manifest, weights, safetensors (the files of an
+exported graph, run with `run`, sometimes `convert`/`inspect`, which must say what the file
+is). Each kind has a structure-aware mutator; every kind also gets generic byte mutations
+(flips, truncation, ...) some of the time, and graph kinds sometimes lose a companion file
+or get it replaced by a symlink to the canary or a FIFO. Some cases also get extreme
+command-line values (`--dim batch=2147483648`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from ..case import CANARY_LINK, Case
+from ..seeds import Seed
+from . import json_mut, text_mut
+from .base import Mutation
+from .common import mutate_bytes
+
+MODEL_KINDS = ("onnx", "tflite")
+GRAPH_KINDS = ("webnn", "webnn-json", "manifest", "weights", "safetensors")
+KINDS = MODEL_KINDS + GRAPH_KINDS
+# How often each kind is picked (models carry most of the code).
+WEIGHTS = {"onnx": 36, "tflite": 20, "webnn": 14, "webnn-json": 10, "manifest": 8,
+           "weights": 4, "safetensors": 8}
+
+
+def _onnx(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
+    from . import onnx_mut
+
+    return onnx_mut.mutate(data, rng, mut)
+
+
+def _tflite(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
+    from . import tflite_mut
+
+    return tflite_mut.mutate(data, rng, mut)
+
+
+STRUCTURED: dict[str, Callable[[bytes, random.Random, Mutation], bytes]] = {
+    "onnx": _onnx, "tflite": _tflite, "webnn": text_mut.mutate,
+    "webnn-json": json_mut.mutate_webnn_json, "manifest": json_mut.mutate_manifest,
+    "weights": json_mut.mutate_weights, "safetensors": json_mut.mutate_safetensors,
+}
+
+
+def mutate_file(kind: str, data: bytes, rng: random.Random, mut: Mutation) -> bytes:
+    """The structured mutator of `kind` (most of the time), generic bytes otherwise or on
+    top; a structured mutator that cannot parse its input falls back to bytes."""
+    if rng.random() < 0.88:
+        try:
+            data = STRUCTURED[kind](data, rng, mut)
+        except Exception as exc:  # noqa: BLE001 - the mutator could not handle this input
+            mut.note(f"{kind}.unparsed", type(exc).__name__)
+            data, name = mutate_bytes(data, rng)
+            mut.note(name)
+            return data
+        if rng.random() < 0.1:
+            data, name = mutate_bytes(data, rng)
+            mut.note(name)
+        return data
+    data, name = mutate_bytes(data, rng)
+    mut.note(name)
+    return data
+
+
+def companions(seed: Seed, rng: random.Random, mut: Mutation) -> None:
+    """Graph seeds: drop a companion, or replace it by a symlink to the canary (outside the
+    folder) or by a FIFO, or add a `model.safetensors` symlink (read first by discovery)."""
+    graph = seed.kinds.get("webnn") or seed.kinds.get("webnn-json")
+    others = [n for n in seed.files if n not in (mut.target, graph)]  # not the named file
+    how = rng.choice(["drop", "link", "link", "fifo", "model-link"])
+    if how == "model-link":
+        mut.links["model.safetensors"] = rng.choice([CANARY_LINK, "../canary.bin"])
+    elif not others:
+        return
+    else:
+        name = rng.choice(others)
+        mut.files.pop(name, None)
+        if how == "link":
+            mut.links[name] = rng.choice([CANARY_LINK, "../canary.bin"])
+        elif how == "fifo":
+            mut.fifos.append(name)
+    mut.note(f"graph.companion-{how}")
+
+
+EVIL_DIMS = ["0", "-1", "2147483648", "99999999999999999999", "1e3", "65536", "1.5", "",
+             "\n1", "0x10"]
+
+
+def mutate_args(options: list[str], rng: random.Random, mut: Mutation) -> list[str]:
+    opts = list(options)
+    values = [i for i in range(1, len(opts), 2) if opts[i - 1] == "--dim"]
+    if values and rng.random() < 0.6:
+        i = rng.choice(values)
+        name = opts[i].partition("=")[0]
+        opts[i] = f"{name}={rng.choice(EVIL_DIMS)}"
+        mut.note("args.dim", opts[i][:24])
+    else:
+        flag = rng.choice(["--dim", "--shape", "--free-dim", "--pin"])
+        value = rng.choice(["x=1", "batch=2147483647", "image=1,3,65536,65536", "a:99=1",
+                            "x=1,2,3", "seq=100000000", "=1", "x==1", "\x1b=1"])
+        opts += [flag, value]
+        mut.note("args.add", f"{flag} {value}"[:24])
+    return opts
+
+
+def model_command(seed: Seed, model: str, rng: random.Random, options: list[str]
+                  ) -> list[str]:
+    what = rng.choices(["convert", "inspect", "validate"], [70, 20, 10])[0]
+    if what == "convert":
+        fmt = rng.choices(["webnn", "all", "webnn-json", "js", "onnx"], [45, 25, 10, 12, 8])[0]
+        argv = ["convert", model, "-o", "out", "--format", fmt]
+        if rng.random() < 0.2:
+            argv += ["--weights", "safetensors"]
+        return argv + options
+    return [what, model] + (options if what == "validate" else [])
+
+
+def graph_command(seed: Seed, graph: str, rng: random.Random) -> list[str]:
+    what = rng.choices(["run", "convert", "inspect"], [85, 10, 5])[0]
+    if what == "run":
+        return ["run", graph, "--inputs", "inputs.npz", "-o", "out.npz"]
+    if what == "convert":
+        return ["convert", graph, "-o", "out"]
+    return ["inspect", graph]
+
+
+def make_case(index: int, seed: Seed, kind: str, rng: random.Random) -> Case:
+    """Mutate `seed`'s file of `kind` and choose the command that runs it."""
+    target = seed.kinds[kind]
+    mut = Mutation(dict(seed.files), target)
+    mut.files[target] = mutate_file(kind, seed.files[target], rng, mut)
+    options = list(seed.options)
+    if rng.random() < 0.05:
+        options = mutate_args(options, rng, mut)
+    if seed.is_graph:
+        if rng.random() < 0.08:
+            companions(seed, rng, mut)
+        graph = seed.kinds.get("webnn") or seed.kinds["webnn-json"]
+        argv = graph_command(seed, f"m/{graph}", rng)
+    else:
+        argv = model_command(seed, f"m/{target}", rng, options)
+    return Case(index, kind, seed.name, target, argv, mut.files, mut.links, mut.fifos,
+                dict(seed.aux), mut.names)
