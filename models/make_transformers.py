@@ -624,9 +624,8 @@ def _optimize(src: Path, dst: Path, model_type: str, fp16: bool = False) -> None
 
     optimized = optimize_model(str(src), model_type=model_type, num_heads=HEADS,
                                hidden_size=HIDDEN, opt_level=0, use_gpu=False)
-    if fp16:
+    if fp16:  # the Casts of kept float32 inputs come last (the reader sorts the nodes)
         optimized.convert_float_to_float16(keep_io_types=True)
-        optimized.topological_sort()  # the Casts of kept float32 inputs come last
     # save_model_to_file also declares the com.microsoft opset the fused ops need
     optimized.save_model_to_file(str(dst), use_external_data_format=False)
 
@@ -636,9 +635,9 @@ def _fp16(src: Path, dst: Path) -> None:
     from onnxruntime.transformers.onnx_model import OnnxModel
 
     model = OnnxModel(onnx.load(str(src)))
+    # the Casts of kept float32 inputs come last, after their readers: the graph is not in
+    # topological order, as onnxruntime's float16 tool writes it (the reader sorts it)
     model.convert_float_to_float16(keep_io_types=True)
-    # the Casts of kept float32 inputs come last, after their readers: ONNX requires order
-    model.topological_sort()
     _save(model.model, dst)
 
 

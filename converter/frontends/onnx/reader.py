@@ -4,12 +4,14 @@ What it does:
 - loads the protobuf (a truncated or corrupt file raises `InvalidModel` naming the file),
   runs `onnx.checker` lightly (its complaints become warnings: onnxruntime accepts many
   models the checker rejects) and checks the structure the importer relies on itself
-  (known opset domains, every node input defined before use);
+  (known opset domains, every node input defined by an input, an initializer or a node);
 - resolves external data ONLY inside the model's folder: absolute locations, `..` components
   and symlinks leaving the folder are rejected with `InvalidModel`; numeric tensors are
   memory-mapped, not read;
 - lists nodes in graph order with `version` = the opset of the node's domain and attributes
-  with the schema defaults (`onnx.defs.get_schema(op_type, version, domain)`) filled in;
+  with the schema defaults (`onnx.defs.get_schema(op_type, version, domain)`) filled in; a
+  graph whose nodes are not in topological order (onnxruntime runs them; its float16 tool
+  writes them) is sorted, stably (`topological_order`);
 - lists graph inputs (initializers are not inputs) with static shapes after applying
   `input_shapes` (whole shapes by input name), `input_dims` (single axes by input name and
   axis) and `free_dims` (by `dim_param` name), most specific first; a dimension with neither
@@ -29,6 +31,7 @@ initializers are densified; string tensors are numpy object arrays.
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -143,16 +146,13 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
 
     nodes: list[Node] = []
     defined = {vi.name for vi in inputs} | set(constants) | {""}
-    for index, np_node in enumerate(graph.node):
+    for index in topological_order(graph.node, defined):
+        np_node = graph.node[index]
         domain = "" if np_node.domain in ("", "ai.onnx") else np_node.domain
         name = np_node.name or f"{np_node.op_type}_{index}"
         if domain not in opsets:
             raise InvalidModel(f"node {name!r} ({np_node.op_type}) uses domain {domain!r} "
                                "that the model does not import (opset_import)")
-        missing = [i for i in np_node.input if i not in defined]
-        if missing:
-            raise InvalidModel(f"node {name!r} ({np_node.op_type}) reads {missing} before "
-                               "anything defines them (graph not topologically sorted?)")
         node = make_node(np_node, opsets, index, base_dir, label, name=name)
         if node.op_type == "Constant" and domain == "":
             constants[node.outputs[0]] = constant_node_value(node)
@@ -168,6 +168,78 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
                        MappingProxyType(constants), MappingProxyType(opsets), "onnx",
                        f"{proto.producer_name} {proto.producer_version}".strip(),
                        tuple(warnings), MappingProxyType(model_functions(proto)), base_dir)
+
+
+def topological_order(nodes: Sequence[onnx.NodeProto], defined: set[str]) -> list[int]:
+    """The positions of `nodes` in an order where each node comes after the nodes that
+    produce its inputs (explicit ones, and the outer values its subgraphs read): the file's
+    order when it is one, else a stable topological sort (of the nodes whose inputs are
+    ready, the one first in the file). `defined` holds the names available before any node
+    (graph inputs, initializers, ""). InvalidModel naming the node for an input that nothing
+    defines, or for a cycle."""
+    producer: dict[str, int] = {}
+    for index, np_node in enumerate(nodes):
+        for out in np_node.output:
+            if out not in defined:
+                producer.setdefault(out, index)
+    deps: list[set[int]] = []
+    for index, np_node in enumerate(nodes):
+        missing = [i for i in np_node.input if i not in defined and i not in producer]
+        if missing:
+            raise InvalidModel(f"node {_node_label(np_node, index)} reads {missing}, which no "
+                               "node, graph input or initializer defines")
+        names = set(np_node.input) | _outer_names(np_node)
+        deps.append({producer[i] for i in names if i in producer})
+    if all(d < index for index, before in enumerate(deps) for d in before):
+        return list(range(len(nodes)))  # already in order
+    waiting = [len(before) for before in deps]
+    readers: list[list[int]] = [[] for _ in nodes]
+    for index, before in enumerate(deps):
+        for d in before:
+            readers[d].append(index)
+    ready = [i for i, count in enumerate(waiting) if count == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        index = heapq.heappop(ready)
+        order.append(index)
+        for reader in readers[index]:
+            waiting[reader] -= 1
+            if waiting[reader] == 0:
+                heapq.heappush(ready, reader)
+    if len(order) < len(nodes):  # follow unfinished inputs from a waiting node to a cycle
+        done = set(order)
+        index = next(i for i, count in enumerate(waiting) if count)
+        path: list[int] = []
+        while index not in path:
+            path.append(index)
+            index = min(d for d in deps[index] if d not in done)
+        cycle = path[path.index(index):]
+        raise InvalidModel(f"node {_node_label(nodes[index], index)} is on a cycle: its "
+                           f"inputs depend on its own outputs (through {len(cycle)} node(s))")
+    return order
+
+
+def _node_label(np_node: onnx.NodeProto, index: int) -> str:
+    return f"{(np_node.name or f'{np_node.op_type}_{index}')!r} ({np_node.op_type})"
+
+
+def _outer_names(np_node: onnx.NodeProto) -> set[str]:
+    """The names the subgraphs of `np_node` (If / Loop / Scan bodies, nested) read from
+    enclosing scopes."""
+    names: set[str] = set()
+    for attr in np_node.attribute:
+        graphs = [attr.g] if attr.type == AttributeProto.GRAPH else (
+            list(attr.graphs) if attr.type == AttributeProto.GRAPHS else [])
+        for g in graphs:
+            local = ({vi.name for vi in g.input} | {t.name for t in g.initializer}
+                     | {t.values.name for t in g.sparse_initializer} | {""})
+            for inner in g.node:
+                local.update(inner.output)
+            for inner in g.node:
+                names.update(i for i in inner.input if i not in local)
+                names.update(n for n in _outer_names(inner) if n not in local)
+    return names
 
 
 def model_functions(proto: onnx.ModelProto) -> dict[tuple[str, str], onnx.FunctionProto]:

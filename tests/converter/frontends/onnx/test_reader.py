@@ -116,6 +116,73 @@ def test_undefined_input_rejected() -> None:
     node = helper.make_node("Relu", ["ghost"], ["y"])
     with pytest.raises(InvalidModel, match="ghost"):
         read_onnx(_model([node], [], ["y"]))
+    # also in a graph that is not in topological order: one line naming the node
+    nodes = [helper.make_node("Neg", ["a"], ["b"], name="neg"),
+             helper.make_node("Add", ["a", "ghost"], ["y"], name="add"),
+             helper.make_node("Relu", ["x"], ["a"], name="relu")]
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    with pytest.raises(InvalidModel, match=r"node 'add' \(Add\) reads \['ghost'\]") as exc:
+        read_onnx(_model(nodes, [x], ["y", "b"]))
+    assert "\n" not in str(exc.value)
+
+
+def test_nodes_out_of_order_are_sorted_stably() -> None:
+    """A graph whose nodes are not in topological order (onnxruntime's float16 tool writes
+    such graphs; onnxruntime runs them) is read in a stable topological order: of the nodes
+    whose inputs are ready, the first in the file; unnamed nodes keep their file position
+    in their names. The converted graph matches onnxruntime."""
+    import onnxruntime as ort
+
+    import converter
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    nodes = [helper.make_node("Add", ["b", "x"], ["c"]),        # 0: needs b
+             helper.make_node("Relu", ["x"], ["a"]),            # 1
+             helper.make_node("Mul", ["a", "a"], ["b"]),        # 2: needs a
+             helper.make_node("Sigmoid", ["x"], ["d"]),         # 3
+             helper.make_node("Sub", ["c", "d"], ["e"])]        # 4: needs c, d
+    model = _model(nodes, [x], ["e", "b"])
+    g = read_onnx(model)
+    assert [n.name for n in g.nodes] == ["Relu_1", "Mul_2", "Add_0", "Sigmoid_3", "Sub_4"]
+    assert [n.index for n in g.nodes] == [1, 2, 0, 3, 4]
+    # a graph already in order keeps the file order, independent nodes included
+    in_order = _model([nodes[3], nodes[1], nodes[2], nodes[0], nodes[4]], [x], ["e"])
+    assert [n.op_type for n in read_onnx(in_order).nodes] == ["Sigmoid", "Relu", "Mul", "Add",
+                                                              "Sub"]
+    feed = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+    expected = ort.InferenceSession(model.SerializeToString(),
+                                    providers=["CPUExecutionProvider"]).run(None, {"x": feed})
+    got = converter.convert(model).run({"x": feed})
+    for name, want in zip(["e", "b"], expected, strict=True):
+        np.testing.assert_allclose(got[name], want, rtol=1e-6, atol=1e-6)
+
+
+def test_sorting_follows_values_read_by_subgraphs() -> None:
+    """An If whose branch reads an outer value produced by a later node comes after it."""
+    then = helper.make_graph([helper.make_node("Identity", ["a"], ["t"])], "then", [],
+                             [helper.make_tensor_value_info("t", TensorProto.FLOAT, [2])])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                              [helper.make_tensor_value_info("e", TensorProto.FLOAT, [2])])
+    nodes = [helper.make_node("If", ["cond"], ["y"], then_branch=then, else_branch=other),
+             helper.make_node("Relu", ["x"], ["a"])]
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+              helper.make_tensor_value_info("cond", TensorProto.BOOL, [])]
+    g = read_onnx(_model(nodes, inputs, ["y"]))
+    assert [n.op_type for n in g.nodes] == ["Relu", "If"]
+
+
+def test_cycle_rejected() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="first"),
+             helper.make_node("Add", ["r", "b"], ["a"], name="loop_a"),
+             helper.make_node("Neg", ["a"], ["b"], name="loop_b"),
+             helper.make_node("Sigmoid", ["b"], ["y"], name="after")]
+    with pytest.raises(InvalidModel, match=r"node 'loop_a' \(Add\) is on a cycle") as exc:
+        read_onnx(_model(nodes, [x], ["y"]))
+    assert "\n" not in str(exc.value)
+    selfloop = [helper.make_node("Add", ["x", "s"], ["s"], name="self")]
+    with pytest.raises(InvalidModel, match="'self' .* cycle"):
+        read_onnx(_model(selfloop, [x], ["s"]))
 
 
 # -- files ------------------------------------------------------------------------------
