@@ -86,11 +86,14 @@ def _positive(value: Any) -> bool:
 
 
 def check_free_dim_values(free_dims: Mapping[str, Any]) -> None:
-    """InvalidModel naming the first named dimension whose size is not a positive integer."""
+    """InvalidModel naming the first named dimension whose size is not a positive integer
+    or 0. A 0 makes the inputs it appears in empty: the importer turns them into constants
+    and specialises the graph (an empty past KV cache: a first prompt)."""
     for key, value in free_dims.items():
-        if not _positive(value):
-            raise InvalidModel(f"free dimension {key!r} must be a positive integer, got "
-                               f"{value!r}")
+        if not (_positive(value) or (isinstance(value, (int, np.integer))
+                                     and not isinstance(value, bool) and value == 0)):
+            raise InvalidModel(f"free dimension {key!r} must be a positive integer or 0, "
+                               f"got {value!r}")
 
 
 def fixes_for(inputs: Sequence[tuple[str, Sequence[Dim] | None]],

@@ -81,6 +81,26 @@ def test_zero_dim_value_stays_a_real_empty_dimension() -> None:
     assert info.inputs[0].shape == (2, 0) and info.free_dims == ()
 
 
+def test_free_dim_zero_specialises_the_empty_inputs() -> None:
+    """free_dims value 0 (an empty KV cache: past length 0): the inputs it appears in are
+    empty, so they become constants and the graph is specialised (WebNN has no zero-size
+    operands); run() still takes them (and leaves them out of the graph's feeds). Negative
+    and non-integer sizes are refused."""
+    nodes = [helper.make_node("Concat", ["past", "x"], ["c"], axis=1),
+             helper.make_node("Relu", ["c"], ["y"])]
+    model = _model(nodes, [_vi("past", [1, "past_len", 4]), _vi("x", [1, "seq", 4])],
+                   [_vi("y", [1, "total", 4])])
+    result = converter.convert(model, free_dims={"past_len": 0, "seq": 3})
+    assert list(result.graph.inputs) == ["x"]
+    assert result.input_names == ["past", "x"]
+    feeds = {"past": np.zeros((1, 0, 4), np.float32),
+             "x": np.random.default_rng(0).standard_normal((1, 3, 4)).astype(np.float32)}
+    np.testing.assert_array_equal(result.run(feeds)["y"], _ort(model, feeds)[0])
+    for bad in (-1, 1.5, True):
+        with pytest.raises(InvalidModel, match="past_len.*positive integer or 0"):
+            converter.convert(model, free_dims={"past_len": bad, "seq": 3})
+
+
 @pytest.mark.parametrize("dims, words", [
     ({"nope": {0: 1}}, ["nope", "not graph inputs"]),
     ({"x": {4: 1}}, ["axis 4", "out of range", "rank 4"]),
