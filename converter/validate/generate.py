@@ -1,0 +1,474 @@
+"""Greedy generation with a decoder-only model that carries its KV cache as inputs and outputs
+(`input_ids`, `attention_mask`, optional `position_ids`, `past_key_values.N.key/value`
+[B, kv_heads, past, head] -> `logits`, `present.N.key/value`, as the onnxruntime-genai model
+builder and Optimum write them), through the converter, next to the same loop run by
+onnxruntime on the original model (the oracle) and by onnxruntime-genai.
+
+```python
+from converter.validate.generate import Decoder, OnnxRuntimeDecoder
+ours = Decoder("model.onnx", backend="onnxruntime")          # kv_shape=(2, 16) if not declared
+run = ours.generate([5, 17, 42], max_new_tokens=16)          # Generation: .tokens, .logits
+oracle = OnnxRuntimeDecoder("model.onnx").generate([5, 17, 42], max_new_tokens=16)
+assert run.tokens == oracle.tokens
+```
+
+Every WebNN operand has a static shape, so the converter makes one graph per step shape,
+converted on first use and kept (`Decoder.graphs`). Two cache layouts:
+
+- "growing" (the model as exported): a step of S new tokens after p cached ones is its own
+  graph (past length p, total p + S). The first prompt has past length 0: the free dimension
+  is set to 0, the empty past inputs become constants and the graph is specialised (no
+  zero-size tensors); every decode step (S = 1) after it is a new graph.
+- "fixed": the past is a buffer of `max_length` rows and the attention mask is
+  [1, max_length] with ones on the rows in use, so the step shape depends on S only: one
+  graph for the prompt (or each chunk size) and ONE graph for every decode step. This needs a
+  model whose present KV has the length of its past (it writes the new rows into the buffer
+  at the positions the mask gives: GroupQueryAttention with seqlens_k computed from the mask,
+  as the genai builder writes it); "auto" (the default) uses it when the converted graph
+  shows that, and "growing" otherwise.
+
+Chunked prefill: `chunk=C` feeds the prompt C tokens at a time (past length growing by C).
+Timings: `Generation.prefill_s` (the prompt steps), `decode_s` (the steps after the first
+generated token, each producing one more) and `convert_s` (graphs converted during the run;
+a `Decoder` keeps its graphs, so a second `generate()` converts nothing).
+
+Restrictions: batch 1; greedy search only (argmax, ties to the lowest token id); the past
+inputs are recognised by name ("past" in the name, rank 4, [batch, kv_heads, past, head])
+and matched to the outputs with "present" in their name; kv_heads and head size come from
+the declared shapes, else from a genai_config.json beside the model, else `kv_shape`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..conversion import convert
+from ..errors import ConversionError, InvalidModel
+from ..export.api import export, load
+from ..feeds import graph_feeds, source_outputs
+from ..ir import Dim
+from .core import compile_graph
+from .inspect import inspect_model
+
+__all__ = ["CACHE_MODES", "Decoder", "DecoderLayout", "Generation", "OnnxRuntimeDecoder",
+           "decoder_layout", "genai_generate"]
+
+CACHE_MODES = ("auto", "fixed", "growing")
+
+
+@dataclass(frozen=True)
+class DecoderLayout:
+    """Which inputs and outputs of a decoder carry what (see the module docstring)."""
+
+    input_ids: str
+    attention_mask: str | None
+    position_ids: str | None
+    past: tuple[str, ...]
+    present: tuple[str, ...]
+    logits: str
+    kv_heads: int
+    head_size: int
+    dtypes: Mapping[str, str]
+    shapes: Mapping[str, tuple[Dim, ...]]
+
+
+def _find(names: Sequence[str], word: str) -> str | None:
+    hits = [n for n in names if word in n]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _present_name(past: str, outputs: Sequence[str]) -> str | None:
+    for old, new in (("past_key_values", "present"), ("past", "present")):
+        if old in past and past.replace(old, new, 1) in outputs:
+            return past.replace(old, new, 1)
+    return None
+
+
+def _genai_kv(model: str | os.PathLike[str] | None) -> tuple[int, int] | None:
+    if model is None:
+        return None
+    config = Path(model).parent / "genai_config.json"
+    if not config.is_file():
+        return None
+    decoder = json.loads(config.read_text(encoding="utf-8")).get("model", {}).get("decoder", {})
+    if "num_key_value_heads" in decoder and "head_size" in decoder:
+        return int(decoder["num_key_value_heads"]), int(decoder["head_size"])
+    return None
+
+
+def decoder_layout(model: str | os.PathLike[str], kv_shape: tuple[int, int] | None = None
+                   ) -> DecoderLayout:
+    """The layout of the decoder `model` (a path); InvalidModel when it is not a decoder
+    with past/present KV the driver understands."""
+    info = inspect_model(model)
+    ins = {t.name: t for t in info.inputs}
+    outs = [t.name for t in info.outputs]
+    ids = "input_ids" if "input_ids" in ins else _find(list(ins), "input_ids")
+    if ids is None:
+        raise InvalidModel(f"{model}: no input_ids input (inputs: {sorted(ins)})")
+    mask = _find(list(ins), "attention_mask")
+    positions = _find(list(ins), "position_ids")
+    past = tuple(n for n in ins if "past" in n)
+    other = sorted(set(ins) - {ids, mask, positions, *past} - {None})
+    if other:
+        raise InvalidModel(f"{model}: inputs {other} are not input_ids, attention_mask, "
+                           "position_ids or past key values")
+    if not past:
+        raise InvalidModel(f"{model}: no past key/value inputs (a decoder without a KV cache)")
+    present = tuple(_present_name(p, outs) or "" for p in past)
+    if not all(present):
+        raise InvalidModel(f"{model}: no present output for past input(s) "
+                           f"{[p for p, q in zip(past, present, strict=True) if not q]}")
+    logits = "logits" if "logits" in outs else next(
+        (n for n in outs if n not in present), "")
+    if not logits:
+        raise InvalidModel(f"{model}: no logits output")
+    shapes: dict[str, tuple[Dim, ...]] = {}
+    for t in info.inputs:
+        if t.shape is None:
+            raise InvalidModel(f"{model}: input {t.name!r} has an unknown rank")
+        shapes[t.name] = tuple(t.shape)
+    for p in past:
+        if len(shapes[p]) != 4:
+            raise InvalidModel(f"{model}: past input {p!r} must be [batch, kv_heads, past, "
+                               f"head], got {shapes[p]}")
+    declared = {(shapes[p][1], shapes[p][3]) for p in past}
+    heads_size: tuple[int, int] | None = None
+    if len(declared) == 1:
+        h, d = next(iter(declared))
+        if isinstance(h, int) and isinstance(d, int):
+            heads_size = (h, d)
+    heads_size = kv_shape or heads_size or _genai_kv(model)
+    if heads_size is None:
+        raise InvalidModel(f"{model}: the number of KV heads and the head size are not "
+                           f"declared ({shapes[past[0]]}); give kv_shape=(kv_heads, head_size)")
+    return DecoderLayout(ids, mask, positions, past, present, logits, int(heads_size[0]),
+                         int(heads_size[1]), {t.name: t.dtype for t in info.inputs}, shapes)
+
+
+@dataclass
+class Generation:
+    """What a greedy run gives: the generated `tokens` (the prompt excluded), the logits
+    [vocab] each of them was chosen from, and timings (see the module docstring)."""
+
+    tokens: list[int]
+    logits: list[np.ndarray] = field(repr=False)
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+    convert_s: float = 0.0
+    graphs: int = 0
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        """Tokens per second of the decode steps (the first token, which the prompt gives,
+        is not counted)."""
+        steps = len(self.tokens) - 1
+        return steps / self.decode_s if steps > 0 and self.decode_s > 0 else float("nan")
+
+
+class _GreedyLoop:
+    """The greedy loop shared by our runtime and the onnxruntime oracle: feeds the steps and
+    carries the KV cache; subclasses run one step (`_run`)."""
+
+    def __init__(self, layout: DecoderLayout, cache: str) -> None:
+        if cache not in CACHE_MODES:
+            raise ValueError(f"cache must be one of {', '.join(CACHE_MODES)}, got {cache!r}")
+        if cache == "fixed" and layout.attention_mask is None:
+            raise InvalidModel("a fixed-size KV buffer needs an attention_mask input")
+        self.layout, self.cache = layout, cache
+        self._convert_s = 0.0
+
+    # one step of S tokens after `past` cached ones (buffer: the past inputs' length)
+    def _run(self, feeds: dict[str, np.ndarray], seq: int, past: int, buffer: int
+             ) -> dict[str, np.ndarray]:
+        raise NotImplementedError
+
+    def _feeds(self, ids: np.ndarray, past_len: int, kv: Mapping[str, np.ndarray],
+               buffer: int) -> dict[str, np.ndarray]:
+        lay = self.layout
+        seq = ids.shape[1]
+        feeds: dict[str, np.ndarray] = {lay.input_ids: ids.astype(lay.dtypes[lay.input_ids])}
+        if lay.attention_mask is not None:
+            width = buffer if buffer else past_len + seq
+            mask = np.zeros((1, width), lay.dtypes[lay.attention_mask])
+            mask[0, :past_len + seq] = 1
+            feeds[lay.attention_mask] = mask
+        if lay.position_ids is not None:
+            feeds[lay.position_ids] = np.arange(past_len, past_len + seq).reshape(1, seq) \
+                .astype(lay.dtypes[lay.position_ids])
+        feeds.update(kv)
+        return feeds
+
+    def _empty_kv(self, rows: int) -> dict[str, np.ndarray]:
+        lay = self.layout
+        return {p: np.zeros((1, lay.kv_heads, rows, lay.head_size), lay.dtypes[p])
+                for p in lay.past}
+
+    def logits_of(self, chunks: Sequence[Sequence[int]], max_length: int | None = None
+                  ) -> list[np.ndarray]:
+        """Run the steps `chunks` (token lists fed one after the other, the cache carried)
+        and return each step's logits [S, vocab]."""
+        total = sum(len(c) for c in chunks)
+        buffer = self._buffer(max_length or total)
+        kv = self._empty_kv(buffer)
+        past, out = 0, []
+        for chunk in chunks:
+            logits, kv = self._step(np.asarray([chunk], np.int64), past, kv, buffer)
+            past += len(chunk)
+            out.append(logits)
+        return out
+
+    def _buffer(self, max_length: int) -> int:
+        """The KV buffer length for a run of up to `max_length` cached positions (0: the
+        growing cache)."""
+        return max_length if self.cache == "fixed" else 0
+
+    def _step(self, ids: np.ndarray, past_len: int, kv: dict[str, np.ndarray], buffer: int
+              ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        lay = self.layout
+        outputs = self._run(self._feeds(ids, past_len, kv, buffer), ids.shape[1], past_len,
+                            buffer)
+        new_kv = {p: outputs[q] for p, q in zip(lay.past, lay.present, strict=True)}
+        return np.asarray(outputs[lay.logits])[0], new_kv
+
+    def generate(self, prompt: Sequence[int], max_new_tokens: int = 16, *,
+                 chunk: int | None = None, max_length: int | None = None,
+                 eos: int | None = None) -> Generation:
+        """Greedy generation of `max_new_tokens` after `prompt` (token ids), the prompt fed
+        in steps of `chunk` tokens (default: at once); stops early after `eos` if given.
+        `max_length` is the KV buffer length of the "fixed" cache (default prompt +
+        max_new_tokens)."""
+        prompt = [int(t) for t in prompt]
+        if not prompt:
+            raise ValueError("generate: the prompt is empty")
+        if max_new_tokens < 1:
+            raise ValueError("generate: max_new_tokens must be >= 1")
+        step = chunk or len(prompt)
+        if step < 1:
+            raise ValueError(f"generate: chunk must be >= 1, got {chunk}")
+        need = len(prompt) + max_new_tokens - 1
+        if max_length is not None and max_length < need:
+            raise ValueError(f"generate: max_length {max_length} is less than the prompt "
+                             f"plus the new tokens ({need} cached positions)")
+        self._convert_s = 0.0
+        graphs_before = self._graph_count()
+        buffer = self._buffer(max_length or need)
+        kv = self._empty_kv(buffer)
+        tokens: list[int] = []
+        chosen: list[np.ndarray] = []
+        start = time.perf_counter()
+        past = 0
+        logits = np.zeros(0)
+        for at in range(0, len(prompt), step):
+            piece = np.asarray([prompt[at:at + step]], np.int64)
+            logits, kv = self._step(piece, past, kv, buffer)
+            past += piece.shape[1]
+        prefill = time.perf_counter() - start
+        convert_prefill = self._convert_s
+        start = time.perf_counter()
+        while True:
+            last = np.asarray(logits[-1])
+            token = int(np.argmax(last))
+            tokens.append(token)
+            chosen.append(last)
+            if len(tokens) == max_new_tokens or token == eos:
+                break
+            logits, kv = self._step(np.asarray([[token]], np.int64), past, kv, buffer)
+            past += 1
+        decode = time.perf_counter() - start
+        return Generation(tokens, chosen, prefill_s=prefill - convert_prefill,
+                          decode_s=decode - (self._convert_s - convert_prefill),
+                          convert_s=self._convert_s,
+                          graphs=self._graph_count() - graphs_before)
+
+    def _graph_count(self) -> int:
+        return 0
+
+
+@dataclass
+class _Graph:
+    """One converted step graph, compiled for the decoder's backend."""
+
+    result: Any
+    run: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
+
+
+class Decoder(_GreedyLoop):
+    """Greedy generation through the converter: each step shape converted once (see the
+    module docstring), run on `backend` ("reference", "onnxruntime", "torch"; `threads` for
+    the latter two). `exported=True` exports every converted graph as a .webnn file (with
+    its weights, in a temporary folder, or under `export_dir`) and runs the graph
+    `converter.load` reads back instead of the converted one."""
+
+    def __init__(self, model: str | os.PathLike[str], *, backend: str = "reference",
+                 device: str = "cpu", threads: int = 0, cache: str = "auto",
+                 kv_shape: tuple[int, int] | None = None, exported: bool = False,
+                 export_dir: str | os.PathLike[str] | None = None) -> None:
+        layout = decoder_layout(model, kv_shape)
+        super().__init__(layout, cache)
+        self.model = model
+        self.backend, self.device, self.threads = backend, device, threads
+        self.exported = exported or export_dir is not None
+        self._tmp: tempfile.TemporaryDirectory[str] | None = None
+        if self.exported and export_dir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix="webnn-generate-")
+            export_dir = self._tmp.name
+        self.export_dir = Path(export_dir) if export_dir is not None else None
+        self.graphs: dict[tuple[int, int, int], _Graph] = {}
+
+    def close(self) -> None:
+        """Remove the temporary export folder (if any)."""
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self) -> Decoder:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _graph_count(self) -> int:
+        return len(self.graphs)
+
+    def _buffer(self, max_length: int) -> int:
+        if self.cache == "auto":
+            self.cache = "fixed" if self._writes_in_place(max_length) else "growing"
+        return super()._buffer(max_length)
+
+    def _writes_in_place(self, buffer: int) -> bool:
+        """Whether a decode step over a KV buffer of `buffer` rows keeps its length (present
+        as long as the past): the condition of the fixed-size cache, checked on the
+        converted decode graph (which the run then uses)."""
+        if self.layout.attention_mask is None:
+            return False
+        try:
+            graph = self._graph(1, 0, buffer)
+        except ConversionError:
+            return False
+        shapes = graph.result.graph.output_descriptors
+        if all(tuple(shapes[q].shape)[2] == buffer for q in self.layout.present):
+            return True
+        del self.graphs[(1, 0, buffer)]
+        return False
+
+    def _free_dims(self, seq: int, past: int, buffer: int
+                   ) -> tuple[dict[str, int], dict[str, dict[int, int]]]:
+        lay = self.layout
+        total = buffer if buffer else past + seq
+        rows = buffer if buffer else past
+        want: dict[str, tuple[int, ...]] = {lay.input_ids: (1, seq)}
+        if lay.attention_mask:
+            want[lay.attention_mask] = (1, total)
+        if lay.position_ids:
+            want[lay.position_ids] = (1, seq)
+        for p in lay.past:
+            want[p] = (1, lay.kv_heads, rows, lay.head_size)
+        named: dict[str, int] = {}
+        unnamed: dict[str, dict[int, int]] = {}
+        for name, shape in want.items():
+            declared = lay.shapes[name]
+            if len(declared) != len(shape):
+                raise InvalidModel(f"input {name!r} has rank {len(declared)}, the decoder "
+                                   f"feeds rank {len(shape)}")
+            for axis, (d, size) in enumerate(zip(declared, shape, strict=True)):
+                if isinstance(d, int):
+                    if d != size:
+                        raise InvalidModel(f"input {name!r} has the fixed dimension {d} at "
+                                           f"axis {axis}; this step needs {size}")
+                elif isinstance(d, str):
+                    if named.setdefault(d, size) != size:
+                        raise InvalidModel(f"free dimension {d!r} would need both "
+                                           f"{named[d]} and {size} in one step")
+                else:
+                    unnamed.setdefault(name, {})[axis] = size
+        return named, unnamed
+
+    def _graph(self, seq: int, past: int, buffer: int) -> _Graph:
+        key = (seq, 0 if buffer else past, buffer)
+        graph = self.graphs.get(key)
+        if graph is not None:
+            return graph
+        start = time.perf_counter()
+        free_dims, input_dims = self._free_dims(seq, past, buffer)
+        result = convert(self.model, free_dims=free_dims, input_dims=input_dims or None)
+        webnn_graph = result.graph
+        if self.export_dir is not None:
+            folder = self.export_dir / f"step_s{seq}_p{key[1]}_b{buffer}"
+            if folder.exists():
+                shutil.rmtree(folder)
+            export(result, folder, format="webnn")
+            webnn_graph = load(folder)
+        exe = compile_graph(webnn_graph, self.backend, self.device, self.threads)
+
+        def run(inputs: Mapping[str, np.ndarray], _graph: Any = webnn_graph,
+                _result: Any = result, _exe: Any = exe) -> dict[str, np.ndarray]:
+            return source_outputs(_result.outputs, _exe.run(graph_feeds(_graph,
+                                                                        _result.inputs,
+                                                                        inputs)))
+
+        graph = self.graphs[key] = _Graph(result, run)
+        self._convert_s += time.perf_counter() - start
+        return graph
+
+    def _run(self, feeds: dict[str, np.ndarray], seq: int, past: int, buffer: int
+             ) -> dict[str, np.ndarray]:
+        return self._graph(seq, past, buffer).run(feeds)
+
+
+class OnnxRuntimeDecoder(_GreedyLoop):
+    """The same loop run by onnxruntime on the original model (one InferenceSession, CPU,
+    `threads` intra-op threads, ORT_ENABLE_ALL): the oracle of `Decoder`. The cache is
+    "growing" (the model as exported) unless `cache="fixed"`."""
+
+    def __init__(self, model: str | os.PathLike[str], *, threads: int = 0,
+                 cache: str = "growing", kv_shape: tuple[int, int] | None = None) -> None:
+        import onnxruntime as ort
+
+        layout = decoder_layout(model, kv_shape)
+        super().__init__(layout, "growing" if cache == "auto" else cache)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.session = ort.InferenceSession(str(model), options,
+                                            providers=["CPUExecutionProvider"])
+        self._outputs = [o.name for o in self.session.get_outputs()]
+
+    def _run(self, feeds: dict[str, np.ndarray], seq: int, past: int, buffer: int
+             ) -> dict[str, np.ndarray]:
+        return dict(zip(self._outputs, self.session.run(self._outputs, feeds), strict=True))
+
+
+def genai_generate(folder: str | os.PathLike[str], prompt: Sequence[int],
+                   max_new_tokens: int = 16) -> Generation:
+    """Greedy generation with onnxruntime-genai (`og.Model` on the model builder's output
+    folder with its genai_config.json; its own KV buffer handling): the tokens, with empty
+    logits, and the timings (prefill: appending the prompt and the first token). Stops at
+    the model's eos token like onnxruntime-genai does. ModuleNotFoundError without
+    onnxruntime_genai."""
+    import onnxruntime_genai as og
+
+    model = og.Model(str(folder))
+    params = og.GeneratorParams(model)
+    params.set_search_options(max_length=len(prompt) + max_new_tokens, do_sample=False)
+    generator = og.Generator(model, params)
+    start = time.perf_counter()
+    generator.append_tokens(np.asarray(prompt, np.int32))
+    generator.generate_next_token()
+    tokens = [int(generator.get_next_tokens()[0])]
+    prefill = time.perf_counter() - start
+    start = time.perf_counter()
+    while not generator.is_done() and len(tokens) < max_new_tokens:
+        generator.generate_next_token()
+        tokens.append(int(generator.get_next_tokens()[0]))
+    return Generation(tokens, [], prefill_s=prefill, decode_s=time.perf_counter() - start)
