@@ -6,7 +6,9 @@ framework or the entry's stored reference output), "error" (conversion or run fa
 `reason_code` from the ConversionError when there is one, "model_changed" for a sha256
 mismatch) or "skipped" (the model file is not available: `reason_code` "not_available";
 or the caller chose not to run it, e.g. a slow entry: "not_run"; `message` says why in both
-cases). The model, its inputs and stored
+cases; a pending entry (`read_manifest(..., generate=False)`) is generated first, its
+generator's failure is an "error" with reason_code "generator_failed").
+The model, its inputs and stored
 outputs come from `converter.zoo.sources` (random weights, input recipes). `run_zoo` runs entries in a `ProcessPoolExecutor` (spawned
 workers; onnxruntime / backends use one thread each when several jobs run) or in-process
 for `jobs=1`, calling `on_done(name)` as each one finishes, and keeps manifest order. An
@@ -25,7 +27,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from .manifest import ZooEntry
+from .manifest import ZooEntry, materialize
 from .sources import ModelChanged, check_digest, entry_inputs, load_model, stored_outputs
 
 STATUSES = ("pass", "fail", "error", "skipped")
@@ -123,12 +125,20 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
     from ..frontends.detect import detect_format
     from ..validate import validate
 
+    start = time.perf_counter()
+    if entry.pending:
+        try:
+            entry = materialize(entry)
+        except ConversionError as exc:
+            return ZooResult(entry.name, "error", path=None, source=entry.source,
+                             licence=entry.licence, message=str(exc),
+                             reason_code="generator_failed", rtol=entry.rtol, atol=entry.atol,
+                             timings={"total": time.perf_counter() - start})
     base: dict[str, Any] = {"name": entry.name, "path": entry.path, "source": entry.source,
                             "licence": entry.licence, "rtol": entry.rtol, "atol": entry.atol}
     if entry.path is None:
         return ZooResult(status="skipped", message=entry.missing, reason_code="not_available",
                          **base)
-    start = time.perf_counter()
     timings: dict[str, float] = {}
     fmt = ""
     try:
@@ -217,14 +227,15 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
     done = on_done or (lambda _name: None)
     skip = skip or {}
     results: list[ZooResult | None] = [None] * len(entries)
-    runnable = [i for i, e in enumerate(entries) if e.path is not None and e.name not in skip]
+    runnable = [i for i, e in enumerate(entries)
+                if (e.path is not None or e.pending) and e.name not in skip]
     for i, e in enumerate(entries):
         if e.name in skip:
             results[i] = ZooResult(e.name, "skipped", path=e.path, source=e.source,
                                    licence=e.licence, message=skip[e.name],
                                    reason_code="not_run", rtol=e.rtol, atol=e.atol)
             done(e.name)
-        elif e.path is None:
+        elif e.path is None and not e.pending:
             results[i] = run_entry(e, backend, device)
             done(e.name)
     workers = min(jobs, len(runnable))
