@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -131,6 +132,42 @@ def test_canary_token_is_replaced_by_a_path_of_the_same_length(tmp_path: Path) -
     case.save(tmp_path / "saved")
     again = Case.load(tmp_path / "saved")
     assert again == case
+
+
+def test_gather_sees_canary_reads_leftovers_and_writes_outside(tmp_path: Path) -> None:
+    from tools.fuzz.campaign import check_js, gather
+    from tools.fuzz.case import canary_content
+    from tools.fuzz.mutators.common import HTML_MARK
+    from tools.fuzz.runner import RunResult
+
+    case = Case(0, "onnx", "s", "a.onnx", ["convert", "m/a.onnx", "-o", "out"],
+                {"a.onnx": b"x"})
+    failed = RunResult(case.argv, 2, None, False, 0.1, "", "error: x\n", 0)
+    run = tmp_path / "r1"
+    canary = case.materialize(run)
+    ev = gather(case, run, failed, None)
+    assert not ev.canary_read and not ev.leftovers and not ev.outside_writes
+    canary.read_bytes()
+    if os.stat(canary).st_atime_ns == 0:
+        pytest.skip("this filesystem does not record access times")
+    assert "access time" in gather(case, run, failed, None).canary_read
+    run = tmp_path / "r2"
+    case.materialize(run)
+    (run / "out").mkdir()
+    (run / "out" / "w.weights").write_bytes(b"WGWT" + canary_content()[:64])
+    (run / ".out.export-abc").mkdir()
+    (run / "evil.txt").write_text("")
+    (run / "m" / "new.bin").write_text("")
+    ev = gather(case, run, failed, None)
+    assert "out/w.weights" in ev.canary_read
+    assert ev.leftovers == [".out.export-abc", "out/"]
+    assert ev.outside_writes == ["evil.txt", "m/new.bin"]
+    (run / "out" / "x.html").write_text(f"<script>const n = '{HTML_MARK}';</script>")
+    (run / "out" / "x.js").write_text("export function f( {\n")
+    errors = check_js(run / "out", shutil.which("node"))
+    assert errors[0].startswith("x.html: a name is written into the page unescaped")
+    if shutil.which("node"):
+        assert errors[1].startswith("x.js: ")
 
 
 # -- mutators -------------------------------------------------------------------------------

@@ -96,19 +96,40 @@ def gather(case: Case, run_dir: Path, result: RunResult, node: str | None) -> Ev
         ev.leftovers.append("out/")
     if failed and case.command == "run" and (run_dir / "out.npz").exists():
         ev.leftovers.append("out.npz")
-    if not failed and node and case.command == "convert":
+    if not failed and case.command == "convert":
         ev.js_errors = check_js(run_dir / "out", node)
     return ev
 
 
-def check_js(folder: Path, node: str) -> list[str]:
+def records_atime(folder: Path) -> bool:
+    probe = folder / "atime-probe"
+    probe.write_bytes(b"x")
+    os.utime(probe, (0, 0))
+    probe.read_bytes()
+    ok = os.stat(probe).st_atime_ns != 0
+    probe.unlink()
+    return ok
+
+
+def check_js(folder: Path, node: str | None) -> list[str]:
+    """`node --check` of every generated .js module (when node is installed), and generated .html
+    pages that contain a name breaking out of a <script> block (`HTML_MARK`)."""
     import subprocess
 
+    from .mutators.common import HTML_MARK
+
     errors = []
+    for page in sorted(folder.glob("*.html")) if folder.is_dir() else []:
+        if HTML_MARK.encode() in page.read_bytes():
+            errors.append(f"{page.name}: a name is written into the page unescaped "
+                          f"({HTML_MARK!r})")
+    if node is None:
+        return errors
     for js in sorted(folder.glob("*.js")) if folder.is_dir() else []:
-        try:
-            p = subprocess.run([node, "--check", str(js)], capture_output=True, text=True,
-                               timeout=30)
+        try:  # an ES module: `node --check x.js` would not check it (node 20 guesses CJS)
+            with open(js, "rb") as src:
+                p = subprocess.run([node, "--input-type=module", "--check"], stdin=src,
+                                   capture_output=True, text=True, timeout=30)
         except subprocess.TimeoutExpired:
             errors.append(f"{js.name}: node --check timed out")
             continue
@@ -179,6 +200,11 @@ class Campaign:
         prepare_out(self.out)
         work = Path(tempfile.mkdtemp(prefix="wf-", dir="/tmp" if Path("/tmp").is_dir()
                                      else None))
+        if not records_atime(work):
+            self.log(f"warning: {work} does not record access times: canary reads are only "
+                     "seen when its bytes reach an output")
+        if node is None:
+            self.log("warning: node is not installed: generated JavaScript is not checked")
         pool = Pool(self.runner, self.jobs)
         next_index = 0
 

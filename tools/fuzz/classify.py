@@ -10,7 +10,7 @@ Classes, in the order they are decided (the first that applies wins):
 | crash      | killed by another signal (SIGSEGV, SIGABRT, ...) or an exit code other than 0, 1, 2 |
 | internal   | stderr says "internal error" (or a node failed with reason `[internal_error]`: a handler raised an unexpected exception) or shows a Python traceback |
 | leftover   | a failed `convert` left its output folder or a temporary `.export-*` folder, or `run` a temporary file |
-| js         | the generated JavaScript fails `node --check` (when node is installed) |
+| js         | the generated JavaScript fails `node --check` (when node is installed), or the HTML page has a name that closes its <script> block |
 | multi-line | exit 1/2 but stderr is not exactly one `error: ...` line (extra lines, a click usage block, control characters, U+2028/U+2029/U+0085 inside the message) |
 | clean      | exit 1/2 with exactly one plain `error: ...` line and nothing left behind |
 | ok         | exit 0 |

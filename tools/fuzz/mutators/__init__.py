@@ -47,10 +47,17 @@ STRUCTURED: dict[str, Callable[[bytes, random.Random, Mutation], bytes]] = {
 }
 
 
+# How often a mutant gets only generic byte mutations (protobuf and JSON mostly stop at the
+# parser then, flatbuffers and the WGWT blob go further), and bytes on top of a structured one.
+BYTES_ONLY = {"onnx": 0.05, "tflite": 0.12, "webnn": 0.08, "webnn-json": 0.05, "manifest": 0.05,
+              "weights": 0.3, "safetensors": 0.1}
+BYTES_ON_TOP = {"onnx": 0.04, "webnn-json": 0.04, "manifest": 0.04}
+
+
 def mutate_file(kind: str, data: bytes, rng: random.Random, mut: Mutation) -> bytes:
     """The structured mutator of `kind` (most of the time), generic bytes otherwise or on
     top; a structured mutator that cannot parse its input falls back to bytes."""
-    if rng.random() < 0.88:
+    if rng.random() >= BYTES_ONLY.get(kind, 0.1):
         try:
             data = STRUCTURED[kind](data, rng, mut)
         except Exception as exc:  # noqa: BLE001 - the mutator could not handle this input
@@ -58,7 +65,7 @@ def mutate_file(kind: str, data: bytes, rng: random.Random, mut: Mutation) -> by
             data, name = mutate_bytes(data, rng)
             mut.note(name)
             return data
-        if rng.random() < 0.1:
+        if rng.random() < BYTES_ON_TOP.get(kind, 0.1):
             data, name = mutate_bytes(data, rng)
             mut.note(name)
         return data
@@ -121,7 +128,7 @@ def model_command(seed: Seed, model: str, rng: random.Random, options: list[str]
 
 
 def graph_command(seed: Seed, graph: str, rng: random.Random) -> list[str]:
-    what = rng.choices(["run", "convert", "inspect"], [85, 10, 5])[0]
+    what = rng.choices(["run", "convert", "inspect"], [92, 5, 3])[0]
     if what == "run":
         return ["run", graph, "--inputs", "inputs.npz", "-o", "out.npz"]
     if what == "convert":

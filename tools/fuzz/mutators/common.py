@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 from ..case import CANARY_TOKEN
 
+# A name that breaks out of a <script> block: `gather` flags generated pages containing it.
+HTML_MARK = "</script><b id=webnn-fuzz>x"
 INTS = [0, -1, 1, 2, -2, 3, 7, 255, 256, 65535, 65536, 2**31 - 1, 2**31, -2**31, 2**32,
         2**32 + 1, 2**40, 2**53 + 1, 2**62, 2**63 - 1, -2**63, 10**6, 10**9]
 FLOATS = [0.0, -0.0, 1.0, -1.0, 0.5, 1e-45, 1e-38, 3.4e38, 1e39, -1e39, 1e308,
@@ -16,6 +18,8 @@ EVIL_STRINGS = [
     "esc\x1b[31mred\x1b[0m", "ls\u2028sep", "ps\u2029sep", "nel\x85", "bidi\u202eevil",
     "zw\u200bspace", "emoji\U0001F4A5", "quote\"'`", "back\\slash", "{}[]();,=", "../../x",
     "/abs/path", "%s%n%x", "$(id)", "x" * 5000, "\ufeffbom", "é",
+    HTML_MARK, "${globalThis.fuzz}", "`tick`", "*/ /*", "\\u2028", "a'+'b", "\"};x={\"",
+    "1abc", "class", "__proto__", "constructor",
 ]
 EVIL_BYTES = [b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\x00" * 4, b"\x80abc"]
 

@@ -612,7 +612,7 @@ MUTATORS: list[tuple[str, StructMutator]] = [
     ("tensor-dtype", tensor_dtype), ("tensor-data", tensor_data),
     ("tensor-values", tensor_values), ("tensor-values", tensor_values),
     ("value-info", value_info), ("opset", opset), ("op-type", op_type), ("names", names),
-    ("node-io", node_io), ("node-order", node_order), ("graph-io", graph_io),
+    ("names", names), ("node-io", node_io), ("node-order", node_order), ("graph-io", graph_io),
     ("sparse", sparse), ("metadata", metadata), ("functions", functions),
     ("external", external), ("external", external),
 ]
