@@ -29,8 +29,9 @@ converted on first use and kept (`Decoder.graphs`). Two cache layouts:
 
 Chunked prefill: `chunk=C` feeds the prompt C tokens at a time (past length growing by C).
 Timings: `Generation.prefill_s` (the prompt steps), `decode_s` (the steps after the first
-generated token, each producing one more) and `convert_s` (graphs converted during the run;
-a `Decoder` keeps its graphs, so a second `generate()` converts nothing).
+generated token, each producing one more; `decode_cpu_s` their process CPU time) and
+`convert_s` (graphs converted during the run, not counted in the others; a `Decoder` keeps
+its graphs, so a second `generate()` converts nothing).
 
 Restrictions: batch 1; greedy search only (argmax, ties to the lowest token id); the past
 inputs are recognised by name ("past" in the name, rank 4, [batch, kv_heads, past, head])
@@ -167,6 +168,7 @@ class Generation:
     decode_s: float = 0.0
     convert_s: float = 0.0
     graphs: int = 0
+    decode_cpu_s: float = 0.0
 
     @property
     def decode_tokens_per_s(self) -> float:
@@ -174,6 +176,14 @@ class Generation:
         is not counted)."""
         steps = len(self.tokens) - 1
         return steps / self.decode_s if steps > 0 and self.decode_s > 0 else float("nan")
+
+    @property
+    def decode_cpu_tokens_per_s(self) -> float:
+        """The same over the process CPU time of the decode steps (steadier on a loaded
+        machine; with several threads it also counts threads spinning while they wait)."""
+        steps = len(self.tokens) - 1
+        cpu = self.decode_cpu_s
+        return steps / cpu if steps > 0 and cpu > 0 else float("nan")
 
 
 class _GreedyLoop:
@@ -275,7 +285,7 @@ class _GreedyLoop:
             past += piece.shape[1]
         prefill = time.perf_counter() - start
         convert_prefill = self._convert_s
-        start = time.perf_counter()
+        cpu_start, start = time.process_time(), time.perf_counter()
         while True:
             last = np.asarray(logits[-1])
             token = int(np.argmax(last))
@@ -285,11 +295,12 @@ class _GreedyLoop:
                 break
             logits, kv = self._step(np.asarray([[token]], np.int64), past, kv, buffer)
             past += 1
-        decode = time.perf_counter() - start
+        decode, decode_cpu = time.perf_counter() - start, time.process_time() - cpu_start
+        converting = self._convert_s - convert_prefill
         return Generation(tokens, chosen, prefill_s=prefill - convert_prefill,
-                          decode_s=decode - (self._convert_s - convert_prefill),
-                          convert_s=self._convert_s,
-                          graphs=self._graph_count() - graphs_before)
+                          decode_s=decode - converting, convert_s=self._convert_s,
+                          graphs=self._graph_count() - graphs_before,
+                          decode_cpu_s=max(decode_cpu - converting, 0.0))
 
     def _graph_count(self) -> int:
         return 0
@@ -449,16 +460,17 @@ class OnnxRuntimeDecoder(_GreedyLoop):
         return dict(zip(self._outputs, self.session.run(self._outputs, feeds), strict=True))
 
 
-def genai_generate(folder: str | os.PathLike[str], prompt: Sequence[int],
+def genai_generate(model: str | os.PathLike[str] | Any, prompt: Sequence[int],
                    max_new_tokens: int = 16) -> Generation:
-    """Greedy generation with onnxruntime-genai (`og.Model` on the model builder's output
-    folder with its genai_config.json; its own KV buffer handling): the tokens, with empty
-    logits, and the timings (prefill: appending the prompt and the first token). Stops at
-    the model's eos token like onnxruntime-genai does. ModuleNotFoundError without
-    onnxruntime_genai."""
+    """Greedy generation with onnxruntime-genai (`model`: the model builder's output folder
+    with its genai_config.json, or an `og.Model` loaded from one; its own KV buffer
+    handling): the tokens, with empty logits, and the timings (prefill: appending the prompt
+    and the first token). Stops at the model's eos token like onnxruntime-genai does.
+    ModuleNotFoundError without onnxruntime_genai."""
     import onnxruntime_genai as og
 
-    model = og.Model(str(folder))
+    if isinstance(model, (str, os.PathLike)):
+        model = og.Model(str(model))
     params = og.GeneratorParams(model)
     params.set_search_options(max_length=len(prompt) + max_new_tokens, do_sample=False)
     generator = og.Generator(model, params)
@@ -467,8 +479,9 @@ def genai_generate(folder: str | os.PathLike[str], prompt: Sequence[int],
     generator.generate_next_token()
     tokens = [int(generator.get_next_tokens()[0])]
     prefill = time.perf_counter() - start
-    start = time.perf_counter()
+    cpu_start, start = time.process_time(), time.perf_counter()
     while not generator.is_done() and len(tokens) < max_new_tokens:
         generator.generate_next_token()
         tokens.append(int(generator.get_next_tokens()[0]))
-    return Generation(tokens, [], prefill_s=prefill, decode_s=time.perf_counter() - start)
+    return Generation(tokens, [], prefill_s=prefill, decode_s=time.perf_counter() - start,
+                      decode_cpu_s=time.process_time() - cpu_start)
