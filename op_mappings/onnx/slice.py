@@ -2,8 +2,10 @@
 
 starts/ends are clamped like Python slicing (negative values count from the end, INT_MAX
 ends); opset 1-9 take them from attributes, 10+ from constant inputs (axes, steps optional).
-Restrictions: starts/ends/axes/steps must be constant; an empty result is not representable
-in WebNN.
+An empty result (e.g. the empty pass-through part Phi-3's rotary embedding slices off and
+concatenates) is a constant: it has no elements (WebNN operands cannot be empty; Concat
+drops it, the nodes reading it fold).
+Restrictions: starts/ends/axes/steps must be constant.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import ints, norm_axes
+from op_mappings.onnx._util import empty_value, ints, norm_axes
 
 
 def _slices(ctx: ImportContext, node: Node) -> list[slice]:
@@ -46,15 +48,15 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 @onnx_op("Slice", since=1, fold=_fold)
 def slice_(ctx: ImportContext, node: Node) -> list[Any]:
+    ranges = [range(*sl.indices(dim))
+              for sl, dim in zip(_slices(ctx, node), ctx.shape(node.inputs[0]), strict=True)]
+    if any(len(r) == 0 for r in ranges):
+        return [empty_value(ctx, node.inputs[0], [len(r) for r in ranges])]
     x = ctx.operand(node.inputs[0])
     b = ctx.builder
     starts, sizes, strides, reverse = [], [], [], []
-    for axis, (sl, dim) in enumerate(zip(_slices(ctx, node), x.shape, strict=True)):
-        start, stop, step = sl.indices(dim)
-        count = len(range(start, stop, step))
-        if count == 0:
-            raise UnsupportedAttribute(f"Slice gives an empty result on axis {axis}, which "
-                                       "WebNN cannot represent")
+    for axis, (r, dim) in enumerate(zip(ranges, x.shape, strict=True)):
+        start, step, count = r.start, r.step, len(r)
         if step < 0:
             reverse.append(axis)
             start = dim - 1 - start

@@ -10,6 +10,15 @@
   of the enclosing scopes by name.
 - Bool tracking: bool values travel as uint8 operands; ONNX type inference tells which
   uint8 outputs are bools, so they come back as bool at the graph boundary.
+- Empty values: a zero-size tensor has one possible value, so it is a constant (zero-size
+  graph inputs, an empty Slice result, a Split part of size 0; WebNN operands cannot be
+  empty). A standard-domain node reading one is computed at conversion time by onnx's
+  reference evaluator (`onnx.reference`) when its result does not depend on the values of
+  its other inputs: with every input known it folds; otherwise (the inputs its handler
+  needs constant being constants) it is evaluated with those inputs filled with zeros and
+  with ones, and folds when both give the same empty results (e.g. an elementwise op
+  broadcasting an operand against an empty constant). Other nodes (a Concat that drops the
+  empty input) go to their handlers.
 """
 
 from __future__ import annotations
@@ -42,6 +51,10 @@ from ...result import ConversionResult
 from ...webnn import MLContext, MLOperand
 from .reader import read_onnx
 from .subgraph import expand_function, expand_graph, function_body
+
+_NUMPY_TYPES = frozenset({"bool", "float16", "float32", "float64", "int8", "int16", "int32",
+                          "int64", "uint8", "uint16", "uint32", "uint64"})
+"""The value types `_fold_empty` fills non-constant inputs of (numpy has them)."""
 
 
 class ONNXImporter(Importer):
@@ -84,6 +97,63 @@ class ONNXImporter(Importer):
             t = inferred.get(o)
             if t is not None and t.tensor_type.elem_type == onnx.TensorProto.BOOL:
                 self.bool_values.add(o)
+
+    def _convert(self, node: Node) -> None:
+        if not self._fold_empty(node):
+            super()._convert(node)
+
+    def _fold_empty(self, node: Node) -> bool:
+        """Fold a node reading an empty constant (see "Empty values" in the module docstring);
+        False when it does not apply, and the node converts as usual."""
+        if node.domain or node.proto is None or not any(
+                i in self.consts and self.consts[i].size == 0 for i in node.inputs if i):
+            return False
+        if not all(node.outputs) or any(i in self.poisoned for i in node.inputs if i) or any(
+                a.ref_attr_name or a.type in (onnx.AttributeProto.GRAPH,
+                                              onnx.AttributeProto.GRAPHS)
+                for a in node.proto.attribute):
+            return False
+        known = all(i in self.consts for i in node.inputs if i)
+        handler = self.lookup(node.op_type, node.domain, node.version)
+        if not known and handler is not None and any(
+                node.input(i) and node.input(i) not in self.consts
+                for i in handler.const_inputs):
+            return False  # an input that must be constant is not: the handler says so
+        proto = onnx.NodeProto()
+        proto.CopyFrom(node.proto)
+        del proto.input[:]
+        del proto.output[:]
+        proto.input.extend(node.inputs)
+        proto.output.extend(node.outputs)
+        results: list[list[np.ndarray]] = []
+        for fill in (0,) if known else (0, 1):
+            feeds: dict[str, np.ndarray] = {}
+            for name in node.inputs:
+                if not name or name in feeds:
+                    continue
+                if name in self.consts:
+                    feeds[name] = self.consts[name]
+                    continue
+                t = self._onnx_type(name)
+                if t is None or t[0] not in _NUMPY_TYPES:
+                    return False
+                feeds[name] = np.full(t[1], fill, dtype=t[0])
+            try:
+                from onnx.reference import ReferenceEvaluator
+
+                evaluator = ReferenceEvaluator(proto, opsets=dict(self.source.opsets))
+                results.append([np.asarray(v) for v in evaluator.run(None, feeds)])
+            except Exception:  # noqa: BLE001 - no reference kernel: the handler decides
+                return False
+        values = results[0]
+        if len(values) != len(node.outputs):
+            return False
+        if not known and any(a.size or b.size or a.shape != b.shape or a.dtype != b.dtype
+                             for a, b in zip(values, results[1], strict=True)):
+            return False
+        self._store_consts(node, values)
+        self._record(node, "folded")
+        return True
 
     def _inline(self, node: Node) -> bool:
         """Inline the function body of `node`'s op; False when it has none."""

@@ -43,3 +43,41 @@ def test_slice_folded() -> None:
     result = check("Slice", {"x": np.arange(10, dtype=np.int64), "s": np.array([2], np.int64),
                              "e": np.array([7], np.int64)}, opset=13, constants=["x", "s", "e"])
     assert result.report.to_dict()["ops"]["Slice"]["folded"]
+
+
+def test_slice_to_empty_then_concat() -> None:
+    """Phi-3's rotary embedding: x[..., :d] is rotated, the empty pass-through x[..., d:] is
+    sliced off and concatenated back. The empty Slice result is a constant (it has no
+    elements) and Concat drops it; a bool input gives a bool empty value."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    import converter
+    from tests.op_mappings.onnx.harness import assert_close, run_ort
+
+    def ints64(name: str, v: list[int]) -> onnx.TensorProto:
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    nodes = [helper.make_node("Slice", ["x", "zero", "eight", "last"], ["rot"]),
+             helper.make_node("Slice", ["x", "eight", "big", "last"], ["pass"]),
+             helper.make_node("Neg", ["rot"], ["rot2"]),
+             helper.make_node("Concat", ["rot2", "pass"], ["y"], axis=-1),
+             helper.make_node("Slice", ["b", "big", "big", "last"], ["b_empty"]),  # bool
+             helper.make_node("Concat", ["b_empty", "b"], ["yb"], axis=-1)]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 8]),
+                     helper.make_tensor_value_info("b", TensorProto.BOOL, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("yb", TensorProto.BOOL, None)],
+        [ints64("zero", [0]), ints64("eight", [8]), ints64("big", [BIG]),
+         ints64("last", [-1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=10)
+    feeds = {"x": rand(1, 2, 3, 8), "b": rand(2, 3) > 0}
+    expected = run_ort(model, feeds)
+    result = converter.convert(model)
+    got = result.run(feeds)
+    for name in ("y", "yb"):
+        assert_close(got[name], expected[name], what=name)
+    assert result.report.to_dict()["ops"]["Slice"]["folded"] == ["Slice_1", "Slice_4"]
+    assert "concat" not in [op.op for op in result.graph.operations]  # nothing to concat
