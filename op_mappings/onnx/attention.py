@@ -60,7 +60,10 @@ def _mask(ctx: ImportContext, name: str, batch: int, heads: int, seq: int, total
         raise InvalidModel(f"attn_mask of shape {list(shape)} does not broadcast to "
                            f"{list(full)}")
     m = value(ctx, name)
-    is_bool = (m.dtype == np.bool_) if isinstance(m, np.ndarray) else m.data_type == "uint8"
+    # ONNX attn_mask is bool or float: a uint8 value is a bool the importer carries as uint8
+    # (an operand, or a constant it folded, e.g. a causal mask computed from shapes)
+    is_bool = (m.dtype in (np.bool_, np.uint8) if isinstance(m, np.ndarray)
+               else m.data_type == "uint8")
     if not is_bool and (isinstance(m, np.ndarray) and m.dtype.kind != "f"
                         or not isinstance(m, np.ndarray) and not m.data_type.startswith("float")):
         raise InvalidModel("attn_mask must be bool or float")

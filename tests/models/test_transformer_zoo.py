@@ -38,7 +38,6 @@ HAVE_TRANSFORMERS = (importlib.util.find_spec("transformers") is not None
 KNOWN_FAILURES: dict[str, str] = {
     # row name: a fragment of its current error message (the reason it fails)
     "transformers_bert_optimized_int8": "no handler for QAttention",
-    "transformers_bart_dynamo_opset23": "attn_mask must be bool or float",
 }
 """Rows that do not pass yet: strict xfails (see the module docstring)."""
 

@@ -75,6 +75,30 @@ def test_attention_masks(kind: str, shape: tuple[int, ...], const: bool) -> None
     _attn(q, k, v, {}, mask=mask, constants=("mask",) if const else ())
 
 
+def test_attention_bool_mask_folded_from_shapes() -> None:
+    """A causal bool mask computed from constants (LessOrEqual of position ranges, as the
+    dynamo exporter writes for BART) is folded by the importer, which carries bools as uint8:
+    the folded uint8 mask is still a bool mask."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    q, k, v = _qkv(4, 2, 4)
+    rows = numpy_helper.from_array(np.arange(S, dtype=np.int64).reshape(S, 1) + (L - S), "rows")
+    cols = numpy_helper.from_array(np.arange(L, dtype=np.int64).reshape(1, L), "cols")
+    nodes = [helper.make_node("LessOrEqual", ["cols", "rows"], ["mask"]),
+             helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"])]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(a.shape))
+                     for n, a in (("q", q), ("k", k), ("v", v))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [rows, cols])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 23)],
+                              ir_version=10)
+    feeds = {"q": q, "k": k, "v": v}
+    result = converter.convert(model)
+    assert result.report.to_dict()["ops"]["LessOrEqual"]["folded"]
+    assert_close(result.run(feeds)["y"], run_ort(model, feeds)["y"], 1e-4, 1e-5,
+                 "Attention with a folded bool mask")
+
+
 def test_attention_short_mask_vs_padded() -> None:
     """A mask shorter than the key length is padded with False / -inf (onnxruntime 1.31
     rejects it: checked against onnxruntime on the padded mask)."""
