@@ -37,7 +37,6 @@ HAVE_TRANSFORMERS = (importlib.util.find_spec("transformers") is not None
 
 KNOWN_FAILURES: dict[str, str] = {
     # row name: a fragment of its current error message (the reason it fails)
-    "transformers_bert_optimized_int8": "no handler for QAttention",
 }
 """Rows that do not pass yet: strict xfails (see the module docstring)."""
 

@@ -148,7 +148,6 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
     if flag_attr(node, "past_present_share_buffer"):
         raise UnsupportedAttribute("past_present_share_buffer=1 is not supported")
     reject_inputs(node, [6], ["past_sequence_length"])
-    unidirectional = flag_attr(node, "unidirectional")
     x = float_input(ctx, require(node, 0, "input"), "input")
     if x.rank != 3:
         raise InvalidModel(f"input must have rank 3 [batch, sequence, hidden], got "
@@ -172,17 +171,31 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
         if size % heads:
             raise InvalidModel(f"{what} hidden size {size} is not divisible by num_heads "
                                f"{heads}")
-    head_size, v_head_size = sizes[0] // heads, sizes[2] // heads
     qkv = b.matmul(x, float_input(ctx, node.inputs[1], "weights"))
     if node.input(2):
         bias_shape = shape_of(ctx, node.inputs[2], (1,), "bias")
         if bias_shape != (total_hidden,):
             raise InvalidModel(f"bias of shape {list(bias_shape)} must be [{total_hidden}]")
         qkv = b.add(qkv, float_input(ctx, node.inputs[2], "bias"))
+    return packed_self_attention(ctx, node, qkv, sizes, heads, mask_name=node.input(3),
+                                 past_name=node.input(4), bias_name=node.input(5))
+
+
+def packed_self_attention(ctx: ImportContext, node: Node, qkv: MLOperand, sizes: list[int],
+                          heads: int, *, mask_name: str, past_name: str, bias_name: str
+                          ) -> list[Any]:
+    """The attention part of com.microsoft Attention (and QAttention) once the packed
+    projection `qkv` [B, S, Q + K + V] (`sizes`) is computed: multi-head self-attention with
+    the node's mask_index, past [2, B, N, P, H] -> present, attention_bias and attributes
+    (unidirectional, scale, mask_filter_value); returns the node's outputs [output,
+    present]."""
+    b = ctx.builder
+    bsz, seq = qkv.shape[0], qkv.shape[1]
+    head_size, v_head_size = sizes[0] // heads, sizes[2] // heads
+    unidirectional = flag_attr(node, "unidirectional")
     q, k, v = b.split(qkv, sizes, axis=2)
     qh, kh, vh = (split_heads(ctx, t, heads) for t in (q, k, v))
 
-    past_name = node.input(4)
     want_present = _wanted(node, 1)
     if past_name:
         p_shape = shape_of(ctx, past_name, (5,), "past")
@@ -206,12 +219,12 @@ def attention(ctx: ImportContext, node: Node) -> list[Any]:
         k_all, v_all = kh, vh
 
     mask: Mask | None = None
-    if node.input(3):
-        mask = key_mask(ctx, node.inputs[3], bsz, seq, past_len, total, "mask_index")
+    if mask_name:
+        mask = key_mask(ctx, mask_name, bsz, seq, past_len, total, "mask_index")
     causal = causal_mask(seq, past_len, total) if unidirectional and seq > 1 else None
     biases = []
-    if node.input(5):
-        biases.append(attention_bias(ctx, node.inputs[5], bsz, heads, seq, total))
+    if bias_name:
+        biases.append(attention_bias(ctx, bias_name, bsz, heads, seq, total))
     out, _ = attend(ctx, qh, k_all, v_all,
                     scale=default_scale(float_attr(node, "scale", 0.0), head_size),
                     biases=biases, mask=mask, exclude=causal,
