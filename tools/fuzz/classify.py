@@ -64,6 +64,7 @@ class Verdict:
 
 
 def normalize(text: str) -> str:
+    text = re.sub(r"/\S*/wf-[\w.-]+(/[\w.-]+)?", "<run>", text)  # the run folder (temporary)
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"\d+", "N", text)
     return text[:100]

@@ -57,34 +57,43 @@ def _drop_companions(case: Case, want: Verdict, check: Check, budget: Budget) ->
 
 
 def _onnx_candidates(data: bytes) -> Iterator[bytes]:
-    """Models with one node, attribute, initializer or metadata entry fewer (main graph)."""
+    """Models with one thing fewer (main graph): a node, a node input or output, a graph
+    output, an attribute, an initializer, the metadata."""
     import onnx
 
     model = onnx.ModelProto()
     model.ParseFromString(data)
-    for i in reversed(range(len(model.graph.node))):
+
+    def edit(fn: Callable[[onnx.ModelProto], object]) -> bytes:
         m = onnx.ModelProto()
         m.CopyFrom(model)
-        del m.graph.node[i]
-        yield m.SerializeToString()
-    for i, node in enumerate(model.graph.node):
+        fn(m)
+        return m.SerializeToString()
+
+    g = model.graph
+    for i in reversed(range(len(g.node))):
+        yield edit(lambda m, i=i: m.graph.node.pop(i))
+    for i, node in enumerate(g.node):
+        for j in reversed(range(len(node.input))):
+            yield edit(lambda m, i=i, j=j: m.graph.node[i].input.pop(j))
+        for j in reversed(range(1, len(node.output))):
+            yield edit(lambda m, i=i, j=j: m.graph.node[i].output.pop(j))
         for j in reversed(range(len(node.attribute))):
-            m = onnx.ModelProto()
-            m.CopyFrom(model)
-            del m.graph.node[i].attribute[j]
-            yield m.SerializeToString()
-    for i in reversed(range(len(model.graph.initializer))):
-        m = onnx.ModelProto()
-        m.CopyFrom(model)
-        del m.graph.initializer[i]
-        yield m.SerializeToString()
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    for f in ("doc_string", "producer_name", "producer_version", "metadata_props"):
-        m.ClearField(f)
-    m.graph.ClearField("doc_string")
-    m.graph.ClearField("value_info")
-    yield m.SerializeToString()
+            yield edit(lambda m, i=i, j=j: m.graph.node[i].attribute.pop(j))
+    for i in reversed(range(1, len(g.output))):
+        yield edit(lambda m, i=i: m.graph.output.pop(i))
+    for i in reversed(range(len(g.input))):
+        yield edit(lambda m, i=i: m.graph.input.pop(i))
+    for i in reversed(range(len(g.initializer))):
+        yield edit(lambda m, i=i: m.graph.initializer.pop(i))
+
+    def strip(m: onnx.ModelProto) -> None:
+        for f in ("doc_string", "producer_name", "producer_version", "metadata_props"):
+            m.ClearField(f)
+        m.graph.ClearField("doc_string")
+        m.graph.ClearField("value_info")
+
+    yield edit(strip)
 
 
 def _greedy(case: Case, want: Verdict, check: Check, budget: Budget,

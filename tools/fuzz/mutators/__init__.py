@@ -94,6 +94,69 @@ def companions(seed: Seed, rng: random.Random, mut: Mutation) -> None:
     mut.note(f"graph.companion-{how}")
 
 
+def _npz(arrays: dict[str, object]) -> bytes:
+    import io
+
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)  # type: ignore[arg-type]
+    return buf.getvalue()
+
+
+def _lying_npy(shape: tuple[int, ...]) -> bytes:
+    """An .npy whose header declares `shape` (float32) over 16 bytes of data."""
+    header = repr({"descr": "<f4", "fortran_order": False, "shape": shape}).encode()
+    header += b" " * (63 - (10 + len(header)) % 64) + b"\n"
+    return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header + b"\x00" * 16
+
+
+def mutate_inputs(aux: dict[str, bytes], rng: random.Random, mut: Mutation) -> None:
+    """The inputs .npz of `run`: other dtypes (objects too), shapes, names, a corrupt or
+    lying file."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    with np.load(io.BytesIO(aux["inputs.npz"])) as z:
+        arrays = {k: z[k] for k in z.files}
+    name = rng.choice(sorted(arrays))
+    how = rng.choice(["dtype", "dtype", "shape", "missing", "extra", "object", "corrupt",
+                      "lying", "huge"])
+    if how == "dtype":
+        arrays[name] = arrays[name].astype(rng.choice(["float64", "int8", "bool", "complex64",
+                                                       "U3", "float16", "uint64"]))
+    elif how == "shape":
+        a = arrays[name]
+        arrays[name] = rng.choice([a[None], a.reshape(-1), np.zeros((0,) + a.shape[1:],
+                                                                     a.dtype), a.sum()])
+    elif how == "missing":
+        del arrays[name]
+    elif how == "extra":
+        arrays[rng.choice(["extra", "evil\nname", "x" * 300])] = np.zeros(2, np.float32)
+    elif how == "object":
+        arrays[name] = np.array([{"a": 1}, None], dtype=object)
+    if how in ("corrupt", "lying", "huge"):
+        data = _npz(arrays)
+        if how == "corrupt":
+            data = data[:rng.randrange(len(data))]
+        else:
+            buf = io.BytesIO()
+            with zipfile.ZipFile(buf, "w") as zf:
+                for k, v in arrays.items():
+                    raw = io.BytesIO()
+                    np.save(raw, v)
+                    zf.writestr(f"{k}.npy", _lying_npy((1 << 40,) if how == "lying" else
+                                                       (1 << 14, 1 << 14)) if k == name
+                                else raw.getvalue())
+            data = buf.getvalue()
+    else:
+        data = _npz(arrays)  # object arrays are pickled
+    aux["inputs.npz"] = data
+    mut.note(f"inputs.{how}", name[:20])
+
+
 EVIL_DIMS = ["0", "-1", "2147483648", "99999999999999999999", "1e3", "65536", "1.5", "",
              "\n1", "0x10"]
 
@@ -144,12 +207,15 @@ def make_case(index: int, seed: Seed, kind: str, rng: random.Random) -> Case:
     options = list(seed.options)
     if rng.random() < 0.05:
         options = mutate_args(options, rng, mut)
+    aux = dict(seed.aux)
     if seed.is_graph:
         if rng.random() < 0.08:
             companions(seed, rng, mut)
+        if rng.random() < 0.06 and "inputs.npz" in aux:
+            mutate_inputs(aux, rng, mut)
         graph = seed.kinds.get("webnn") or seed.kinds["webnn-json"]
         argv = graph_command(seed, f"m/{graph}", rng)
     else:
         argv = model_command(seed, f"m/{target}", rng, options)
-    return Case(index, kind, seed.name, target, argv, mut.files, mut.links, mut.fifos,
-                dict(seed.aux), mut.names)
+    return Case(index, kind, seed.name, target, argv, mut.files, mut.links, mut.fifos, aux,
+                mut.names)
