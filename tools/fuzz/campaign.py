@@ -177,6 +177,8 @@ class Campaign:
     counts: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     findings: list[Finding] = field(default_factory=list)
     seconds: float = 0.0
+    done: int = 0
+    interrupted: bool = False
 
     def log(self, message: str) -> None:
         if self.progress:
@@ -248,9 +250,14 @@ class Campaign:
                         if self.counts[c]) + f" ({time.monotonic() - start:.0f}s)")
                 feed()
             self.minimize_all(work, node)
+        except KeyboardInterrupt:
+            self.interrupted = True
+            self.log(f"interrupted after {done} runs: the summary covers those")
         finally:
+            pool.kill_all()
             shutil.rmtree(work, ignore_errors=True)
         self.seconds = time.monotonic() - start
+        self.done = done
         self.write_summary()
 
     def record(self, case: Case, verdict: Verdict, result: RunResult) -> None:
@@ -330,7 +337,8 @@ class Campaign:
                                                 "mutators": f.case.mutators})
             entry["count"] += 1
         return {
-            "seed": self.seed, "count": self.count, "jobs": self.jobs,
+            "seed": self.seed, "count": self.count, "done": self.done,
+            "interrupted": self.interrupted, "jobs": self.jobs,
             "mode": self.runner.mode, "timeout": self.runner.timeout,
             "seconds": round(self.seconds, 1), "kinds": kinds,
             "counts": {c: dict(self.counts[c]) for c in CLASSES if self.counts[c]},
@@ -364,8 +372,9 @@ def render(data: dict[str, Any]) -> str:
     totals = [sum(counts.get(c, {}).get(k, 0) for c in counts) for k in kinds]
     rows.append(["total", *map(str, totals), str(sum(totals))])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = [f"webnn-convert fuzz campaign: seed {data['seed']}, {data['count']} mutants, "
-             f"{data['jobs']} jobs ({data['mode']}), {data['seconds']}s"]
+    lines = [f"webnn-convert fuzz campaign: seed {data['seed']}, {data['count']} mutants"
+             + (f" (interrupted after {data['done']})" if data.get("interrupted") else "")
+             + f", {data['jobs']} jobs ({data['mode']}), {data['seconds']}s"]
     for r in rows:
         lines.append("  ".join(c.rjust(w) if i else c.ljust(w)
                                for i, (c, w) in enumerate(zip(r, widths, strict=True))))

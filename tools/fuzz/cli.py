@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
                             kinds=_kinds(args.kinds), minimize_seconds=args.minimize_seconds,
                             progress=not args.quiet)
         campaign.run()
+        if campaign.interrupted:
+            return 130
         return 1 if campaign.findings else 0
     if args.command == "repro":
         from .campaign import repro

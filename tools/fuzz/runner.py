@@ -297,6 +297,18 @@ class Pool:
             elif r.timed_out and now - r.killed_at > 0.5:
                 _signal(pid, signal.SIGKILL, group=True)
 
+    def kill_all(self) -> None:
+        """Stop every running child (an interrupted campaign) and reap it."""
+        for pid in list(self.running):
+            _signal(pid, signal.SIGKILL, group=True)
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+            self.runner.finished(pid, 9)
+            del self.running[pid]
+        self.queue.clear()
+
     def results(self) -> Iterator[tuple[Any, RunResult]]:
         self._fill()
         while self.running:
