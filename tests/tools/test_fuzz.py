@@ -90,6 +90,19 @@ def test_signals_timeouts_memory_and_evidence() -> None:
     assert verdict(0, "", js_errors=["m.js: SyntaxError"]) == "js"
 
 
+def test_a_graph_convert_cannot_load_back_is_a_roundtrip_finding(tmp_path: Path) -> None:
+    from tools.fuzz.classify import classify_load
+    from tools.fuzz.runner import LOAD_CHECK, SubprocessRunner
+
+    assert classify_load(0, None, False, "") is None
+    (tmp_path / "x.webnn").write_text('webnn_graph "x" v1 {\n  inputs { x: f32[2]; }\n')
+    result = SubprocessRunner(timeout=60).run([LOAD_CHECK, "x.webnn"], tmp_path)
+    assert result.exit_code == 2
+    found = classify_load(result.exit_code, result.signal, result.timed_out, result.stderr)
+    assert found is not None and found.cls == "roundtrip"
+    assert found.detail.startswith("error: cannot load the exported x.webnn")
+
+
 def test_site_is_the_deepest_project_frame() -> None:
     root = ROOT
     tb = ("Traceback (most recent call last):\n"
@@ -378,7 +391,7 @@ def test_fast_campaign(tmp_path: Path) -> None:
     total = sum(n for row in summary["counts"].values() for n in row.values())
     assert total == 20 and summary["count"] == 20
     assert set(summary["counts"]) <= {"ok", "clean", "escape", "hang", "memory", "crash",
-                                      "internal", "leftover", "js", "multi-line"}
+                                      "internal", "leftover", "js", "roundtrip", "multi-line"}
     lines = (tmp_path / "fuzz" / "runs.jsonl").read_text().splitlines()
     assert len(lines) == 20
     for f in summary["findings"][:1]:

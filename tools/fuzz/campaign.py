@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 from .case import CANARY_NAME, MODEL_DIR, Case, canary_content, case_rng
-from .classify import CLASSES, NOT_CLEAN, Evidence, Verdict, classify, site_of
-from .runner import Pool, Runner, RunResult
+from .classify import CLASSES, NOT_CLEAN, Evidence, Verdict, classify, classify_load, site_of
+from .runner import LOAD_CHECK, Pool, Runner, RunResult
 
 CAPTURE_NAMES = {"stdout.txt", "stderr.txt"}
 OUTPUTS = {"out", "out.npz"}
@@ -146,6 +146,15 @@ def judge(case: Case, run_dir: Path, result: RunResult, node: str | None) -> Ver
                     result.stdout, result.stderr, ev)
 
 
+def exported_graph(case: Case, run_dir: Path) -> str | None:
+    """The .webnn (or .webnn.json) graph a successful convert wrote, relative to the run."""
+    if case.command != "convert" or not (run_dir / "out").is_dir():
+        return None
+    found = sorted((run_dir / "out").glob("*.webnn")) or \
+        sorted((run_dir / "out").glob("*.webnn.json"))
+    return f"out/{found[0].name}" if found else None
+
+
 def debug_argv(argv: list[str]) -> list[str]:
     return argv[:1] + ["--debug"] + argv[1:]
 
@@ -229,6 +238,12 @@ class Campaign:
                 what, case, run_dir, first = key
                 if what == "case":
                     verdict = judge(case, run_dir, result, node)
+                    graph = exported_graph(case, run_dir) if verdict.cls == "ok" else None
+                    if graph is not None:
+                        pool.submit(("load", case, run_dir, (verdict, result, run_dir)),
+                                    [LOAD_CHECK, graph], run_dir, front=True)
+                        feed()
+                        continue
                     if verdict.cls in ("internal", "memory") and not verdict.site:
                         dbg = run_dir.with_name(run_dir.name + "-debug")
                         case.materialize(dbg)
@@ -236,6 +251,14 @@ class Campaign:
                                     debug_argv(case.argv), dbg, front=True)
                         feed()
                         continue
+                elif what == "load":  # the round trip of an exported graph
+                    verdict, first_result, _ = first
+                    verdict = classify_load(result.exit_code, result.signal, result.timed_out,
+                                            result.stderr) or verdict
+                    if verdict.cls == "roundtrip":
+                        first_result.stderr += "\n--- loading the exported graph ---\n" + \
+                            result.stderr
+                    result = first_result
                 else:  # the --debug rerun of an internal error: its traceback's site
                     verdict, first_result, first_dir = first
                     verdict.site = site_of(result.stderr)
@@ -295,6 +318,11 @@ class Campaign:
                 argv = trial.argv
                 result = self.runner.run(argv, run_dir)
                 verdict = judge(trial, run_dir, result, node)
+                graph = exported_graph(trial, run_dir) if verdict.cls == "ok" else None
+                if graph is not None:
+                    loaded = self.runner.run([LOAD_CHECK, graph], run_dir)
+                    verdict = classify_load(loaded.exit_code, loaded.signal, loaded.timed_out,
+                                            loaded.stderr) or verdict
                 if verdict.cls in ("internal", "memory"):
                     shutil.rmtree(run_dir, ignore_errors=True)
                     trial.materialize(run_dir)
@@ -437,7 +465,13 @@ def repro(folder: Path, runner: Runner, original: bool = False, keep: Path | Non
         case.materialize(run_dir)
         result = runner.run(case.argv, run_dir)
         verdict = judge(case, run_dir, result, shutil.which("node"))
-        if verdict.cls in ("internal", "memory"):
+        graph = exported_graph(case, run_dir) if verdict.cls == "ok" else None
+        if graph is not None:
+            loaded = runner.run([LOAD_CHECK, graph], run_dir)
+            verdict = classify_load(loaded.exit_code, loaded.signal, loaded.timed_out,
+                                    loaded.stderr) or verdict
+            if verdict.cls == "roundtrip":
+                result.stderr += "\n--- loading the exported graph ---\n" + loaded.stderr
             dbg = run_dir.with_name(run_dir.name + "-debug")
             case.materialize(dbg)
             debug = runner.run(debug_argv(case.argv), dbg)

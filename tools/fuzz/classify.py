@@ -11,6 +11,7 @@ Classes, in the order they are decided (the first that applies wins):
 | internal   | stderr says "internal error" (or a node failed with reason `[internal_error]`: a handler raised an unexpected exception) or shows a Python traceback |
 | leftover   | a failed `convert` left its output folder or a temporary `.export-*` folder, or `run` a temporary file |
 | js         | the generated JavaScript fails `node --check` (when node is installed), or the HTML page has a name that closes its <script> block |
+| roundtrip  | `convert` succeeded but `converter.api.load` cannot read the `.webnn` / `.webnn.json` graph it wrote (checked in another child) |
 | multi-line | exit 1/2 but stderr is not exactly one `error: ...` line (extra lines, a click usage block, control characters, U+2028/U+2029/U+0085 inside the message) |
 | clean      | exit 1/2 with exactly one plain `error: ...` line and nothing left behind |
 | ok         | exit 0 |
@@ -29,7 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSES = ("ok", "clean", "escape", "hang", "memory", "crash", "internal", "leftover", "js",
-           "multi-line")
+           "roundtrip", "multi-line")
 NOT_CLEAN = CLASSES[2:]
 MEMORY_WORDS = ("MemoryError", "bad_alloc", "Cannot allocate memory", "Unable to allocate",
                 "ailed to allocate")
@@ -113,6 +114,16 @@ def control_char(text: str) -> str | None:
         if ch in LINE_BREAKS or (unicodedata.category(ch) == "Cc" and ch != "\t"):
             return f"U+{ord(ch):04X}"
     return None
+
+
+def classify_load(exit_code: int | None, sig: int | None, timed_out: bool, stderr: str
+                  ) -> Verdict | None:
+    """The verdict of the round-trip check of an exported graph (None: it loaded)."""
+    if exit_code == 0:
+        return None
+    why = "timed out" if timed_out else f"signal {sig}" if sig is not None else \
+        _last_error(stderr) or f"exit code {exit_code}"
+    return Verdict("roundtrip", why[:300], site_of(stderr))
 
 
 def _last_error(stderr: str) -> str:

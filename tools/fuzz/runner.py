@@ -112,6 +112,26 @@ def install_site_hook() -> None:
     ConversionFailed.__init__ = init  # type: ignore[method-assign]
 
 
+LOAD_CHECK = "@load"
+
+
+def load_check(path: str) -> int:
+    """The round-trip check of a successful convert: `converter.api.load` reads the graph
+    it wrote (with its weights); exit 0, or 2 with `error: ...` and the traceback."""
+    import traceback
+
+    from converter.api import load
+
+    try:
+        load(path)
+    except Exception as exc:  # noqa: BLE001 - any failure is the finding
+        print(f"error: cannot load the exported {path}: {type(exc).__name__}: {exc}",
+              file=sys.stderr)
+        traceback.print_exc()
+        return 2
+    return 0
+
+
 def is_debug(argv: list[str]) -> bool:
     return len(argv) > 1 and argv[1] == "--debug"
 
@@ -191,8 +211,11 @@ def _child(argv: list[str], run_dir: Path, memory: int) -> None:  # pragma: no c
         from cli.main import main
 
         try:
-            main(argv)
-            code = 0
+            if argv[:1] == [LOAD_CHECK]:
+                code = load_check(argv[1])
+            else:
+                main(argv)
+                code = 0
         except SystemExit as exc:
             if exc.code is None:
                 code = 0
@@ -225,6 +248,9 @@ CHILD_CODE = (
     "if sys.argv[2:3] == ['--debug']:\n"
     "    from tools.fuzz.runner import install_site_hook\n"
     "    install_site_hook()\n"
+    "if sys.argv[1:2] == ['@load']:\n"
+    "    from tools.fuzz.runner import load_check\n"
+    "    sys.exit(load_check(sys.argv[2]))\n"
     "from cli.main import main\n"
     "main(sys.argv[1:])\n")
 
