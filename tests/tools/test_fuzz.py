@@ -301,7 +301,7 @@ def test_commands_match_the_kind(corpus: list[seeds.Seed]) -> None:
             if case.argv[0] == "convert":
                 assert case.argv[2:4] == ["-o", "out"]
             if case.argv[0] == "run":
-                assert case.argv[2:] == ["--inputs", "inputs.npz", "-o", "out.npz"]
+                assert case.argv[2:6] == ["--inputs", "inputs.npz", "-o", "out.npz"]
 
 
 # -- runner ---------------------------------------------------------------------------------

@@ -180,7 +180,7 @@ def mutate_args(options: list[str], rng: random.Random, mut: Mutation) -> list[s
 
 def model_command(seed: Seed, model: str, rng: random.Random, options: list[str]
                   ) -> list[str]:
-    what = rng.choices(["convert", "inspect", "validate"], [70, 20, 10])[0]
+    what = rng.choices(["convert", "inspect", "validate"], [68, 17, 15])[0]
     if what == "convert":
         fmt = rng.choices(["webnn", "all", "webnn-json", "js", "onnx"], [45, 25, 10, 12, 8])[0]
         argv = ["convert", model, "-o", "out", "--format", fmt]
@@ -193,7 +193,8 @@ def model_command(seed: Seed, model: str, rng: random.Random, options: list[str]
 def graph_command(seed: Seed, graph: str, rng: random.Random) -> list[str]:
     what = rng.choices(["run", "convert", "inspect"], [92, 5, 3])[0]
     if what == "run":
-        return ["run", graph, "--inputs", "inputs.npz", "-o", "out.npz"]
+        backend = ["--backend", "onnxruntime"] if rng.random() < 0.25 else []
+        return ["run", graph, "--inputs", "inputs.npz", "-o", "out.npz", *backend]
     if what == "convert":
         return ["convert", graph, "-o", "out"]
     return ["inspect", graph]
