@@ -404,6 +404,8 @@ def test_fast_campaign(tmp_path: Path) -> None:
 def test_campaign_of_500_mutants_is_clean(tmp_path: Path) -> None:
     """A fixed-seed campaign: every run must end in a result or one clean error line."""
     summary = _campaign(tmp_path, 500, seed=12, minimize_s=120)
-    found = [f"{f['class']} {f['kind']} {f['folder']}: {f['site']} {f['detail'][:160]}"
-             for f in summary["findings"]]
-    assert not found, f"{len(found)} non-clean runs:\n" + "\n".join(found)
+    distinct = [f"{e['count']:3d} x {e['class']} {e['kind']}: {e['site'] or '-'} | "
+                f"{e['detail'][:140]} | e.g. {e['example']}" for e in summary["signatures"]]
+    assert not summary["findings"], (
+        f"{len(summary['findings'])} non-clean runs ({len(distinct)} distinct; reproducers "
+        "under the folders shown, `python -m tools.fuzz repro FOLDER`):\n" + "\n".join(distinct))
