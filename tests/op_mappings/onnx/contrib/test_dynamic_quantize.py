@@ -19,6 +19,13 @@ from tests.op_mappings.onnx.harness import run_ort
 RNG = np.random.default_rng(17)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rng() -> None:
+    """Each test draws the same values whatever order (or xdist worker) it runs in."""
+    global RNG
+    RNG = np.random.default_rng(17)
+
+
 def _ints(shape: tuple[int, ...], dtype: str) -> np.ndarray:
     lo, hi = (-128, 127) if dtype == "int8" else (0, 255)
     return RNG.integers(lo, hi, shape, endpoint=True).astype(dtype)

@@ -19,6 +19,13 @@ from tests.op_mappings.onnx.harness import run_ort
 RNG = np.random.default_rng(29)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rng() -> None:
+    """Each test draws the same values whatever order (or xdist worker) it runs in."""
+    global RNG
+    RNG = np.random.default_rng(29)
+
+
 def _q(shape: tuple[int, ...], dtype: str, lo: int | None = None, hi: int | None = None
        ) -> np.ndarray:
     lo_t, hi_t = (-128, 127) if dtype == "int8" else (0, 255)
