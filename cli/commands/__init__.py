@@ -6,7 +6,8 @@ from .convert import convert
 from .inspect import inspect
 from .ops import ops
 from .run import run
+from .targets import targets
 from .validate import validate
 from .zoo import zoo
 
-COMMANDS = (convert, inspect, validate, run, ops, zoo)
+COMMANDS = (convert, inspect, validate, run, ops, zoo, targets)

@@ -38,6 +38,11 @@ from ..common import (
               help="Absolute tolerance.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the generated inputs.")
+@click.option("--browser", is_flag=True,
+              help="Also run the converted graph in a real headless Chromium with WebNN (its "
+                   "JavaScript export: the module and the HTML page) and compare its outputs "
+                   "too. Needs Node.js and npm; the browser is installed on first use into "
+                   "~/.cache/webnn-converter/browser ($WEBNN_BROWSER_HOME).")
 @click.option("--no-locate", is_flag=True,
               help="Do not search for the first diverging node when an output fails.")
 @model_options
@@ -45,7 +50,7 @@ from ..common import (
 @progress_option
 @common_options
 def validate(model: str, inputs_file: str | None, backend: str, device: str, rtol: float,
-             atol: float, seed: int, no_locate: bool, dims: tuple[str, ...],
+             atol: float, seed: int, browser: bool, no_locate: bool, dims: tuple[str, ...],
              free_dims: tuple[str, ...], shapes: tuple[str, ...], pins: tuple[str, ...],
              signature: str | None, allow_roots: tuple[str, ...], progress: bool | None,
              debug: bool, as_json: bool) -> None:
@@ -61,11 +66,18 @@ def validate(model: str, inputs_file: str | None, backend: str, device: str, rto
         overrides = load_npz(inputs_file) if inputs_file else None
         report = run_validation(model, **kwargs, inputs=overrides, seed=seed,
                                 backend=backend, device=device, rtol=rtol, atol=atol,
+                                browser=browser,
                                 locate=not no_locate, progress=say, allow_roots=allow_roots)
         if as_json:
             emit_json(report.to_dict())
         else:
             click.echo(report.to_text())
+        if report.browser is not None and not report.browser.passed:
+            if not as_json:
+                click.echo(f"error: {model}: in the real browser "
+                           f"({report.browser.browser}): {report.browser.summary()}", err=True)
+            if all(c.passed for c in report.outputs):
+                raise click.exceptions.Exit(EXIT_FAIL)
         if not report.passed:
             if not as_json:
                 failed = [c.name for c in report.outputs if not c.passed]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -32,11 +33,16 @@ from ..common import (
 @click.option("--filter", "filters", multiple=True, metavar="NAME",
               help="Only models whose name contains NAME (repeatable).")
 @click.option("--include-slow", is_flag=True, help="Also run entries marked slow.")
+@click.option("--browser", is_flag=True,
+              help="Also run each converted model in a real headless Chromium with WebNN and "
+                   "compare with the original framework: the reports' \"real browser\" "
+                   "column (informational: it does not change a model's status). Needs "
+                   "Node.js and npm (see README, Real browser).")
 @progress_option
 @common_options
 def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: str,
-        device: str, filters: tuple[str, ...], include_slow: bool, progress: bool | None,
-        debug: bool, as_json: bool) -> None:
+        device: str, filters: tuple[str, ...], include_slow: bool, browser: bool,
+        progress: bool | None, debug: bool, as_json: bool) -> None:
     """Convert and validate every model of the MANIFESTS (default: models/zoo.toml and
     models/zoo_tflite.toml, where they exist) and write the reports."""
     with handled(debug, as_json):
@@ -61,12 +67,72 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
                                    show_pos=True, item_show_func=lambda s: s) as bar:
                 report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
                                  on_done=lambda name: bar.update(1, name))
+        if browser:
+            report = _browser_pass(report, entries, want_progress(progress, as_json))
         written = write_reports(report, Path(report_dir)) if report_dir else []
         if as_json:
             emit_json(report.to_dict())
         else:
             click.echo(report.to_text())
+            if browser:
+                from converter.zoo.report import browser_verdict
+
+                width = max((len(r.name) for r in report.results), default=4)
+                for r in report.results:
+                    if browser_verdict(r):
+                        click.echo(f"{r.name:<{width}}  real browser: {browser_verdict(r)}")
             for p in written:
                 click.echo(f"wrote {p}")
         if not report.passed:
             raise click.exceptions.Exit(EXIT_FAIL)
+
+
+def _browser_pass(report: Any, entries: Any, show: bool) -> Any:
+    """Run every converted model (status pass / fail) once more in a real browser, one after
+    the other in this process (one Chromium at a time, whatever --jobs is): converted with the
+    entry's options, fed the same inputs, compared with the original framework under the
+    entry's tolerances. Each result gets a note "real browser: <verdict>" and the browser's
+    comparisons as extra outputs named "<output> (browser)"; its status is unchanged."""
+    from dataclasses import replace
+
+    from converter.conversion import convert
+    from converter.frontends.detect import detect_format
+    from converter.validate import check_in_browser, make_inputs, run_source
+    from converter.validate.browser import BrowserUnavailable, ensure_browser
+    from converter.zoo import entry_inputs, load_model
+    from converter.zoo.report import BROWSER_NOTE
+
+    ensure_browser()  # no browser: one error for the whole run
+    by_name = {e.name: e for e in entries}
+    results = []
+    for r in report.results:
+        entry = by_name.get(r.name)
+        if r.status not in ("pass", "fail") or entry is None:
+            results.append(r)
+            continue
+        if show:
+            click.echo(f"zoo: {r.name} in the real browser", err=True)
+        outputs: tuple[dict[str, Any], ...] = ()
+        try:
+            model = load_model(entry)
+            fmt = detect_format(model)
+            shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
+                                                   entry.input_specs.items() if "shape" in v}
+            result = convert(model, free_dims=dict(entry.free_dims) or None,
+                             input_shapes=shapes or None,
+                             pin_inputs=dict(entry.pin_inputs) or None,
+                             signature=entry.signature, fmt=fmt)
+            feeds = make_inputs(result.source, seed=entry.seed,
+                                overrides=entry_inputs(entry, result) or None)
+            reference = run_source(fmt, model, result.source, feeds)
+            check = check_in_browser(result, feeds, reference.outputs, rtol=entry.rtol,
+                                     atol=entry.atol)
+            note = BROWSER_NOTE + f"{check.summary()} [{check.browser}]"
+            outputs = tuple(dict(c.to_dict(), name=f"{c.name} (browser)")
+                            for c in check.outputs)
+        except BrowserUnavailable:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one model's failure must not stop the zoo
+            note = BROWSER_NOTE + f"error: {type(exc).__name__}: {exc}"
+        results.append(replace(r, outputs=(*r.outputs, *outputs), notes=(*r.notes, note)))
+    return replace(report, results=tuple(results))

@@ -37,6 +37,13 @@ as static HTML (readable even when no script runs), and shows timings (weights l
 context creation, graph build, first compute, average compute). Text placed in the HTML
 markup goes through `html_literal` (every character outside a small ASCII set becomes a
 numeric character reference); text placed in the script is a `js_string` literal.
+
+For automated checks (`webnn-convert validate --browser`, `converter.validate.browser`), the page
+also exposes two promises, invisible to its users: `globalThis.__webnnReady` settles once the
+module and weights are loaded (`{ok: true}`, or `{ok: false, error}`) and
+`globalThis.__webnnResult` once the first run is done (`{ok: true, outputs: {name: {dataType,
+shape, buffer}}, timings}`) or on the first error. A context the browser cannot create (no
+such device) or a graph it cannot build gets its own message on the page.
 """
 
 from __future__ import annotations
@@ -353,9 +360,20 @@ const MODULE_URL = __MODULE__;
 const WEIGHTS_URL = __WEIGHTS__;
 const PAGE_FILE = __PAGE_JS__;
 const $ = (id) => document.getElementById(id);
+// For automated checks (webnn-convert validate --browser, the browser tests): promises that
+// settle once the page is ready ({ok}) and once the first run is done ({ok, outputs:
+// {name: {dataType, shape, buffer}}, timings}) or on the first error ({ok: false, error}).
+// Nothing on the page depends on them.
+let settleReady, settleResult;
+globalThis.__webnnReady = new Promise((resolve) => { settleReady = resolve; });
+globalThis.__webnnResult = new Promise((resolve) => { settleResult = resolve; });
 const status = (text, error = false) => {
   $("status").textContent = text;
   $("status").className = error ? "error" : "";
+  if (error) {
+    settleReady({ok: false, error: text});
+    settleResult({ok: false, error: text});
+  }
 };
 const log = (line) => { $("log").textContent += line + "\\n"; };
 const ms = (id, value) => { $(id).textContent = `${value.toFixed(2)} ms`; };
@@ -439,7 +457,9 @@ async function main() {
   $("title").textContent = `WebNN model: ${mod.GRAPH_NAME}`;
   if (!globalThis.navigator || !navigator.ml) {
     status("WebNN is not available in this browser (navigator.ml is missing). Use a browser " +
-           "with WebNN enabled, e.g. Chrome or Edge with the WebNN flag.", true);
+           "with WebNN enabled, e.g. Chrome or Edge with the WebNN flag " +
+           "(chrome://flags/#web-machine-learning-neural-network, or start it with " +
+           "--enable-features=WebMachineLearningNeuralNetwork).", true);
     return;
   }
   $("file").addEventListener("change", async () => {
@@ -458,6 +478,7 @@ async function main() {
   status("Ready.");
   $("help").open = false;  // served correctly: the instructions can fold away
   $("run").disabled = false;
+  settleReady({ok: true});
   $("controls").addEventListener("submit", async (event) => {
     event.preventDefault();
     $("run").disabled = true;
@@ -480,11 +501,24 @@ async function run(mod, weights) {
   }
   status("Creating the WebNN context...");
   let t = performance.now();
-  const context = await navigator.ml.createContext({powerPreference: $("power").value});
+  const power = $("power").value;
+  let context;
+  try {
+    context = await navigator.ml.createContext({powerPreference: power});
+  } catch (e) {
+    throw new Error(`WebNN could not create a context with power preference "${power}" ` +
+                    `(${e}): this browser's WebNN may not have such a device; try "default".`);
+  }
   ms("t-context", performance.now() - t);
   status("Building the graph...");
   t = performance.now();
-  const graph = await mod.buildGraph(context, weights);
+  let graph;
+  try {
+    graph = await mod.buildGraph(context, weights);
+  } catch (e) {
+    throw new Error(`the browser's WebNN could not build the graph: ${e} (what it supports: ` +
+                    "context.opSupportLimits())");
+  }
   const build = performance.now() - t;
   ms("t-build", build);
   log(`build: ${build.toFixed(1)} ms`);
@@ -523,6 +557,9 @@ async function run(mod, weights) {
     const array = new (mod.typedArrayFor(desc.dataType))(buffers[i]);
     log(`${JSON.stringify(desc.name)}: ${preview(desc, array, mod)}`);
   });
+  settleResult({ok: true, timings: {build, first, average},
+                outputs: Object.fromEntries(mod.OUTPUTS.map((desc, i) => [desc.name,
+                  {dataType: desc.dataType, shape: desc.shape, buffer: buffers[i]}]))});
   status("Done.");
 }
 

@@ -7,6 +7,10 @@ from converter.validate import validate
 report = validate("model.onnx", free_dims={"batch": 1}, backend="reference")
 print(report.to_text()); assert report.passed
 ```
+
+`validate(..., browser=True)` also runs the converted graph in a real Chromium with WebNN
+(`converter.validate.browser`, imported on its own: `from converter.validate.browser import
+run_graph, browser_limits`).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from .core import (
     DEFAULT_RTOL,
     Divergence,
     ValidationReport,
+    check_in_browser,
     compile_graph,
     locate_divergence,
     run_converted,
@@ -29,6 +34,6 @@ from .source import SourceRun, run_source
 from .taps import TappedGraph, convert_tapped
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "Comparison", "Divergence", "SourceRun",
-           "TappedGraph", "ValidationReport", "compare", "compile_graph",
+           "TappedGraph", "ValidationReport", "check_in_browser", "compare", "compile_graph",
            "convert_tapped", "detect_format", "graph_feeds", "locate_divergence",
            "make_inputs", "run_converted", "run_source", "validate"]

@@ -2,7 +2,8 @@
 self-contained report.html (inline CSS and JS only; sortable table; per-model bars for the
 error relative to the tolerance and for the time). Both human-readable reports end with a
 "Skipped models" list giving each skipped model's reason (model file not available, slow
-entry not run, ...). Every string that comes from a model or
+entry not run, ...). Models run in a real browser too (`webnn-convert zoo --browser`, which
+adds a note starting with BROWSER_NOTE) get a "Real browser" column. Every string that comes from a model or
 manifest is HTML-escaped (Markdown: pipes and newlines neutralised); no model-derived text is
 placed inside the script.
 """
@@ -39,6 +40,19 @@ def write_reports(report: ZooReport, folder: Path) -> list[Path]:
             _write(folder / "report.html", render_html(report))]
 
 
+BROWSER_NOTE = "real browser: "
+"""Prefix of the note `webnn-convert zoo --browser` adds to each model it ran there."""
+
+
+def browser_verdict(r: ZooResult) -> str:
+    """The real-browser verdict of a result ('' when it was not run in a browser)."""
+    return next((n[len(BROWSER_NOTE):] for n in r.notes if n.startswith(BROWSER_NOTE)), "")
+
+
+def _browser_column(report: ZooReport) -> bool:
+    return any(browser_verdict(r) for r in report.results)
+
+
 def _err(r: ZooResult) -> str:
     return f"{r.max_abs:.3g}" if r.max_abs is not None else ""
 
@@ -57,19 +71,23 @@ def _md(text: object) -> str:
 
 def render_markdown(report: ZooReport) -> str:
     c = report.counts()
+    browser = _browser_column(report)
     lines = [f"# Model zoo report ({report.started})", "",
              f"Backend **{report.backend}** on **{report.device}**, {report.jobs} job(s), "
              f"{report.seconds:.1f} s.", "",
              f"**{len(report.results)} models: {c['pass']} pass, {c['fail']} fail, "
              f"{c['error']} error, {c['skipped']} skipped.**", "",
              "| Model | Format | Status | Max abs error | Max rel error | Tolerance (atol, "
-             "rtol) | Convert s | Total s | WebNN ops | Details |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "rtol) | Convert s | Total s | WebNN ops | "
+             + ("Real browser | " if browser else "") + "Details |",
+             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if browser else "")]
     for r in report.results:
         rel = f"{r.max_rel:.3g}" if r.max_rel is not None else ""
         lines.append(f"| {_md(r.name)} | {_md(r.format)} | {r.status} | {_err(r)} | {rel} | "
                      f"{r.atol:g}, {r.rtol:g} | {r.timings.get('convert', 0.0):.2f} | "
-                     f"{r.total_seconds:.2f} | {r.operations or ''} | {_md(_detail(r))} |")
+                     f"{r.total_seconds:.2f} | {r.operations or ''} | "
+                     + (f"{_md(browser_verdict(r))} | " if browser else "")
+                     + f"{_md(_detail(r))} |")
     skipped = _skipped(report)
     if skipped:
         lines += ["", "## Skipped models", ""]
@@ -146,6 +164,7 @@ def _error_bar(r: ZooResult) -> tuple[str, float]:
 def render_html(report: ZooReport) -> str:
     c = report.counts()
     longest = max((r.total_seconds for r in report.results), default=0.0) or 1.0
+    browser = _browser_column(report)
     rows = []
     for r in report.results:
         bar, ratio = _error_bar(r)
@@ -168,11 +187,14 @@ def render_html(report: ZooReport) -> str:
             f'<td class="num" data-v="{r.total_seconds:.6f}">{r.total_seconds:.2f}</td>'
             f'<td data-v="{r.total_seconds:.6f}">{time_bar}</td>'
             f'<td class="num" data-v="{r.operations}">{r.operations or ""}</td>'
-            f'<td class="detail" data-v="{_e(_detail(r))}">{_e(_detail(r))}</td>'
+            + (f'<td class="detail" data-v="{_e(browser_verdict(r))}">'
+               f"{_e(browser_verdict(r))}</td>" if browser else "")
+            + f'<td class="detail" data-v="{_e(_detail(r))}">{_e(_detail(r))}</td>'
             "</tr>")
     head = ("<tr><th>Model</th><th>Format</th><th>Status</th><th>Max abs</th>"
             "<th>Max rel</th><th>Error vs tolerance</th><th>Convert s</th><th>Total s</th>"
-            "<th>Time</th><th>WebNN ops</th><th>Details</th></tr>")
+            "<th>Time</th><th>WebNN ops</th>"
+            + ("<th>Real browser</th>" if browser else "") + "<th>Details</th></tr>")
     skipped = ""
     if _skipped(report):
         items = "".join(f"<li><b>{_e(r.name)}</b>: {_e(_detail(r) or 'no reason given')}</li>"

@@ -1,0 +1,575 @@
+"""Running converted graphs in a real browser: a headless Chromium whose WebNN runs on the CPU
+(LiteRT/XNNPACK), driven by `tools/browser/run_page.mjs` (Node.js + puppeteer-core).
+
+Set-up (`ensure_browser`, once per process, under a file lock): Node.js >= 18 and npm must be
+on PATH; the npm packages pinned in `tools/browser/package.json` / `package-lock.json`
+(`@sparticuz/chromium`, a Chromium build that unpacks itself into the temp folder, and
+`puppeteer-core`) are installed with `npm ci` into the cache folder `browser_home()`
+(`$WEBNN_BROWSER_HOME`, default `~/.cache/webnn-converter/browser`; never the repository),
+whose `tmp/` is the browser's private TMPDIR; then the browser starts once (unpacking itself)
+and must create a WebNN context (its `opSupportLimits()` is kept). `$WEBNN_CHROME` names
+another Chromium executable to use instead. The browser starts with `--no-sandbox --headless=new
+--disable-gpu-sandbox --enable-features=WebMachineLearningNeuralNetwork`. Anything missing
+raises `BrowserUnavailable` with the reason.
+
+A run (`run_graph`) exports the graph as JavaScript (`<stem>.js`, `.html`, `.weights`) into
+a temporary folder, serves it on 127.0.0.1 (a free port) and, in one browser session:
+
+1. opens `tools/browser/module_page.html`, which imports the generated module as an
+   application would (`loadWeights`, `buildGraph`, `createTensor` / `writeTensor` /
+   `dispatch` / `readTensor`) with the given inputs (exact bytes), and reports the outputs
+   and `opSupportLimits()`;
+2. opens the generated `<stem>.html` page as a user would: waits until it is ready, types the
+   inputs (JSON) into its text area, sets one timed run, clicks Run and reads the outputs the
+   page exposes (`globalThis.__webnnResult`).
+
+`limit_problems(graph, limits)` names every operator operand, graph input/output and
+constant whose data type, rank or size lies outside the browser's `opSupportLimits()`, so a
+graph the browser cannot build is reported as "unsupported by the browser's WebNN: gelu
+input float16 ...", not as a crash.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+import urllib.parse
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..export.api import export
+from ..serialize.tables import op_signature
+from .compare import Comparison
+
+ENV_HOME = "WEBNN_BROWSER_HOME"
+ENV_CHROME = "WEBNN_CHROME"
+TOOLS = Path(__file__).resolve().parents[2] / "tools" / "browser"
+"""The harness sources (run_page.mjs, module_page.html, package.json + lock)."""
+HARNESS = "/__webnn_harness__/"
+"""URL prefix under which the server serves the harness pages and the inputs."""
+MIN_NODE = 18
+INSTALL_TIMEOUT_S = 900.0
+JOB_TIMEOUT_S = 300.0
+
+
+class BrowserUnavailable(OSError):
+    """Node.js, npm, the npm packages or the browser could not be found or installed; the
+    message says which and what to do."""
+
+
+@dataclass(frozen=True)
+class BrowserSetup:
+    """A usable browser: the cache folder, Node.js, the browser's version, executable and
+    flags, and its WebNN's `opSupportLimits()` (a default context)."""
+
+    home: Path
+    node: str
+    browser: str
+    executable: str
+    flags: tuple[str, ...]
+    limits: Mapping[str, Any] = field(default_factory=dict)
+
+    def env(self) -> dict[str, str]:
+        """The environment run_page.mjs runs with (private TMPDIR in the cache folder)."""
+        tmp = self.home / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, TMPDIR=str(tmp), WEBNN_BROWSER_HOME=str(self.home))
+        return env
+
+
+def browser_home() -> Path:
+    """The cache folder holding the npm packages and the unpacked browser."""
+    given = os.environ.get(ENV_HOME)
+    if given:
+        return Path(given).expanduser().resolve()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser().resolve() / "webnn-converter" / "browser"
+
+
+def _tool(*command: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+          timeout: float = 120.0, what: str) -> str:
+    try:
+        done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
+                              timeout=timeout, check=False)
+    except FileNotFoundError:
+        raise BrowserUnavailable(f"{what}: {command[0]} not found") from None
+    except subprocess.TimeoutExpired:
+        raise BrowserUnavailable(f"{what}: no answer after {timeout:.0f} s") from None
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
+        raise BrowserUnavailable(f"{what} failed (exit {done.returncode}): {tail}")
+    return done.stdout
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        raise BrowserUnavailable("Node.js is not installed (the browser harness runs on it): "
+                                 "install Node.js >= 18 and npm, e.g. `apt-get install nodejs "
+                                 "npm`")
+    version = _tool(node, "--version", what="node --version").strip()
+    try:
+        major = int(version.lstrip("v").split(".")[0])
+    except ValueError:
+        major = 0
+    if major < MIN_NODE:
+        raise BrowserUnavailable(f"Node.js {version} is too old: the browser harness needs "
+                                 f"Node.js >= {MIN_NODE}")
+    return node
+
+
+def _install(home: Path) -> None:
+    """`npm ci` of tools/browser's pinned packages into `home` unless already there."""
+    wanted = {name: (TOOLS / name).read_bytes() for name in ("package.json",
+                                                             "package-lock.json")}
+    installed = (home / "node_modules" / ".package-lock.json").exists() and all(
+        (home / name).exists() and (home / name).read_bytes() == data
+        for name, data in wanted.items())
+    if installed:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise BrowserUnavailable("npm is not installed (it installs the browser harness' "
+                                 "packages): install it, e.g. `apt-get install npm`")
+    for name, data in wanted.items():
+        (home / name).write_bytes(data)
+    env = dict(os.environ, TMPDIR=str(home / "tmp"))
+    _tool(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", cwd=home, env=env,
+          timeout=INSTALL_TIMEOUT_S,
+          what=f"installing @sparticuz/chromium and puppeteer-core into {home} (npm ci)")
+
+
+@functools.cache
+def _setup(home: Path, chrome: str | None) -> BrowserSetup:
+    if not (TOOLS / "run_page.mjs").exists():
+        raise BrowserUnavailable(f"the browser harness is missing ({TOOLS}): it ships with "
+                                 "the source checkout of webnn-converter (tools/browser)")
+    node = _node()
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "tmp").mkdir(exist_ok=True)
+    import fcntl
+
+    with open(home / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # one installer / unpacker at a time
+        _install(home)
+        # the first start unpacks the browser; the page checks that WebNN works
+        probe = BrowserSetup(home, node, "", "", ())
+        with tempfile.TemporaryDirectory(prefix="webnn-browser-") as folder, \
+                PageServer(folder) as server:
+            answer = run_jobs([{"url": server.url(f"{HARNESS}module_page.html?limits=1"),
+                                "timeoutMs": 60000}], probe)
+    result = (answer.get("results") or [{}])[0]
+    if not result.get("ok") or not isinstance(result.get("limits"), dict):
+        raise BrowserUnavailable(f"{answer.get('browser')} ({answer.get('executable')}) has "
+                                 f"no usable WebNN: {_failure(result)}")
+    return BrowserSetup(home, node, str(answer["browser"]), str(answer["executable"]),
+                        tuple(answer["flags"]), result["limits"])
+
+
+def ensure_browser() -> BrowserSetup:
+    """Install (first time) and start-check the browser; raises BrowserUnavailable."""
+    return _setup(browser_home(), os.environ.get(ENV_CHROME))
+
+
+def run_jobs(jobs: Sequence[Mapping[str, Any]], setup: BrowserSetup | None = None
+             ) -> dict[str, Any]:
+    """Run page jobs (see tools/browser/run_page.mjs) in one browser session; returns its
+    JSON answer ({browser, executable, flags, results})."""
+    setup = setup or ensure_browser()
+    total = sum(float(j.get("timeoutMs", JOB_TIMEOUT_S * 1000)) / 1000 for j in jobs) + 60
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump({"jobs": list(jobs)}, f)
+    try:
+        out = _tool(setup.node, str(TOOLS / "run_page.mjs"), "--jobs", f.name,
+                    env=setup.env(), timeout=total, what="running pages in the browser")
+    finally:
+        os.unlink(f.name)
+    try:
+        answer: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise BrowserUnavailable(f"the browser harness gave no JSON: {out[-500:]!r}") from None
+    return answer
+
+
+# -- serving ----------------------------------------------------------------------------------
+
+
+class PageServer:
+    """Serves `folder` on 127.0.0.1 (a free port) in a background thread, plus the harness
+    pages (tools/browser) and the in-memory `extra` files under HARNESS."""
+
+    def __init__(self, folder: str | os.PathLike[str],
+                 extra: Mapping[str, bytes] | None = None) -> None:
+        files = dict(extra or {})
+        root = str(folder)
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, directory=root, **kwargs)
+
+            def do_GET(self) -> None:  # noqa: N802 - http.server's name
+                path = urllib.parse.urlsplit(self.path).path
+                if path.startswith(HARNESS):
+                    name = path[len(HARNESS):]
+                    if name in files:
+                        data, kind = files[name], "application/json"
+                    elif name in ("module_page.html",):
+                        data, kind = (TOOLS / name).read_bytes(), "text/html; charset=utf-8"
+                    else:
+                        self.send_error(404)
+                        return
+                    self.send_response(200)
+                    self.send_header("Content-Type", kind)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.send_header("Cache-Control", "no-store")
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                super().do_GET()
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                pass
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.port = int(self._server.server_address[1])
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def __enter__(self) -> PageServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+
+# -- limits -----------------------------------------------------------------------------------
+
+
+def _within(lim: Mapping[str, Any] | None, data_type: str, rank: int) -> str:
+    """'' when (data_type, rank) lies inside a limits entry, else what is wrong."""
+    if not isinstance(lim, Mapping):
+        return ""
+    types = lim.get("dataTypes")
+    if isinstance(types, list) and data_type not in types:
+        return f"data type {data_type} (supported: {', '.join(map(str, types)) or 'none'})"
+    ranks = lim.get("rankRange")
+    if isinstance(ranks, Mapping):
+        lo, hi = int(ranks.get("min", 0)), int(ranks.get("max", 1 << 30))
+        if not lo <= rank <= hi:
+            return f"rank {rank} (supported: {lo} to {hi})"
+    return ""
+
+
+def _operation_roles(operation: Any, lim: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    """(limits member name, operand) of every operand an operation reads and writes."""
+    sig = op_signature(operation.op)
+    if sig is not None:
+        for param, value in zip(sig.positional, operation.args, strict=False):
+            for v in value if isinstance(value, (list, tuple)) else [value]:
+                if hasattr(v, "descriptor"):
+                    yield param.spec_name, v
+    for key, value in operation.options.items():
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if hasattr(v, "descriptor"):
+                yield key, v
+    outputs = list(operation.outputs)
+    for i, out in enumerate(outputs):
+        if "output" in lim:
+            yield "output", out
+        elif "outputs" in lim:
+            yield "outputs", out
+        else:
+            yield f"output{i}", out
+
+
+def limit_problems(graph: Any, limits: Mapping[str, Any]) -> list[str]:
+    """What in `graph` lies outside a browser's `opSupportLimits()` (one line per operator,
+    role and data type; empty when everything is inside)."""
+    problems: dict[str, int] = {}
+
+    def note(text: str) -> None:
+        problems[text] = problems.get(text, 0) + 1
+
+    max_bytes = limits.get("maxTensorByteLength")
+    seen: set[int] = set()
+
+    def size_check(what: str, operand: Any) -> None:
+        if id(operand) in seen:
+            return
+        seen.add(id(operand))
+        if isinstance(max_bytes, (int, float)) and operand.descriptor.byte_length > max_bytes:
+            note(f"{what}: {operand.descriptor.byte_length} bytes > maxTensorByteLength "
+                 f"{int(max_bytes)}")
+
+    for name, operand in graph.inputs.items():
+        bad = _within(limits.get("input"), operand.data_type, operand.rank)
+        if bad:
+            note(f"graph input {name!r}: {bad}")
+        size_check(f"graph input {name!r}", operand)
+    for name, operand in graph.outputs.items():
+        bad = _within(limits.get("output"), operand.data_type, operand.rank)
+        if bad:
+            note(f"graph output {name!r}: {bad}")
+    for operation in graph.operations:
+        lim = limits.get(operation.op)
+        if not isinstance(lim, Mapping):
+            note(f"{operation.op}: not in the browser's opSupportLimits()")
+            continue
+        for role, operand in _operation_roles(operation, lim):
+            if operand.kind == "constant":
+                bad = _within(limits.get("constant"), operand.data_type, operand.rank)
+                if bad:
+                    note(f"constant of {operation.op}: {bad}")
+            bad = _within(lim.get(role), operand.data_type, operand.rank)
+            if bad:
+                note(f"{operation.op}: {role} {bad}")
+            size_check(f"{operation.op} {role}", operand)
+    return [f"{text} ({count} times)" if count > 1 else text
+            for text, count in problems.items()]
+
+
+# -- running a graph ----------------------------------------------------------------------------
+
+
+def _wire(array: np.ndarray) -> dict[str, Any]:
+    arr = np.ascontiguousarray(array)
+    data = arr.astype(arr.dtype.newbyteorder("<"), copy=False).tobytes()
+    return {"dataType": arr.dtype.name, "shape": list(arr.shape),
+            "base64": base64.b64encode(data).decode("ascii")}
+
+
+def _json_values(array: np.ndarray) -> list[Any]:
+    """Flat values as the generated page's text area takes them (exact for float32/float16;
+    int64 and non-finite numbers as strings)."""
+    arr = np.asarray(array).ravel()
+    if arr.dtype.kind == "f":
+        return [v if np.isfinite(v) else ("NaN" if np.isnan(v) else
+                                          ("Infinity" if v > 0 else "-Infinity"))
+                for v in arr.astype(np.float64).tolist()]
+    if arr.dtype.itemsize == 8:
+        return [str(v) for v in arr.tolist()]
+    return [int(v) for v in arr.tolist()]
+
+
+def _decode(outputs: Any) -> dict[str, np.ndarray]:
+    values: dict[str, np.ndarray] = {}
+    for name, item in (outputs or {}).items():
+        data = base64.b64decode(item["buffer"]["$base64"])
+        dtype = np.dtype(item["dataType"]).newbyteorder("<")
+        values[name] = np.frombuffer(data, dtype=dtype).astype(item["dataType"]).reshape(
+            item["shape"])
+    return values
+
+
+@dataclass(frozen=True)
+class BrowserRun:
+    """What the browser did with a graph. `outputs` come from the module check page,
+    `page_outputs` from the generated HTML page (None when that part was not run or
+    failed); `error` / `page_error` say what failed ('' when nothing did), `problems` what
+    lies outside the browser's limits."""
+
+    browser: str
+    limits: dict[str, Any] | None
+    outputs: dict[str, np.ndarray] | None
+    page_outputs: dict[str, np.ndarray] | None = None
+    error: str = ""
+    page_error: str = ""
+    problems: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _failure(result: Mapping[str, Any]) -> str:
+    stage = result.get("stage")
+    text = str(result.get("error") or "no result")
+    status = str(result.get("status") or "")
+    if status and status not in text:
+        text += f" (page status: {status})"
+    return f"{stage}: {text}" if stage and stage != "done" else text
+
+
+def run_graph(graph: Any, feeds: Mapping[str, np.ndarray], *, page: bool = True,
+              name: str | None = None, timeout: float = JOB_TIMEOUT_S,
+              setup: BrowserSetup | None = None) -> BrowserRun:
+    """Run an MLGraph in the browser on `feeds` (by graph input name, in the graph's data
+    types) through its JavaScript export (see the module docstring). Raises
+    BrowserUnavailable when there is no browser; a graph the browser cannot build or run
+    gives a BrowserRun with `error` set."""
+    return run_graphs([(graph, feeds)], page=page, name=name, timeout=timeout,
+                      setup=setup)[0]
+
+
+def run_graphs(items: Sequence[tuple[Any, Mapping[str, np.ndarray]]], *, page: bool = True,
+               name: str | None = None, timeout: float = JOB_TIMEOUT_S,
+               setup: BrowserSetup | None = None) -> list[BrowserRun]:
+    """`run_graph` for several (graph, feeds) pairs in one browser session (one start)."""
+    setup = setup or ensure_browser()
+    ms = int(timeout * 1000)
+    with tempfile.TemporaryDirectory(prefix="webnn-browser-") as root:
+        extra: dict[str, bytes] = {}
+        jobs: list[dict[str, Any]] = []
+        failed: dict[int, str] = {}
+        for i, (graph, given) in enumerate(items):
+            feeds = {k: np.asarray(v, dtype=graph.inputs[k].data_type)
+                     for k, v in given.items() if k in graph.inputs}
+            try:  # what `webnn-convert convert --format js` writes
+                export(graph, Path(root) / f"g{i}", format="js", stem="model", name=name)
+            except Exception as exc:  # noqa: BLE001 - reported as this graph's error
+                failed[i] = f"export: {type(exc).__name__}: {exc}"
+                continue
+            extra[f"inputs{i}.json"] = json.dumps({k: _wire(v) for k, v in feeds.items()}
+                                                  ).encode()
+            query = urllib.parse.urlencode({"module": f"/g{i}/model.js",
+                                            "inputs": f"{HARNESS}inputs{i}.json"})
+            jobs.append({"url": f"{HARNESS}module_page.html?{query}", "timeoutMs": ms})
+            if page:
+                typed = json.dumps({k: _json_values(v) for k, v in feeds.items()})
+                jobs.append({"url": f"/g{i}/model.html", "ready": "__webnnReady",
+                             "fill": {"#inputs": typed, "#runs": "1"}, "click": "#run",
+                             "timeoutMs": ms})
+        answer: dict[str, Any] = {}
+        if jobs:
+            with PageServer(root, extra) as server:
+                for job in jobs:
+                    job["url"] = server.url(job["url"])
+                answer = run_jobs(jobs, setup)
+    results: list[dict[str, Any]] = answer.get("results") or []
+    browser = str(answer.get("browser") or setup.browser)
+    per = 2 if page else 1
+    runs, done = [], 0
+    for i, (graph, _) in enumerate(items):
+        if i in failed:
+            runs.append(BrowserRun(browser, None, None, error=failed[i]))
+        else:
+            runs.append(_run_of(graph, browser, results[done * per:(done + 1) * per], page))
+            done += 1
+    return runs
+
+
+def _run_of(graph: Any, browser: str, results: list[dict[str, Any]], page: bool
+            ) -> BrowserRun:
+    module: dict[str, Any] = results[0] if results else {"ok": False, "error": "no result"}
+    limits = module["limits"] if isinstance(module.get("limits"), dict) else None
+    problems = tuple(limit_problems(graph, limits)) if limits else ()
+    outputs = _decode(module.get("outputs")) if module.get("ok") else None
+    error = "" if module.get("ok") else _failure(module)
+    page_outputs, page_error = None, ""
+    if page and len(results) > 1:
+        shown = results[1]
+        if shown.get("ok"):
+            page_outputs = _decode(shown.get("outputs"))
+        else:
+            page_error = _failure(shown)
+    timings = {f"browser_{k}": float(v) / 1000 for k, v in (module.get("timings") or {}).items()
+               if isinstance(v, (int, float))}
+    return BrowserRun(browser, limits, outputs, page_outputs, error, page_error, problems,
+                      timings)
+
+
+def browser_limits(setup: BrowserSetup | None = None) -> dict[str, Any]:
+    """The browser's `opSupportLimits()` (a default context); raises BrowserUnavailable."""
+    return dict((setup or ensure_browser()).limits)
+
+
+# -- checks --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BrowserCheck:
+    """The browser's outputs compared with the reference framework's.
+
+    `status`: "pass"; "fail" (an output outside tolerance, or the generated page disagrees);
+    "unsupported" (the graph lies outside the browser's opSupportLimits(): `problems`);
+    "error" (the browser could not build or run it for another reason: `message`).
+    `outputs` compares the module check page's outputs, `page_outputs` the generated HTML
+    page's, with the reference."""
+
+    browser: str
+    status: str
+    outputs: tuple[Comparison, ...] = ()
+    page_outputs: tuple[Comparison, ...] = ()
+    message: str = ""
+    problems: tuple[str, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    @property
+    def max_abs(self) -> float | None:
+        return max((c.max_abs for c in self.outputs), default=None)
+
+    def to_dict(self) -> dict[str, Any]:
+        from .compare import json_number
+
+        return {"browser": self.browser, "status": self.status, "message": self.message,
+                "problems": list(self.problems),
+                "max_abs": json_number(self.max_abs) if self.max_abs is not None else None,
+                "outputs": [c.to_dict() for c in self.outputs],
+                "page_outputs": [c.to_dict() for c in self.page_outputs],
+                "timings": {k: round(v, 6) for k, v in self.timings.items()}}
+
+    def summary(self) -> str:
+        """One line: status, worst error or the reason."""
+        if self.status in ("pass", "fail") and self.outputs:
+            worst = max(self.outputs, key=lambda c: c.max_abs)
+            text = f"{self.status} (max abs {worst.max_abs:.3g})"
+            return text + (f": {self.message}" if self.message else "")
+        if self.status == "unsupported":
+            return "unsupported: " + "; ".join(self.problems[:3]) + (
+                f"; ... ({len(self.problems)} in all)" if len(self.problems) > 3 else "")
+        return f"{self.status}: {self.message}"
+
+    def to_text(self) -> str:
+        lines = [f"real browser ({self.browser}): {self.summary()}"]
+        for kind, items in (("module", self.outputs), ("page", self.page_outputs)):
+            for c in items:
+                lines.append(f"  {kind} {c.name}: max abs {c.max_abs:.3g} tolerance "
+                             f"{c.bound:.3g} {'ok' if c.passed else 'FAIL'}"
+                             + (f" ({c.note})" if c.note else ""))
+        if self.status == "unsupported":
+            lines += [f"  outside the browser's limits: {p}" for p in self.problems]
+        return "\n".join(lines)
+
+
+def classify(run: BrowserRun, outputs: Sequence[Comparison],
+             page_outputs: Sequence[Comparison]) -> BrowserCheck:
+    """The BrowserCheck of a run whose outputs were compared (see BrowserCheck.status)."""
+    timings = dict(run.timings)
+    if run.outputs is None:
+        if run.problems:
+            return BrowserCheck(run.browser, "unsupported", message=run.error,
+                                problems=run.problems, timings=timings)
+        return BrowserCheck(run.browser, "error", message=run.error, timings=timings)
+    notes = []
+    if run.page_error:
+        notes.append(f"the generated page failed: {run.page_error}")
+    bad = [c.name for c in outputs if not c.passed]
+    bad += [f"{c.name} (page)" for c in page_outputs if not c.passed]
+    if bad:
+        notes.append(f"outside tolerance: {', '.join(bad)}")
+    status = "fail" if notes else "pass"
+    return BrowserCheck(run.browser, status, tuple(outputs), tuple(page_outputs),
+                        "; ".join(notes), run.problems, timings)
+
+
+__all__ = ["BrowserCheck", "BrowserRun", "BrowserSetup", "BrowserUnavailable", "PageServer",
+           "browser_home", "browser_limits", "classify", "ensure_browser", "limit_problems",
+           "run_graph", "run_graphs", "run_jobs"]
