@@ -17,7 +17,6 @@ whose target is `{canary}` points at the canary's absolute path.
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import random
@@ -138,7 +137,3 @@ def case_rng(campaign_seed: int, index: int) -> random.Random:
     """The random generator of case `index`: independent of the others (any case can be
     regenerated alone, whatever --jobs)."""
     return random.Random(f"webnn-fuzz:{campaign_seed}:{index}")
-
-
-def b64(data: bytes) -> str:  # pragma: no cover - debugging helper
-    return base64.b64encode(data).decode()

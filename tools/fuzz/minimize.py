@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from .case import Case
 from .classify import Verdict
@@ -64,28 +65,28 @@ def _onnx_candidates(data: bytes) -> Iterator[bytes]:
     model = onnx.ModelProto()
     model.ParseFromString(data)
 
-    def edit(fn: Callable[[onnx.ModelProto], object]) -> bytes:
+    def pop(items: Callable[[onnx.ModelProto], Any], index: int) -> bytes:
         m = onnx.ModelProto()
         m.CopyFrom(model)
-        fn(m)
-        return m.SerializeToString()
+        items(m).pop(index)
+        return bytes(m.SerializeToString())
 
     g = model.graph
     for i in reversed(range(len(g.node))):
-        yield edit(lambda m, i=i: m.graph.node.pop(i))
+        yield pop(lambda m: m.graph.node, i)
     for i, node in enumerate(g.node):
         for j in reversed(range(len(node.input))):
-            yield edit(lambda m, i=i, j=j: m.graph.node[i].input.pop(j))
+            yield pop(lambda m: m.graph.node[i].input, j)
         for j in reversed(range(1, len(node.output))):
-            yield edit(lambda m, i=i, j=j: m.graph.node[i].output.pop(j))
+            yield pop(lambda m: m.graph.node[i].output, j)
         for j in reversed(range(len(node.attribute))):
-            yield edit(lambda m, i=i, j=j: m.graph.node[i].attribute.pop(j))
+            yield pop(lambda m: m.graph.node[i].attribute, j)
     for i in reversed(range(1, len(g.output))):
-        yield edit(lambda m, i=i: m.graph.output.pop(i))
+        yield pop(lambda m: m.graph.output, i)
     for i in reversed(range(len(g.input))):
-        yield edit(lambda m, i=i: m.graph.input.pop(i))
+        yield pop(lambda m: m.graph.input, i)
     for i in reversed(range(len(g.initializer))):
-        yield edit(lambda m, i=i: m.graph.initializer.pop(i))
+        yield pop(lambda m: m.graph.initializer, i)
 
     def strip(m: onnx.ModelProto) -> None:
         for f in ("doc_string", "producer_name", "producer_version", "metadata_props"):
@@ -93,7 +94,10 @@ def _onnx_candidates(data: bytes) -> Iterator[bytes]:
         m.graph.ClearField("doc_string")
         m.graph.ClearField("value_info")
 
-    yield edit(strip)
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    strip(m)
+    yield bytes(m.SerializeToString())
 
 
 def _greedy(case: Case, want: Verdict, check: Check, budget: Budget,

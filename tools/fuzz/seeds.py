@@ -55,7 +55,7 @@ def _module(name: str) -> ModuleType:
 
 def _litert_schema() -> Any | None:
     try:
-        from ai_edge_litert import schema_py_generated  # type: ignore[import-not-found]
+        from ai_edge_litert import schema_py_generated
     except ImportError:
         return None
     return schema_py_generated
@@ -274,7 +274,7 @@ def _inputs_npz(result: Any) -> bytes:
         else:
             arrays[v.name] = rng.uniform(-1, 1, shape).astype(v.dtype)
     buf = io.BytesIO()
-    np.savez(buf, **arrays)
+    np.savez(buf, **arrays)  # type: ignore[arg-type]  # (mypy matches allow_pickle)
     return buf.getvalue()
 
 
@@ -294,7 +294,7 @@ def _kind_of(name: str) -> str | None:
 
 def _convert_seed(seed: Seed, folder: Path) -> Any:
     """Convert a model seed in-process (as `convert` would) with its --dim options."""
-    import converter
+    from converter.api import convert
 
     for name, data in seed.files.items():
         (folder / name).write_bytes(data)
@@ -305,13 +305,12 @@ def _convert_seed(seed: Seed, folder: Path) -> Any:
             key, _, val = value.partition("=")
             free_dims[key] = int(val)
     model = folder / next(iter(seed.kinds.values()))
-    return converter.convert(str(model), free_dims=free_dims) if free_dims else \
-        converter.convert(str(model))
+    return convert(str(model), free_dims=free_dims) if free_dims else convert(str(model))
 
 
 def export_graphs(models: list[Seed]) -> list[Seed]:
     """The WebNN graph seeds: each of GRAPH_SOURCES in each of GRAPH_FORMATS."""
-    import converter
+    from converter.api import export
 
     out: list[Seed] = []
     by_name = {s.name: s for s in models}
@@ -325,7 +324,7 @@ def export_graphs(models: list[Seed]) -> list[Seed]:
             inputs = _inputs_npz(result)
             for fmt, weights in GRAPH_FORMATS:
                 folder = Path(tmp) / f"{name}-{fmt}-{weights}"
-                converter.export(result, folder, format=fmt, weights=weights, stem=name)
+                export(result, folder, format=fmt, weights=weights, stem=name)
                 files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())
                          if p.name != MARKER}
                 kinds = {k: n for n in files if (k := _kind_of(n)) is not None}

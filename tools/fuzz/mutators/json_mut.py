@@ -81,11 +81,11 @@ def mutate_doc(doc: Any, rng: random.Random, mut: Mutation, prefix: str) -> Any:
             node[rng.choice([evil_string(rng), key.upper(), "", key + " "])] = node.pop(key)
         mut.note(f"{prefix}.rename")
     elif how == "add":
-        dicts = [n for n, _ in paths if isinstance(n, dict)] or \
+        targets: list[dict[Any, Any]] = [n for n, _ in paths if isinstance(n, dict)] or \
             ([doc] if isinstance(doc, dict) else [])
-        if dicts:
-            rng.choice(dicts)[rng.choice(["__proto__", "extra", "evil\nkey",
-                                          "constructor"])] = evil_value(rng)
+        if targets:
+            rng.choice(targets)[rng.choice(["__proto__", "extra", "evil\nkey",
+                                            "constructor"])] = evil_value(rng)
         mut.note(f"{prefix}.add")
     else:
         node, key = rng.choice(paths)

@@ -192,7 +192,7 @@ def attr_kind(model: onnx.ModelProto, rng: random.Random, mut: Mutation) -> str 
 
 
 def _raw(t: onnx.TensorProto) -> bool:
-    return t.HasField("raw_data")
+    return bool(t.HasField("raw_data"))
 
 
 def tensor_dims(model: onnx.ModelProto, rng: random.Random, mut: Mutation) -> str | None:
@@ -464,8 +464,9 @@ def graph_io(model: onnx.ModelProto, rng: random.Random, mut: Mutation) -> str |
                                                 ["free"])
         g.input.append(vi)
     elif how == "extra-input":
+        dims: list[Any] = [rng.choice(["d", 1])]
         g.input.append(onnx.helper.make_tensor_value_info(
-            evil_string(rng) or "extra", rng.choice(DTYPES[1:12]), [rng.choice([1, "d"])]))
+            evil_string(rng) or "extra", rng.choice(DTYPES[1:12]), dims))
     elif how == "output-is-init" and g.initializer and g.output:
         g.output[0].name = g.initializer[0].name
     else:
@@ -622,7 +623,7 @@ def mutate(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
     model = onnx.ModelProto()
     model.ParseFromString(data)
     apply_some(model, rng, mut, "onnx", MUTATORS, rng.choice([1, 1, 1, 2, 3]))
-    return model.SerializeToString()
+    return bytes(model.SerializeToString())
 
 
 def parse(data: bytes) -> Any:

@@ -21,7 +21,7 @@ U32 = [0, 1, 2, 3, 255, 65535, 2**31 - 1, 2**31, 2**32 - 1]
 
 def schema() -> Any | None:
     try:
-        from ai_edge_litert import schema_py_generated  # type: ignore[import-not-found]
+        from ai_edge_litert import schema_py_generated
     except ImportError:
         return None
     return schema_py_generated
@@ -350,9 +350,11 @@ def _pack(S: Any, model: Any) -> bytes:
 def field_positions(data: bytes) -> list[tuple[int, int]]:
     """(position, width hint) of the fields and vtable entries of the Model, SubGraph,
     Tensor, Operator, OperatorCode and Buffer tables (at most a few hundred)."""
-    reader = schema()
+    reader: Any = schema()
     if reader is None:
-        import tflite as reader  # type: ignore[import-untyped,no-redef]
+        import tflite
+
+        reader = tflite
     buf = bytearray(data)
     out: list[tuple[int, int]] = []
 
