@@ -75,12 +75,9 @@ def _onnx_candidates(data: bytes) -> Iterator[bytes]:
     for i in reversed(range(len(g.node))):
         yield pop(lambda m: m.graph.node, i)
     for i, node in enumerate(g.node):
-        for j in reversed(range(len(node.input))):
-            yield pop(lambda m: m.graph.node[i].input, j)
-        for j in reversed(range(1, len(node.output))):
-            yield pop(lambda m: m.graph.node[i].output, j)
-        for j in reversed(range(len(node.attribute))):
-            yield pop(lambda m: m.graph.node[i].attribute, j)
+        for field, first in (("input", 0), ("output", 1), ("attribute", 0)):
+            for j in reversed(range(first, len(getattr(node, field)))):
+                yield pop(_node_field(i, field), j)
     for i in reversed(range(1, len(g.output))):
         yield pop(lambda m: m.graph.output, i)
     for i in reversed(range(len(g.input))):
@@ -98,6 +95,10 @@ def _onnx_candidates(data: bytes) -> Iterator[bytes]:
     m.CopyFrom(model)
     strip(m)
     yield bytes(m.SerializeToString())
+
+
+def _node_field(i: int, field: str) -> Callable[[Any], Any]:
+    return lambda m: getattr(m.graph.node[i], field)
 
 
 def _greedy(case: Case, want: Verdict, check: Check, budget: Budget,
