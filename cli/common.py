@@ -65,6 +65,10 @@ def error_parts(exc: Exception) -> tuple[int, str, dict[str, Any]]:
     """(exit code, message, JSON form) of an error."""
     from converter.errors import ConversionError
 
+    if isinstance(exc, MemoryError):  # names the budgets that stop a model earlier
+        from converter.budgets import out_of_memory
+
+        exc = out_of_memory(given_budgets(), "the command")
     if isinstance(exc, CommandError):
         return exc.code, str(exc), exc.data
     if isinstance(exc, ConversionError):
@@ -424,7 +428,59 @@ def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
                      help="TFLite SignatureDef to convert (names become its aliases)."),
     ]):
         fn = deco(fn)
-    return fn
+    return budget_options(*CONVERSION_BUDGETS)(fn)
+
+
+CONVERSION_BUDGETS = ("max_constant_bytes", "max_total_constant_bytes", "max_unrolled_nodes",
+                      "max_trip_count", "max_recurrent_steps", "max_nesting")
+"""The budgets (`converter.budgets`) `model_options` adds flags for; `--max-export-bytes`
+is the convert command's own."""
+_BUDGETS_KEY = "webnn_convert.budgets"
+
+
+def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator adding one flag per named budget (`--max-constant-bytes SIZE`, ...). The
+    values are not passed to the command: `given_budgets()` collects them."""
+    from converter.budgets import SPECS, amount_text, parse_count, parse_size
+
+    def store(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
+        spec = SPECS[name]
+
+        def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+            if value is None:
+                return
+            try:
+                parsed = (parse_size if spec.is_bytes else parse_count)(value, spec.flag)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc).removeprefix(f"{spec.flag}: "),
+                                         param_hint=spec.flag) from None
+            ctx.meta.setdefault(_BUDGETS_KEY, {})[name] = parsed
+
+        return callback
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        from converter.budgets import DEFAULTS
+
+        for name in reversed(names):
+            spec = SPECS[name]
+            default = amount_text(spec, int(getattr(DEFAULTS, name)))
+            fn = click.option(spec.flag, metavar="SIZE" if spec.is_bytes else "N",
+                              default=None, expose_value=False, callback=store(name),
+                              help=f"Budget: {spec.help} [default: {default}"
+                                   f"{'; e.g. 4GiB, 500MB' if spec.is_bytes else ''}].")(fn)
+        return fn
+
+    return decorate
+
+
+def given_budgets() -> Any:
+    """The `converter.budgets.Budgets` of the budget flags given to the running command
+    (defaults for the others)."""
+    from converter.budgets import Budgets
+
+    ctx = click.get_current_context(silent=True)
+    values = ctx.meta.get(_BUDGETS_KEY, {}) if ctx is not None else {}
+    return Budgets(**values)
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -468,7 +524,8 @@ def conversion_kwargs(dims: Sequence[str], shapes: Sequence[str], pins: Sequence
             named[name] = n
         return {"free_dims": named or None, "input_dims": axes or None,
                 "input_shapes": parse_shapes(shapes) or None,
-                "pin_inputs": parse_pins(pins) or None, "signature": signature}
+                "pin_inputs": parse_pins(pins) or None, "signature": signature,
+                "budgets": given_budgets()}
     except click.BadParameter as exc:
         raise CommandError(exc.format_message()) from None
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
+__all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
            "InvalidModel", "ModelInfo", "RequiresConstantInput", "SpecViolation",
            "UnresolvedDimensions", "UnsupportedAttribute", "UnsupportedDataType",
            "UnsupportedOp", "ValidationReport", "__version__", "convert", "export",
@@ -22,6 +22,8 @@ __all__ = ["ConversionError", "ConversionFailed", "ConversionReport", "Conversio
 if TYPE_CHECKING:
     from . import export
     from .api import (
+        BudgetExceeded,
+        Budgets,
         ConversionError,
         ConversionFailed,
         ConversionReport,

@@ -6,6 +6,7 @@ result = convert("model.onnx", free_dims={"batch": 1})     # ConversionResult
 outputs = result.run({"x": image})                           # source names and dtypes
 report = validate("model.onnx", free_dims={"batch": 1})     # ValidationReport, .passed
 info = inspect_model("model.onnx")                           # ModelInfo, without converting
+convert("model.onnx", budgets=Budgets(max_constant_bytes="4GiB"))  # raise a budget
 export(result, "out", format="all")                          # .webnn + weights, .js/.html, .onnx
 graph = load("out/model.webnn")                              # MLGraph
 ```
@@ -16,8 +17,10 @@ classes of `converter.errors`, all subclasses of `ConversionError`.
 
 from __future__ import annotations
 
+from .budgets import Budgets
 from .conversion import convert
 from .errors import (
+    BudgetExceeded,
     ConversionError,
     ConversionFailed,
     InvalidModel,
@@ -34,7 +37,7 @@ from .result import ConversionResult
 from .validate import ValidationReport, validate
 from .validate.inspect import ModelInfo, inspect_model
 
-__all__ = ["ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
+__all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
            "InvalidModel", "ModelInfo", "RequiresConstantInput", "SpecViolation",
            "UnresolvedDimensions", "UnsupportedAttribute", "UnsupportedDataType",
            "UnsupportedOp", "ValidationReport", "convert", "export", "inspect_model", "load",

@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from .budgets import Budgets, out_of_memory, using
 from .confine import allowed_roots
 from .frontends import get
 from .frontends.detect import detect_format, model_label
@@ -37,7 +38,8 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
             pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None, *,
             input_dims: Mapping[str, Mapping[int, int]] | None = None,
             fmt: str | None = None,
-            allow_roots: Iterable[str | os.PathLike[str]] | None = None) -> ConversionResult:
+            allow_roots: Iterable[str | os.PathLike[str]] | None = None,
+            budgets: Budgets | None = None) -> ConversionResult:
     """Convert a model (a path, the file's bytes, or an in-memory model object a front end
     accepts, such as an `onnx.ModelProto`) to a WebNN graph.
 
@@ -50,10 +52,18 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
     Files the model refers to (ONNX external data) must lie inside the model's folder once
     symlinks are resolved, or inside one of `allow_roots` (`PathOutsideFolder` otherwise;
     see `converter.confine`).
+
+    `budgets` (`converter.budgets.Budgets`, default the active ones) bound the memory and
+    work the model may ask for: `BudgetExceeded` names the budget a model goes over (a
+    MemoryError becomes one too).
     """
-    with allowed_roots(allow_roots):
-        return _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
-                        input_shapes=input_shapes, pin_inputs=pin_inputs, signature=signature)
+    with allowed_roots(allow_roots), using(budgets) as active_budgets:
+        try:
+            return _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
+                            input_shapes=input_shapes, pin_inputs=pin_inputs,
+                            signature=signature, budgets=active_budgets)
+        except MemoryError:
+            raise out_of_memory(active_budgets) from None
 
 
 def _convert(model: Any, fmt: str | None, **options: Any) -> ConversionResult:

@@ -440,6 +440,38 @@ class InternalError(ConversionError):
     default_hint = "please report this with the model"
 
 
+class BudgetExceeded(ConversionError):
+    """The model asks for more than a budget of `converter.budgets.Budgets` allows (a folded
+    constant too large, a loop too long, subgraphs nested too deeply, ...), or the
+    conversion ran out of memory. Raised before the memory is allocated or the work done;
+    the importer stops at the first one (it is never collected into `ConversionFailed`).
+
+    `budget` is the field name (None for running out of memory), `flag` the command-line
+    flag that raises it, `amount` and `limit` the amount asked for and the budget."""
+
+    reason_code = "budget_exceeded"
+
+    def __init__(self, message: str, *, budget: str | None, flag: str,
+                 amount: int | None = None, limit: int | None = None,
+                 hint_cli: str | None = None, hint_python: str | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.budget = budget
+        self.flag = flag
+        self.amount = amount
+        self.limit = limit
+        self._hints = {"cli": hint_cli or f"raise it with {flag}",
+                       "python": hint_python or f"raise it with budgets=Budgets({budget}=...)"}
+
+    def hint_text(self, interface: Interface = "python") -> str:
+        return self._hints[interface]
+
+    def to_dict(self, interface: Interface = "python") -> dict[str, Any]:
+        out = super().to_dict(interface)
+        out.update(budget=self.budget, flag=self.flag, amount=self.amount, limit=self.limit)
+        return out
+
+
 class ConversionFailed(ConversionError):
     """Aggregate of every node error of one conversion.
 

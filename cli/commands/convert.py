@@ -10,6 +10,7 @@ import click
 from ..common import (
     CommandError,
     allow_root_option,
+    budget_options,
     common_options,
     conversion_kwargs,
     describe,
@@ -44,6 +45,7 @@ from ..common import (
 @click.option("--force", is_flag=True,
               help="Write into a non-empty folder that webnn-convert did not write: files of "
                    "the same names are replaced, nothing else is removed.")
+@budget_options("max_export_bytes")
 @model_options
 @allow_root_option
 @progress_option
@@ -91,7 +93,7 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
         say(f"writing {fmt} files to {folder}")
         try:
             written = export(result, folder, format=fmt, stem=name, weights=weights,
-                             force=force)
+                             force=force, budgets=kwargs["budgets"])
         except FolderNotOurs as exc:
             raise CommandError(f"{folder}: {exc.reason}; use --force to write into it anyway"
                                ) from None

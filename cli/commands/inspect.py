@@ -9,9 +9,11 @@ from converter.errors import show
 from ..common import (
     EXIT_BAD,
     allow_root_option,
+    budget_options,
     common_options,
     echo_error,
     emit_json,
+    given_budgets,
     handled,
 )
 
@@ -19,6 +21,7 @@ from ..common import (
 @click.command()
 @click.argument("model", type=click.Path())
 @click.option("--signature", default=None, metavar="KEY", help="TFLite SignatureDef.")
+@budget_options("max_constant_bytes")
 @allow_root_option
 @common_options
 def inspect(model: str, signature: str | None, allow_roots: tuple[str, ...], debug: bool,
@@ -26,9 +29,11 @@ def inspect(model: str, signature: str | None, allow_roots: tuple[str, ...], deb
     """Show MODEL's inputs, outputs, free dimensions and op types with their support status,
     without converting it. Exits 2 when an op type is unsupported."""
     with handled(debug, as_json):
+        from converter.budgets import using
         from converter.validate.inspect import inspect_model
 
-        info = inspect_model(model, signature=signature, allow_roots=allow_roots)
+        with using(given_budgets()):  # sparse TFLite tensors are densified when read
+            info = inspect_model(model, signature=signature, allow_roots=allow_roots)
         if as_json:
             emit_json(info.to_dict())
         else:

@@ -67,6 +67,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from converter.budgets import Budgets, out_of_memory
+from converter.budgets import active as active_budgets
 from converter.confine import allowed_roots, confined
 from converter.serialize.errors import WebnnFormatError
 from converter.serialize.json_reader import is_json_document, load_webnn_json
@@ -276,7 +278,7 @@ def _claim(folder: Path, force: bool, shown: Path) -> set[str] | None:
 
 def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "webnn",
            stem: str = "model", *, name: str | None = None, weights: str = "blob",
-           force: bool = False) -> list[Path]:
+           force: bool = False, budgets: Budgets | None = None) -> list[Path]:
     """Write `graph_or_result` (an MLGraph or anything with a `.graph`) into `outdir` in
     `format` ("webnn", "webnn-json", "js", "onnx" or "all"); returns the written paths
     (inside outdir; the marker file is not listed).
@@ -288,13 +290,19 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     files are replaced (stale ones removed); `force=True` merges into any folder and removes
     nothing (see the module docstring). Raises ValueError for a bad argument,
     NotADirectoryError / `FolderNotOurs` (a FileExistsError) for an unusable `outdir`, and
-    whatever the writers raise (nothing is left behind then).
+    whatever the writers raise (nothing is left behind then). `BudgetExceeded` when the
+    files would be larger than the `max_export_bytes` budget (`budgets`, default the
+    active ones; estimated before anything is written, see `export_size`), or when the
+    writers run out of memory.
     """
     graph = _graph_of(graph_or_result)
     if format not in FORMATS:
         raise ValueError(f"export: format {format!r} is not one of {', '.join(FORMATS)}")
     if weights not in WEIGHTS:
         raise ValueError(f"export: weights {weights!r} is not one of {', '.join(WEIGHTS)}")
+    budgets = budgets if budgets is not None else active_budgets()
+    budgets.check("max_export_bytes", export_size(graph, format, weights),
+                  f"the {format} export would write about")
     check_stem(stem)
     outdir = Path(outdir)
     check_outdir(outdir, force=force)  # fail early, before the work
@@ -305,8 +313,11 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     file_mode, dir_mode = 0o666 & ~mask, 0o777 & ~mask
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=parent))
     try:
-        written = _write_all(graph, tmp, format, stem, name if name is not None else stem,
-                             weights)
+        try:
+            written = _write_all(graph, tmp, format, stem, name if name is not None else stem,
+                                 weights)
+        except MemoryError:
+            raise out_of_memory(budgets, "the export") from None
         names = [p.name for p in written]
         files = sorted(p.name for p in tmp.iterdir())  # `written` and anything else there
         for n in files:
@@ -339,6 +350,26 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+TEXT_BYTES_PER_OPERATION = 160
+"""What `export_size` reckons one operation takes in each text file (.webnn, .js, .onnx)."""
+
+
+def export_size(graph: MLGraph, format: str = "webnn", weights: str = "blob") -> int:
+    """An estimate of the bytes `export(graph, format=..., weights=...)` writes: the
+    constants' bytes once per file that carries them (the weights blob, a safetensors file,
+    the ONNX model or its external data) plus `TEXT_BYTES_PER_OPERATION` per operation and
+    text file. A lower bound for the weights, rough for the text."""
+    constant_bytes = sum(int(c.value.nbytes) for c in graph.constants if c.value is not None)
+    copies = texts = 0
+    if format in ("webnn", "webnn-json", "js", "all"):
+        copies += 1 + (weights == "safetensors" and format in ("js", "all"))
+        texts += 1 + (format in ("js", "all"))
+    if format in ("onnx", "all"):
+        copies += 1
+        texts += 1
+    return constant_bytes * copies + len(graph.operations) * TEXT_BYTES_PER_OPERATION * texts
 
 
 def load(path: str | os.PathLike[str], *, context: MLContext | None = None,

@@ -10,6 +10,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
+from ..budgets import Budgets, active
 from ..errors import (
     InternalError,
     InvalidModel,
@@ -20,12 +21,15 @@ from ..errors import (
 from ..ir import Node
 from ..webnn import MLGraphBuilder, MLOperand
 from ..webnn.dtypes import carrier_type
+from .metering import Meter, Unrolling, shape_bytes
 
-MAX_INLINE_DEPTH = 16
-"""How deeply function bodies and subgraphs may nest inside each other."""
+MAX_INLINE_DEPTH = Budgets().max_nesting
+"""The default of the `max_nesting` budget (`converter.budgets`): how deeply function bodies
+and subgraphs may nest inside each other."""
 
-MAX_UNROLLED_NODES = 4096
-"""How many nodes unrolling one Loop or Scan may produce (iterations x body nodes)."""
+MAX_UNROLLED_NODES = Budgets().max_unrolled_nodes
+"""The default of the `max_unrolled_nodes` budget (`converter.budgets`): how many source
+nodes unrolled loops may convert."""
 
 
 webnn_dtype = carrier_type
@@ -90,6 +94,11 @@ class ImportContext:
     - `node`, `folding`, `queried`: the node being converted, whether this context folds a
       node on a scratch builder, and the values a handler asked about that were not
       constants.
+    - `budgets` (`converter.budgets.Budgets`) and `meter` (what the import has spent, shared
+      by every context of one import): `check_constant(shape, dtype)` before allocating a
+      constant, `unrolling(what, trip, body_nodes)` around a loop being unrolled,
+      `budgets.check(name, amount, subject)` for the other budgets. A budget error
+      (`BudgetExceeded`) stops the whole conversion.
     """
 
     def __init__(self, builder: MLGraphBuilder, consts: dict[str, np.ndarray],
@@ -98,7 +107,8 @@ class ImportContext:
                  observer: ImportObserver | None = None,
                  run_subgraph: SubgraphRunner | None = None,
                  bool_values: set[str] | None = None,
-                 shared: dict[type, Any] | None = None) -> None:
+                 shared: dict[type, Any] | None = None,
+                 budgets: Budgets | None = None) -> None:
         self.builder = builder
         self.consts = consts
         self.operands = operands
@@ -115,6 +125,29 @@ class ImportContext:
         constants; attached to the node's error as `constant_candidates`."""
         self._run_subgraph = run_subgraph
         self._shared: dict[type, Any] = {} if shared is None else shared
+        if Meter not in self._shared:
+            self._shared[Meter] = Meter(budgets if budgets is not None else active())
+        self.meter: Meter = self._shared[Meter]
+        """Budget accounting of the import (the same for every context of it)."""
+
+    @property
+    def budgets(self) -> Budgets:
+        """The budgets of this conversion (`converter.budgets.Budgets`)."""
+        return self.meter.budgets
+
+    def check_constant(self, shape: Any, dtype: Any,
+                       subject: str = "the folded constant would take") -> None:
+        """Raise `BudgetExceeded` when a constant of `shape` (or that many elements) and
+        `dtype` (numpy dtype, WebNN type name or bytes per element) would be larger than
+        the `max_constant_bytes` budget; call it BEFORE allocating the array."""
+        self.meter.check_constant(shape_bytes(shape, dtype), subject)
+
+    def unrolling(self, what: str, trip: int | None, body_nodes: int,
+                  max_trip: int | None = None) -> Unrolling:
+        """A loop about to be unrolled (`converter.importer.metering.Unrolling`): checks the
+        trip count and iterations x body nodes now; use it as a context manager around the
+        iterations and call `step()` before each one."""
+        return Unrolling(self.meter, what, trip, body_nodes, max_trip)
 
     # -- values ----------------------------------------------------------------------
     def has(self, name: str) -> bool:
@@ -160,7 +193,8 @@ class ImportContext:
         if name in self.operands:
             return self.operands[name]
         if name in self.consts:
-            operand = self.constant(self.consts[name], what=f"constant {name!r}")
+            operand = self.constant(self.consts[name], what=f"constant {name!r}",
+                                    produced=False)
             self.operands[name] = operand
             return operand
         raise InternalError(f"value {name!r} was never produced")
@@ -244,10 +278,17 @@ class ImportContext:
 
     # -- creating things --------------------------------------------------------------
     def constant(self, value: Any, data_type: str | None = None, *,
-                 what: str = "constant") -> MLOperand:
+                 what: str = "constant", produced: bool = True) -> MLOperand:
         """A new builder constant in its WebNN carrier type (`carrier_type`: bool -> uint8,
-        float64 -> float32 with a warning)."""
+        float64 -> float32 with a warning). Its bytes count against the budgets: the total
+        always, one constant's budget when `produced` (made by a handler, not a value of
+        the model or one already folded)."""
         arr = np.asarray(value)
+        subject = f"the {what} would take" if what == "constant" else f"{what} would take"
+        if not self.folding:  # a scratch builder's constants live only while it folds
+            self.meter.add_constant(int(arr.nbytes), single=produced, subject=subject)
+        elif produced:
+            self.meter.check_constant(int(arr.nbytes), subject)
         if data_type is not None:
             arr = arr.astype(data_type)
         dt = dtype_str(arr)

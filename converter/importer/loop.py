@@ -21,7 +21,13 @@
 - Front ends subclass `Importer` for what only their format has: functions inlined when a
   node has no handler (`_inline`, ONNX), subgraphs (`run_subgraph`: ONNX If/Loop/Scan
   bodies, TFLite subgraph indices), each converted in a fresh name scope that sees every
-  value of the enclosing scopes (nesting bounded by `MAX_INLINE_DEPTH`).
+  value of the enclosing scopes (nesting bounded by the `max_nesting` budget).
+- Budgets (`converter.budgets`, `Importer(..., budgets=...)`, default the active ones): folded
+  values are checked against `max_constant_bytes` before they are computed (every operation
+  of a replayed fold by its output descriptor) and added to `max_total_constant_bytes`;
+  nodes converted inside unrolled loops count against `max_unrolled_nodes`. A
+  `BudgetExceeded` error stops the conversion at once (it is not collected), and so does a
+  MemoryError, turned into one.
 """
 
 from __future__ import annotations
@@ -33,7 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from ..budgets import Budgets, out_of_memory
 from ..errors import (
+    BudgetExceeded,
     ConversionError,
     ConversionFailed,
     InternalError,
@@ -51,6 +59,7 @@ from .context import (
     ImportObserver,
     _add_warning,
 )
+from .metering import Meter, shape_bytes
 from .report import ConversionReport, NodeRecord
 
 # -- the loop -------------------------------------------------------------------------------
@@ -82,7 +91,8 @@ class Importer:
     def __init__(self, source: SourceGraph, lookup: Callable[[str, str, int], Any],
                  context: MLContext | None = None, *,
                  settings: Mapping[str, Any] | None = None,
-                 observer: ImportObserver | None = None) -> None:
+                 observer: ImportObserver | None = None,
+                 budgets: Budgets | None = None) -> None:
         self.source = source
         self.lookup = lookup
         self.context = context or ML().create_context()
@@ -97,7 +107,10 @@ class Importer:
         self.ctx = ImportContext(self.builder, self.consts, self.operands,
                                  warnings=self.report.warnings, settings=settings,
                                  observer=observer, run_subgraph=self.run_subgraph,
-                                 bool_values=self.bool_values, shared=self._shared)
+                                 bool_values=self.bool_values, shared=self._shared,
+                                 budgets=budgets)
+        self.meter: Meter = self.ctx.meter
+        """Budget accounting (`converter.importer.metering`), shared by every context."""
         self.errors: list[ConversionError] = []
         self.poisoned: set[str] = set()
         self._fold_context: MLContext | None = None
@@ -109,8 +122,22 @@ class Importer:
         """The conversion options handlers see as `ctx.settings`."""
         return self.ctx.settings
 
+    @property
+    def budgets(self) -> Budgets:
+        """The budgets of this import (`ctx.budgets`)."""
+        return self.meter.budgets
+
     def _warn(self, message: str) -> None:
         _add_warning(self.report.warnings, message)
+
+    def check_nesting(self, node: Node, what: str) -> None:
+        """Raise `BudgetExceeded` when converting another level of function body or
+        subgraph inside `node` would nest deeper than the `max_nesting` budget."""
+        try:
+            self.budgets.check("max_nesting", self._depth + 1, f"{what} would nest")
+        except BudgetExceeded as exc:
+            raise exc.with_node(node_name=node.name, op_type=node.op_type,
+                                domain=node.domain, version=node.version) from None
 
     # -- driver ------------------------------------------------------------------------
     def run(self) -> ImportResult:
@@ -172,6 +199,7 @@ class Importer:
     def _visit(self, node: Node) -> None:
         """Convert one node (recorded in the report); tell the observer about nodes of the
         source graph that converted."""
+        self.meter.node()
         self._convert(node)
         if self.observer is not None and self._depth == 0 \
                 and self.report.nodes[-1].status not in ("unsupported", "skipped"):
@@ -190,7 +218,11 @@ class Importer:
             return
         handler = self.lookup(node.op_type, node.domain, node.version)
         if handler is None:
-            if not self._inline(node):
+            try:
+                inlined = self._inline(node)
+            except BudgetExceeded as exc:
+                raise self._budget_error(node, exc) from None
+            if not inlined:
                 self.fail(node, UnsupportedOp(self.no_handler_message(node)))
             return
         previous, queried = self.ctx.node, self.ctx.queried
@@ -208,8 +240,17 @@ class Importer:
             before = len(self.operands)
             results = list(handler.fn(self.ctx, node))
             self._store(node, results, before)
+        except BudgetExceeded as exc:  # stops the conversion: the model asks too much
+            raise self._budget_error(node, exc) from None
+        except MemoryError:
+            raise out_of_memory(self.budgets).with_node(
+                node_name=node.name, op_type=node.op_type, domain=node.domain,
+                version=node.version) from None
         except ConversionError as exc:
-            self.fail(node, exc)
+            try:
+                self.fail(node, exc)  # may convert the node another way (a function body)
+            except BudgetExceeded as budget:
+                raise self._budget_error(node, budget) from None
         except MLTypeError as exc:
             self.fail(node, SpecViolation(str(exc)))
         except Exception as exc:  # noqa: BLE001 - collect, don't stop
@@ -218,6 +259,20 @@ class Importer:
             self.fail(node, err)
         finally:
             self.ctx.node, self.ctx.queried = previous, queried
+
+    def _budget_error(self, node: Node, exc: BudgetExceeded) -> BudgetExceeded:
+        """`exc` naming `node`; at the top level a node of a function body or subgraph that
+        went over budget is named inside the message (by the last part of its scoped name)
+        and the error names the source graph's node."""
+        if self._depth == 0 and exc.node_name is not None and exc.node_name != node.name:
+            op = f"{exc.domain}::{exc.op_type}" if exc.domain else (exc.op_type or "?")
+            inner = exc.node_name.rstrip("/").rsplit("/", 1)[-1]
+            exc.message = f"inside it, {op} {inner!r}: {exc.message}"
+            exc.args = (exc.message,)
+            exc.node_name = exc.op_type = exc.domain = exc.version = None
+        exc.with_node(node_name=node.name, op_type=node.op_type, domain=node.domain,
+                      version=node.version)
+        return exc
 
     # -- functions and subgraphs ------------------------------------------------------
     def _scope_prefix(self, node: Node, tag: str = "") -> str:
@@ -296,7 +351,9 @@ class Importer:
                     self.operands[name] = value
                     produced.append(value)
             else:
-                self.consts[name] = readonly(np.asarray(value))
+                arr = np.asarray(value)
+                self.meter.add_constant(int(arr.nbytes))
+                self.consts[name] = readonly(arr)
         if const_only and results:
             self._record(node, "folded")
         else:
@@ -308,7 +365,9 @@ class Importer:
         self._check_count(node, values)
         for name, value in zip(node.outputs, values, strict=False):
             if name and value is not None:
-                self.consts[name] = readonly(np.asarray(value))
+                arr = np.asarray(value)
+                self.meter.add_constant(int(arr.nbytes))
+                self.consts[name] = readonly(arr)
 
     # -- folding -----------------------------------------------------------------------
     def _fold(self, node: Node, handler: Any) -> list[Any] | None:
@@ -340,6 +399,10 @@ class Importer:
                 values[i] = np.asarray(value)
         if to_run:
             graph = builder.build(to_run)
+            for op in graph.operations:  # every value the reference backend would compute
+                for out in op.outputs:
+                    self.meter.check_constant(shape_bytes(out.shape, out.data_type),
+                                              f"the folded value ({op.op}) would take")
             try:
                 computed = self._fold_context.compute(graph, {})
             except (MLOperationError, NotImplementedError):

@@ -7,6 +7,8 @@ sequence flattened to [steps·batch, input]), split into per-step blocks (`step_
 then `unroll` calls the cell once per step, last step first for a backward direction, and
 hands back the per-step outputs in time order, which `stack_steps` packs into one sequence.
 The cell itself (gates, activations, clipping, peepholes) is the source format's.
+Handlers call `check_steps(ctx, steps)` first: the `max_recurrent_steps` budget
+(`converter.budgets`) bounds the time steps unrolled, since each adds about ten operations.
 """
 
 from __future__ import annotations
@@ -14,11 +16,19 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from converter.importer import ImportContext
 from converter.webnn import MLGraphBuilder, MLOperand
 from converter.webnn import decompose as dc
 
 State = TypeVar("State")
 Out = TypeVar("Out")
+
+
+def check_steps(ctx: ImportContext, steps: int) -> None:
+    """Raise `BudgetExceeded` before unrolling `steps` time steps over the
+    `max_recurrent_steps` budget."""
+    ctx.budgets.check("max_recurrent_steps", int(steps),
+                      "unrolling the recurrent op would take")
 
 
 def time_order(steps: int, reverse: bool) -> range:

@@ -20,6 +20,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
     arrays = [v for v in values if v is not None]
     axis = norm_axis(node.attrs["axis"], arrays[0].ndim)
     dtype = np.result_type(*arrays)
+    ctx.check_constant(sum(int(np.size(a)) for a in arrays), dtype)
     return [np.concatenate([np.asarray(a, dtype) for a in arrays], axis=axis)]
 
 

@@ -21,4 +21,6 @@ from op_mappings.onnx._util import ints
 def constant_of_shape(ctx: ImportContext, node: Node) -> list[Any]:
     value = node.attrs.get("value")
     fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
-    return [np.full(ints(ctx.const_input(node, 0)), fill[0], dtype=fill.dtype)]
+    shape = ints(ctx.const_input(node, 0))
+    ctx.check_constant(shape, fill.dtype)
+    return [np.full(shape, fill[0], dtype=fill.dtype)]

@@ -5,15 +5,20 @@ WebNN graphs have no control flow, so:
   inlines the chosen branch. A data-dependent condition converts both branches and selects
   with `where`; this needs both branches to produce outputs of the same shapes and types.
 - Loop: the trip count `M` must be known at conversion time (or omitted), and the loop
-  condition must fold to a constant in every iteration; the body is unrolled, at most
-  `MAX_UNROLLED_NODES` (4096) body nodes in total. Scan outputs are stacked along axis 0.
-  Zero iterations with scan outputs (empty tensors) are not representable.
+  condition must fold to a constant in every iteration; the body is unrolled. Scan outputs
+  are stacked along axis 0. Zero iterations with scan outputs (empty tensors) are not
+  representable.
 - Scan (opset 9+): unrolled over the static scan-axis length, with `scan_input_axes`,
-  `scan_input_directions`, `scan_output_axes` and `scan_output_directions`; same bound.
+  `scan_input_directions`, `scan_output_axes` and `scan_output_directions`.
 - Scan opset 8 (batch axis 0, scan axis 1, `directions`, optional `sequence_lens`): unrolled
-  per batch entry and time step (batch · length · body nodes <= 4096); `sequence_lens` must
-  be known at conversion time; a batch entry with a shorter length runs fewer iterations and
-  its scan outputs are padded with zeros to the maximum length (as onnxruntime does).
+  per batch entry and time step; `sequence_lens` must be known at conversion time; a batch
+  entry with a shorter length runs fewer iterations and its scan outputs are padded with
+  zeros to the maximum length (as onnxruntime does).
+- Budgets (`converter.budgets`): iterations per loop (`max_trip_count`, default 4096; batch ·
+  length for Scan-8) and source nodes converted in unrolled bodies, nested loops included
+  (`max_unrolled_nodes`, default 65536 for the whole conversion), checked before unrolling
+  and after each iteration; a trip count M >= 2**31 with a condition input (a while
+  loop) counts only the iterations that run.
 Subgraphs see the values of the enclosing scopes by name.
 """
 
@@ -25,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from converter.errors import RequiresConstantInput, UnsupportedAttribute
-from converter.importer import MAX_UNROLLED_NODES, ImportContext
+from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn import MLOperand
 
@@ -33,6 +38,10 @@ from . import onnx_op
 from ._util import norm_axis
 
 Value = Any  # np.ndarray | MLOperand
+
+WHILE_LOOP_TRIP = 2**31
+"""A Loop with a condition input and a trip count M at least this large is a while loop (the
+exporters' idiom): only the iterations it runs count against the `max_trip_count` budget."""
 
 
 def _scalar_bool(value: np.ndarray, what: str) -> bool:
@@ -126,7 +135,8 @@ def if_(ctx: ImportContext, node: Node) -> list[Value]:
 @onnx_op("Loop", since=1, fold=False)
 def loop(ctx: ImportContext, node: Node) -> list[Value]:
     """Loop: unrolled; the trip count must be known at conversion time (or omitted) and the
-    condition must fold to a constant in every iteration; at most 4096 unrolled body nodes."""
+    condition must fold to a constant in every iteration; at most `max_trip_count`
+    iterations (default 4096) and `max_unrolled_nodes` unrolled nodes (default 65536)."""
     body = node.attrs["body"]
     trip = node.input(0)
     if trip and not ctx.is_constant(trip):
@@ -147,20 +157,17 @@ def loop(ctx: ImportContext, node: Node) -> list[Value]:
                                                         for n in node.inputs[2:]]
     n_carried = len(carried)
     n_scan = len(body.output) - 1 - n_carried
-    per_iter = max(len(body.node), 1)
-    if max_trip is not None and max_trip * per_iter > MAX_UNROLLED_NODES:
-        raise UnsupportedAttribute(
-            f"unrolling {max_trip} iterations of a {len(body.node)}-node body exceeds "
-            f"{MAX_UNROLLED_NODES} nodes")
+    # M is checked in advance, except the "while loop" idiom of exporters (a condition
+    # input with M >= 2**31, e.g. INT64_MAX), whose iterations are checked as they run
+    endless = bool(cond_name) and max_trip is not None and max_trip >= WHILE_LOOP_TRIP
+    unrolled = ctx.unrolling("the Loop", None if endless else max_trip, len(body.node))
     scans: list[list[Value]] = [[] for _ in range(n_scan)]
     i = 0
     while cond and (max_trip is None or i < max_trip):
-        if (i + 1) * per_iter > MAX_UNROLLED_NODES:
-            raise UnsupportedAttribute(
-                f"the Loop has no trip count and its condition stayed true for {i} iterations; "
-                f"unrolling stops at {MAX_UNROLLED_NODES} nodes")
-        outs = ctx.run_subgraph(body, [np.array(i, np.int64), np.array(cond), *carried],
-                                f"iter{i}")
+        unrolled.step()
+        with unrolled:
+            outs = ctx.run_subgraph(body, [np.array(i, np.int64), np.array(cond), *carried],
+                                    f"iter{i}")
         cond_out = outs[0]
         if isinstance(cond_out, MLOperand):
             raise RequiresConstantInput(f"the Loop condition computed in iteration {i} depends "
@@ -176,8 +183,9 @@ def loop(ctx: ImportContext, node: Node) -> list[Value]:
 
 @onnx_op("Scan", since=9, fold=False)
 def scan(ctx: ImportContext, node: Node) -> list[Value]:
-    """Scan (opset 9+): unrolled over the scan axis (static length), at most 4096 unrolled
-    body nodes; directions and axes as in ONNX."""
+    """Scan (opset 9+): unrolled over the scan axis (static length), at most
+    `max_trip_count` iterations (default 4096) and `max_unrolled_nodes` unrolled nodes
+    (default 65536); directions and axes as in ONNX."""
     body = node.attrs["body"]
     m = int(node.attrs["num_scan_inputs"])
     n_states = len(node.inputs) - m
@@ -194,14 +202,14 @@ def scan(ctx: ImportContext, node: Node) -> list[Value]:
     if len(lengths) != 1:
         raise UnsupportedAttribute(f"scan inputs have different lengths {sorted(lengths)}")
     length = lengths.pop()
-    if length * max(len(body.node), 1) > MAX_UNROLLED_NODES:
-        raise UnsupportedAttribute(f"unrolling {length} iterations of a {len(body.node)}-node "
-                                   f"body exceeds {MAX_UNROLLED_NODES} nodes")
+    unrolled = ctx.unrolling("the Scan", length, len(body.node))
     outs_per_iter: list[list[Value]] = [[] for _ in range(k_out)]
     for t in range(length):
         slices = [_take(ctx, v, length - 1 - t if d else t, a)
                   for v, a, d in zip(scan_in, axes, in_dirs, strict=True)]
-        outs = ctx.run_subgraph(body, [*states, *slices], f"iter{t}")
+        unrolled.step()
+        with unrolled:
+            outs = ctx.run_subgraph(body, [*states, *slices], f"iter{t}")
         states = outs[:n_states]
         for k in range(k_out):
             outs_per_iter[k].append(outs[n_states + k])
@@ -219,7 +227,8 @@ def _zeros_like(value: Value) -> np.ndarray:
 
 @onnx_op("Scan", since=8, fold=False)
 def scan8(ctx: ImportContext, node: Node) -> list[Value]:
-    """Scan: unrolled over the static scan length (at most 4096 unrolled body nodes).
+    """Scan: unrolled over the static scan length (at most `max_trip_count` iterations,
+    default 4096, and `max_unrolled_nodes` unrolled nodes, default 65536).
     Opset 8: batch axis 0, scan axis 1, per batch entry; `sequence_lens` must be a constant
     (shorter sequences give zero-padded scan outputs). Opset 9+: directions and axes as in
     ONNX."""
@@ -254,10 +263,7 @@ def scan8(ctx: ImportContext, node: Node) -> list[Value]:
                                        f"and maximum length {length}")
     else:
         seq_lens = [length] * batch
-    if sum(seq_lens) * max(len(body.node), 1) > MAX_UNROLLED_NODES:
-        raise UnsupportedAttribute(f"unrolling {sum(seq_lens)} iterations of a "
-                                   f"{len(body.node)}-node body exceeds {MAX_UNROLLED_NODES} "
-                                   "nodes")
+    unrolled = ctx.unrolling("the Scan", sum(seq_lens), len(body.node))
     final_states: list[list[Value]] = [[] for _ in range(n_states)]
     outputs: list[list[Value]] = [[] for _ in range(k_out)]
     for bi in range(batch):
@@ -268,7 +274,9 @@ def scan8(ctx: ImportContext, node: Node) -> list[Value]:
         for t in range(n_iter):
             slices = [_take(ctx, v, n_iter - 1 - t if d else t, 0)
                       for v, d in zip(seqs, dirs, strict=True)]
-            outs = ctx.run_subgraph(body, [*st, *slices], f"b{bi}_iter{t}")
+            unrolled.step()
+            with unrolled:
+                outs = ctx.run_subgraph(body, [*st, *slices], f"b{bi}_iter{t}")
             st = outs[:n_states]
             for k in range(k_out):
                 per_iter[k].append(outs[n_states + k])

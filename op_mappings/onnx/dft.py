@@ -50,6 +50,7 @@ def dft(ctx: ImportContext, x: Any, axis: int, length: int | None, inverse: bool
         length = 2 * (n - 1) if irfft else n
     if length < 1:
         raise InvalidModel(f"DFT length {length} must be positive")
+    ctx.check_constant(min(n, length) * length, 8, "the DFT basis would take")
     if irfft:
         return _irfft(ctx, x, axis, length)
     bins = length // 2 + 1 if onesided else length

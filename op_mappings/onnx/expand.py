@@ -27,7 +27,9 @@ def _shape(ctx: ImportContext, node: Node) -> list[int]:
 
 
 def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
-    return [np.broadcast_to(values[0], _shape(ctx, node)).copy()]
+    shape = _shape(ctx, node)
+    ctx.check_constant(shape, np.asarray(values[0]).dtype)
+    return [np.broadcast_to(values[0], shape).copy()]
 
 
 @onnx_op("Expand", since=8, const_inputs=(1,), fold=_fold)

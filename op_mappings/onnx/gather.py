@@ -18,6 +18,8 @@ from op_mappings.onnx._util import norm_axis
 def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
     data, idx = values[0], np.asarray(values[1]).astype(np.int64)
     axis = norm_axis(node.attrs["axis"], np.ndim(data))
+    shape = np.shape(data)
+    ctx.check_constant([*shape[:axis], *idx.shape, *shape[axis + 1:]], np.asarray(data).dtype)
     return [np.take(data, idx, axis=axis)]
 
 

@@ -69,11 +69,18 @@ def _compute(node: Node, values: list[Any]) -> np.ndarray:
     return mel_weight_matrix(int(n_mel), int(dft), int(rate), float(lo), float(hi), dtype)
 
 
+def _check(ctx: ImportContext, values: list[Any]) -> None:
+    n_mel, dft = (int(_scalar(v)) for v in values[:2])
+    ctx.check_constant([dft // 2 + 1, max(n_mel, 0) + 2], 8, "the mel weight matrix would take")
+
+
 def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[np.ndarray]:
+    _check(ctx, values)
     return [_compute(node, values)]
 
 
 @onnx_op("MelWeightMatrix", since=17, const_inputs=(0, 1, 2, 3, 4), fold=_fold)
 def mel_weight_matrix_op(ctx: ImportContext, node: Node) -> list[Any]:
     values = [ctx.const_value(name) for name in node.inputs[:5]]
+    _check(ctx, values)
     return [ctx.constant(_compute(node, values), what="MelWeightMatrix output")]

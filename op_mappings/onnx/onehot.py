@@ -28,6 +28,9 @@ def one_hot(ctx: ImportContext, node: Node) -> list[Any]:
     b = ctx.builder
     depth = int(np.asarray(ctx.const_input(node, 1)).reshape(-1)[0])
     axis = norm_axis(node.attrs["axis"], idx.rank + 1)
+    if ctx.folding:
+        ctx.check_constant([*idx.shape, depth], values.data_type)
+    ctx.check_constant(depth, 8, "the one-hot index table would take")
     if idx.data_type in FLOAT_TYPES:
         idx = b.cast(idx, "int32")
     dt = idx.data_type
@@ -57,6 +60,7 @@ def _eye(ctx: ImportContext, node: Node) -> np.ndarray:
     else:
         dtype = helper.tensor_dtype_to_np_dtype(int(dtype_attr))
     rows, cols = ints(shape)
+    ctx.check_constant([rows, cols], dtype)
     return np.eye(rows, cols, k=int(node.attrs.get("k", 0)), dtype=dtype)
 
 

@@ -41,10 +41,14 @@ def pad_operand(ctx: ImportContext, x: MLOperand, begin: list[int], end: list[in
         begin, end = [max(0, p) for p in begin], [max(0, p) for p in end]
     if not any(begin) and not any(end):
         return x if x.kind == "output" else b.identity(x)
+    out_shape = [n + p + q for n, p, q in zip(x.shape, begin, end, strict=True)]
+    if ctx.folding:
+        ctx.check_constant(out_shape, x.data_type)
     if mode == "constant":
         if not isinstance(value, MLOperand):
             return b.pad(x, begin, end, mode="constant", value=value)
         padded = b.pad(x, begin, end, mode="constant", value=0)
+        ctx.check_constant(out_shape, np.uint8, "the pad mask would take")
         mask = np.pad(np.ones(x.shape, np.uint8), list(zip(begin, end, strict=True)))
         return b.where(ctx.constant(mask), padded, value)
     if mode == "edge":
@@ -56,6 +60,7 @@ def pad_operand(ctx: ImportContext, x: MLOperand, begin: list[int], end: list[in
         raise UnsupportedAttribute(f"Pad mode {mode!r} is unknown")
     for axis, (p, q, n) in enumerate(zip(begin, end, x.shape, strict=True)):
         if p or q:
+            ctx.check_constant(p + n + q, np.int32, "the pad index table would take")
             if mode == "reflect" and n == 1:
                 table = np.zeros(p + n + q, np.int32)
             else:

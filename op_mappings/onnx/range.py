@@ -20,4 +20,5 @@ from op_mappings.onnx import onnx_op
 def range_(ctx: ImportContext, node: Node) -> list[Any]:
     start, limit, delta = (np.asarray(ctx.const_input(node, i)).reshape(()) for i in range(3))
     n = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+    ctx.check_constant(n, start.dtype)
     return [(start + np.arange(n, dtype=start.dtype) * delta).astype(start.dtype)]

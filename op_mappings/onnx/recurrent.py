@@ -46,6 +46,7 @@ from op_mappings._common.recurrent_layout import (
     webnn_direction,
 )
 from op_mappings._common.unroll import (
+    check_steps,
     flatten_steps,
     input_projection,
     stack_steps,
@@ -401,6 +402,7 @@ class _Rnn:
         matmul and one element-wise op per step for both) when they use the same
         activations."""
         b = self.b
+        check_steps(self.ctx, self.steps)
         same = self.dirs == 2 and self.acts[0] == self.acts[1]
         groups = [[0, 1]] if same else [[d] for d in range(self.dirs)]
         flat = flatten_steps(b, self.x)

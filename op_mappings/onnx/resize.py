@@ -237,6 +237,11 @@ def resize(ctx: ImportContext, node: Node, x: Any, plan: _Plan, mode: str, coord
                or (crop and plan.roi[a] != (0.0, 1.0))]
     if not changed:
         return ctx.builder.identity(x)
+    if ctx.folding:
+        ctx.check_constant(plan.out, x.data_type)
+    for a in changed:  # per-axis coordinate tables / interpolation matrices (float64)
+        ctx.check_constant(plan.out[a] * (in_shape[a] if mode != "nearest" else 1), 8,
+                           "the resize table would take")
     if mode not in ("nearest", "linear", "cubic"):
         raise UnsupportedAttribute(f"Resize mode {mode!r} is unknown")
     native = _native(ctx, x, plan, changed, mode, coord, nearest_mode, antialias)

@@ -16,7 +16,10 @@ from op_mappings.onnx._util import ints
 
 
 def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
-    return [np.tile(values[0], ints(values[1]))]
+    data, reps = np.asarray(values[0]), ints(values[1])
+    if len(reps) == data.ndim:
+        ctx.check_constant([d * r for d, r in zip(data.shape, reps, strict=True)], data.dtype)
+    return [np.tile(data, reps)]
 
 
 @onnx_op("Tile", since=6, const_inputs=(1,), fold=_fold)

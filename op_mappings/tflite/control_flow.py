@@ -5,8 +5,11 @@ WebNN graphs have no control flow, so subgraphs are converted inline
 makes trip counts and conditions known:
 - WHILE: the condition subgraph is converted before every iteration; it must fold to a
   constant (a counter compared with a constant limit, as Keras RNN layers export). The body
-  is unrolled while it is true, at most `max_while_iterations` (conversion setting, default
-  4096) iterations. Loop-carried values may be operands (the states an RNN carries).
+  is unrolled while it is true, at most `max_trip_count` iterations (a budget of
+  `converter.budgets`, default 4096; the conversion setting `max_while_iterations`
+  overrides it), the nodes of its condition and body counting against the
+  `max_unrolled_nodes` budget. Loop-carried values may be operands (the states an RNN
+  carries).
 - IF: a constant condition inlines the chosen branch. A condition computed from graph inputs
   converts both branches and selects each output with `where` (exact; the branches must
   produce the same shapes and data types and must not assign resource variables).
@@ -30,7 +33,8 @@ from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import run_subgraph, state
 
 MAX_WHILE_ITERATIONS = 4096
-"""Default bound on unrolled WHILE iterations (conversion setting `max_while_iterations`)."""
+"""The default `max_trip_count` budget: the bound on unrolled WHILE iterations (the
+conversion setting `max_while_iterations` overrides the budget)."""
 
 
 def _values(ctx: ImportContext, node: TFLiteNode, start: int = 0) -> list[Any]:
@@ -55,17 +59,20 @@ def _known_bool(value: Any) -> bool | None:
 @tflite_op("WHILE", since=1, fold=False)
 def while_loop(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """Unrolled when the condition folds to a constant every iteration (static trip count,
-    at most `max_while_iterations` iterations, default 4096); otherwise an error naming the
+    at most `max_trip_count` iterations, default 4096); otherwise an error naming the
     condition's dependency on graph inputs."""
     cond = int(node.attrs["cond_subgraph_index"])
     body = int(node.attrs["body_subgraph_index"])
-    limit = int(ctx.settings.get("max_while_iterations", MAX_WHILE_ITERATIONS))
+    override = ctx.settings.get("max_while_iterations")
+    unrolled = ctx.unrolling("the WHILE loop", None, 1,
+                             max_trip=None if override is None else int(override))
     values = _values(ctx, node)
     if len(values) != len(node.outputs):
         raise InvalidModel(f"WHILE has {len(values)} inputs and {len(node.outputs)} outputs")
     iteration = 0
     while True:
-        (flag,) = run_subgraph(ctx, cond, values, f"cond{iteration}")[:1] or [None]
+        with unrolled:
+            (flag,) = run_subgraph(ctx, cond, values, f"cond{iteration}")[:1] or [None]
         if flag is None:
             raise InvalidModel(f"WHILE condition subgraph {cond} has no output")
         known = _known_bool(flag)
@@ -77,11 +84,9 @@ def while_loop(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
                 "with a static loop")
         if not known:
             return values
-        if iteration >= limit:
-            raise UnsupportedAttribute(
-                f"the WHILE loop runs more than {limit} iterations; unrolling stopped",
-                hint="raise the bound with convert_tflite(..., max_while_iterations=N)")
-        out = run_subgraph(ctx, body, values, f"body{iteration}")
+        unrolled.step()
+        with unrolled:
+            out = run_subgraph(ctx, body, values, f"body{iteration}")
         if len(out) != len(values):
             raise InvalidModel(f"WHILE body subgraph {body} returns {len(out)} values for "
                                f"{len(values)} loop variables")

@@ -29,7 +29,7 @@ from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 from op_mappings._common.recurrent_layout import LSTM_IFCO, stack_directions, webnn_direction
-from op_mappings._common.unroll import unroll
+from op_mappings._common.unroll import check_steps, unroll
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import (
     Act,
@@ -156,6 +156,7 @@ def _unrolled(ctx: ImportContext, x: MLOperand, cell: Cell, h0: MLOperand, c0: M
     """One direction from primitives over [T, B, I]; returns [T, B, n_output] in time order."""
     b = ctx.builder
     steps = x.shape[0]
+    check_steps(ctx, steps)
     layout = LSTM_IFCO.without("i") if cell.cifg else LSTM_IFCO
     gates = layout.gates
     use_ln = any(v is not None for v in cell.ln.values())

@@ -28,6 +28,7 @@ def matrix_diag(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     if not x.shape:
         raise InvalidModel("MATRIX_DIAG input must have rank >= 1")
     n = x.shape[-1]
+    ctx.check_constant([n, n], np.uint8, "the diagonal mask would take")
     eye = ctx.constant(np.eye(n, dtype=np.uint8))
     rows = b.reshape(x, [*x.shape[:-1], 1, n])
     zero = b.constant(np.zeros((), x.data_type))

@@ -19,6 +19,7 @@ def one_hot(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     b = ctx.builder
     idx = ctx.operand(node.inputs[0])
     depth = const_ints(ctx, node, 1)[0]
+    ctx.check_constant(depth, 8, "the one-hot index table would take")
     rank = len(idx.shape) + 1
     axis = int(node.attrs["axis"])
     axis = axis + rank if axis < 0 else axis

@@ -20,7 +20,7 @@ from converter.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
-from op_mappings._common.unroll import unroll
+from op_mappings._common.unroll import check_steps, unroll
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import (
     Act,
@@ -46,6 +46,7 @@ def _direction(ctx: ImportContext, node: TFLiteNode, xt: MLOperand, base: int, a
     state [B, U]; returns the hidden sequence [T, B, U] in time order."""
     b = ctx.builder
     steps, batch, n_in = xt.shape
+    check_steps(ctx, steps)
     w, r, bias = (weight(ctx, node, base + k) for k in range(3))
     if w is None or r is None or bias is None:
         raise InvalidModel("RNN weights, recurrent weights and bias are required")

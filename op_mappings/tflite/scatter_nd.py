@@ -36,6 +36,8 @@ def scatter_nd(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     inner = shape[k:]
     cells = int(np.prod(shape[:k], dtype=np.int64))
     slice_size = int(np.prod(inner, dtype=np.int64))
+    ctx.check_constant(shape, upd.data_type, "the zeros the updates scatter into would take")
+    ctx.check_constant(n * cells, 4, "the scatter index mask would take")
     if ctx.is_constant(idx_name):
         idx = np.asarray(ctx.const_value(idx_name)).astype(np.int64).reshape(n, k)
         if np.any(idx < 0) or np.any(idx >= np.array(shape[:k])):

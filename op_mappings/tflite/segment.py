@@ -56,8 +56,10 @@ def _segments(ctx: ImportContext, data: MLOperand, ids: np.ndarray, segments: in
     rest = list(data.shape[ids.ndim:])
     flat = b.reshape(data, [m, *rest]) if ids.ndim != 1 else data
     ids = ids.reshape(-1).astype(np.int64)
+    ctx.check_constant(max(segments, 0) * 2, 8, "the segment tables would take")
     counts = np.bincount(ids[(ids >= 0) & (ids < segments)], minlength=segments)
     width = max(int(counts.max()) if counts.size else 0, 1)
+    ctx.check_constant([segments, width], 5, "the segment tables would take")
     table = np.zeros((segments, width), np.int32)
     mask = np.zeros((segments, width), bool)
     fill = np.zeros(segments, np.int64)
@@ -81,6 +83,7 @@ def _segments_dynamic(ctx: ImportContext, data: MLOperand, ids: MLOperand, segme
     b = ctx.builder
     m = int(np.prod(ids.shape, dtype=np.int64))
     rest = list(data.shape[len(ids.shape):])
+    ctx.check_constant(max(segments, 0), 8, "the segment index table would take")
     flat = b.reshape(data, [1, m, *rest])
     iota = b.constant(np.arange(segments, dtype=ids.data_type).reshape(segments, 1))
     onehot = b.equal(b.reshape(ids, [1, m]), iota)  # [S, M]

@@ -7,6 +7,7 @@ RANGE needs constant start/limit/delta.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -37,7 +38,9 @@ def rank(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 @tflite_op("ZEROS_LIKE", since=1)
 def zeros_like(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """Zeros of the input's shape and type."""
-    return [np.zeros(ctx.shape(node.inputs[0]), dtype=_np_dtype(node))]
+    shape = ctx.shape(node.inputs[0])
+    ctx.check_constant(shape, _np_dtype(node))
+    return [np.zeros(shape, dtype=_np_dtype(node))]
 
 
 @tflite_op("FILL", since=1, const_inputs=(0,))
@@ -46,6 +49,7 @@ def fill(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     dims = ints(ctx.const_input(node, 0))
     if ctx.is_constant(node.inputs[1]):
         value = np.asarray(ctx.const_value(node.inputs[1])).reshape(())
+        ctx.check_constant(dims, _np_dtype(node))
         return [np.full(dims, value, dtype=_np_dtype(node))]
     v = ctx.builder.reshape(ctx.operand(node.inputs[1]), [])
     return [ctx.builder.expand(v, dims)]
@@ -57,6 +61,8 @@ def range_(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     start, limit, delta = (np.asarray(ctx.const_input(node, i)).reshape(()) for i in range(3))
     if delta == 0:
         raise InvalidModel("RANGE delta is 0")
+    count = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+    ctx.check_constant(count, max(np.dtype(_np_dtype(node)).itemsize, start.dtype.itemsize))
     # numpy's stubs reject the 0-d arrays np.arange accepts (it reads them as scalars)
     values = np.arange(start, limit, delta)  # type: ignore[call-overload]
     return [values.astype(_np_dtype(node))]

@@ -28,6 +28,8 @@ def sparse_to_dense(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     Restrictions: constant indices and output_shape."""
     b = ctx.builder
     shape = const_ints(ctx, node, 1)
+    if ctx.folding:
+        ctx.check_constant(shape, 8)
     rank = len(shape)
     idx = np.asarray(ctx.const_input(node, 0)).astype(np.int64)
     if idx.ndim > 2:

@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
-from converter.errors import ConversionFailed
+from converter.errors import BudgetExceeded, ConversionFailed
 from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, run_ort
 
 
@@ -269,9 +269,11 @@ def test_recursive_local_function_is_bounded() -> None:
                               [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)])
     model = _local_model([fn], helper.make_node("Rec", ["x"], ["y"], domain="local",
                                                 name="rec"))
-    with pytest.raises(ConversionFailed, match="nest deeper than") as info:
+    with pytest.raises(BudgetExceeded, match="would nest 17 levels, over the budget of 16 "
+                                             "levels") as info:
         converter.convert(model)
-    assert [e.node_name for e in info.value.errors] == ["rec"]
+    assert info.value.node_name == "rec"
+    assert "--max-nesting" in info.value.render("cli")
 
 
 def test_function_body_error_names_inner_node() -> None:

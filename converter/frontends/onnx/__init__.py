@@ -49,6 +49,6 @@ def _sniff(head: bytes, suffix: str) -> bool:
 FRONTEND = register(Frontend(
     name="onnx", label="ONNX", reference="onnxruntime", version_unit="opset",
     suffixes=(".onnx",),
-    options=frozenset({"free_dims", "input_dims", "input_shapes", "pin_inputs"}),
+    options=frozenset({"free_dims", "input_dims", "input_shapes", "pin_inputs", "budgets"}),
     handlers="op_mappings.onnx", module="converter.frontends.onnx.frontend", sniff=_sniff,
     fallback=True))

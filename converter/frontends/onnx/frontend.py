@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ...budgets import Budgets, using
 from ...errors import ConversionFailed, InvalidModel, UnresolvedDimensions
 from ...result import ConversionResult
 from ..base import ModelInfo, SourceRun
@@ -31,8 +32,10 @@ def convert(model: str | os.PathLike[str] | bytes | Any, *, label: str,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
             pin_inputs: Mapping[str, Any] | None = None,
             signature: str | None = None,
-            input_dims: InputDims | None = None) -> ConversionResult:
-    """Convert an ONNX model; `signature` is refused (ONNX models have none).
+            input_dims: InputDims | None = None,
+            budgets: Budgets | None = None) -> ConversionResult:
+    """Convert an ONNX model; `signature` is refused (ONNX models have none); `budgets`
+    (default the active ones) bound what the model may ask for (`converter.budgets`).
 
     Errors carry fixes: `UnresolvedDimensions` the dimension settings plus pins for the
     shape/control inputs (`converter.frontends.control_inputs`); each node error of a
@@ -40,6 +43,15 @@ def convert(model: str | os.PathLike[str] | bytes | Any, *, label: str,
     """
     if signature:
         raise InvalidModel(f"{label}: signatures apply to TFLite models only")
+    with using(budgets) as active_budgets:
+        return _convert(model, label, free_dims, input_shapes, pin_inputs, input_dims,
+                        active_budgets)
+
+
+def _convert(model: Any, label: str, free_dims: Mapping[str, int] | None,
+             input_shapes: Mapping[str, Sequence[int]] | None,
+             pin_inputs: Mapping[str, Any] | None, input_dims: InputDims | None,
+             budgets: Budgets) -> ConversionResult:
     try:
         source = read_onnx(model, free_dims=free_dims, input_shapes=input_shapes,
                            pin_inputs=pin_inputs, input_dims=input_dims)
@@ -50,7 +62,7 @@ def convert(model: str | os.PathLike[str] | bytes | Any, *, label: str,
                       if c.name not in pinned)
         raise
     try:
-        result = import_onnx(source)
+        result = import_onnx(source, budgets=budgets)
     except ConversionFailed as exc:
         dtypes = {vi.name: vi.dtype for vi in source.inputs}
         for index, fixes in pin_fixes(source_view(source), exc.errors, dtypes).items():

@@ -3,7 +3,7 @@
 - Functions: a node without a handler (or whose handler declines it by raising
   `UseFunctionBody`) whose op is a model-local function (`ModelProto.functions`) or whose
   schema has a function body is inlined: the body's nodes are converted in a fresh name
-  scope (nesting bounded by `MAX_INLINE_DEPTH`); the node is reported as one node
+  scope (nesting bounded by the `max_nesting` budget); the node is reported as one node
   (decomposed/native/folded) with the WebNN ops of its body.
 - Subgraphs: handlers of control-flow ops (If, Loop, Scan) call `ctx.run_subgraph(graph,
   bindings)`, which converts a subgraph in a fresh name scope; the subgraph sees every value
@@ -30,16 +30,14 @@ from typing import Any
 import numpy as np
 import onnx
 
+from ...budgets import Budgets
 from ...errors import (
     ConversionError,
     InternalError,
     InvalidModel,
-    UnsupportedAttribute,
-    UnsupportedOp,
     UseFunctionBody,
 )
 from ...importer import (
-    MAX_INLINE_DEPTH,
     Importer,
     ImportResult,
     dtype_str,
@@ -165,11 +163,7 @@ class ONNXImporter(Importer):
             fn = None
         if fn is None:
             return False
-        if self._depth >= MAX_INLINE_DEPTH:
-            self.fail(node, UnsupportedOp(
-                f"function bodies nest deeper than {MAX_INLINE_DEPTH} levels (recursive "
-                "function?)"))
-            return True
+        self.check_nesting(node, "function bodies (a recursive function?)")
         try:
             expansion = expand_function(node, fn, self._scope_prefix(node, "fn"),
                                         self.source.opsets)
@@ -218,8 +212,7 @@ class ONNXImporter(Importer):
         node = self.ctx.node
         if node is None:
             raise InternalError("run_subgraph called outside a handler")
-        if self._depth >= MAX_INLINE_DEPTH:
-            raise UnsupportedAttribute(f"subgraphs nest deeper than {MAX_INLINE_DEPTH} levels")
+        self.check_nesting(node, "subgraphs")
         prefix = self._scope_prefix(node, tag)
         names: list[str] = []
         for i, value in enumerate(bindings):
@@ -260,13 +253,15 @@ class ONNXImporter(Importer):
 
 
 def import_onnx(source: SourceGraph, lookup: Callable[[str, str, int], Any] | None = None,
-                context: MLContext | None = None) -> ImportResult:
-    """Convert an ONNX `SourceGraph` with the ONNX op registry (or `lookup`)."""
+                context: MLContext | None = None, *,
+                budgets: Budgets | None = None) -> ImportResult:
+    """Convert an ONNX `SourceGraph` with the ONNX op registry (or `lookup`) within `budgets`
+    (default the active ones)."""
     if lookup is None:
         from op_mappings.onnx import lookup as onnx_lookup
 
         lookup = onnx_lookup
-    return ONNXImporter(source, lookup, context).run()
+    return ONNXImporter(source, lookup, context, budgets=budgets).run()
 
 
 def convert_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,

@@ -504,9 +504,14 @@ def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
 
 def _sparse_to_array(sparse: onnx.SparseTensorProto, base_dir: Path | None,
                      label: str) -> np.ndarray:
+    from ...budgets import active, nbytes
+
     values = tensor_to_array(sparse.values, base_dir, label)
-    indices = tensor_to_array(sparse.indices, base_dir, label).astype(np.int64)
     shape = tuple(int(d) for d in sparse.dims)
+    # densifying allocates the whole tensor: check it against the budget first
+    active().check("max_constant_bytes", nbytes(shape, values.dtype.itemsize),
+                   f"{label}: the sparse tensor {sparse.values.name!r} would densify to")
+    indices = tensor_to_array(sparse.indices, base_dir, label).astype(np.int64)
     dense = np.zeros(shape, values.dtype)
     if indices.ndim == 1:
         dense.reshape(-1)[indices] = values

@@ -15,5 +15,6 @@ def _sniff(head: bytes, suffix: str) -> bool:
 
 FRONTEND = register(Frontend(
     name="tflite", label="TFLite", reference="LiteRT", version_unit="version",
-    suffixes=(".tflite",), options=frozenset({"input_dims", "input_shapes", "signature"}),
+    suffixes=(".tflite",), options=frozenset({"input_dims", "input_shapes", "signature",
+                                              "budgets"}),
     handlers="op_mappings.tflite", module="converter.frontends.tflite.frontend", sniff=_sniff))

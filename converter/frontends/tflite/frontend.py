@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ...budgets import Budgets
 from ...errors import InvalidModel
 from ...result import ConversionResult
 from ..base import ModelInfo, SourceRun
@@ -27,9 +28,11 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
             pin_inputs: Mapping[str, Any] | None = None,
             signature: str | None = None,
-            input_dims: InputDims | None = None) -> ConversionResult:
+            input_dims: InputDims | None = None,
+            budgets: Budgets | None = None) -> ConversionResult:
     """Convert a TFLite model. TFLite has no named free dimensions (its dynamic dimensions are
-    set by input and axis, `input_dims`) and no pinning."""
+    set by input and axis, `input_dims`) and no pinning; `budgets` (default the active ones)
+    bound what the model may ask for (`converter.budgets`)."""
     if free_dims:
         raise InvalidModel(f"{label}: TFLite models have no named free dimensions "
                            f"({', '.join(sorted(free_dims))}); their dynamic (-1) "
@@ -38,7 +41,7 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str,
     if pin_inputs:
         raise InvalidModel(f"{label}: pinning inputs is only supported for ONNX models")
     return convert_tflite(model, signature=signature, input_shapes=input_shapes,
-                          input_dims=input_dims)
+                          input_dims=input_dims, budgets=budgets)
 
 
 def run_reference(model: Any, source: Any, inputs: Mapping[str, np.ndarray], *,

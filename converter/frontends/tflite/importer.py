@@ -35,14 +35,15 @@ from typing import Any
 
 import numpy as np
 
+from ...budgets import Budgets, using
 from ...errors import (
+    BudgetExceeded,
     ConversionError,
     InternalError,
     InvalidModel,
-    UnsupportedAttribute,
     UnsupportedOp,
 )
-from ...importer import MAX_INLINE_DEPTH, Importer, ImportObserver, nested_error
+from ...importer import Importer, ImportObserver, nested_error
 from ...ir import Node
 from ...result import ConversionResult
 from ...webnn import MLContext, MLOperand
@@ -60,10 +61,11 @@ class TFLiteImporter(Importer):
     def __init__(self, source: TFLiteSourceGraph, lookup: Callable[[str, str, int], Any],
                  context: MLContext | None = None, *,
                  settings: Mapping[str, Any] | None = None,
-                 observer: ImportObserver | None = None) -> None:
+                 observer: ImportObserver | None = None,
+                 budgets: Budgets | None = None) -> None:
         super().__init__(source, lookup, context,
                          settings=read_settings(source) if settings is None else settings,
-                         observer=observer)
+                         observer=observer, budgets=budgets)
         self.model: TFLiteModel | None = source.model
         self.subgraph_constants: dict[tuple[int, str], MLOperand] = {}
         """(subgraph index, constant name) -> the builder constant made for it the first time
@@ -98,7 +100,7 @@ class TFLiteImporter(Importer):
         inlined). Nodes inside are folded like any other node, which is what makes WHILE
         trip counts and IF conditions known. Errors of inner nodes are raised as one
         ConversionError naming the first failed inner node. Nesting is bounded by
-        `MAX_INLINE_DEPTH`. The scope's value names are dropped afterwards.
+        the `max_nesting` budget. The scope's value names are dropped afterwards.
         """
         node = self.ctx.node
         model = self.model
@@ -108,9 +110,7 @@ class TFLiteImporter(Importer):
         if not 0 <= index < len(model.subgraphs):
             raise InvalidModel(f"{node.op_type} refers to subgraph {index}, the model has "
                                f"{len(model.subgraphs)}")
-        if self._depth >= MAX_INLINE_DEPTH:
-            raise UnsupportedAttribute(f"subgraphs nest deeper than {MAX_INLINE_DEPTH} levels "
-                                       "(recursive control flow?)")
+        self.check_nesting(node, "subgraphs (recursive control flow?)")
         sub = model.subgraphs[index]
         if len(bindings) != len(sub.inputs):
             raise InvalidModel(f"subgraph {index} ({sub.name!r}) takes {len(sub.inputs)} "
@@ -163,6 +163,13 @@ class TFLiteImporter(Importer):
             self.consts.pop(name, None)
         return outs
 
+    def _convert(self, node: Node) -> None:
+        try:
+            super()._convert(node)
+        except BudgetExceeded as exc:  # stops the conversion without passing `fail`
+            exc.version_label = "version"
+            raise
+
     def fail(self, node: Node, error: ConversionError) -> None:
         error.version_label = "version"
         if isinstance(error, UnsupportedOp) and error.hint == UnsupportedOp.default_hint:
@@ -187,17 +194,19 @@ def convert_tflite(model: str | os.PathLike[str] | bytes, signature: str | None 
                    input_shapes: Mapping[str, Sequence[int]] | None = None, *,
                    fold_fp16: bool = False, context: MLContext | None = None,
                    input_dims: Mapping[str, Mapping[int, int]] | None = None,
-                   **settings: Any) -> ConversionResult:
+                   budgets: Budgets | None = None, **settings: Any) -> ConversionResult:
     """Convert a TFLite model (path or bytes) to a WebNN graph (`input_dims` and
-    `input_shapes`: see `reader.read_tflite`).
+    `input_shapes`: see `reader.read_tflite`) within `budgets` (`converter.budgets`, default
+    the active ones; they also bound the reader's densified sparse tensors).
 
     Raises `InvalidModel` (unreadable model, unknown signature, unresolved dimensions) or
     `ConversionFailed` (one error listing every operator that could not be converted).
     """
     from op_mappings.tflite import lookup
 
-    source: TFLiteSourceGraph = read_tflite(
-        model, signature=signature, input_shapes=input_shapes, input_dims=input_dims,
-        settings={"fold_fp16": bool(fold_fp16), **settings})
-    result = TFLiteImporter(source, lookup, context).run()
+    with using(budgets) as active_budgets:
+        source: TFLiteSourceGraph = read_tflite(
+            model, signature=signature, input_shapes=input_shapes, input_dims=input_dims,
+            settings={"fold_fp16": bool(fold_fp16), **settings})
+        result = TFLiteImporter(source, lookup, context, budgets=active_budgets).run()
     return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)

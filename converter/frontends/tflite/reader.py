@@ -441,7 +441,7 @@ def read_model(model: str | os.PathLike[str] | bytes, *,
     except InvalidModel:
         raise
     except (struct.error, IndexError, ValueError, TypeError, OverflowError, AttributeError,
-            RecursionError, MemoryError) as exc:
+            RecursionError) as exc:
         raise InvalidModel(f"{label} is not a valid TFLite model (truncated or corrupt "
                            f"flatbuffer: {type(exc).__name__}: {exc})") from exc
 

@@ -1,5 +1,6 @@
 """Densifying TFLite sparse constants (`Tensor.sparsity`), so the reader hands dense arrays
-to the importer and DENSIFY is a pure pass-through."""
+to the importer and DENSIFY is a pure pass-through. The dense size is checked against the
+`max_constant_bytes` budget (`converter.budgets.active()`) before anything is allocated."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ...budgets import active, nbytes
 from ...errors import InvalidModel
 from .records import SparsityInfo
 
@@ -17,6 +19,8 @@ def densify(values: np.ndarray, shape: Sequence[int], sp: SparsityInfo, what: st
     levels in `traversal_order`, block dimensions after the tensor's own).
     Vectorised per level: positions and coordinates are carried as arrays."""
     shape = tuple(int(d) for d in shape)
+    active().check("max_constant_bytes", nbytes(shape, values.dtype.itemsize),
+                   f"{label}: the sparse {what} would densify to")
     n = len(shape)
     order, bmap, levels = sp.traversal_order, sp.block_map, sp.dim_metadata
     k = len(bmap)

@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
-from converter.errors import ConversionFailed
+from converter.errors import BudgetExceeded, ConversionFailed
 from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, run_ort
 
 F = TensorProto.FLOAT
@@ -121,8 +121,8 @@ def test_loop_condition_stops_early() -> None:
 
 
 def test_loop_bound_and_data_dependent_trip_count_errors() -> None:
-    with pytest.raises(ConversionFailed, match=r"loop.*exceeds 4096 nodes"):
-        converter.convert(_loop_model(1000))
+    with pytest.raises(BudgetExceeded, match=r"Loop 'loop'.*5,000 iterations.*4,096"):
+        converter.convert(_loop_model(5000))
     inits = [numpy_helper.from_array(np.array(True), "C"),
              numpy_helper.from_array(np.zeros((2, 3), np.float32), "z")]
     node = helper.make_node("Loop", ["M", "C", "z"], ["y", "s"], body=_loop_body(), name="dyn")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
-from converter.errors import ConversionFailed
+from converter.errors import BudgetExceeded, ConversionFailed
 from converter.frontends.tflite.importer import convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 
@@ -70,13 +70,14 @@ def test_while_counter_unrolled(limit: int) -> None:
 
 def test_while_iteration_bound() -> None:
     model = counter_model(5)
-    with pytest.raises(ConversionFailed, match="more than 3 iterations"):
+    with pytest.raises(BudgetExceeded, match="at least 4 iterations, over the budget of 3"):
         convert_tflite(model, max_while_iterations=3)
     convert_tflite(model, max_while_iterations=5)
 
 
 def test_while_default_bound_is_4096() -> None:
-    with pytest.raises(ConversionFailed, match="more than 4096 iterations"):
+    with pytest.raises(BudgetExceeded, match="at least 4,097 iterations, over the budget of "
+                                             "4,096 iterations"):
         convert_tflite(counter_model(5000))
 
 
