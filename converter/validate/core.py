@@ -9,6 +9,11 @@ the source graph's topological order with the same tolerance rule as the outputs
 each value's own peak). The first node with a failing output is reported. Values that exist
 on one side only (scoped values of inlined functions, tensors a delegate hid) are skipped;
 values whose shapes differ but whose sizes agree are compared flattened.
+
+With `browser=True` the converted graph also runs in a real Chromium with WebNN
+(`converter.validate.browser`: its JavaScript export, through the module and through the
+generated page) on the same inputs, and `ValidationReport.browser` compares its outputs with
+the original framework's under the same tolerance.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ..conversion import convert
 from ..feeds import graph_feeds, source_outputs
 from ..frontends import get
 from ..frontends.detect import detect_format, model_label
+from .browser import BrowserCheck, classify, run_graph
 from .compare import Comparison, compare, json_number
 from .inputs import make_inputs
 from .source import run_source
@@ -82,10 +88,13 @@ class ValidationReport:
     timings: Mapping[str, float] = field(default_factory=dict)
     conversion: Mapping[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    browser: BrowserCheck | None = None
+    """The real-browser check (`validate(browser=True)`), else None."""
 
     @property
     def passed(self) -> bool:
-        return all(c.passed for c in self.outputs)
+        return (all(c.passed for c in self.outputs)
+                and (self.browser is None or self.browser.passed))
 
     @property
     def max_abs(self) -> float:
@@ -104,7 +113,8 @@ class ValidationReport:
                 "outputs": [c.to_dict() for c in self.outputs],
                 "divergence": self.divergence.to_dict() if self.divergence else None,
                 "timings": {k: round(v, 6) for k, v in self.timings.items()},
-                "conversion": dict(self.conversion), "notes": list(self.notes)}
+                "conversion": dict(self.conversion), "notes": list(self.notes),
+                **({"browser": self.browser.to_dict()} if self.browser is not None else {})}
 
     def to_text(self) -> str:
         ref = get(self.format).reference
@@ -121,6 +131,8 @@ class ValidationReport:
         if self.divergence is not None:
             lines.append(self.divergence.to_text())
         lines += [f"note: {n}" for n in self.notes]
+        if self.browser is not None:
+            lines.append(self.browser.to_text())
         lines.append(f"verdict: {'PASS' if self.passed else 'FAIL'}")
         return "\n".join(lines)
 
@@ -247,6 +259,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
              pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None,
              input_dims: Mapping[str, Mapping[int, int]] | None = None,
              inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0,
+             browser: bool = False,
              backend: str = "reference", device: str = "cpu",
              rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, locate: bool = True,
              threads: int = 0, result: Any = None,
@@ -259,7 +272,9 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     `inputs` override generated inputs by name (see `inputs.make_inputs`); `result` reuses a
     conversion already made with the same options; `expected` gives stored reference values
     by output name (e.g. a model zoo's reference output), each also compared with our output
-    (same tolerance) as an extra comparison named "<output> (stored)". Raises what conversion
+    (same tolerance) as an extra comparison named "<output> (stored)"; `browser` also runs
+    the graph in a real browser (`check_in_browser`; raises `browser.BrowserUnavailable`
+    when there is none). Raises what conversion
     raises
     (`InvalidModel`, `ConversionFailed`, ...) and ValueError for an unknown backend/device.
     `allow_roots` are folders besides the model's own that files the model refers to may lie
@@ -286,14 +301,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     ours, run_s = run_converted(result, feeds, backend, device, threads)
     timings["compile"] = time.perf_counter() - start - run_s
     timings["webnn_run"] = run_s
-    comparisons = []
-    for vi in result.outputs:
-        ref = ref_run.outputs[vi.name]
-        mine, ref_, steps = _align(result.source, vi.name, np.asarray(ours[vi.name]),
-                                   np.asarray(ref))
-        if ref_.dtype == np.bool_:
-            mine = mine.astype(bool)
-        comparisons.append(compare(vi.name, mine, ref_, rtol=rtol, atol=atol, steps=steps))
+    comparisons = _compare_outputs(result, ours, ref_run.outputs, rtol, atol)
     for name, stored in (expected or {}).items():
         comparisons.append(compare(f"{name} (stored)", np.asarray(ours[name]),
                                    np.asarray(stored), rtol=rtol, atol=atol))
@@ -308,6 +316,45 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                                                  threads=threads)
         timings["locate"] = time.perf_counter() - start
         notes += more
+    checked = None
+    if browser:
+        say("running the converted graph in a real browser (Chromium, WebNN)")
+        start = time.perf_counter()
+        checked = check_in_browser(result, feeds, ref_run.outputs, rtol=rtol, atol=atol)
+        timings["browser"] = time.perf_counter() - start
     summary = result.report.counts() if hasattr(result.report, "counts") else {}
     return ValidationReport(label, fmt, backend, device, rtol, atol, seed, tuple(comparisons),
-                            divergence, timings, summary, tuple(notes))
+                            divergence, timings, summary, tuple(notes), checked)
+
+
+def _compare_outputs(result: Any, ours: Mapping[str, Any], reference: Mapping[str, Any],
+                     rtol: float, atol: float) -> list[Comparison]:
+    """Each source output of `ours` (source-side values) compared with the reference's."""
+    comparisons = []
+    for vi in result.outputs:
+        ref = reference[vi.name]
+        mine, ref_, steps = _align(result.source, vi.name, np.asarray(ours[vi.name]),
+                                   np.asarray(ref))
+        if ref_.dtype == np.bool_:
+            mine = mine.astype(bool)
+        comparisons.append(compare(vi.name, mine, ref_, rtol=rtol, atol=atol, steps=steps))
+    return comparisons
+
+
+def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
+                     reference: Mapping[str, Any], *, rtol: float = DEFAULT_RTOL,
+                     atol: float = DEFAULT_ATOL, page: bool = True) -> BrowserCheck:
+    """Run a ConversionResult's graph in a real browser (`browser.run_graph`) on the
+    source-side `inputs` and compare its outputs with `reference` (the original framework's
+    outputs by source name) as `validate` does. Raises `browser.BrowserUnavailable` when
+    there is no browser; a graph the browser cannot build is a BrowserCheck with status
+    "unsupported" (outside its opSupportLimits()) or "error"."""
+    run = run_graph(result.graph, graph_feeds(result.graph, result.inputs, inputs), page=page)
+
+    def against(values: Mapping[str, Any] | None) -> list[Comparison]:
+        if values is None:
+            return []
+        return _compare_outputs(result, source_outputs(result.outputs, values), reference,
+                                rtol, atol)
+
+    return classify(run, against(run.outputs), against(run.page_outputs))
