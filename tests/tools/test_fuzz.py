@@ -400,6 +400,21 @@ def test_fast_campaign(tmp_path: Path) -> None:
         assert "class: " in proc.stdout
 
 
+def test_repro_runs_a_saved_case_again(tmp_path: Path, corpus: list[seeds.Seed]) -> None:
+    seed = next(s for s in corpus if s.name == "tiny_cnn")
+    case = Case(7, "onnx", "tiny_cnn", "tiny_cnn.onnx",
+                ["convert", "m/tiny_cnn.onnx", "-o", "out", "--dim", "batch=1"],
+                {"tiny_cnn.onnx": seed.files["tiny_cnn.onnx"][:300]})
+    folder = tmp_path / "case"
+    case.save(folder)
+    (folder / "verdict.json").write_text(json.dumps({"class": "clean"}))
+    proc = subprocess.run([sys.executable, "-m", "tools.fuzz", "repro", str(folder)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "saved class: clean (reproduced)" in proc.stdout
+    assert "command: webnn-convert convert m/tiny_cnn.onnx -o out --dim batch=1" in proc.stdout
+
+
 @pytest.mark.slow
 def test_campaign_of_500_mutants_is_clean(tmp_path: Path) -> None:
     """A fixed-seed campaign: every run must end in a result or one clean error line."""

@@ -472,6 +472,7 @@ def repro(folder: Path, runner: Runner, original: bool = False, keep: Path | Non
                                     loaded.stderr) or verdict
             if verdict.cls == "roundtrip":
                 result.stderr += "\n--- loading the exported graph ---\n" + loaded.stderr
+        if verdict.cls in ("internal", "memory"):
             dbg = run_dir.with_name(run_dir.name + "-debug")
             case.materialize(dbg)
             debug = runner.run(debug_argv(case.argv), dbg)
