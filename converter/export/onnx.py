@@ -26,7 +26,10 @@ Speed (`fuse=True`, the default): chains of constant affine float32 operations b
 BatchNormalization or Mul + Add, and redundant Reshapes are removed (`onnx_lowering.fusion`);
 single lowerings pick the patterns onnxruntime runs fastest where they are exact (constant
 batchNormalization as Add/Mul/Add that onnxruntime folds into a preceding Conv, prelu
-without onnxruntime's slow PRelu kernel, Conv1d-like conv2d as a 1-D Conv).
+without onnxruntime's slow PRelu kernel, Conv1d-like conv2d as a 1-D Conv), converted
+subgraphs become the ONNX ops onnxruntime fuses (`onnx_lowering.patterns`:
+DynamicQuantizeLinear + MatMulInteger, the RMS and skip layer normalization forms), and
+nodes whose results nothing reads are removed (`fusion.remove_dead_nodes`, always).
 
 Restrictions: opset 21 or newer (blocked quantization, Gelu, AveragePool dilations); an op
 without a lowering raises `MLOperationError` naming it.
@@ -45,7 +48,12 @@ from ..webnn.graph import MLGraph
 from .onnx_lowering import LOWERINGS, Emitter
 from .onnx_lowering.compact import COMPACT_MIN_BYTES, compact_constants, prune_initializers
 from .onnx_lowering.context import ONNX_TYPES
-from .onnx_lowering.fusion import emit_affine, plan_affine_chains, simplify_reshapes
+from .onnx_lowering.fusion import (
+    emit_affine,
+    plan_affine_chains,
+    remove_dead_nodes,
+    simplify_reshapes,
+)
 
 MIN_OPSET = 21
 
@@ -106,6 +114,7 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
             e.bind(out, name)
     out_names = onnx_output_names(graph)
     _name_outputs(e, graph, out_names)
+    remove_dead_nodes(e, keep=set(out_names))
     if fuse:
         simplify_reshapes(e, keep={*graph.inputs, *out_names})
     prune_initializers(e, keep=out_names)

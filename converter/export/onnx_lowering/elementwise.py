@@ -24,6 +24,7 @@ import numpy as np
 from ...webnn.dtypes import type_range
 from ...webnn.operand import Operation
 from .context import Emitter, constant_value, lift, lowering
+from .patterns import lower_cast, lower_mul
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "max": "Max", "min": "Min"}
 _MODULAR = {"add", "sub", "mul"}
@@ -43,6 +44,10 @@ def binary_type(op: str, data_type: str) -> str:
 def binary(e: Emitter, op: Operation) -> list[str]:
     a, b = op.args
     out = op.outputs[0].data_type
+    if op.op == "mul":
+        fused = lower_mul(e, op)  # x² as Pow, RMS normalization as Div (see patterns)
+        if fused is not None:
+            return [fused]
     ct = binary_type(op.op, out)
     av, bv = e.input(a, ct), e.input(b, ct)
     if op.op == "pow" and out in ("int8", "int32", "int64"):
@@ -271,6 +276,9 @@ def cast(e: Emitter, op: Operation) -> list[str]:
     x = op.args[0]
     target = op.outputs[0].data_type
     src = x.data_type
+    fused = lower_cast(e, op)  # DynamicQuantizeLinear, MatMulInteger (see patterns)
+    if fused is not None:
+        return [fused]
     if src in ("float32", "float16") and target not in ("float32", "float16"):
         xd = e.input(x, "float64")
         xd = e.node("Where", [e.node("IsNaN", [xd], "bool"), e.scalar(0.0, "float64"), xd],

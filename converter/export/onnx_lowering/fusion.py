@@ -1,5 +1,6 @@
 """Graph-level fusions: chains of constant affine operations (planned before lowering) and
-redundant Reshapes (removed from the emitted nodes).
+redundant Reshapes (removed from the emitted nodes); `remove_dead_nodes` drops the nodes
+whose results nothing reads (what is left of operations a `patterns` lowering replaced).
 
 A float32 operation is *affine* when it computes `x·s + t` of one non-constant operand `x`
 with constants `s`, `t` that broadcast to `x`'s shape without changing it: add / sub / mul
@@ -278,3 +279,32 @@ def simplify_reshapes(e: Emitter, keep: set[str]) -> None:
                 stack.extend(again)
         nodes[:] = [n for n in nodes if id(n) not in removed]
         removed.clear()
+
+
+def _subgraph_inputs(node: NodeProto) -> set[str]:
+    """Every value name the subgraphs (If / Loop / Scan bodies) of `node` read."""
+    names: set[str] = set()
+    for attr in node.attribute:
+        graphs = [attr.g] if attr.HasField("g") else []
+        for g in [*graphs, *attr.graphs]:
+            for inner in g.node:
+                names.update(inner.input)
+                names |= _subgraph_inputs(inner)
+    return names
+
+
+def remove_dead_nodes(e: Emitter, keep: set[str]) -> None:
+    """Remove from `e.nodes` every node none of whose outputs is read by a remaining node or
+    named in `keep` (the graph outputs): what is left of WebNN operations a pattern lowering
+    (`patterns`) replaced, and operations whose results nothing uses. ONNX nodes have no side
+    effects, and onnxruntime would run them all."""
+    live = set(keep)
+    kept = []
+    for node in reversed(e.nodes):
+        if any(name in live for name in node.output):
+            kept.append(node)
+            live.update(node.input)
+            live |= _subgraph_inputs(node)
+    kept.reverse()
+    e.nodes[:] = kept
+

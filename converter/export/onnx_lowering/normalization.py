@@ -10,7 +10,9 @@ Restrictions and notes:
 - instanceNormalization: "nhwc" is transposed to NCHW around ONNX InstanceNormalization.
 - layerNormalization: arbitrary (unsorted) axes: the normalised axes are transposed to the
   end in `axes` order (matching the scale/bias layout) around ONNX LayerNormalization; empty
-  axes give `0·scale + bias` (x − x, so NaN/Inf inputs stay NaN).
+  axes give `0·scale + bias` (x − x, so NaN/Inf inputs stay NaN). A float32 input
+  `(a + s) + bias` normalised over the last axis is emitted as `(a + bias) + s`, which
+  onnxruntime fuses into SkipLayerNormalization (`patterns.lower_skip_add`).
 - Missing scale/bias are constants 1/0.
 """
 
@@ -20,6 +22,7 @@ import numpy as np
 
 from ...webnn.operand import MLOperand, Operation
 from .context import Emitter, constant_value, lowering
+from .patterns import lower_skip_add
 
 F32 = "float32"
 
@@ -138,6 +141,8 @@ def layer_normalization(e: Emitter, op: Operation) -> list[str]:
             y = e.node("Add", [y, e.input(bias, F32)], F32)
         return [e.cast(y, out)]
     rank = x.rank
+    if axes == [rank - 1]:  # residual + bias in the order onnxruntime fuses (see patterns)
+        xv = lower_skip_add(e, x) or xv
     perm = [a for a in range(rank) if a not in axes] + axes
     inverse = list(np.argsort(perm))
     norm_shape = [x.shape[a] for a in axes]
