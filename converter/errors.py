@@ -277,6 +277,9 @@ class ConversionError(Exception):
     fix_prefix: str = "try"
     version_label: str = "opset"  # what `version` counts: ONNX opset, TFLite operator version
     constant_candidates: tuple[str, ...] = ()
+    inner: tuple[ConversionError, ...] = ()
+    """The errors of the nodes inside a function body or subgraph that this error stands for
+    (set by the importer when a node fails because of its body), in their order."""
 
     def __init__(self, message: str, *, node_name: str | None = None,
                  op_type: str | None = None, domain: str | None = None,
@@ -476,8 +479,12 @@ class ConversionFailed(ConversionError):
     """Aggregate of every node error of one conversion.
 
     `errors` lists them in graph order; `counts` maps op type to the number of failed nodes
-    of that type; `report` (when set) is the conversion report up to the failure. The
-    message lists every error rendered for the interface (`render`).
+    of that type; `unsupported_ops` maps every op type without a handler to the number of
+    its nodes: the failed ones, those inside the function bodies and subgraphs of failed
+    nodes (`ConversionError.inner`), and the nodes of those types that were skipped because
+    they read a failed node's output (from `report`). `report` (when set) is the conversion
+    report up to the failure. The message gives both tallies (the second when it differs
+    from the first) and lists the errors rendered for the interface (`render`).
     """
 
     reason_code = "conversion_failed"
@@ -487,10 +494,14 @@ class ConversionFailed(ConversionError):
         self.report = report
         self.counts: dict[str, int] = dict(sorted(Counter(
             _op_key(e) for e in self.errors).items()))
+        self.unsupported_ops: dict[str, int] = _unsupported_ops(self.errors, report)
         super().__init__(self._text("python"), hint="")
 
     def _text(self, interface: Interface) -> str:
         per_op = ", ".join(f"{show(op)} x{n}" for op, n in self.counts.items())
+        if self.unsupported_ops and self.unsupported_ops != self.counts:
+            per_op += "; op types without a handler: " + ", ".join(
+                f"{show(op)} x{n}" for op, n in self.unsupported_ops.items())
         listed = self.errors[:MAX_LISTED]
         items = "; ".join(f"[{e.reason_code}] {e.render(interface)}" for e in listed)
         text = f"{len(self.errors)} node(s) could not be converted ({per_op}): {items}"
@@ -507,6 +518,7 @@ class ConversionFailed(ConversionError):
         out = super().to_dict(interface)
         out["message"] = self._text(interface)
         out["counts"] = dict(self.counts)
+        out["unsupported_ops"] = dict(self.unsupported_ops)
         out["errors"] = [e.to_dict(interface) for e in self.errors]
         return out
 
@@ -514,3 +526,23 @@ class ConversionFailed(ConversionError):
 def _op_key(error: ConversionError) -> str:
     op = error.op_type or "<model>"
     return f"{error.domain}::{op}" if error.domain else op
+
+
+def _unsupported_ops(errors: Sequence[ConversionError], report: Any) -> dict[str, int]:
+    """Op key -> nodes of op types without a handler (see `ConversionFailed`)."""
+    counts: Counter[str] = Counter()
+
+    def walk(found: Sequence[ConversionError]) -> None:
+        for e in found:
+            if e.inner:
+                walk(e.inner)
+            elif e.reason_code == "unsupported_op" and e.op_type:
+                counts[_op_key(e)] += 1
+
+    walk(errors)
+    for record in getattr(report, "nodes", ()):
+        if getattr(record, "status", "") == "skipped":
+            key = f"{record.domain}::{record.op_type}" if record.domain else record.op_type
+            if key in counts:
+                counts[key] += 1
+    return dict(sorted(counts.items()))

@@ -40,5 +40,5 @@ def inspect(model: str, signature: str | None, allow_roots: tuple[str, ...], deb
             click.echo(info.to_text("cli"))
         if info.unsupported:
             echo_error(f"{model}: unsupported op type(s): "
-                       f"{', '.join(show(o.key) for o in info.unsupported)}")
+                       f"{', '.join(f'{show(o.key)} x{o.count}' for o in info.unsupported)}")
             raise click.exceptions.Exit(EXIT_BAD)

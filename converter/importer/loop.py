@@ -445,6 +445,7 @@ def nested_error(errors: Sequence[ConversionError], where: str) -> ConversionErr
     err.message = f"{where}: {inner + ': ' if inner else ''}{first.message}{more}"
     err.args = (err.message,)
     err.node_name = err.op_type = err.domain = err.version = None
+    err.inner = tuple(errors)
     return err
 
 

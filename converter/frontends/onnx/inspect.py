@@ -8,8 +8,12 @@ If condition, the Loop trip count and condition, and the Resize/Upsample roi, sc
 sizes; Shape and Size read only shapes; Equal/Less/Greater(OrEqual) are the comparisons
 whose scalar constants become suggested pin values.
 
-Restrictions: only the main graph is counted (If/Loop/Scan bodies are not); external data is
-not loaded (an input compared with an external constant gets no suggested value).
+The op histogram counts every node the conversion would meet: the main graph's, those of
+If/Loop/Scan bodies (at any depth) and those of the model-local functions the graph calls
+(once per call), so that an unsupported op inside a branch or a function is listed too.
+
+Restrictions: the shape/control analysis sees the main graph only; external data is not
+loaded (an input compared with an external constant gets no suggested value).
 """
 
 from __future__ import annotations
@@ -168,12 +172,38 @@ def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
             return "unsupported", f"handlers exist from opset {min(known)}"
         return "unsupported", "no handler"
 
-    nodes = []
-    for n in graph.node:
-        domain = "" if n.domain in ("", "ai.onnx") else n.domain
-        nodes.append((n.op_type, domain, opsets.get(domain, 0)))
+    nodes = _all_nodes(graph.node, opsets, functions,
+                       lambda op, domain, version: lookup(op, domain, version) is not None)
     producer = f"{proto.producer_name} {proto.producer_version}".strip()
     return ModelInfo(label, "onnx", producer, opsets, tuple(inputs), outputs, tuple(free),
                      ops_histogram(nodes, status),
                      fixes=fixes_for([(t.name, t.shape) for t in inputs]),
                      control_inputs=proto_view(proto).control_inputs())
+
+
+def _all_nodes(nodes: Any, opsets: Mapping[str, int], functions: Mapping[tuple[str, str], Any],
+               handled: Callable[[str, str, int], bool], depth: int = 0
+               ) -> list[tuple[str, str, int]]:
+    """(op type, domain, version) of `nodes`, of the nodes of their subgraphs and of the
+    model-local functions they call without a handler of their own (each call counts the
+    body once; recursion stops at 64 levels)."""
+    import onnx
+
+    out: list[tuple[str, str, int]] = []
+    if depth > 64:
+        return out
+    for n in nodes:
+        domain = "" if n.domain in ("", "ai.onnx") else n.domain
+        version = int(opsets.get(domain, 0))
+        out.append((n.op_type, domain, version))
+        for attr in n.attribute:
+            graphs = [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs)
+            for g in graphs:
+                out += _all_nodes(g.node, opsets, functions, handled, depth + 1)
+        fn = functions.get((domain, n.op_type))
+        if fn is not None and not handled(n.op_type, domain, version):
+            inner = {("" if e.domain in ("", "ai.onnx") else e.domain): int(e.version)
+                     for e in fn.opset_import}
+            out += _all_nodes(fn.node, {**opsets, **inner}, functions, handled, depth + 1)
+    return out
+

@@ -2,14 +2,22 @@
 -1 ones with the stored size they are converted at unless set, and those that must be set),
 op histogram with support status.
 
-Restrictions: only the converted subgraph is counted (IF/WHILE bodies are not); inputs that
-only steer shapes or control flow are not looked for (TFLite inputs cannot be pinned).
+The op histogram counts the nodes of the converted subgraph and of every subgraph its
+control-flow ops reach (IF branches, WHILE condition and body, CALL_ONCE initialisers,
+STABLEHLO_COMPOSITE decompositions; each subgraph once), so that an unsupported op inside a
+branch is listed too.
+
+Restrictions: inputs that only steer shapes or control flow are not looked for (TFLite
+inputs cannot be pinned).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
+from numbers import Integral
 from pathlib import Path
+from typing import Any
 
 from ...errors import Fix
 from ..base import ModelInfo, TensorSummary, ops_histogram
@@ -78,8 +86,30 @@ def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
             return "unsupported", f"handlers exist from version {min(known)}"
         return "unsupported", "no handler for this custom op" if domain else "no handler"
 
-    nodes = [(n.op_type, n.domain, int(n.version)) for n in sub.nodes]
+    nodes = [(n.op_type, n.domain, int(n.version)) for n in _reachable_nodes(tfm.subgraphs,
+                                                                              index)]
     return ModelInfo(tfm.label, "tflite", tfm.description, {"": tfm.version}, inputs, outputs,
                      tuple(free), ops_histogram(nodes, status),
                      tuple(s.key for s in tfm.signatures), fixes=fixes,
                      defaults=tuple(defaults))
+
+
+def _reachable_nodes(subgraphs: Sequence[Any], index: int) -> list[Any]:
+    """The nodes of subgraph `index` and of every subgraph reachable from it through the
+    `*_subgraph_index` attributes of its nodes (each subgraph once)."""
+    seen = {index}
+    todo = [index]
+    nodes: list[Any] = []
+    while todo:
+        current = subgraphs[todo.pop()]
+        for node in current.nodes:
+            nodes.append(node)
+            for key, value in node.attrs.items():
+                if not key.endswith("_subgraph_index") or not isinstance(value, Integral):
+                    continue
+                sub = int(value)
+                if 0 <= sub < len(subgraphs) and sub not in seen:
+                    seen.add(sub)
+                    todo.append(sub)
+    return nodes
+
