@@ -32,10 +32,12 @@ from ..common import (
 @click.option("--backend", type=click.Choice(BACKENDS), default="reference",
               show_default=True)
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
-@click.option("--rtol", type=float, default=1e-3, show_default=True,
-              help="Relative tolerance (times the output's max |ref|).")
-@click.option("--atol", type=float, default=1e-3, show_default=True,
-              help="Absolute tolerance.")
+@click.option("--rtol", type=float, default=None,
+              help="Relative tolerance (times the output's max |ref|). Default: by the "
+                   "converted graph's compute type: 1e-3 float32, 1e-2 float16, 2e-2 int8 / "
+                   "int4 quantized (the report says which).")
+@click.option("--atol", type=float, default=None,
+              help="Absolute tolerance. Default: like --rtol.")
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Seed of the generated inputs.")
 @click.option("--browser", is_flag=True,
@@ -49,8 +51,8 @@ from ..common import (
 @allow_root_option
 @progress_option
 @common_options
-def validate(model: str, inputs_file: str | None, backend: str, device: str, rtol: float,
-             atol: float, seed: int, browser: bool, no_locate: bool, dims: tuple[str, ...],
+def validate(model: str, inputs_file: str | None, backend: str, device: str,
+             rtol: float | None, atol: float | None, seed: int, browser: bool, no_locate: bool, dims: tuple[str, ...],
              free_dims: tuple[str, ...], shapes: tuple[str, ...], pins: tuple[str, ...],
              signature: str | None, allow_roots: tuple[str, ...], progress: bool | None,
              debug: bool, as_json: bool) -> None:
@@ -60,8 +62,9 @@ def validate(model: str, inputs_file: str | None, backend: str, device: str, rto
     with handled(debug, as_json):
         from converter.validate import validate as run_validation
 
-        check_tolerance("--rtol", rtol)
-        check_tolerance("--atol", atol)
+        for flag, value in (("--rtol", rtol), ("--atol", atol)):
+            if value is not None:
+                check_tolerance(flag, value)
         kwargs = conversion_kwargs(dims, shapes, pins, signature, free_dims)
         overrides = load_npz(inputs_file) if inputs_file else None
         report = run_validation(model, **kwargs, inputs=overrides, seed=seed,

@@ -14,6 +14,11 @@ With `browser=True` the converted graph also runs in a real Chromium with WebNN
 (`converter.validate.browser`: its JavaScript export, through the module and through the
 generated page) on the same inputs, and `ValidationReport.browser` compares its outputs with
 the original framework's under the same tolerance.
+
+Tolerance: max|ours − reference| ≤ atol + rtol·max|reference| per output. Unless given,
+rtol and atol follow the converted graph's compute type (`default_tolerance`, `TOLERANCES`:
+1e-3 for float32, 1e-2 for float16, 2e-2 for 8- and 4-bit quantized paths), and the report
+prints the values used and their basis.
 """
 
 from __future__ import annotations
@@ -41,6 +46,43 @@ from .taps import convert_tapped
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
 QUANT_STEPS = 2
+TOLERANCES: dict[str, tuple[float, float]] = {
+    "float32": (DEFAULT_RTOL, DEFAULT_ATOL), "float16": (1e-2, 1e-2),
+    "int8": (2e-2, 2e-2), "int4": (2e-2, 2e-2)}
+"""`validate`'s default (rtol, atol) by the converted graph's compute type (`compute_type`):
+float16 rounds every operation to 11 significant bits; 8- and 4-bit quantized paths can
+differ from the reference framework's kernels by quantization steps (an activation rounded
+the other way at a tie, onnxruntime's MatMulNBits quantizing its input at accuracy level 4).
+The zoo manifests use the same values for their float16 and quantized rows."""
+
+
+def compute_type(graph: Any) -> str:
+    """The loosest compute type of a converted graph: "int4" when it (de)quantizes 4-bit
+    values, "int8" when it (de)quantizes other integer values, "float16" when an operation
+    produces float16 values, else "float32" (the keys of `TOLERANCES`)."""
+    kinds = set()
+    for op in graph.operations:
+        if op.op in ("quantizeLinear", "dequantizeLinear"):
+            q = op.outputs[0] if op.op == "quantizeLinear" else op.args[0]
+            kinds.add("int4" if q.data_type in ("int4", "uint4") else "int8")
+        elif any(o.data_type == "float16" for o in op.outputs):
+            kinds.add("float16")
+    return next((k for k in ("int4", "int8", "float16") if k in kinds), "float32")
+
+
+def default_tolerance(graph: Any, rtol: float | None = None, atol: float | None = None
+                      ) -> tuple[float, float, str]:
+    """(rtol, atol, basis): the given tolerances, and `TOLERANCES` of the graph's compute
+    type for those not given; `basis` says which ("given", or "default for float16
+    compute", with the given one named when only one was given)."""
+    if rtol is not None and atol is not None:
+        return rtol, atol, "given"
+    kind = compute_type(graph)
+    d_rtol, d_atol = TOLERANCES[kind]
+    basis = f"default for {kind} compute"
+    if rtol is not None or atol is not None:
+        basis += f", {'rtol' if rtol is not None else 'atol'} given"
+    return (d_rtol if rtol is None else rtol, d_atol if atol is None else atol, basis)
 
 
 @dataclass(frozen=True)
@@ -90,6 +132,9 @@ class ValidationReport:
     notes: tuple[str, ...] = ()
     browser: BrowserCheck | None = None
     """The real-browser check (`validate(browser=True)`), else None."""
+    tolerance_basis: str = "given"
+    """Where rtol and atol came from: "given", or "default for <type> compute"
+    (`default_tolerance`)."""
 
     @property
     def passed(self) -> bool:
@@ -108,6 +153,7 @@ class ValidationReport:
         """Stable JSON form."""
         return {"model": self.model, "format": self.format, "backend": self.backend,
                 "device": self.device, "rtol": self.rtol, "atol": self.atol,
+                "tolerance_basis": self.tolerance_basis,
                 "seed": self.seed, "verdict": "pass" if self.passed else "fail",
                 "max_abs": json_number(self.max_abs), "max_rel": json_number(self.max_rel),
                 "outputs": [c.to_dict() for c in self.outputs],
@@ -119,8 +165,8 @@ class ValidationReport:
     def to_text(self) -> str:
         ref = get(self.format).reference
         lines = [f"{self.model}: converted graph on {self.backend} ({self.device}) vs {ref}, "
-                 f"tolerance atol {self.atol:g} + rtol {self.rtol:g} * max|ref|, seed "
-                 f"{self.seed}"]
+                 f"tolerance atol {self.atol:g} + rtol {self.rtol:g} * max|ref| "
+                 f"({self.tolerance_basis}), seed {self.seed}"]
         width = max((len(c.name) for c in self.outputs), default=4)
         for c in self.outputs:
             verdict = "ok" if c.passed else "FAIL"
@@ -261,7 +307,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
              inputs: Mapping[str, np.ndarray] | None = None, seed: int = 0,
              browser: bool = False,
              backend: str = "reference", device: str = "cpu",
-             rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL, locate: bool = True,
+             rtol: float | None = None, atol: float | None = None, locate: bool = True,
              threads: int = 0, result: Any = None,
              progress: Callable[[str], None] | None = None,
              expected: Mapping[str, np.ndarray] | None = None,
@@ -269,6 +315,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
              budgets: Budgets | None = None) -> ValidationReport:
     """Validate a model end to end (see the module docstring).
 
+    `rtol` / `atol` default to the converted graph's compute type (`default_tolerance`:
+    looser for float16 and quantized graphs); the report says which were used and why.
     `inputs` override generated inputs by name (see `inputs.make_inputs`); `result` reuses a
     conversion already made with the same options; `expected` gives stored reference values
     by output name (e.g. a model zoo's reference output), each also compared with our output
@@ -291,6 +339,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                          pin_inputs=pin_inputs, signature=signature, input_dims=input_dims,
                          fmt=fmt, allow_roots=allow_roots, budgets=budgets)
         timings["convert"] = time.perf_counter() - start
+    rtol, atol, basis = default_tolerance(result.graph, rtol, atol)
     feeds = make_inputs(result.source, seed=seed, overrides=inputs)
     say(f"running the original model in {get(fmt).reference}")
     with allowed_roots(allow_roots):
@@ -324,7 +373,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
         timings["browser"] = time.perf_counter() - start
     summary = result.report.counts() if hasattr(result.report, "counts") else {}
     return ValidationReport(label, fmt, backend, device, rtol, atol, seed, tuple(comparisons),
-                            divergence, timings, summary, tuple(notes), checked)
+                            divergence, timings, summary, tuple(notes), checked, basis)
 
 
 def _compare_outputs(result: Any, ours: Mapping[str, Any], reference: Mapping[str, Any],
