@@ -11,6 +11,9 @@ each exporter:
 - JavaScript: the exported ES module and the page's script pass `node --check` (skipped
   when node is not installed).
 
+The generated transformer zoo (models/zoo_transformers.toml) takes the same round trips in the
+slow job, where its export tools (the `transformers` extra) are installed.
+
 Inputs are the manifest's (recipes, per-input ranges) completed by validation's generator;
 `weights = "random"` entries are exported with their random weights. Entries marked `slow`
 run in the slow job; entries whose package is missing are skipped.
@@ -31,26 +34,30 @@ import pytest
 import converter
 from converter.validate import compile_graph, graph_feeds, make_inputs
 from converter.zoo import ZooEntry, default_manifests, read_manifests
+from converter.zoo.manifest import materialize
 from converter.zoo.sources import entry_inputs, load_model
 
 from .graphs import assert_same_outputs
 
 ROOT = Path(__file__).resolve().parents[3]
 ENTRIES = {e.name: e for e in read_manifests(default_manifests(ROOT))}
+TRANSFORMERS = {e.name: e for e in read_manifests([ROOT / "models" / "zoo_transformers.toml"],
+                                                  generate=False)}
 NODE = shutil.which("node")
 TOL = 1e-3
 
 
 def _params() -> list[Any]:
     return [pytest.param(name, id=name, marks=[pytest.mark.slow] if e.slow else [])
-            for name, e in ENTRIES.items()]
+            for name, e in ENTRIES.items()] + [
+        pytest.param(name, id=name, marks=[pytest.mark.slow]) for name in TRANSFORMERS]
 
 
 @functools.cache
 def _converted(name: str) -> tuple[Any, dict[str, np.ndarray], dict[str, np.ndarray]]:
     """(conversion result, graph feeds, reference-backend outputs) of a zoo entry, once per
     process."""
-    entry: ZooEntry = ENTRIES[name]
+    entry: ZooEntry = ENTRIES[name] if name in ENTRIES else materialize(TRANSFORMERS[name])
     if entry.path is None:
         pytest.skip(entry.missing)
     shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
@@ -100,6 +107,9 @@ def test_onnx_lowering_matches_reference(name: str) -> None:
     model = to_onnx(result.graph)
     options = ort.SessionOptions()
     options.log_severity_level = 3
+    # as the onnxruntime backend does: DequantizeLinear(4-bit) + MatMul fused into MatMulNBits
+    # would otherwise quantize the activations to int8 (about 1% error)
+    options.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", "0")
     session = ort.InferenceSession(model.SerializeToString(), options,
                                    providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
