@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.export.javascript import check_stem, html_literal, js_string, to_javascript
+from converter.export.javascript import check_stem, to_javascript
+from converter.export.literals import html_literal, js_string
 from converter.serialize.plan import plan
 from converter.serialize.tables import MULTI_OUTPUT_OPS
 from converter.serialize.weights import write_weights
