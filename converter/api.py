@@ -8,6 +8,7 @@ report = validate("model.onnx", free_dims={"batch": 1})     # ValidationReport, 
 info = inspect_model("model.onnx")                           # ModelInfo, without converting
 convert("model.onnx", budgets=Budgets(max_constant_bytes="4GiB"))  # raise a budget
 export(result, "out", format="all")                          # .webnn + weights, .js/.html, .onnx
+convert("model.onnx", target="chromium-tflite")             # rewritten around Chromium's deviations
 graph = load("out/model.webnn")                              # MLGraph
 ```
 
@@ -34,11 +35,12 @@ from .errors import (
 from .export.api import export, load
 from .importer import ConversionReport
 from .result import ConversionResult
+from .targets import Target, load_target
 from .validate import ValidationReport, validate
 from .validate.inspect import ModelInfo, inspect_model
 
 __all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
            "InvalidModel", "ModelInfo", "RequiresConstantInput", "SpecViolation",
            "UnresolvedDimensions", "UnsupportedAttribute", "UnsupportedDataType",
-           "UnsupportedOp", "ValidationReport", "convert", "export", "inspect_model", "load",
-           "validate"]
+           "Target", "UnsupportedOp", "ValidationReport", "convert", "export", "inspect_model",
+           "load", "load_target", "validate"]

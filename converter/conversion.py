@@ -29,6 +29,7 @@ from .confine import allowed_roots
 from .frontends import get
 from .frontends.detect import detect_format, model_label
 from .result import ConversionResult
+from .targets import Target, apply_target, load_target
 
 __all__ = ["convert"]
 
@@ -39,7 +40,8 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
             input_dims: Mapping[str, Mapping[int, int]] | None = None,
             fmt: str | None = None,
             allow_roots: Iterable[str | os.PathLike[str]] | None = None,
-            budgets: Budgets | None = None) -> ConversionResult:
+            budgets: Budgets | None = None,
+            target: str | os.PathLike[str] | Target | None = None) -> ConversionResult:
     """Convert a model (a path, the file's bytes, or an in-memory model object a front end
     accepts, such as an `onnx.ModelProto`) to a WebNN graph.
 
@@ -56,14 +58,22 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
     `budgets` (`converter.budgets.Budgets`, default the active ones) bound the memory and
     work the model may ask for: `BudgetExceeded` names the budget a model goes over (a
     MemoryError becomes one too).
+
+    `target` (a name such as "chromium-tflite", an `opSupportLimits()` JSON file or a
+    `converter.targets.Target`) rewrites the graph around that implementation's deviations
+    (`converter.targets.passes`); each rewrite is named in the report's warnings.
     """
+    chosen = load_target(target) if target is not None else None  # a bad name fails first
     with allowed_roots(allow_roots), using(budgets) as active_budgets:
         try:
-            return _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
-                            input_shapes=input_shapes, pin_inputs=pin_inputs,
-                            signature=signature, budgets=active_budgets)
+            result = _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
+                              input_shapes=input_shapes, pin_inputs=pin_inputs,
+                              signature=signature, budgets=active_budgets)
         except MemoryError:
             raise out_of_memory(active_budgets) from None
+    if chosen is not None:
+        result = apply_target(result, chosen)
+    return result
 
 
 def _convert(model: Any, fmt: str | None, **options: Any) -> ConversionResult:

@@ -26,7 +26,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("runtimes", ("converter.runtime", "converter.export.onnx", "converter.export.onnx_lowering")),
     ("import core", ("converter.importer", "converter.result")),
     ("front ends/serialize/export", ("converter.conversion", "converter.frontends",
-                                     "converter.serialize", "converter.export", "op_mappings")),
+                                     "converter.serialize", "converter.export", "op_mappings",
+                                     "converter.targets")),
     ("api", ("converter.api", "converter.validate", "converter.zoo", "converter.onnx_backend")),
     ("cli", ("cli",)),
 )

@@ -22,6 +22,7 @@ from ..common import (
     sigterm_raises,
     want_progress,
 )
+from .targets import target_option
 
 
 @click.command()
@@ -47,14 +48,15 @@ from ..common import (
                    "the same names are replaced, nothing else is removed.")
 @budget_options("max_export_bytes")
 @model_options
+@target_option
 @allow_root_option
 @progress_option
 @common_options
 def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | None,
             force: bool, dims: tuple[str, ...], free_dims: tuple[str, ...],
             shapes: tuple[str, ...], pins: tuple[str, ...], signature: str | None,
-            allow_roots: tuple[str, ...], progress: bool | None, debug: bool,
-            as_json: bool) -> None:
+            target: str | None, allow_roots: tuple[str, ...], progress: bool | None,
+            debug: bool, as_json: bool) -> None:
     """Convert MODEL (.onnx or .tflite) and write it to a folder (-o, default
     MODEL-STEM_webnn beside MODEL); print the conversion report.
 
@@ -89,7 +91,8 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
         source_format = detect_format(model)
         say(f"converting {model}")
         with say.nodes("converting"):
-            result = convert(model, **kwargs, fmt=source_format, allow_roots=allow_roots)
+            result = convert(model, **kwargs, fmt=source_format, allow_roots=allow_roots,
+                             target=target)
         say(f"writing {fmt} files to {folder}")
         try:
             written = export(result, folder, format=fmt, stem=name, weights=weights,

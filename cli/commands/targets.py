@@ -1,4 +1,5 @@
-"""`webnn-convert targets`: what a WebNN implementation supports (`opSupportLimits()`)."""
+"""`webnn-convert targets`: what a WebNN implementation supports (`opSupportLimits()`) and how
+it runs the WebNN conformance cases (`--sweep`, see `converter.validate.sweep`)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,30 @@ import json
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import click
 
-from ..common import CommandError, common_options, emit_json, handled
+from ..common import (
+    EXIT_FAIL,
+    CommandError,
+    common_options,
+    emit_json,
+    handled,
+    progress_reporter,
+    want_progress,
+)
+
+
+def target_option(fn: Any) -> Any:
+    """`--target NAME|LIMITS.json` of convert and validate (`convert(target=...)`)."""
+    return click.option(
+        "--target", "target", default=None, metavar="NAME|LIMITS.json",
+        help="Convert for one WebNN implementation: rewrite the graph around its known "
+             "deviations and the data types its opSupportLimits() lacks, where an exact "
+             "rewrite exists (each rewrite is a report warning). NAME: chromium-tflite "
+             "(Chromium's WebNN on the CPU, LiteRT); or an opSupportLimits() JSON file "
+             "(targets --from-browser): data types only.")(fn)
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -30,13 +51,36 @@ def _write_atomic(path: Path, text: str) -> None:
                    "LiteRT/XNNPACK) to OUT.json. Needs Node.js and npm; the browser is "
                    "installed on first use into ~/.cache/webnn-converter/browser "
                    "($WEBNN_BROWSER_HOME).")
+@click.option("--sweep", "sweep_dir", type=click.Path(file_okay=False), default=None,
+              metavar="OUT_DIR",
+              help="Run every WebNN conformance case (tests/data/wpt, plus pool cases with "
+                   "float64-formula expected values) in the real browser, in one session, and "
+                   "write OUT_DIR/sweep.json (per case: operator, data types, options, status, "
+                   "error) and OUT_DIR/limits.json (its opSupportLimits()). The graphs the "
+                   "--target rules rewrite run rewritten too. Exits 1 when a case fails "
+                   "without a rule or an entry in the target's known_failures.json. "
+                   "`webnn-convert targets --sweep converter/targets/chromium-tflite` "
+                   "regenerates the shipped data.")
+@click.option("--target", "target_name", default="chromium-tflite", show_default=True,
+              metavar="NAME|LIMITS.json",
+              help="With --sweep: the target whose rewrite rules and known failures the sweep "
+                   "checks.")
+@click.option("--filter", "filters", multiple=True, metavar="TEXT",
+              help="With --sweep: only cases whose id (<file>:<index>) or name contains TEXT "
+                   "(repeatable); the files are still written.")
 @common_options
-def targets(from_browser: str | None, debug: bool, as_json: bool) -> None:
+def targets(from_browser: str | None, sweep_dir: str | None, target_name: str,
+            filters: tuple[str, ...], debug: bool, as_json: bool) -> None:
     """Record what a WebNN implementation supports: its context's opSupportLimits() (data
-    types and ranks per operator and operand, preferred input layout, largest tensor)."""
+    types and ranks per operator and operand, preferred input layout, largest tensor), and
+    (--sweep) how it runs every conformance case."""
     with handled(debug, as_json):
-        if from_browser is None:
-            raise CommandError("nothing to do: give --from-browser OUT.json")
+        if from_browser is None and sweep_dir is None:
+            raise CommandError("nothing to do: give --from-browser OUT.json or --sweep OUT_DIR")
+        if sweep_dir is not None:
+            _sweep(Path(sweep_dir), target_name, filters, as_json)
+            return
+        assert from_browser is not None
         from converter.validate.browser import browser_limits, ensure_browser
 
         setup = ensure_browser()
@@ -57,3 +101,51 @@ def targets(from_browser: str | None, debug: bool, as_json: bool) -> None:
             click.echo(f"wrote {path}: opSupportLimits() of {setup.browser} ({len(ops)} "
                        f"operators, preferred input layout "
                        f"{limits.get('preferredInputLayout')})")
+
+
+def _sweep(folder: Path, target_name: str, filters: tuple[str, ...], as_json: bool) -> None:
+    """`targets --sweep`: run the conformance cases, write the files, report."""
+    from converter.targets import load_target
+    from converter.validate.browser import browser_limits, ensure_browser
+    from converter.validate.sweep import all_cases, check_sweep, sweep, write_sweep
+
+    if folder.exists() and not folder.is_dir():
+        raise CommandError(f"{folder}: not a folder")
+    if not folder.parent.is_dir():
+        raise CommandError(f"{folder.parent}: no such folder")
+    target = load_target(target_name)
+    cases = all_cases()
+    if filters:
+        cases = [c for c in cases if any(f in c.id or f in c.name for f in filters)]
+        if not cases:
+            raise CommandError(f"no conformance case matches {', '.join(filters)}")
+    say = progress_reporter(want_progress(None, as_json))
+    setup = ensure_browser()
+    say(f"sweeping {len(cases)} cases in {setup.browser}")
+    doc = sweep(cases, target=target, setup=setup, progress=say)
+    written = write_sweep(doc, browser_limits(setup), folder)
+    new, stale = check_sweep(doc, target.known_failures())
+    if filters:
+        stale = []  # entries for cases left out are not stale
+    c = doc["counts"]
+    if as_json:
+        emit_json({"folder": str(folder), "files": [str(p) for p in written],
+                   "browser": doc["browser"], "target": target.name, "counts": c,
+                   "new_deviations": new, "stale_known_failures": stale})
+    else:
+        click.echo(f"swept {c['cases']} conformance cases in {doc['browser']}")
+        click.echo("  as converted:        " + ", ".join(f"{k} {v}"
+                                                       for k, v in c["raw"].items()))
+        click.echo(f"  with {target.name} rules: " + ", ".join(
+            f"{k} {v}" for k, v in c["with_rules"].items()) + f" ({c['rewritten']} rewritten)")
+        for p in written:
+            click.echo(f"  wrote {p}")
+        for line in stale:
+            click.echo(f"  stale known failure: {line}")
+        for line in new:
+            click.echo(f"  new deviation: {line}")
+    if new:
+        if not as_json:
+            click.echo(f"error: {len(new)} case(s) fail in {doc['browser']} without a rule or "
+                       f"a known-failure entry of {target.name}", err=True)
+        raise click.exceptions.Exit(EXIT_FAIL)

@@ -38,11 +38,15 @@ from ..common import (
                    "compare with the original framework: the reports' \"real browser\" "
                    "column (informational: it does not change a model's status). Needs "
                    "Node.js and npm (see README, Real browser).")
+@click.option("--target", "target", default=None, metavar="NAME|LIMITS.json",
+              help="With --browser: convert for this WebNN implementation before running in "
+                   "the browser (e.g. chromium-tflite: the graph rewritten around Chromium's "
+                   "deviations, see README); the other columns stay untargeted.")
 @progress_option
 @common_options
 def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: str,
         device: str, filters: tuple[str, ...], include_slow: bool, browser: bool,
-        progress: bool | None, debug: bool, as_json: bool) -> None:
+        target: str | None, progress: bool | None, debug: bool, as_json: bool) -> None:
     """Convert and validate every model of the MANIFESTS (default: models/zoo.toml and
     models/zoo_tflite.toml, where they exist) and write the reports."""
     with handled(debug, as_json):
@@ -67,8 +71,10 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
                                    show_pos=True, item_show_func=lambda s: s) as bar:
                 report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
                                  on_done=lambda name: bar.update(1, name))
+        if target is not None and not browser:
+            raise CommandError("--target goes with --browser")
         if browser:
-            report = _browser_pass(report, entries, want_progress(progress, as_json))
+            report = _browser_pass(report, entries, want_progress(progress, as_json), target)
         written = write_reports(report, Path(report_dir)) if report_dir else []
         if as_json:
             emit_json(report.to_dict())
@@ -87,12 +93,13 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
             raise click.exceptions.Exit(EXIT_FAIL)
 
 
-def _browser_pass(report: Any, entries: Any, show: bool) -> Any:
+def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = None) -> Any:
     """Run every converted model (status pass / fail) once more in a real browser, one after
     the other in this process (one Chromium at a time, whatever --jobs is): converted with the
-    entry's options, fed the same inputs, compared with the original framework under the
-    entry's tolerances. Each result gets a note "real browser: <verdict>" and the browser's
-    comparisons as extra outputs named "<output> (browser)"; its status is unchanged."""
+    entry's options (and for `target`, when given), fed the same inputs, compared with the
+    original framework under the entry's tolerances. Each result gets a note "real browser:
+    <verdict>" and the browser's comparisons as extra outputs named "<output> (browser)"; its
+    status is unchanged."""
     from dataclasses import replace
 
     from converter.conversion import convert
@@ -121,13 +128,14 @@ def _browser_pass(report: Any, entries: Any, show: bool) -> Any:
             result = convert(model, free_dims=dict(entry.free_dims) or None,
                              input_shapes=shapes or None,
                              pin_inputs=dict(entry.pin_inputs) or None,
-                             signature=entry.signature, fmt=fmt)
+                             signature=entry.signature, fmt=fmt, target=target)
             feeds = make_inputs(result.source, seed=entry.seed,
                                 overrides=entry_inputs(entry, result) or None)
             reference = run_source(fmt, model, result.source, feeds)
             check = check_in_browser(result, feeds, reference.outputs, rtol=entry.rtol,
                                      atol=entry.atol)
-            note = BROWSER_NOTE + f"{check.summary()} [{check.browser}]"
+            note = BROWSER_NOTE + f"{check.summary()} [{check.browser}" + (
+                f", target {target}]" if target else "]")
             outputs = tuple(dict(c.to_dict(), name=f"{c.name} (browser)")
                             for c in check.outputs)
         except BrowserUnavailable:

@@ -312,7 +312,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
              progress: Callable[[str], None] | None = None,
              expected: Mapping[str, np.ndarray] | None = None,
              allow_roots: Iterable[str | os.PathLike[str]] | None = None,
-             budgets: Budgets | None = None) -> ValidationReport:
+             budgets: Budgets | None = None,
+             target: Any = None) -> ValidationReport:
     """Validate a model end to end (see the module docstring).
 
     `rtol` / `atol` default to the converted graph's compute type (`default_tolerance`:
@@ -327,6 +328,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     (`InvalidModel`, `ConversionFailed`, ...) and ValueError for an unknown backend/device.
     `allow_roots` are folders besides the model's own that files the model refers to may lie
     in (see `converter.confine`). `budgets` bound the conversions (`converter.budgets`).
+    `target` converts for a WebNN implementation (`convert(target=...)`: the graph rewritten
+    around its deviations), so the backend and the browser check the rewritten graph.
     """
     say = progress or (lambda _msg: None)
     label = model_label(model)
@@ -337,7 +340,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
         start = time.perf_counter()
         result = convert(model, free_dims=free_dims, input_shapes=input_shapes,
                          pin_inputs=pin_inputs, signature=signature, input_dims=input_dims,
-                         fmt=fmt, allow_roots=allow_roots, budgets=budgets)
+                         fmt=fmt, allow_roots=allow_roots, budgets=budgets, target=target)
         timings["convert"] = time.perf_counter() - start
     rtol, atol, basis = default_tolerance(result.graph, rtol, atol)
     feeds = make_inputs(result.source, seed=seed, overrides=inputs)
@@ -356,6 +359,11 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                                    np.asarray(stored), rtol=rtol, atol=atol))
     divergence = None
     notes: list[str] = list(ref_run.notes)
+    if target is not None:  # the rewrites convert(target=...) named in the report
+        from ..targets import load_target
+
+        prefix = f"{load_target(target).name}: "
+        notes += [w for w in result.report.warnings if w.startswith(prefix)]
     if locate and not all(c.passed for c in comparisons):
         say("looking for the first diverging node")
         start = time.perf_counter()

@@ -1,0 +1,78 @@
+"""The shipped chromium-tflite data (converter/targets/chromium-tflite): the target loads (its
+rules exist, its browser version comes from sweep.json), the stored sweep covers every
+conformance case the sweep would run now and, with the rules and the known failures, holds no
+unexplained failure; the README's deviation table names every rule. No browser needed:
+`webnn-convert targets --sweep converter/targets/chromium-tflite` regenerates the data."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from converter.errors import InvalidModel
+from converter.targets import TARGETS_DIR, known_targets, load_target
+from converter.targets.passes import RULES
+from converter.validate.sweep import all_cases, check_sweep, counts
+
+ROOT = Path(__file__).resolve().parents[3]
+FOLDER = TARGETS_DIR / "chromium-tflite"
+
+
+def _sweep() -> dict:
+    return json.loads((FOLDER / "sweep.json").read_text(encoding="utf-8"))
+
+
+def test_chromium_tflite_target_loads() -> None:
+    assert "chromium-tflite" in known_targets()
+    t = load_target("chromium-tflite")
+    assert t.browser == _sweep()["browser"] and t.browser.startswith("HeadlessChrome/")
+    assert set(t.rules) <= set(RULES) and "pool-padding" in t.rules
+    assert "int8" not in t.limits["pad"]["input"]["dataTypes"]
+    assert t.limits_dict() == json.loads((FOLDER / "limits.json").read_text())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.name = "other"  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        t.limits["pad"] = {}  # type: ignore[index]
+    assert load_target(t) is t
+
+
+def test_unknown_or_broken_targets_are_one_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InvalidModel, match="unknown target 'firefox'.*chromium-tflite"):
+        load_target("firefox")
+    bad = tmp_path / "limits.json"
+    bad.write_text("{not json")
+    with pytest.raises(InvalidModel, match="not JSON"):
+        load_target(bad)
+    bad.write_text("[1, 2]")
+    with pytest.raises(InvalidModel, match="JSON object"):
+        load_target(bad)
+
+
+def test_stored_sweep_covers_every_case_and_explains_every_failure() -> None:
+    doc = _sweep()
+    assert doc["target"] == "chromium-tflite"
+    stored = {c["id"] for c in doc["cases"]}
+    missing = [c.id for c in all_cases() if c.id not in stored]
+    assert not missing, f"cases not swept yet (run webnn-convert targets --sweep): {missing}"
+    assert doc["counts"] == counts(doc["cases"])
+    new, stale = check_sweep(doc, load_target("chromium-tflite").known_failures())
+    assert not new, "\n".join(new)
+    assert not stale, "\n".join(stale)
+    for case in doc["cases"]:
+        if case.get("lowered"):
+            assert set(case["lowered"]["rules"]) <= set(RULES), case
+
+
+def test_known_failures_have_reasons() -> None:
+    for entry in load_target("chromium-tflite").known_failures():
+        assert entry.get("reason") and entry.get("op"), entry
+
+
+def test_readme_table_names_every_rule() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### Chromium's deviations"):]
+    for name in load_target("chromium-tflite").rules:
+        assert f"`{name}`" in section, name
