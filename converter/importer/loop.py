@@ -420,6 +420,11 @@ class Importer:
             name = vi.name
             if name in self.poisoned:
                 continue
+            if name in self.consts and self.consts[name].size == 0:
+                self.errors.append(UnsupportedAttribute(
+                    f"graph output {name!r} is empty (shape {list(self.consts[name].shape)}), "
+                    "which a WebNN graph cannot return"))
+                continue
             try:
                 operand = self.ctx.operand(name)
                 if operand.kind != "output":

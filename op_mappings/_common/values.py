@@ -11,9 +11,16 @@ from converter.importer import ImportContext
 from converter.webnn import MLOperand
 
 
-def ints(value: Any) -> list[int]:
-    """A constant or attribute as a list of Python ints."""
-    return [int(v) for v in np.asarray(value).reshape(-1)]
+def ints(value: Any, what: str = "the value") -> list[int]:
+    """A constant or attribute as a list of Python ints; InvalidModel when it is not real
+    numbers (absent, complex, strings) or holds NaN or an infinity."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "biuf":
+        kind = "absent" if value is None else f"of type {arr.dtype}"
+        raise InvalidModel(f"{what} must be integers, it is {kind}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise InvalidModel(f"{what} must be integers, it holds {arr[~np.isfinite(arr)][0]}")
+    return [int(v) for v in arr.reshape(-1)]
 
 
 def norm_axis(axis: int, rank: int, what: str = "axis", *, scalar_ok: bool = False) -> int:

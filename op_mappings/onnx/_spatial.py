@@ -9,6 +9,7 @@ from typing import Any
 from converter.errors import UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import int_list
 from op_mappings._common.padding import same_pad
 from op_mappings.onnx._util import ints
 
@@ -18,8 +19,14 @@ def resolve_pads(auto_pad: str, in_sizes: Sequence[int], kernel: Sequence[int],
                  pads: Sequence[int] | None) -> list[tuple[int, int]]:
     """Per spatial axis (begin, end) padding. SAME_UPPER puts the odd cell at the end,
     SAME_LOWER at the beginning; VALID pads nothing; NOTSET uses `pads`
-    ([x1_begin, x2_begin, ..., x1_end, x2_end, ...])."""
+    ([x1_begin, x2_begin, ..., x1_end, x2_end, ...]). InvalidModel unless `kernel`,
+    `strides` and `dilations` have one entry >= 1 per spatial axis and `pads` two."""
     n = len(in_sizes)
+    int_list(kernel, "kernel_shape", n, 1)
+    int_list(strides, "strides", n, 1)
+    int_list(dilations, "dilations", n, 1)
+    if pads:
+        int_list(pads, "pads", 2 * n)
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         out = []
         for i in range(n):

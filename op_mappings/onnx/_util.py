@@ -11,14 +11,25 @@ from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from op_mappings._common.values import ints, norm_axis
 
-__all__ = ["empty_value", "ints", "norm_axes", "norm_axis"]
+__all__ = ["empty_value", "ints", "norm_axes", "norm_axis", "np_dtype"]
 
 
 def norm_axes(axes: Sequence[int] | np.ndarray, rank: int, what: str = "axes") -> list[int]:
-    out = [norm_axis(int(a), rank, what) for a in np.asarray(axes).reshape(-1)]
+    out = [norm_axis(a, rank, what) for a in ints(axes, what)]
     if len(set(out)) != len(out):
         raise InvalidModel(f"{what} {list(out)} repeats an axis")
     return out
+
+
+def np_dtype(code: int, what: str = "data type") -> np.dtype:
+    """The numpy dtype of ONNX element type `code` (an attribute such as Cast's `to`);
+    InvalidModel when `code` is no ONNX type or has no numpy equivalent."""
+    from onnx import helper
+
+    try:
+        return np.dtype(helper.tensor_dtype_to_np_dtype(int(code)))
+    except (KeyError, ValueError, TypeError):
+        raise InvalidModel(f"{what} {code} is not an ONNX data type numpy has") from None
 
 
 def empty_value(ctx: ImportContext, name: str, shape: Sequence[int]) -> np.ndarray:

@@ -12,13 +12,16 @@ import numpy as np
 
 from converter.importer import ImportContext
 from converter.ir import Node
+from converter.webnn.dtypes import FLOAT_TYPES
+from op_mappings._common.checks import attr_in_range, check_dtype
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Celu", since=12)
 def celu(ctx: ImportContext, node: Node) -> list[Any]:
     x = ctx.operand(node.inputs[0])
-    alpha = float(node.attrs["alpha"])
+    check_dtype(x, FLOAT_TYPES, "input 0")
+    alpha = float(attr_in_range(node, "alpha"))
     if alpha == 0:
         raise ctx.unsupported("Celu with alpha = 0 is undefined")
     b = ctx.builder

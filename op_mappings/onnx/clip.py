@@ -15,6 +15,7 @@ import numpy as np
 
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import one_value
 from op_mappings.onnx import onnx_op
 
 _FLT_MAX = float(np.finfo(np.float32).max)
@@ -38,8 +39,8 @@ def clip11(ctx: ImportContext, node: Node) -> list[Any]:
     x = ctx.operand(node.inputs[0])
     names = [node.input(1), node.input(2)]
     if all(not n or ctx.is_constant(n) for n in names):
-        lo, hi = (None if not n else np.asarray(ctx.const_value(n)).reshape(()).item()
-                  for n in names)
+        lo, hi = (None if not n else one_value(ctx.const_value(n), what).item()
+                  for n, what in zip(names, ("min (input 1)", "max (input 2)"), strict=True))
         return [_clamp(ctx, x, lo, hi)]
     b = ctx.builder
     y = x

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
 from op_mappings.onnx import onnx_op
@@ -17,8 +18,12 @@ from op_mappings.onnx._util import norm_axis
 
 
 def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
-    arrays = [v for v in values if v is not None]
+    arrays = [np.asarray(v) for v in values if v is not None]
     axis = norm_axis(node.attrs["axis"], arrays[0].ndim)
+    shapes = [list(a.shape) for a in arrays]
+    if any(len(s) != len(shapes[0]) or s[:axis] + s[axis + 1:] != shapes[0][:axis]
+           + shapes[0][axis + 1:] for s in shapes):
+        raise InvalidModel(f"the inputs' shapes {shapes} differ on an axis other than {axis}")
     dtype = np.result_type(*arrays)
     ctx.check_constant(sum(int(np.size(a)) for a in arrays), dtype)
     return [np.concatenate([np.asarray(a, dtype) for a in arrays], axis=axis)]

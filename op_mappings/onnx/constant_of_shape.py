@@ -13,14 +13,14 @@ import numpy as np
 
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import one_value, static_shape
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import ints
 
 
 @onnx_op("ConstantOfShape", since=9, const_inputs=(0,))
 def constant_of_shape(ctx: ImportContext, node: Node) -> list[Any]:
     value = node.attrs.get("value")
-    fill = np.zeros(1, np.float32) if value is None else np.asarray(value).reshape(-1)
-    shape = ints(ctx.const_input(node, 0))
+    fill = np.zeros((), np.float32) if value is None else one_value(value, "attribute 'value'")
+    shape = static_shape(ctx, node, 0)
     ctx.check_constant(shape, fill.dtype)
-    return [np.full(shape, fill[0], dtype=fill.dtype)]
+    return [np.full(shape, fill, dtype=fill.dtype)]

@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import RequiresConstantInput, UnsupportedAttribute
+from converter.errors import InvalidModel, RequiresConstantInput, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn import MLOperand
+from op_mappings._common.checks import finite_scalar, int_list
 
 from . import onnx_op
 from ._util import norm_axis
@@ -49,6 +50,27 @@ def _scalar_bool(value: np.ndarray, what: str) -> bool:
     if arr.size != 1:
         raise UnsupportedAttribute(f"{what} has {arr.size} elements, expected one")
     return bool(arr.reshape(-1)[0])
+
+
+def _check_body(body: Any, what: str, inputs: int | None, outputs: int,
+                exact: bool = True) -> None:
+    """InvalidModel unless subgraph `body` (`what` names it) declares `inputs` inputs (None:
+    any) and `outputs` outputs (at least that many when not `exact`)."""
+    n_in, n_out = len(body.input), len(body.output)
+    if inputs is not None and n_in != inputs:
+        raise InvalidModel(f"{what} declares {n_in} input(s), {inputs} expected")
+    if n_out < outputs or (exact and n_out != outputs):
+        want = str(outputs) if exact else f"at least {outputs}"
+        raise InvalidModel(f"{what} declares {n_out} output(s), {want} expected")
+
+
+def _list_attr(node: Node, name: str, count: int, default: int = 0) -> list[int]:
+    """Integer list attribute `name` with one entry per item (`count`; absent or empty: all
+    `default`); InvalidModel when it has another length."""
+    values = node.attrs.get(name, ()) or ()
+    if not len(values):
+        return [default] * count
+    return int_list(values, f"attribute {name!r}", count)
 
 
 def _as_operand(ctx: ImportContext, value: Value) -> MLOperand:
@@ -106,6 +128,8 @@ def if_(ctx: ImportContext, node: Node) -> list[Value]:
     """If: the branch is chosen at conversion time when the condition is known; otherwise
     both branches are converted and `where` selects (same output shapes required)."""
     cond = node.input(0)
+    for key in ("then_branch", "else_branch"):
+        _check_body(node.attrs[key], key, None, len(node.outputs))
     if ctx.is_constant(cond):
         take_then = _scalar_bool(ctx.const_value(cond), "If condition")
         branch = node.attrs["then_branch" if take_then else "else_branch"]
@@ -145,7 +169,7 @@ def loop(ctx: ImportContext, node: Node) -> list[Value]:
                                     "unrolled")
         err.value_name = trip
         raise err
-    max_trip = int(np.asarray(ctx.const_value(trip)).reshape(-1)[0]) if trip else None
+    max_trip = int(finite_scalar(ctx, node, 0, "the trip count M")) if trip else None
     cond_name = node.input(1)
     if cond_name and not ctx.is_constant(cond_name):
         err = RequiresConstantInput("the Loop condition depends on graph inputs "
@@ -156,6 +180,7 @@ def loop(ctx: ImportContext, node: Node) -> list[Value]:
     carried: Sequence[np.ndarray | MLOperand | None] = [ctx.value(n) if n else None
                                                         for n in node.inputs[2:]]
     n_carried = len(carried)
+    _check_body(body, "the Loop body", 2 + n_carried, 1 + n_carried, exact=False)
     n_scan = len(body.output) - 1 - n_carried
     # M is checked in advance, except the "while loop" idiom of exporters (a condition
     # input with M >= 2**31, e.g. INT64_MAX), whose iterations are checked as they run
@@ -188,14 +213,17 @@ def scan(ctx: ImportContext, node: Node) -> list[Value]:
     (default 65536); directions and axes as in ONNX."""
     body = node.attrs["body"]
     m = int(node.attrs["num_scan_inputs"])
+    if not 1 <= m <= len(node.inputs):
+        raise InvalidModel(f"num_scan_inputs is {m}, the node has {len(node.inputs)} input(s)")
     n_states = len(node.inputs) - m
+    _check_body(body, "the Scan body", n_states + m, n_states, exact=False)
     states = [ctx.value(n) for n in node.inputs[:n_states]]
     scan_in = [ctx.value(n) for n in node.inputs[n_states:]]
-    in_axes = list(node.attrs.get("scan_input_axes", ()) or [0] * m)
-    in_dirs = list(node.attrs.get("scan_input_directions", ()) or [0] * m)
+    in_axes = _list_attr(node, "scan_input_axes", m)
+    in_dirs = _list_attr(node, "scan_input_directions", m)
     k_out = len(body.output) - n_states
-    out_axes = list(node.attrs.get("scan_output_axes", ()) or [0] * k_out)
-    out_dirs = list(node.attrs.get("scan_output_directions", ()) or [0] * k_out)
+    out_axes = _list_attr(node, "scan_output_axes", k_out)
+    out_dirs = _list_attr(node, "scan_output_directions", k_out)
     axes = [norm_axis(a, len(v.shape), "scan_input_axes") for a, v in zip(in_axes, scan_in,
                                                                          strict=True)]
     lengths = {int(v.shape[a]) for v, a in zip(scan_in, axes, strict=True)}
@@ -234,7 +262,11 @@ def scan8(ctx: ImportContext, node: Node) -> list[Value]:
     ONNX."""
     body = node.attrs["body"]
     m = int(node.attrs["num_scan_inputs"])
+    if not 1 <= m <= len(node.inputs) - 1:
+        raise InvalidModel(f"num_scan_inputs is {m}, the node has {len(node.inputs) - 1} "
+                           "input(s) after sequence_lens")
     n_states = len(node.inputs) - 1 - m
+    _check_body(body, "the Scan body", n_states + m, n_states, exact=False)
     states = [ctx.value(n) for n in node.inputs[1:1 + n_states]]
     scan_in = [ctx.value(n) for n in node.inputs[1 + n_states:]]
     dirs = list(node.attrs.get("directions", ()) or [0] * m)

@@ -21,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import UnsupportedAttribute
+from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import int_list
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._spatial import resolve_pads, webnn_padding
 from op_mappings.onnx._util import ints
@@ -79,12 +80,15 @@ def conv_transpose(ctx: ImportContext, node: Node) -> list[Any]:
     b = ctx.builder
     n = x.rank - 2
     a = node.attrs
-    kernel = ints(a["kernel_shape"]) if "kernel_shape" in a else list(w.shape[2:])
-    strides = ints(a["strides"]) if "strides" in a else [1] * n
-    dilations = ints(a["dilations"]) if "dilations" in a else [1] * n
-    out_pad = ints(a["output_padding"]) if "output_padding" in a else [0] * n
+    kernel = int_list(a.get("kernel_shape", w.shape[2:]), "kernel_shape", n, 1)
+    strides = int_list(a.get("strides", [1] * n), "strides", n, 1)
+    dilations = int_list(a.get("dilations", [1] * n), "dilations", n, 1)
+    out_pad = int_list(a.get("output_padding", [0] * n), "output_padding", n, 0)
     auto_pad = a["auto_pad"]
     in_sizes = x.shape[2:]
+    if "output_shape" in a and len(ints(a["output_shape"])) < n:
+        raise InvalidModel(f"output_shape {ints(a['output_shape'])} has fewer than {n} "
+                           "entries")
     if "output_shape" in a or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         target = (ints(a["output_shape"])[-n:] if "output_shape" in a
                   else [s * st for s, st in zip(in_sizes, strides, strict=True)])

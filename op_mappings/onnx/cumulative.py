@@ -17,12 +17,13 @@ import numpy as np
 
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import finite_scalar
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
 
 
 def _axis(ctx: ImportContext, node: Node, rank: int) -> int:
-    return norm_axis(int(np.asarray(ctx.const_input(node, 1)).reshape(-1)[0]), rank)
+    return norm_axis(int(finite_scalar(ctx, node, 1, "axis")), rank)
 
 
 @onnx_op("CumSum", since=11, const_inputs=(1,))

@@ -12,6 +12,7 @@ from typing import Any
 from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import attr_in_range
 from op_mappings.onnx import onnx_op
 
 
@@ -21,7 +22,7 @@ def depth_to_space(ctx: ImportContext, node: Node) -> list[Any]:
     x = ctx.operand(node.inputs[0])
     if x.rank != 4:
         raise InvalidModel(f"DepthToSpace needs a 4-D input, got rank {x.rank}")
-    bs = int(node.attrs["blocksize"])
+    bs = int(attr_in_range(node, "blocksize", 1))
     n, c, h, w = x.shape
     if c % (bs * bs):
         raise InvalidModel(f"DepthToSpace channels {c} not divisible by blocksize² {bs * bs}")
@@ -43,7 +44,7 @@ def space_to_depth(ctx: ImportContext, node: Node) -> list[Any]:
     x = ctx.operand(node.inputs[0])
     if x.rank != 4:
         raise InvalidModel(f"SpaceToDepth needs a 4-D input, got rank {x.rank}")
-    bs = int(node.attrs["blocksize"])
+    bs = int(attr_in_range(node, "blocksize", 1))
     n, c, h, w = x.shape
     if h % bs or w % bs:
         raise InvalidModel(f"SpaceToDepth spatial size {h}x{w} not divisible by {bs}")

@@ -13,6 +13,7 @@ import numpy as np
 
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import one_value
 from op_mappings.onnx import onnx_op
 
 
@@ -20,7 +21,7 @@ from op_mappings.onnx import onnx_op
 def dropout(ctx: ImportContext, node: Node) -> list[Any]:
     name = node.inputs[0]
     training = node.input(2)
-    if training and bool(np.asarray(ctx.const_value(training)).reshape(())):
+    if training and bool(one_value(ctx.const_value(training), "training_mode (input 2)")):
         raise ctx.unsupported("Dropout in training mode is not supported")
     y: Any = ctx.const_value(name) if ctx.is_constant(name) else ctx.operand(name)
     if len(node.outputs) > 1 and node.outputs[1]:

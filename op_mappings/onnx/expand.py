@@ -19,10 +19,10 @@ from op_mappings.onnx._util import ints
 
 
 def _shape(ctx: ImportContext, node: Node) -> list[int]:
-    target = ints(ctx.const_input(node, 1))
+    target = ints(ctx.const_input(node, 1), "shape")
     try:
         return list(np.broadcast_shapes(ctx.shape(node.inputs[0]), tuple(target)))
-    except ValueError as exc:
+    except (ValueError, RuntimeError) as exc:  # numpy: RuntimeError beyond its rank limit
         raise InvalidModel(f"Expand: {exc}") from exc
 
 

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import UnsupportedAttribute
+from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn.dtypes import FLOAT_TYPES
+from op_mappings._common.checks import attr_in_range
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
 
@@ -41,7 +42,16 @@ def gather_elements(ctx: ImportContext, node: Node) -> list[Any]:
 def gather_nd(ctx: ImportContext, node: Node) -> list[Any]:
     x, idx = ctx.inputs(node)
     b = ctx.builder
-    bd = int(node.attrs.get("batch_dims", 0))
+    if idx.rank < 1 or x.rank < 1:
+        raise InvalidModel(f"data {list(x.shape)} and indices {list(idx.shape)} must have "
+                           "rank 1 or more")
+    bd = int(attr_in_range(node, "batch_dims", 0, min(x.rank, idx.rank) - 1))
+    if list(x.shape[:bd]) != list(idx.shape[:bd]):
+        raise InvalidModel(f"the first {bd} (batch_dims) axes of data {list(x.shape)} and "
+                           f"indices {list(idx.shape)} differ")
+    if idx.shape[-1] > x.rank - bd:
+        raise InvalidModel(f"indices {list(idx.shape)} index {idx.shape[-1]} axes, data "
+                           f"{list(x.shape)} has {x.rank - bd} after the batch axes")
     if bd:
         lead = list(idx.shape[:-1])
         grid = np.indices(lead[:bd], dtype=idx.data_type)  # [bd, *batch]

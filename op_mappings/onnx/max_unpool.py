@@ -15,9 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import UnsupportedAttribute
+from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import int_list
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import ints
 
@@ -27,14 +28,20 @@ def max_unpool(ctx: ImportContext, node: Node) -> list[Any]:
     b = ctx.builder
     x, idx = ctx.inputs(node)[:2]
     a = node.attrs
-    kernel = ints(a["kernel_shape"])
-    n = len(kernel)
-    strides = ints(a["strides"]) if a.get("strides") else [1] * n
-    pads = ints(a["pads"]) if a.get("pads") else [0] * (2 * n)
+    n = x.rank - 2
+    if n < 1 or list(idx.shape) != list(x.shape):
+        raise InvalidModel(f"X {list(x.shape)} must be [N, C, D1, ...] and I the same shape, "
+                           f"not {list(idx.shape)}")
+    kernel = int_list(a["kernel_shape"], "kernel_shape", n, 1)
+    strides = int_list(a["strides"], "strides", n, 1) if a.get("strides") else [1] * n
+    pads = int_list(a["pads"], "pads", 2 * n, 0) if a.get("pads") else [0] * (2 * n)
     inferred = list(x.shape[:2]) + [
         (x.shape[2 + i] - 1) * strides[i] - (pads[i] + pads[n + i]) + kernel[i]
         for i in range(n)]
+    if min(inferred) < 1:
+        raise InvalidModel(f"the inferred output shape {inferred} has an empty axis")
     total = int(np.prod(inferred, dtype=np.int64))
+    ctx.check_constant(total, x.data_type)
     count = int(np.prod(x.shape, dtype=np.int64))
     zeros = ctx.constant(np.zeros(total, dtype=x.data_type))
     flat = b.scatter_nd(zeros, b.reshape(idx, [count, 1]), b.reshape(x, [count]))

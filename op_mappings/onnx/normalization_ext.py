@@ -28,6 +28,7 @@ import numpy as np
 from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import attr_in_range
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, float_dtype_check, scalar
 from op_mappings.onnx._util import norm_axes, norm_axis
@@ -36,6 +37,15 @@ from op_mappings.onnx._util import norm_axes, norm_axis
 def _broadcast_to(ctx: ImportContext, name: str, shape: list[int]) -> Any:
     """Input `name` broadcast (numpy rules) to exactly `shape`."""
     value = const_or_none(ctx, name)
+    given = tuple(ctx.shape(name))
+    try:
+        fits = len(given) <= len(shape) and np.broadcast_shapes(given, tuple(shape)) == tuple(
+            shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise InvalidModel(f"input {name!r} of shape {list(given)} does not broadcast to "
+                           f"{shape}")
     if value is not None:
         return ctx.constant(np.ascontiguousarray(np.broadcast_to(value, shape)))
     x = ctx.operand(name)
@@ -185,9 +195,11 @@ def lrn(ctx: ImportContext, node: Node) -> list[Any]:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
-    size = int(node.attrs["size"])
-    alpha, beta = float(node.attrs["alpha"]), float(node.attrs["beta"])
-    bias = float(node.attrs["bias"])
+    if x.rank < 3:
+        raise InvalidModel(f"input 0 has rank {x.rank}, LRN needs [N, C, D1, ...]")
+    size = int(attr_in_range(node, "size", 1))
+    alpha, beta = float(attr_in_range(node, "alpha")), float(attr_in_range(node, "beta"))
+    bias = float(attr_in_range(node, "bias"))
     n, c = x.shape[:2]
     lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
     idx = np.arange(c)

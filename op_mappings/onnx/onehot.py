@@ -12,21 +12,27 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from onnx import helper
 
+from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn.dtypes import FLOAT_TYPES
+from op_mappings._common.checks import check_rank, finite_scalar
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import scalar
-from op_mappings.onnx._util import ints, norm_axis
+from op_mappings.onnx._util import ints, norm_axis, np_dtype
 
 
 @onnx_op("OneHot", since=9, const_inputs=(1,))
 def one_hot(ctx: ImportContext, node: Node) -> list[Any]:
-    idx, _, values = ctx.inputs(node)
+    depth = int(finite_scalar(ctx, node, 1, "depth"))
+    if depth < 1:
+        raise InvalidModel(f"depth (input 1) is {depth}, it must be at least 1")
+    idx, values = ctx.required(node, 0), ctx.required(node, 2)
     b = ctx.builder
-    depth = int(np.asarray(ctx.const_input(node, 1)).reshape(-1)[0])
+    if list(values.shape) != [2]:
+        raise InvalidModel(f"values (input 2) must be [off, on] (shape [2]), it has shape "
+                           f"{list(values.shape)}")
     axis = norm_axis(node.attrs["axis"], idx.rank + 1)
     if ctx.folding:
         ctx.check_constant([*idx.shape, depth], values.data_type)
@@ -58,7 +64,8 @@ def _eye(ctx: ImportContext, node: Node) -> np.ndarray:
         dtype = (np.asarray(ctx.const_value(name)).dtype if ctx.is_constant(name)
                  else np.dtype(ctx.operand(name).data_type))
     else:
-        dtype = helper.tensor_dtype_to_np_dtype(int(dtype_attr))
+        dtype = np_dtype(dtype_attr, "attribute 'dtype'")
+    check_rank(shape, 2, "input 0")
     rows, cols = ints(shape)
     ctx.check_constant([rows, cols], dtype)
     return np.eye(rows, cols, k=int(node.attrs.get("k", 0)), dtype=dtype)

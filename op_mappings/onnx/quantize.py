@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from onnx import helper
 
 from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.importer import ImportContext
@@ -45,7 +44,7 @@ from converter.webnn.limits import OP_LIMITS
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, scalar
 from op_mappings.onnx._spatial import conv
-from op_mappings.onnx._util import norm_axis
+from op_mappings.onnx._util import norm_axis, np_dtype
 
 _QUANTIZED = OP_LIMITS["dequantizeLinear"]["input"].data_types
 """The integer types WebNN dequantizes (and quantizes to), 4-bit types included."""
@@ -115,6 +114,9 @@ def shaped(ctx: ImportContext, name: str, shape: list[int]) -> MLOperand:
     """Input `name` reshaped to `shape` (a numpy reshape when constant)."""
     value = const_or_none(ctx, name)
     if value is not None:
+        if value.size != int(np.prod(shape, dtype=np.int64)):
+            raise InvalidModel(f"{name!r} has shape {list(value.shape)}, which does not fit "
+                               f"{shape}")
         arr = np.ascontiguousarray(value.reshape(shape))
         if arr.dtype.name in FOUR_BIT_TYPES:
             return ctx.builder.constant(arr)
@@ -181,7 +183,7 @@ def _unpad(ctx: ImportContext, y: MLOperand, axis: int, dim: int) -> MLOperand:
 def _out_type(node: Node, default: str) -> str:
     """The `output_dtype` attribute as a dtype name, or `default` when absent / 0."""
     code = int(node.attrs.get("output_dtype", 0))
-    return np.dtype(helper.tensor_dtype_to_np_dtype(code)).name if code else default
+    return np_dtype(code, "output_dtype").name if code else default
 
 
 # -- numpy folds (constant inputs): QuantizeLinear to 4 bits gives an ml_dtypes array, and a
@@ -229,7 +231,7 @@ def _fold_quantize(ctx: ImportContext, node: Node, values: list[Any]) -> list[An
         out_dtype = zp.dtype
     else:
         code = int(node.attrs.get("output_dtype", 0))
-        out_dtype = np.dtype(helper.tensor_dtype_to_np_dtype(code) if code else np.uint8)
+        out_dtype = np_dtype(code, "output_dtype") if code else np.dtype(np.uint8)
     if out_dtype.name not in _QUANTIZED or x.dtype.name not in FLOAT_TYPES:
         return None  # the handler gives the error
     block = _block_size(node)

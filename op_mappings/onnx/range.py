@@ -1,6 +1,7 @@
 """ONNX Range -> a constant (start, limit and delta must be constant).
 
 n = max(ceil((limit - start) / delta), 0) elements start + i * delta, in the inputs' type.
+start, limit and delta are one finite number each, delta not 0 (else an invalid model).
 Restrictions: constant inputs only; empty ranges cannot enter the graph.
 """
 
@@ -11,14 +12,22 @@ from typing import Any
 
 import numpy as np
 
+from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import finite_scalar
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Range", since=11, const_inputs=(0, 1, 2))
 def range_(ctx: ImportContext, node: Node) -> list[Any]:
-    start, limit, delta = (np.asarray(ctx.const_input(node, i)).reshape(()) for i in range(3))
-    n = max(math.ceil((float(limit) - float(start)) / float(delta)), 0)
+    start, limit, delta = (finite_scalar(ctx, node, i, what)
+                           for i, what in enumerate(("start", "limit", "delta")))
+    if float(delta) == 0:
+        raise InvalidModel("delta (input 2) is 0: the range would never end")
+    span = (float(limit) - float(start)) / float(delta)
+    if not math.isfinite(span):
+        raise InvalidModel(f"the range from {start} to {limit} by {delta} has no finite length")
+    n = max(math.ceil(span), 0)
     ctx.check_constant(n, start.dtype)
     return [(start + np.arange(n, dtype=start.dtype) * delta).astype(start.dtype)]

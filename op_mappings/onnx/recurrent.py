@@ -38,6 +38,7 @@ from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn import decompose as dc
+from op_mappings._common.checks import attr_in_range, check_rank
 from op_mappings._common.recurrent_layout import (
     GRU_ZRH,
     LSTM_IOFC,
@@ -119,6 +120,7 @@ class _Rnn:
         x = ctx.operand(self.x_name)
         float_dtype_check(node, x)
         self.dtype = x.data_type
+        check_rank(x, 3, f"{self.kind} X")
         direction = str(node.attrs.get("direction", "forward"))
         if direction not in _DIRECTIONS:
             raise InvalidModel(f"{self.kind} direction {direction!r} is not forward, reverse "
@@ -129,15 +131,17 @@ class _Rnn:
         if len(w_shape) != 3 or w_shape[0] != self.dirs:
             raise InvalidModel(f"{self.kind} W shape {list(w_shape)} does not match "
                                f"{self.dirs} direction(s)")
+        check_rank(ctx.shape(self.r_name), 3, f"{self.kind} R")
         self.hidden = int(node.attrs.get("hidden_size", ctx.shape(self.r_name)[-1]))
         if w_shape[1] != self.gates * self.hidden:
             raise InvalidModel(f"{self.kind} W shape {list(w_shape)} does not match "
                                f"hidden_size {self.hidden}")
-        self.layout = int(node.attrs.get("layout", 0))
+        self.layout = int(attr_in_range(node, "layout", 0, 1)) if "layout" in node.attrs else 0
         if self.layout:
             x = swap_batch_time(self.b, x)
         self.x = x
         self.steps, self.batch = x.shape[0], x.shape[1]
+        self._check_shapes()
         self.acts = parse_activations(node, self.dirs)
         clip = node.attrs.get("clip")
         self.clip = None if clip is None else float(clip)
@@ -147,6 +151,24 @@ class _Rnn:
         self._check_sequence_lens()
         self.h0 = self._state(node.input(5))
         self.c0 = self._state(node.input(6)) if self.kind == "LSTM" else None
+
+    def _check_shapes(self) -> None:
+        """InvalidModel unless W, R, B, the initial states and P have the shapes ONNX gives
+        them for this X, direction and hidden_size."""
+        d, g, h, batch = self.dirs, self.gates, self.hidden, self.batch
+        if h < 1:
+            raise InvalidModel(f"{self.kind} hidden_size is {h}, it must be at least 1")
+        state = [batch, d, h] if self.layout else [d, batch, h]
+        wanted = [("W", self.w_name, [d, g * h, self.x.shape[2]]),
+                  ("R", self.r_name, [d, g * h, h]), ("B", self.b_name, [d, 2 * g * h]),
+                  ("initial_h", self.node.input(5), state)]
+        if self.kind == "LSTM":
+            wanted += [("initial_c", self.node.input(6), state),
+                       ("P", self.node.input(7), [d, 3 * h])]
+        for what, name, shape in wanted:
+            if name and list(self.ctx.shape(name)) != shape:
+                raise InvalidModel(f"{self.kind} {what} has shape "
+                                   f"{list(self.ctx.shape(name))}, {shape} expected")
 
     def _check_sequence_lens(self) -> None:
         name = self.node.input(4)

@@ -37,7 +37,7 @@ def target_shape(in_shape: Sequence[int], shape: Sequence[int], allowzero: bool)
 
 
 def _shape(ctx: ImportContext, node: Node) -> list[int]:
-    return target_shape(ctx.shape(node.inputs[0]), ints(ctx.const_input(node, 1)),
+    return target_shape(ctx.shape(node.inputs[0]), ints(ctx.const_input(node, 1), "shape"),
                         bool(node.attrs.get("allowzero", 0)))
 
 

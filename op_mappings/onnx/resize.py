@@ -42,7 +42,7 @@ from converter.webnn.dtypes import FLOAT_TYPES
 from converter.webnn.limits import OP_LIMITS
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none
-from op_mappings.onnx._util import norm_axes
+from op_mappings.onnx._util import ints, norm_axes
 
 F32 = np.float32
 
@@ -157,11 +157,13 @@ class _Plan:
             r = roi.reshape(-1).astype(np.float64)
             if r.size != 2 * len(axes):
                 raise InvalidModel(f"Resize roi has {r.size} values, expected {2 * len(axes)}")
+            if not np.all(np.isfinite(r)):
+                raise InvalidModel(f"Resize roi {r.tolist()} must hold finite numbers")
             for i, a in enumerate(axes):
                 self.roi[a] = (float(r[i]), float(r[len(axes) + i]))
         policy = str(node.attrs.get("keep_aspect_ratio_policy", "stretch"))
         if sizes is not None and sizes.size:
-            sz = [int(v) for v in sizes.reshape(-1)]
+            sz = ints(sizes, "Resize sizes")
             if len(sz) != len(axes):
                 raise InvalidModel(f"Resize sizes {sz} do not match axes {axes}")
             ratios = [F32(F32(s) / F32(in_shape[a])) for s, a in zip(sz, axes, strict=True)]
@@ -182,9 +184,14 @@ class _Plan:
             if len(sc) != len(axes):
                 raise InvalidModel(f"Resize scales {sc} do not match axes {axes}")
             for a, s in zip(axes, sc, strict=True):
-                if s <= 0:
-                    raise InvalidModel(f"Resize scales {sc} must be positive")
-                self.out[a] = int(math.floor(float(F32(s) * F32(in_shape[a]))))
+                if not s > 0 or not math.isfinite(s):
+                    raise InvalidModel(f"Resize scales {sc} must be positive finite numbers")
+                with np.errstate(over="ignore"):  # an overflow is checked just below
+                    length = float(F32(s) * F32(in_shape[a]))
+                if not math.isfinite(length):
+                    raise InvalidModel(f"Resize scale {s} makes axis {a} of size {in_shape[a]} "
+                                       "too long")
+                self.out[a] = int(math.floor(length))
                 self.scale[a] = s
                 self.exact[a] = s * in_shape[a] == self.out[a]
         else:

@@ -11,20 +11,20 @@ import numpy as np
 
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import int_list
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import ints
 
 
 def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
-    data, reps = np.asarray(values[0]), ints(values[1])
-    if len(reps) == data.ndim:
-        ctx.check_constant([d * r for d, r in zip(data.shape, reps, strict=True)], data.dtype)
+    data = np.asarray(values[0])
+    reps = int_list(values[1], "repeats", data.ndim, 0)
+    ctx.check_constant([d * r for d, r in zip(data.shape, reps, strict=True)], data.dtype)
     return [np.tile(data, reps)]
 
 
 @onnx_op("Tile", since=6, const_inputs=(1,), fold=_fold)
 def tile(ctx: ImportContext, node: Node) -> list[Any]:
-    reps = ints(ctx.const_input(node, 1))
+    reps = int_list(ctx.const_input(node, 1), "repeats", len(ctx.shape(node.inputs[0])), 0)
     if 0 in reps:
         raise ctx.unsupported(f"Tile repeats {reps} contain 0 (empty result)")
     return [ctx.builder.tile(ctx.operand(node.inputs[0]), reps)]

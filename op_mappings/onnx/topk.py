@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn import decompose as dc
+from op_mappings._common.checks import finite_scalar
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
 
@@ -47,6 +46,6 @@ def topk1(ctx: ImportContext, node: Node) -> list[Any]:
 def topk10(ctx: ImportContext, node: Node) -> list[Any]:
     """TopK-10+: `k` input (constant); `largest`/`sorted` from 11."""
     x = ctx.operand(node.inputs[0])
-    k = int(np.asarray(ctx.const_input(node, 1)).reshape(-1)[0])
+    k = int(finite_scalar(ctx, node, 1, "k"))
     largest = bool(node.attrs.get("largest", 1))
     return list(top_k(ctx, x, k, norm_axis(node.attrs["axis"], x.rank), largest))

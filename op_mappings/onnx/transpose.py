@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
 from op_mappings.onnx import onnx_op
@@ -18,7 +19,12 @@ from op_mappings.onnx._util import ints
 def _perm(ctx: ImportContext, node: Node) -> list[int]:
     rank = len(ctx.shape(node.inputs[0]))
     perm = node.attrs.get("perm")
-    return list(range(rank))[::-1] if perm is None else ints(perm)
+    if perm is None:
+        return list(range(rank))[::-1]
+    out = ints(perm, "perm")
+    if sorted(out) != list(range(rank)):
+        raise InvalidModel(f"perm {out} is not a permutation of the {rank} axes")
+    return out
 
 
 def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:

@@ -7,15 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import finite_scalar
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import ints
 
 
 @onnx_op("Trilu", since=14, const_inputs=(1,))
 def trilu(ctx: ImportContext, node: Node) -> list[Any]:
     x = ctx.operand(node.inputs[0])
-    k = ctx.const_input(node, 1)
-    diagonal = ints(k)[0] if k is not None else 0
+    if x.rank < 2:
+        raise InvalidModel(f"input 0 has rank {x.rank}, Trilu needs 2 or more")
+    diagonal = int(finite_scalar(ctx, node, 1, "k")) if node.input(1) else 0
     return [ctx.builder.triangular(x, upper=bool(node.attrs["upper"]), diagonal=diagonal)]

@@ -66,7 +66,8 @@ def _convert(model: Any, label: str, free_dims: Mapping[str, int] | None,
     except ConversionFailed as exc:
         dtypes = {vi.name: vi.dtype for vi in source.inputs}
         for index, fixes in pin_fixes(source_view(source), exc.errors, dtypes).items():
-            exc.errors[index].add_fixes(fixes)
+            if not isinstance(exc.errors[index], InvalidModel):  # pinning mends no bad node
+                exc.errors[index].add_fixes(fixes)
         raise
     return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
 

@@ -7,7 +7,13 @@
   (decomposed/native/folded) with the WebNN ops of its body.
 - Subgraphs: handlers of control-flow ops (If, Loop, Scan) call `ctx.run_subgraph(graph,
   bindings)`, which converts a subgraph in a fresh name scope; the subgraph sees every value
-  of the enclosing scopes by name.
+  of the enclosing scopes by name. Its nodes are sorted as the reader sorts the main graph
+  (`topological_order`): an input that neither the subgraph nor an enclosing scope defines,
+  a value defined twice or a cycle is an InvalidModel error.
+- Node structure: before its handler runs, a node is checked against its op's onnx schema
+  (`nodecheck.check_node`: input/output counts, required inputs and attributes, attribute
+  types); a node that does not fit is an InvalidModel error saying what is wrong. Trailing
+  outputs a node leaves out are dropped from its handler's results.
 - Bool tracking: bool values travel as uint8 operands; ONNX type inference tells which
   uint8 outputs are bools, so they come back as bool at the graph boundary.
 - Empty values: a zero-size tensor has one possible value, so it is a constant (zero-size
@@ -35,6 +41,7 @@ from ...errors import (
     ConversionError,
     InternalError,
     InvalidModel,
+    UnsupportedAttribute,
     UseFunctionBody,
 )
 from ...importer import (
@@ -47,7 +54,8 @@ from ...importer import (
 from ...ir import Node, SourceGraph
 from ...result import ConversionResult
 from ...webnn import MLContext, MLOperand
-from .reader import read_onnx
+from .nodecheck import check_node, schema_of
+from .reader import read_onnx, topological_order
 from .subgraph import expand_function, expand_graph, function_body
 
 _NUMPY_TYPES = frozenset({"bool", "float16", "float32", "float64", "int8", "int16", "int32",
@@ -96,7 +104,29 @@ class ONNXImporter(Importer):
             if t is not None and t.tensor_type.elem_type == onnx.TensorProto.BOOL:
                 self.bool_values.add(o)
 
+    def _check_count(self, node: Node, results: Sequence[Any]) -> None:
+        """An ONNX node may leave out trailing optional outputs: results past its outputs
+        are values nobody reads (dropped). A named output the handler does not compute is
+        an output the converter does not support (ops with a schema, whose output count
+        `check_node` checked) or one the op does not have (ops without a schema)."""
+        schema = schema_of(node.op_type, node.version, node.domain)
+        if schema is not None and len(results) > schema.max_output:
+            super()._check_count(node, results)  # more than the op has: a handler bug
+        missing = [i for i, o in enumerate(node.outputs) if o and i >= len(results)]
+        if missing:
+            if schema is None:
+                raise InvalidModel(f"the node has {len(node.outputs)} output(s), "
+                                   f"{node.op_type} computes {len(results)}")
+            raise UnsupportedAttribute(f"output {missing[0]} of {node.op_type} "
+                                       f"({node.outputs[missing[0]]!r}) is not supported")
+
     def _convert(self, node: Node) -> None:
+        if not any(i in self.poisoned for i in node.inputs if i):
+            try:
+                check_node(node)  # counts, required inputs and attributes vs the schema
+            except InvalidModel as exc:
+                self.fail(node, exc)
+                return
         if not self._fold_empty(node):
             super()._convert(node)
 
@@ -140,7 +170,8 @@ class ONNXImporter(Importer):
                 from onnx.reference import ReferenceEvaluator
 
                 evaluator = ReferenceEvaluator(proto, opsets=dict(self.source.opsets))
-                results.append([np.asarray(v) for v in evaluator.run(None, feeds)])
+                with np.errstate(all="ignore"):  # a malformed node may overflow: no warnings
+                    results.append([np.asarray(v) for v in evaluator.run(None, feeds)])
             except Exception:  # noqa: BLE001 - no reference kernel: the handler decides
                 return False
         values = results[0]
@@ -170,15 +201,21 @@ class ONNXImporter(Importer):
         except ConversionError as exc:
             self.fail(node, exc)
             return True
+        try:
+            nodes = self._ordered(f"in the function body of {node.op_type}", expansion.nodes)
+        except InvalidModel as exc:
+            self.fail(node, exc)
+            return True
         before = len(self.operands)
-        records, errors = self._visit_nested(expansion.nodes)
+        records, errors = self._visit_nested(nodes)
         if errors:
             self.fail(node, nested_error(errors, f"in the function body of {node.op_type}"))
             return True
         missing = [o for o in node.outputs if o and not self.ctx.has(o)]
-        if missing:
-            self.fail(node, InternalError(f"the function body of {node.op_type} does not "
-                                           f"produce {missing}"))
+        if missing:  # a model-local function is the model's; a schema's, the converter's
+            error = InvalidModel if (node.domain, node.op_type) in functions else InternalError
+            self.fail(node, error(f"the function body of {node.op_type} does not produce "
+                                  f"{missing}"))
             return True
         produced = [self.operands[o] for o in node.outputs if o in self.operands]
         ops = self._new_ops(produced, before)
@@ -228,7 +265,8 @@ class ONNXImporter(Importer):
         expansion = expand_graph(graph, names, prefix, self.source.opsets,
                                  self.source.base_dir)
         self.consts.update(expansion.constants)
-        _, errors = self._visit_nested(expansion.nodes)
+        _, errors = self._visit_nested(self._ordered(f"in subgraph {graph.name!r}",
+                                                     expansion.nodes))
         if errors:
             raise nested_error(errors, f"in subgraph {graph.name!r}")
         out: list[np.ndarray | MLOperand] = []
@@ -238,6 +276,22 @@ class ONNXImporter(Importer):
                                    f"{name!r}")
             out.append(self.ctx.value(name))
         return out
+
+    def _ordered(self, where: str, nodes: Sequence[Node]) -> list[Node]:
+        """The nodes of an expanded subgraph or function body (`where` says which, for
+        messages) in an order where each comes after the nodes producing its inputs (as the
+        reader orders the main graph); InvalidModel for an input that neither the body nor
+        an enclosing scope defines, a value defined twice, or a cycle."""
+        protos = [n.proto for n in nodes]
+        outer = {i for p in protos for i in p.input
+                 if i and (self.ctx.has(i) or i in self.poisoned)}
+        try:
+            order = topological_order(protos, outer | {""})
+        except InvalidModel as exc:
+            exc.message = f"{where}: {exc.message}"
+            exc.args = (exc.message,)
+            raise
+        return [nodes[i] for i in order]
 
     def no_handler_message(self, node: Node) -> str:
         """Why no handler matched `node` (extension point for other source formats)."""

@@ -59,10 +59,14 @@ ONNX_DTYPES: dict[int, str] = {
 
 
 def dtype_name(elem_type: int) -> str:
-    """ONNX element type -> numpy-style dtype name ("float32", "bool", "bfloat16", ...)."""
+    """ONNX element type -> numpy-style dtype name ("float32", "bool", "bfloat16", ...);
+    InvalidModel for a number that is no ONNX data type."""
     if elem_type in ONNX_DTYPES:
         return ONNX_DTYPES[elem_type]
-    name: str = TensorProto.DataType.Name(elem_type)  # untyped in onnx's protobuf stubs
+    try:
+        name: str = TensorProto.DataType.Name(elem_type)  # untyped in onnx's protobuf stubs
+    except ValueError:
+        raise InvalidModel(f"data type {elem_type} is not an ONNX data type") from None
     return name.lower()
 
 
@@ -126,7 +130,7 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
         onnx.external_data_helper.uses_external_data(t) for t in proto.graph.initializer)
     try:
         onnx.checker.check_model(str(model) if external else proto, full_check=False)
-    except (onnx.checker.ValidationError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - advisory: onnx raises assorted types (C++ too)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         warnings.append(f"onnx.checker: {first}")
     graph = proto.graph
@@ -176,12 +180,18 @@ def topological_order(nodes: Sequence[onnx.NodeProto], defined: set[str]) -> lis
     order when it is one, else a stable topological sort (of the nodes whose inputs are
     ready, the one first in the file). `defined` holds the names available before any node
     (graph inputs, initializers, ""). InvalidModel naming the node for an input that nothing
-    defines, or for a cycle."""
+    defines, a value defined twice (ONNX graphs are in SSA form), or a cycle."""
     producer: dict[str, int] = {}
     for index, np_node in enumerate(nodes):
         for out in np_node.output:
-            if out not in defined:
-                producer.setdefault(out, index)
+            if not out:
+                continue
+            if out in defined or out in producer:
+                other = ("a graph input or initializer" if out in defined else
+                         f"node {_node_label(nodes[producer[out]], producer[out])}")
+                raise InvalidModel(f"node {_node_label(np_node, index)} writes {out!r}, which "
+                                   f"{other} also defines (each value has one definition)")
+            producer[out] = index
     deps: list[set[int]] = []
     for index, np_node in enumerate(nodes):
         missing = [i for i in np_node.input if i not in defined and i not in producer]
@@ -260,7 +270,13 @@ def make_node(np_node: onnx.NodeProto, opsets: Mapping[str, int], index: int = 0
         raise InvalidModel(f"node {np_node.name or np_node.op_type!r} ({np_node.op_type}) uses "
                            f"domain {domain!r} that is not imported (opset_import)")
     version = opsets[domain]
-    attrs = node_attributes(np_node, version, domain, base_dir, label)
+    try:
+        attrs = node_attributes(np_node, version, domain, base_dir, label)
+    except InvalidModel as exc:  # name the node (keeping the error's class)
+        exc.message = f"node {quoted(name or np_node.name or np_node.op_type)} " \
+                      f"({np_node.op_type}): {exc.message}"
+        exc.args = (exc.message,)
+        raise
     return Node(np_node.op_type, domain, version, name or np_node.name or
                 f"{np_node.op_type}_{index}", tuple(np_node.input), tuple(np_node.output),
                 MappingProxyType(attrs), index, np_node)
@@ -456,9 +472,20 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path | None, label: str) -> n
                            f"{location!r}, but the model was given in memory: pass the model "
                            "file path so the data can be found next to it")
     path = safe_external_path(base_dir, location, tensor.name)
-    offset = int(info.get("offset", 0) or 0)
+    try:
+        return _external_array(tensor, info, path, location)
+    except OSError as exc:
+        raise InvalidModel(f"tensor {quoted(tensor.name)}: external data file "
+                           f"{quoted(location)} cannot be read ({exception_text(exc)})"
+                           ) from None
+
+
+def _external_array(tensor: TensorProto, info: Mapping[str, str], path: Path,
+                    location: str) -> np.ndarray:
+    """The value of `tensor` from its external data file `path` (inside the model's folder)."""
+    offset = _external_int(info, "offset", tensor.name)
     size = path.stat().st_size
-    length = int(info["length"]) if info.get("length") else size - offset
+    length = _external_int(info, "length", tensor.name) if info.get("length") else size - offset
     if offset < 0 or length < 0 or offset + length > size:
         raise InvalidModel(f"tensor {tensor.name!r}: external data range offset={offset} "
                            f"length={length} lies outside {location!r} ({size} bytes)")
@@ -483,7 +510,21 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path | None, label: str) -> n
     del copy.external_data[:]
     copy.data_location = TensorProto.DEFAULT
     copy.raw_data = raw
-    return numpy_helper.to_array(copy)
+    try:
+        return numpy_helper.to_array(copy)
+    except Exception as exc:  # noqa: BLE001 - onnx raises assorted types here
+        raise InvalidModel(f"tensor {quoted(tensor.name)}: external data cannot be decoded: "
+                           f"{exception_text(exc)}") from exc
+
+
+def _external_int(info: Mapping[str, str], key: str, tensor_name: str) -> int:
+    """The `offset` / `length` entry of a tensor's external data (0 when absent), which must
+    be a whole number written in decimal digits; InvalidModel otherwise."""
+    text = (info.get(key, "") or "0").strip()
+    if not (text.isascii() and text.isdigit()):
+        raise InvalidModel(f"tensor {quoted(tensor_name)}: external data {key} {text!r} is "
+                           "not a whole number of bytes")
+    return int(text)
 
 
 def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
@@ -495,8 +536,14 @@ def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
                            "location")
     what = f"tensor {quoted(tensor_name)}: external data location"
     check_relative(location, what)
-    target = confined(base_dir / location, base_dir, what, location)
-    if not target.is_file():
+    try:
+        target = confined(base_dir / location, base_dir, what, location)
+        found = target.is_file()
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop, ...
+        raise InvalidModel(f"tensor {quoted(tensor_name)}: external data file "
+                           f"{quoted(location)} cannot be opened ({exception_text(exc)})"
+                           ) from None
+    if not found:
         raise InvalidModel(f"tensor {quoted(tensor_name)}: external data file "
                            f"{quoted(location)} does not exist in {quoted(str(base_dir))}")
     return target
@@ -511,13 +558,43 @@ def _sparse_to_array(sparse: onnx.SparseTensorProto, base_dir: Path | None,
     # densifying allocates the whole tensor: check it against the budget first
     active().check("max_constant_bytes", nbytes(shape, values.dtype.itemsize),
                    f"{label}: the sparse tensor {sparse.values.name!r} would densify to")
-    indices = tensor_to_array(sparse.indices, base_dir, label).astype(np.int64)
+    indices = tensor_to_array(sparse.indices, base_dir, label)
+    _check_sparse(sparse.values.name, shape, values, indices, label)
+    indices = indices.astype(np.int64)
     dense = np.zeros(shape, values.dtype)
     if indices.ndim == 1:
         dense.reshape(-1)[indices] = values
     else:
         dense[tuple(indices.T)] = values
     return dense
+
+
+def _check_sparse(name: str, shape: tuple[int, ...], values: np.ndarray, indices: np.ndarray,
+                  label: str) -> None:
+    """InvalidModel unless `values` ([NNZ]) and `indices` ([NNZ] linear positions or
+    [NNZ, rank] coordinates, integers) describe entries inside a tensor of `shape` (the
+    ONNX SparseTensorProto rules)."""
+    what = f"{label}: sparse tensor {quoted(name)}"
+    if any(d < 0 for d in shape):
+        raise InvalidModel(f"{what} has a negative dimension in {list(shape)}")
+    if values.ndim != 1:
+        raise InvalidModel(f"{what}: values must be 1-D, they have shape {list(values.shape)}")
+    nnz = values.shape[0]
+    if indices.dtype.kind not in "iu":
+        raise InvalidModel(f"{what}: indices must be integers, they are {indices.dtype}")
+    if indices.ndim == 1:
+        bounds = np.asarray([int(np.prod(shape, dtype=np.int64))])
+        coords = indices.reshape(-1, 1)
+    elif indices.ndim == 2 and indices.shape[1] == len(shape):
+        bounds = np.asarray(shape, np.int64)
+        coords = indices
+    else:
+        raise InvalidModel(f"{what}: indices of shape {list(indices.shape)} fit neither "
+                           f"[{nnz}] nor [{nnz}, {len(shape)}]")
+    if coords.shape[0] != nnz:
+        raise InvalidModel(f"{what} has {nnz} values but {coords.shape[0]} indices")
+    if nnz and (np.any(coords < 0) or np.any(coords >= bounds)):
+        raise InvalidModel(f"{what}: an index lies outside the shape {list(shape)}")
 
 
 # -- attributes ---------------------------------------------------------------------------
@@ -541,6 +618,10 @@ def attribute_value(attr: AttributeProto, base_dir: Path | None = None,
                     label: str = "") -> Any:
     """An AttributeProto as a Python value: int, float, str, numpy array, tuple of those,
     or the raw proto for graphs and type protos."""
+    if attr.ref_attr_name:
+        raise InvalidModel(f"attribute {quoted(attr.name)} refers to attribute "
+                           f"{quoted(attr.ref_attr_name)} of a function, but it is not inside "
+                           "a function body")
     kind = attr.type
     if kind == AttributeProto.TENSOR:
         return tensor_to_array(attr.t, base_dir, label)

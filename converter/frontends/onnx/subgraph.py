@@ -224,6 +224,9 @@ def expand_function(node: Node, fn: onnx.FunctionProto, prefix: str,
             return spec.default_value
         return None
 
+    for proto in fn.node:  # first: a node may read a value a later-listed node writes
+        for name in proto.output:
+            scope.define(name)
     nodes: list[Node] = []
     for index, proto in enumerate(fn.node):
         new = _copy_node(proto, scope)
@@ -264,6 +267,9 @@ def expand_graph(graph: onnx.GraphProto, bindings: Sequence[str], prefix: str,
         if arr.flags.writeable:
             arr.setflags(write=False)
         constants[scope.define(tensor.name)] = arr
+    for proto in graph.node:  # first: a node may read a value a later-listed node writes
+        for name in proto.output:
+            scope.define(name)
     nodes = []
     for index, proto in enumerate(graph.node):
         new = _copy_node(proto, scope)

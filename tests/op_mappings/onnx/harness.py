@@ -98,3 +98,19 @@ def rand(*shape: int, dtype: str = "float32", low: float = -3.0, high: float = 3
          seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     return rng.uniform(low, high, size=shape).astype(dtype)
+
+
+def invalid(op_type: str, inputs: Mapping[str, np.ndarray | None],
+            attrs: Mapping[str, Any] | None = None, **kwargs: Any) -> str:
+    """The one-line error of a malformed one-node model (`make_model`'s arguments): it must be
+    the node's only error, an `invalid_model` one (never an internal error)."""
+    from converter.errors import ConversionFailed
+
+    model = make_model(op_type, inputs, attrs, **kwargs)
+    try:
+        converter.convert(model)
+    except ConversionFailed as exc:
+        (err,) = exc.errors
+        assert err.reason_code == "invalid_model" and "\n" not in str(err), err
+        return str(err)
+    raise AssertionError(f"{op_type}: the malformed model converted")

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.op_mappings.onnx.harness import check, rand
+from tests.op_mappings.onnx.harness import check, invalid, rand
 
 CASES: list[dict[str, Any]] = [
     {},
@@ -41,3 +41,13 @@ def test_grouped(group: int) -> None:
 def test_conv1d(attrs: dict[str, Any]) -> None:
     check("Conv", {"x": rand(1, 3, 10), "w": rand(5, 3, 3, seed=1)}, attrs, opset=11,
           constants=["w"], atol=1e-5)
+
+
+@pytest.mark.parametrize("attrs, words", [
+    ({"dilations": [0, 1]}, "dilations [0, 1] has an entry below 1"),
+    ({"strides": [1]}, "strides [1] has 1 entries, 2 expected"),
+    ({"kernel_shape": [2, 2, 2]}, "kernel_shape [2, 2, 2] has 3 entries, 2 expected"),
+])
+def test_conv_malformed_window(attrs: dict[str, list[int]], words: str) -> None:
+    inputs = {"x": rand(1, 1, 4, 4), "w": rand(1, 1, 2, 2)}
+    assert words in invalid("Conv", inputs, attrs, constants=["w"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import rand
+from tests.op_mappings.onnx.harness import invalid, rand
 from tests.op_mappings.onnx.harness_ext import check_node
 
 
@@ -24,3 +24,15 @@ def test_one_hot(axis: int, itype: str) -> None:
 def test_eye_like(k: int, dtype: int | None) -> None:
     attrs = {"k": k} | ({} if dtype is None else {"dtype": dtype})
     check_node("EyeLike", [("x", rand(3, 5))], attrs, opset=9)
+
+
+@pytest.mark.parametrize("depth, values, words", [
+    (np.array(0), np.array([0, 1], np.float32), "depth (input 1) is 0, it must be at least 1"),
+    (np.array(np.nan), np.array([0, 1], np.float32), "depth (input 1) is nan"),
+    (np.zeros(0), np.array([0, 1], np.float32), "depth (input 1) must hold one value"),
+    (np.array(3), np.array([0, 1, 2], np.float32), "values (input 2) must be [off, on]"),
+    (np.array(3), np.array([[0, 1]], np.float32), "values (input 2) must be [off, on]"),
+])
+def test_one_hot_malformed(depth: np.ndarray, values: np.ndarray, words: str) -> None:
+    inputs = {"i": np.array([0, 2], np.int64), "d": depth, "v": values}
+    assert words in invalid("OneHot", inputs, constants=["d", "v"])

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.op_mappings.onnx.harness import check, rand
+from tests.op_mappings.onnx.harness import check, invalid, rand
 
 CASES: list[dict[str, Any]] = [
     {"kernel_shape": [2, 2]},
@@ -116,3 +116,15 @@ def test_global_3d(op: str) -> None:
 @pytest.mark.parametrize("p", [1, 3])
 def test_global_lp_pool_p(p: int) -> None:
     check("GlobalLpPool", {"x": rand(2, 3, 4, 5)}, {"p": p}, opset=13, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("attrs, words", [
+    ({"kernel_shape": [2]}, "kernel_shape [2] has 1 entries, 2 expected"),
+    ({"kernel_shape": [0, 2]}, "kernel_shape [0, 2] has an entry below 1"),
+    ({"kernel_shape": [2, 2], "strides": [0, 1], "ceil_mode": 1},
+     "strides [0, 1] has an entry below 1"),
+    ({"kernel_shape": [2, 2], "dilations": [1, 1, 1]}, "dilations [1, 1, 1] has 3 entries"),
+    ({"kernel_shape": [2, 2], "pads": [1, 1]}, "pads [1, 1] has 2 entries, 4 expected"),
+])
+def test_pool_malformed_window(attrs: dict[str, list[int]], words: str) -> None:
+    assert words in invalid("MaxPool", {"x": rand(1, 1, 4, 4)}, attrs)

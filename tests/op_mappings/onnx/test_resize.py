@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import rand
+from tests.op_mappings.onnx.harness import invalid, rand
 from tests.op_mappings.onnx.harness_ext import check_node, statuses
 
 X = rand(1, 2, 5, 6, seed=3)
@@ -148,3 +148,17 @@ def test_nearest_rank3_and_5() -> None:
             scales=np.array([1, 2.5, 0.5], np.float32), x=rand(2, 4, 6, seed=1))
     _resize({"mode": "nearest", "coordinate_transformation_mode": "asymmetric"},
             scales=np.array([1, 1, 2, 1, 3], np.float32), x=rand(1, 2, 2, 3, 2, seed=1))
+
+
+@pytest.mark.parametrize("scales, roi, words", [
+    ([1, np.inf, 2, 2], None, "must be positive finite numbers"),
+    ([1, 1, np.nan, 2], None, "must be positive finite numbers"),
+    ([1, 1, 3.3e38, 2], None, "makes axis 2 of size 4 too long"),
+    ([1, 1, 2, 2], [0, 0, 0, 0, 1, 1, np.nan, 1], "must hold finite numbers"),
+])
+def test_resize_malformed(scales: list[float], roi: list[float] | None, words: str) -> None:
+    inputs = {"x": rand(1, 1, 4, 4),
+              "roi": np.zeros(0, np.float32) if roi is None else np.array(roi, np.float32),
+              "scales": np.array(scales, np.float32)}
+    assert words in invalid("Resize", inputs, {"mode": "nearest"}, opset=13,
+                            input_order=["x", "roi", "scales"], constants=["roi", "scales"])
