@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.frontends.onnx.reader import dtype_name
+from converter.frontends.onnx.tensors import dtype_name
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn.dtypes import carrier_type

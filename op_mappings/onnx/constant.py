@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.frontends.onnx.reader import constant_node_value
+from converter.frontends.onnx.tensors import constant_node_value
 from converter.importer import ImportContext
 from converter.ir import Node
 from op_mappings.onnx import onnx_op

@@ -88,7 +88,7 @@ class ONNXImporter(Importer):
             import onnx
             from onnx import helper
 
-            from .reader import onnx_elem_type
+            from .tensors import onnx_elem_type
 
             schema = onnx.defs.get_schema(node.op_type, node.version, node.domain)
             types = {}

@@ -30,7 +30,8 @@ from onnx import AttributeProto
 
 from ...errors import InvalidModel
 from ...ir import Node
-from .reader import make_node, onnx_elem_type, tensor_to_array
+from .reader import make_node
+from .tensors import onnx_elem_type, tensor_to_array
 
 
 @dataclass(frozen=True)

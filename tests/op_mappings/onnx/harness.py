@@ -16,7 +16,7 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper
 
 import converter
-from converter.frontends.onnx.reader import onnx_elem_type
+from converter.frontends.onnx.tensors import onnx_elem_type
 
 IR_VERSION = 10
 

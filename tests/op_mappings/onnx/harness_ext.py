@@ -11,7 +11,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 import converter
-from converter.frontends.onnx.reader import onnx_elem_type
+from converter.frontends.onnx.tensors import onnx_elem_type
 from tests.op_mappings.onnx.harness import IR_VERSION, check_model
 
 

@@ -1,0 +1,256 @@
+"""ONNX tensors and attributes as numpy values: element types, initializers (inline, external
+data confined to the model's folder, sparse ones densified after their indices are checked),
+attribute values with the schema defaults filled in, and Constant node values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import AttributeProto, TensorProto, helper, numpy_helper
+
+from ...confine import check_relative, confined
+from ...errors import InvalidModel, exception_text, quoted
+from ...ir import Node
+
+ONNX_DTYPES: dict[int, str] = {
+    TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
+    TensorProto.DOUBLE: "float64", TensorProto.BFLOAT16: "bfloat16",
+    TensorProto.INT8: "int8", TensorProto.INT16: "int16", TensorProto.INT32: "int32",
+    TensorProto.INT64: "int64", TensorProto.UINT8: "uint8", TensorProto.UINT16: "uint16",
+    TensorProto.UINT32: "uint32", TensorProto.UINT64: "uint64", TensorProto.BOOL: "bool",
+    TensorProto.STRING: "string",
+}
+
+
+def dtype_name(elem_type: int) -> str:
+    """ONNX element type -> numpy-style dtype name ("float32", "bool", "bfloat16", ...);
+    InvalidModel for a number that is no ONNX data type."""
+    if elem_type in ONNX_DTYPES:
+        return ONNX_DTYPES[elem_type]
+    try:
+        name: str = TensorProto.DataType.Name(elem_type)  # untyped in onnx's protobuf stubs
+    except ValueError:
+        raise InvalidModel(f"data type {elem_type} is not an ONNX data type") from None
+    return name.lower()
+
+
+def onnx_elem_type(dtype: str) -> int:
+    """numpy-style dtype name -> ONNX element type (inverse of `dtype_name`)."""
+    for key, name in ONNX_DTYPES.items():
+        if name == dtype:
+            return key
+    raise KeyError(dtype)
+
+
+# -- tensors and external data --------------------------------------------------------------
+
+
+def tensor_to_array(tensor: TensorProto, base_dir: Path | None, label: str) -> np.ndarray:
+    """A TensorProto as a numpy array (external data resolved safely inside base_dir)."""
+    if tensor.data_location != TensorProto.EXTERNAL:
+        try:
+            return numpy_helper.to_array(tensor)
+        except Exception as exc:  # noqa: BLE001 - onnx raises assorted types here
+            raise InvalidModel(f"{label}: tensor {tensor.name!r} cannot be decoded: "
+                               f"{exc}") from exc
+    info = {e.key: e.value for e in tensor.external_data}
+    location = info.get("location", "")
+    if base_dir is None:
+        raise InvalidModel(f"tensor {tensor.name!r} stores its data in external file "
+                           f"{location!r}, but the model was given in memory: pass the model "
+                           "file path so the data can be found next to it")
+    path = safe_external_path(base_dir, location, tensor.name)
+    try:
+        return _external_array(tensor, info, path, location)
+    except OSError as exc:
+        raise InvalidModel(f"tensor {quoted(tensor.name)}: external data file "
+                           f"{quoted(location)} cannot be read ({exception_text(exc)})"
+                           ) from None
+
+
+def _external_array(tensor: TensorProto, info: Mapping[str, str], path: Path,
+                    location: str) -> np.ndarray:
+    """The value of `tensor` from its external data file `path` (inside the model's folder)."""
+    offset = _external_int(info, "offset", tensor.name)
+    size = path.stat().st_size
+    length = _external_int(info, "length", tensor.name) if info.get("length") else size - offset
+    if offset < 0 or length < 0 or offset + length > size:
+        raise InvalidModel(f"tensor {tensor.name!r}: external data range offset={offset} "
+                           f"length={length} lies outside {location!r} ({size} bytes)")
+    dtype = dtype_name(tensor.data_type)
+    shape = tuple(int(d) for d in tensor.dims)
+    count = int(np.prod(shape, dtype=np.int64))
+    if dtype in ("float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8",
+                 "uint16", "uint32", "uint64", "bool"):
+        np_dtype = np.dtype(dtype).newbyteorder("<")
+        if count * np_dtype.itemsize != length:
+            raise InvalidModel(f"tensor {tensor.name!r}: external data has {length} bytes, "
+                               f"{list(shape)} {dtype} needs {count * np_dtype.itemsize}")
+        if count == 0:
+            return np.zeros(shape, dtype)
+        arr = np.memmap(path, dtype=np_dtype, mode="r", offset=offset, shape=shape)
+        return arr if np_dtype.isnative else arr.astype(dtype)
+    with open(path, "rb") as fh:
+        fh.seek(offset)
+        raw = fh.read(length)
+    copy = TensorProto()
+    copy.CopyFrom(tensor)
+    del copy.external_data[:]
+    copy.data_location = TensorProto.DEFAULT
+    copy.raw_data = raw
+    try:
+        return numpy_helper.to_array(copy)
+    except Exception as exc:  # noqa: BLE001 - onnx raises assorted types here
+        raise InvalidModel(f"tensor {quoted(tensor.name)}: external data cannot be decoded: "
+                           f"{exception_text(exc)}") from exc
+
+
+def _external_int(info: Mapping[str, str], key: str, tensor_name: str) -> int:
+    """The `offset` / `length` entry of a tensor's external data (0 when absent), which must
+    be a whole number written in decimal digits; InvalidModel otherwise."""
+    text = (info.get(key, "") or "0").strip()
+    if not (text.isascii() and text.isdigit()):
+        raise InvalidModel(f"tensor {quoted(tensor_name)}: external data {key} {text!r} is "
+                           "not a whole number of bytes")
+    return int(text)
+
+
+def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
+    """The file `location` names, guaranteed to lie inside base_dir or a folder allowed by
+    `converter.confine.allowed_roots` (no absolute paths, no `..`, no symlink leaving the
+    folder); `PathOutsideFolder` (an InvalidModel) or InvalidModel otherwise."""
+    if not location:
+        raise InvalidModel(f"tensor {quoted(tensor_name)} has external data without a "
+                           "location")
+    what = f"tensor {quoted(tensor_name)}: external data location"
+    check_relative(location, what)
+    try:
+        target = confined(base_dir / location, base_dir, what, location)
+        found = target.is_file()
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop, ...
+        raise InvalidModel(f"tensor {quoted(tensor_name)}: external data file "
+                           f"{quoted(location)} cannot be opened ({exception_text(exc)})"
+                           ) from None
+    if not found:
+        raise InvalidModel(f"tensor {quoted(tensor_name)}: external data file "
+                           f"{quoted(location)} does not exist in {quoted(str(base_dir))}")
+    return target
+
+
+def _sparse_to_array(sparse: onnx.SparseTensorProto, base_dir: Path | None,
+                     label: str) -> np.ndarray:
+    from ...budgets import active, nbytes
+
+    values = tensor_to_array(sparse.values, base_dir, label)
+    shape = tuple(int(d) for d in sparse.dims)
+    # densifying allocates the whole tensor: check it against the budget first
+    active().check("max_constant_bytes", nbytes(shape, values.dtype.itemsize),
+                   f"{label}: the sparse tensor {sparse.values.name!r} would densify to")
+    indices = tensor_to_array(sparse.indices, base_dir, label)
+    _check_sparse(sparse.values.name, shape, values, indices, label)
+    indices = indices.astype(np.int64)
+    dense = np.zeros(shape, values.dtype)
+    if indices.ndim == 1:
+        dense.reshape(-1)[indices] = values
+    else:
+        dense[tuple(indices.T)] = values
+    return dense
+
+
+def _check_sparse(name: str, shape: tuple[int, ...], values: np.ndarray, indices: np.ndarray,
+                  label: str) -> None:
+    """InvalidModel unless `values` ([NNZ]) and `indices` ([NNZ] linear positions or
+    [NNZ, rank] coordinates, integers) describe entries inside a tensor of `shape` (the
+    ONNX SparseTensorProto rules)."""
+    what = f"{label}: sparse tensor {quoted(name)}"
+    if any(d < 0 for d in shape):
+        raise InvalidModel(f"{what} has a negative dimension in {list(shape)}")
+    if values.ndim != 1:
+        raise InvalidModel(f"{what}: values must be 1-D, they have shape {list(values.shape)}")
+    nnz = values.shape[0]
+    if indices.dtype.kind not in "iu":
+        raise InvalidModel(f"{what}: indices must be integers, they are {indices.dtype}")
+    if indices.ndim == 1:
+        bounds = np.asarray([int(np.prod(shape, dtype=np.int64))])
+        coords = indices.reshape(-1, 1)
+    elif indices.ndim == 2 and indices.shape[1] == len(shape):
+        bounds = np.asarray(shape, np.int64)
+        coords = indices
+    else:
+        raise InvalidModel(f"{what}: indices of shape {list(indices.shape)} fit neither "
+                           f"[{nnz}] nor [{nnz}, {len(shape)}]")
+    if coords.shape[0] != nnz:
+        raise InvalidModel(f"{what} has {nnz} values but {coords.shape[0]} indices")
+    if nnz and (np.any(coords < 0) or np.any(coords >= bounds)):
+        raise InvalidModel(f"{what}: an index lies outside the shape {list(shape)}")
+
+
+# -- attributes ---------------------------------------------------------------------------
+
+
+def node_attributes(node: onnx.NodeProto, version: int, domain: str,
+                    base_dir: Path | None = None, label: str = "") -> dict[str, Any]:
+    """The node's attributes as Python values, with schema defaults filled in."""
+    attrs = {a.name: attribute_value(a, base_dir, label) for a in node.attribute}
+    try:
+        schema = onnx.defs.get_schema(node.op_type, version, domain)
+    except onnx.defs.SchemaError:
+        return attrs
+    for name, spec in schema.attributes.items():
+        if name not in attrs and spec.default_value.type != AttributeProto.UNDEFINED:
+            attrs[name] = attribute_value(spec.default_value, base_dir, label)
+    return attrs
+
+
+def attribute_value(attr: AttributeProto, base_dir: Path | None = None,
+                    label: str = "") -> Any:
+    """An AttributeProto as a Python value: int, float, str, numpy array, tuple of those,
+    or the raw proto for graphs and type protos."""
+    if attr.ref_attr_name:
+        raise InvalidModel(f"attribute {quoted(attr.name)} refers to attribute "
+                           f"{quoted(attr.ref_attr_name)} of a function, but it is not inside "
+                           "a function body")
+    kind = attr.type
+    if kind == AttributeProto.TENSOR:
+        return tensor_to_array(attr.t, base_dir, label)
+    if kind == AttributeProto.TENSORS:
+        return tuple(tensor_to_array(t, base_dir, label) for t in attr.tensors)
+    if kind == AttributeProto.SPARSE_TENSOR:
+        return _sparse_to_array(attr.sparse_tensor, base_dir, label)
+    value = helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if isinstance(value, list):
+        return tuple(v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
+                     for v in value)
+    return value
+
+
+def constant_node_value(node: Node) -> np.ndarray:
+    """The value of a `Constant` node, from whichever value attribute it sets."""
+    a = node.attrs
+    if "value" in a:
+        arr = np.asarray(a["value"])
+    elif "sparse_value" in a:
+        arr = np.asarray(a["sparse_value"])
+    elif "value_float" in a:
+        arr = np.array(a["value_float"], np.float32)
+    elif "value_floats" in a:
+        arr = np.array(a["value_floats"], np.float32)
+    elif "value_int" in a:
+        arr = np.array(a["value_int"], np.int64)
+    elif "value_ints" in a:
+        arr = np.array(a["value_ints"], np.int64)
+    elif "value_string" in a:
+        arr = np.array(a["value_string"], object)
+    elif "value_strings" in a:
+        arr = np.array(a["value_strings"], object)
+    else:
+        raise InvalidModel(f"Constant node {node.name!r} sets no value attribute",
+                           node_name=node.name, op_type="Constant", version=node.version)
+    arr.setflags(write=False)
+    return arr
