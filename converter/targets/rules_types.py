@@ -1,0 +1,186 @@
+"""Rules that follow from a target's `opSupportLimits()` alone: run an op on a wider data type
+that holds every value where the target lacks the narrow one, and the min/max forms of clamp,
+abs and unsigned reduceL1 (see `converter.targets.passes`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..serialize.tables import op_signature
+from ..webnn import MLOperand
+from ..webnn.operand import Operation
+from .rewrite import NOT_VALUES, WIDER, Rewrite, rule
+
+MOVEMENT = frozenset({"concat", "expand", "gather", "gatherElements", "gatherND", "identity",
+                      "pad", "reshape", "reverse", "scatterElements", "scatterND", "slice",
+                      "split", "tile", "transpose", "triangular", "where"})
+"""Operators that only move values: exact in any type that holds the values."""
+ORDER = frozenset({"argMax", "argMin", "clamp", "equal", "greater", "greaterOrEqual",
+                   "lesser", "lesserOrEqual", "max", "maxPool2d", "min", "notEqual",
+                   "reduceMax", "reduceMin", "relu", "sign"})
+"""Operators that compare or pick values: exact in any type that holds the values in order."""
+MODULAR = frozenset({"abs", "add", "cumulativeSum", "div", "mul", "neg", "reduceProduct",
+                     "reduceSum", "sub"})
+"""Integer arithmetic: exact in a wider integer type, the result cast back (int -> int casts
+keep the low bits, so wrap-around is the same)."""
+
+def _roles(operation: Operation) -> list[tuple[str, MLOperand, int, int]]:
+    """(role, operand, position, index in a list or -1) of every operand an operation reads;
+    position counts args then options (by order)."""
+    sig = op_signature(operation.op)
+    names = [p.spec_name for p in sig.positional] if sig else []
+    out = []
+    items = list(zip(names, operation.args, strict=False)) + list(operation.options.items())
+    for pos, (role, value) in enumerate(items):
+        if isinstance(value, MLOperand):
+            out.append((role, value, pos, -1))
+        elif isinstance(value, (list, tuple)):
+            out += [(role, v, pos, i) for i, v in enumerate(value) if isinstance(v, MLOperand)]
+    return out
+
+
+def _output_role(rw: Rewrite, op: str, i: int) -> str:
+    lim = rw.limits.get(op)
+    if isinstance(lim, Mapping):
+        if "output" in lim:
+            return "output"
+        if "outputs" in lim:
+            return "outputs"
+    return f"output{i}"
+
+
+def _unsupported(rw: Rewrite, operation: Operation) -> set[str]:
+    """Data types of value operands (inputs and outputs) the target's limits lack."""
+    bad = set()
+    for role, operand, _, _ in _roles(operation):
+        if role not in NOT_VALUES and not rw.supports(operation.op, role, operand.data_type):
+            bad.add(operand.data_type)
+    for i, out in enumerate(operation.outputs):
+        if not rw.supports(operation.op, _output_role(rw, operation.op, i), out.data_type):
+            bad.add(out.data_type)
+    return bad
+
+
+def _wide_type(rw: Rewrite, operation: Operation, narrow: str) -> str | None:
+    """The nearest type that holds `narrow`'s values exactly for this operation, is inside
+    the limits for every role `narrow` takes and can be cast to and from."""
+    op = operation.op
+    integer_only = op in MODULAR
+    roles = {role for role, operand, _, _ in _roles(operation)
+             if operand.data_type == narrow and role not in NOT_VALUES}
+    outs = [_output_role(rw, op, i) for i, o in enumerate(operation.outputs)
+            if o.data_type == narrow]
+    for wide in WIDER.get(narrow, ()):
+        if integer_only and wide.startswith("float"):
+            continue
+        if all(rw.supports(op, r, wide) for r in [*roles, *outs]) and \
+                rw.supports("cast", "input", narrow) and rw.supports("cast", "output", wide) \
+                and (not outs or (rw.supports("cast", "input", wide)
+                                  and rw.supports("cast", "output", narrow))):
+            return wide
+    return None
+
+
+@rule("widen-types", *sorted(MOVEMENT | ORDER | MODULAR), limits=True,
+      why="outside the target's opSupportLimits()")
+def widen_types(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """An operation on a data type the target lacks, run on a wider type that holds its
+    values (int8/uint8 -> int32/int64/float32, int32/uint32 -> int64, float16 -> float32;
+    integer arithmetic only on wider integers): inputs cast up, outputs cast back."""
+    if not rw.limits or operation.op not in (MOVEMENT | ORDER | MODULAR):
+        return None
+    bad = _unsupported(rw, operation)
+    if not bad:
+        return None
+    plan = {}
+    for narrow in bad:
+        wide = _wide_type(rw, operation, narrow)
+        if wide is None:
+            return None
+        plan[narrow] = wide
+    args: list[Any] = list(operation.args)
+    options = dict(operation.options)
+    keys = list(options)
+    for role, operand, pos, i in _roles(operation):
+        if role in NOT_VALUES or operand.data_type not in plan:
+            continue
+        cast = rw.cast(operand, plan[operand.data_type])
+        if pos < len(args):
+            if i < 0:
+                args[pos] = cast
+            else:
+                args[pos] = list(args[pos])
+                args[pos][i] = cast
+        else:
+            key = keys[pos - len(args)]
+            if i < 0:
+                options[key] = cast
+            else:
+                options[key] = list(options[key])
+                options[key][i] = cast
+    outs = rw.emit(operation.op, args, options)
+    result = [rw.cast(o, old.data_type) for o, old in zip(outs, operation.outputs, strict=True)]
+    shown = ", ".join(f"{n} as {w}" for n, w in sorted(plan.items()))
+    rw.note("widen-types", f"{operation.op} on {shown}")
+    return result
+
+
+def _reachable(rw: Rewrite, op: str, roles: Sequence[str], data_type: str) -> bool:
+    """Whether `op` on `data_type` is inside the limits, directly or through widen-types."""
+    if all(rw.supports(op, r, data_type) for r in roles):
+        return True
+    if "widen-types" not in rw.target.rules:
+        return False
+    return any(all(rw.supports(op, r, wide) for r in roles) and
+               not (op in MODULAR and wide.startswith("float"))
+               for wide in WIDER.get(data_type, ()))
+
+
+@rule("reduce-l1-unsigned", "reduceL1", limits=True,
+      why="outside the target's opSupportLimits()")
+def reduce_l1_unsigned(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """reduceL1 of an unsigned type the target lacks: reduceSum (|x| = x)."""
+    x = operation.args[0]
+    if not rw.limits or x.data_type not in ("uint8", "uint32", "uint64") or \
+            rw.supports("reduceL1", "input", x.data_type) or \
+            not _reachable(rw, "reduceSum", ("input", "output"), x.data_type):
+        return None
+    rw.note("reduce-l1-unsigned", f"reduceL1 of {x.data_type} as reduceSum")
+    return [rw.emit1("reduceSum", x, **operation.options)]
+
+
+@rule("clamp-minmax", "clamp", limits=True,
+      why="outside the target's opSupportLimits()")
+def clamp_minmax(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """clamp on a type the target's clamp lacks: max with minValue, then min with maxValue."""
+    x = operation.args[0]
+    opt = operation.options
+    if not rw.limits or rw.supports("clamp", "input", x.data_type) or not all(
+            _reachable(rw, op, ("a", "b", "output"), x.data_type) for op in ("max", "min")):
+        return None
+    y = x
+    if opt.get("minValue") is not None:
+        y = rw.emit1("max", y, rw.const(np.array(opt["minValue"]).reshape(()), x.data_type))
+    if opt.get("maxValue") is not None:
+        y = rw.emit1("min", y, rw.const(np.array(opt["maxValue"]).reshape(()), x.data_type))
+    if y is x:
+        y = rw.emit1("identity", x)
+    rw.note("clamp-minmax", f"clamp of {x.data_type} as max/min")
+    return [y]
+
+
+@rule("abs-minmax", "abs", limits=True,
+      why="outside the target's opSupportLimits()")
+def abs_minmax(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """abs on a signed integer type the target's abs lacks: max(x, neg(x))."""
+    x = operation.args[0]
+    if not rw.limits or x.data_type not in ("int8", "int32", "int64") or \
+            rw.supports("abs", "input", x.data_type) or \
+            not _reachable(rw, "neg", ("input", "output"), x.data_type) or \
+            not _reachable(rw, "max", ("a", "b", "output"), x.data_type):
+        return None
+    rw.note("abs-minmax", f"abs of {x.data_type} as max(x, neg(x))")
+    return [rw.emit1("max", x, rw.emit1("neg", x))]
