@@ -118,6 +118,9 @@ def if_then_else(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     if _snapshot(ctx) != before:
         raise UnsupportedAttribute("IF with a condition computed from graph inputs assigns "
                                    "resource variables in a branch; cannot select statically")
+    if len(then_out) != len(else_out) or len(then_out) != len(node.outputs):
+        raise InvalidModel(f"IF branches {then_i} and {else_i} return {len(then_out)} and "
+                           f"{len(else_out)} values, the op has {len(node.outputs)} outputs")
     b = ctx.builder
     flag = b.reshape(cond, []) if cond.shape else cond
     results: list[Any] = []

@@ -14,6 +14,7 @@ from converter.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
+from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import activation, fin, fout, spatial_padding
 
 
@@ -22,6 +23,8 @@ def conv_2d(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """CONV_2D: filter [O, kh, kw, I/groups]; padding SAME/VALID computed explicitly."""
     x, w, bias = fin(ctx, node, 0), fin(ctx, node, 1), fin(ctx, node, 2)
     assert x is not None and w is not None
+    rank(x, 4, "input")
+    rank(w, 4, "filter")
     a = node.attrs
     c_in, c_f = x.shape[3], w.shape[3]
     if c_f == 0 or c_in % c_f:

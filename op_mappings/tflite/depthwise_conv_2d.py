@@ -13,6 +13,7 @@ from converter.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
+from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import activation, fin, fout, spatial_padding
 
 
@@ -21,6 +22,8 @@ def depthwise_conv_2d(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     """DEPTHWISE_CONV_2D: groups = C_in (never filter.shape[3])."""
     x, w, bias = fin(ctx, node, 0), fin(ctx, node, 1), fin(ctx, node, 2)
     assert x is not None and w is not None
+    rank(x, 4, "input")
+    rank(w, 4, "filter")
     a = node.attrs
     c_in, c_out = x.shape[3], w.shape[3]
     if w.shape[0] != 1 or c_out % c_in:

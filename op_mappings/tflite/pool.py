@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from converter.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
@@ -27,6 +28,8 @@ from op_mappings.tflite._util import (
 
 
 def _window(node: TFLiteNode, shape: tuple[int, ...]) -> dict[str, Any]:
+    if len(shape) != 4:
+        raise InvalidModel(f"input has rank {len(shape)}, 4 expected")
     a = node.attrs
     window = [int(a["filter_height"]), int(a["filter_width"])]
     strides = [int(a["stride_h"]), int(a["stride_w"])]

@@ -18,11 +18,16 @@ from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 from op_mappings.tflite import tflite_op
+from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import SAME, VALID, activation, const_ints, fin, fout
 
 
 def _emit(ctx: ImportContext, x: MLOperand, w: MLOperand, bias: MLOperand | None,
           out_hw: list[int], padding: int, strides: list[int]) -> MLOperand:
+    rank(x, 4, "input")
+    rank(w, 4, "filter")
+    if min(strides) < 1:
+        raise InvalidModel(f"strides {strides} must be at least 1")
     pads = []
     for axis in range(2):
         size_in, k, s, size_out = (x.shape[1 + axis], w.shape[1 + axis], strides[axis],

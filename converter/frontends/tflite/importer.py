@@ -163,7 +163,20 @@ class TFLiteImporter(Importer):
             self.consts.pop(name, None)
         return outs
 
+    def _check_count(self, node: Node, results: Sequence[Any]) -> None:
+        """A TFLite operator lists exactly the outputs its op computes: a handler giving
+        another number means the model lists too few or too many."""
+        if len(results) != len(node.outputs):
+            raise InvalidModel(f"the operator lists {len(node.outputs)} output(s), "
+                               f"{node.op_type} computes {len(results)}")
+
     def _convert(self, node: Node) -> None:
+        from op_mappings.tflite._checks import io_problem
+
+        problem = io_problem(node)
+        if problem is not None and not any(i in self.poisoned for i in node.inputs if i):
+            self.fail(node, InvalidModel(problem))
+            return
         try:
             super()._convert(node)
         except BudgetExceeded as exc:  # stops the conversion without passing `fail`

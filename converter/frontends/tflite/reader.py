@@ -32,6 +32,12 @@ What it does:
 Truncated or hostile files raise `InvalidModel` naming the file; vector lengths and buffer
 ranges are checked against the file size so a hostile file cannot make the reader allocate
 more than the file holds (plus densified sparse tensors, bounded by their declared shape).
+The structure the importer relies on is checked here too, as LiteRT runs operators in file
+order: every tensor an operator reads is defined before it (a subgraph input, a constant, a
+variable or an earlier operator's output), and so is every subgraph output; an operator's
+options table is its op's own type (`tables.options_class_for`); strides, dilations and
+pooling windows are at least 1 and a padding is SAME or VALID. (Input/output counts per op
+are checked by the importer: `op_mappings/tflite/_checks.py`.)
 
 The records it returns live in `records`, the schema tables in `tables` (options decoding in
 `options`); this module re-exports the records.
@@ -212,8 +218,29 @@ class _Reader:
         nodes = []
         for k in range(self.count(sg.OperatorsLength(), f"subgraph {s} operators")):
             nodes.append(self.operator(s, k, sg.Operators(k), tensors))
+        defined = {i for i, t in enumerate(tensors) if t.name in consts} | set(inputs)
+        self.check_defined(s, nodes, tensors, outputs, defined)
         name = (sg.Name() or b"").decode("utf-8", "replace")
         return TFLiteSubgraph(s, name, tuple(tensors), inputs, outputs, tuple(nodes)), consts
+
+    def check_defined(self, s: int, nodes: Sequence[TFLiteNode], tensors: Sequence[TensorInfo],
+                      outputs: tuple[int, ...], defined: set[int]) -> None:
+        """Every tensor an operator reads is defined before it (a subgraph input, a constant,
+        a variable or an earlier operator's output), and so is every subgraph output:
+        LiteRT runs the operators in file order."""
+        for node in nodes:
+            for info in node.input_infos:
+                if info is not None and info.index not in defined:
+                    raise self.fail(f"operator {node.index} ({node.op_type}) of subgraph {s} "
+                                    f"reads tensor {info.index} ({info.tensor_name!r}"
+                                    f"{_unread(info)}), which no earlier operator, subgraph "
+                                    "input or constant defines")
+            defined.update(t.index for t in node.output_infos)
+        for i in outputs:
+            if i not in defined:
+                raise self.fail(f"subgraph {s} output tensor {i} ({tensors[i].tensor_name!r}"
+                                f"{_unread(tensors[i])}) is not defined by any operator, "
+                                "subgraph input or constant")
 
     def value_names(self, s: int, stored: list[str], inputs: tuple[int, ...],
                     outputs: tuple[int, ...]) -> list[str]:
@@ -359,6 +386,9 @@ class _Reader:
         if any(i < 0 for i in outs):
             raise self.fail(f"operator {k} ({op_type}) has an output index -1")
         attrs = self.options(op, op_type, domain, k)
+        bad = _bad_option(attrs)
+        if bad:
+            raise self.fail(f"operator {k} ({op_type}) of subgraph {s}: {bad}")
         if domain == "custom":
             attrs["custom_options"] = self.custom_options(op)
             attrs["custom_options_format"] = int(op.CustomOptionsFormat())
@@ -377,6 +407,7 @@ class _Reader:
     def options(self, op: Any, op_type: str, domain: str, k: int) -> dict[str, Any]:
         attrs: dict[str, Any] = {}
         found = False
+        expected = options_class_for(op_type) if domain == "" else None
         for kind, table, names in ((int(op.BuiltinOptionsType()), op.BuiltinOptions(),
                                     OPTIONS_NAMES),
                                    (int(op.BuiltinOptions2Type()), op.BuiltinOptions2(),
@@ -389,6 +420,9 @@ class _Reader:
                 self.warnings.append(f"operator {k} ({op_type}): unknown options type "
                                      f"{kind}{schema.unknown_options_note()}")
                 continue
+            if expected is not None and cls_name != expected:
+                raise self.fail(f"operator {k} ({op_type}) carries options {cls_name}, not "
+                                f"{expected}")
             attrs.update(decoded)
             found = True
         if not found and domain == "":
@@ -407,6 +441,31 @@ class _Reader:
             return bytes(self.data[offset:offset + size])
         n = self.count(op.CustomOptionsLength(), "custom_options", 1)
         return bytes(op.CustomOptionsAsNumpy().tobytes()) if n else b""
+
+
+_AT_LEAST_ONE = ("stride_h", "stride_w", "stride_d", "dilation_h_factor",
+                 "dilation_w_factor", "dilation_d_factor", "filter_height", "filter_width")
+
+
+def _bad_option(attrs: Mapping[str, Any]) -> str | None:
+    """What is wrong with decoded options whose values no kernel accepts: strides,
+    dilations and pooling windows below 1, a padding that is neither SAME (0) nor VALID
+    (1); None when nothing is."""
+    for key in _AT_LEAST_ONE:
+        value = attrs.get(key)
+        if isinstance(value, int) and value < 1:
+            return f"option {key} is {value}, it must be at least 1"
+    padding = attrs.get("padding")
+    if isinstance(padding, int) and padding not in (0, 1):
+        return f"option padding is {padding}, neither SAME (0) nor VALID (1)"
+    return None
+
+
+def _unread(info: TensorInfo) -> str:
+    """What to add when a tensor with data is not a constant: its data type is not read."""
+    return f", {info.dtype} data that is not read" if info.buffer and (
+        info.dtype not in NUMPY_READABLE and info.dtype not in ("int4", "uint4", "bfloat16")
+    ) else ""
 
 
 def _ro(arr: np.ndarray) -> np.ndarray:

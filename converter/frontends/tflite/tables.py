@@ -4,7 +4,7 @@ BuiltinOptions table each builtin operator uses."""
 
 from __future__ import annotations
 
-from .options import OPTIONS_NAMES
+from .options import OPTIONS2_NAMES, OPTIONS_NAMES
 
 CUSTOM_CODE = 32
 
@@ -33,7 +33,8 @@ _OPTIONS_OF: dict[str, str] = {
     "GATHER_ND": "GatherNdOptions", "BATCH_MATMUL": "BatchMatMulOptions",
     "SPACE_TO_BATCH_ND": "SpaceToBatchNDOptions", "BATCH_TO_SPACE_ND": "BatchToSpaceNDOptions",
     "REVERSE_V2": "ReverseV2Options", "SQUARED_DIFFERENCE": "SquaredDifferenceOptions",
-    "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions",
+    "UNIDIRECTIONAL_SEQUENCE_RNN": "SequenceRNNOptions", "CONV_3D_TRANSPOSE": "Conv3DOptions",
+    "MAXIMUM": "MaximumMinimumOptions", "MINIMUM": "MaximumMinimumOptions",
 }
 
 
@@ -41,11 +42,12 @@ def _norm(name: str) -> str:
     return name.replace("_", "").lower().removesuffix("options")
 
 
-_OPTIONS_BY_NORM = {_norm(n): n for n in OPTIONS_NAMES.values()}
+_OPTIONS_BY_NORM = {_norm(n): n for n in (*OPTIONS2_NAMES.values(), *OPTIONS_NAMES.values())}
 
 
 def options_class_for(op_type: str) -> str | None:
-    """Name of the BuiltinOptions table a builtin op uses (None when it has none)."""
+    """Name of the BuiltinOptions (or BuiltinOptions2) table a builtin op uses (None when it
+    has none)."""
     if op_type in _OPTIONS_OF:
         return _OPTIONS_OF[op_type]
     return _OPTIONS_BY_NORM.get(_norm(op_type))

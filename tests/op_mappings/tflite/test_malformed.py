@@ -1,0 +1,241 @@
+"""Malformed TFLite operators (found by `tools/fuzz`): every one is refused with a one-line
+`InvalidModel` naming the operator, never an internal error (a Python exception from inside a
+handler or the importer). Covers the reader's structure checks (tensors read before anything
+defines them, options of another op's type, option values no kernel accepts) and the
+importer's (input/output counts from `op_mappings/tflite/_checks.py`, ranks, IF branch
+arities). Oracle: the error's reason code and the words of its message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from converter.errors import ConversionError, ConversionFailed
+from converter.frontends.tflite.importer import convert_tflite
+from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, rand
+
+
+def refused(model: bytes) -> str:
+    """The message of the InvalidModel errors converting `model` raises (one line)."""
+    with pytest.raises(ConversionError) as info:
+        convert_tflite(model)
+    err = info.value
+    errors = err.errors if isinstance(err, ConversionFailed) else [err]
+    assert [e.reason_code for e in errors] == ["invalid_model"] * len(errors), str(err)
+    text = str(err)
+    assert "\n" not in text
+    return text
+
+
+def _conv_options(**fields: Any) -> Any:
+    opts = S.Conv2DOptionsT()
+    opts.padding, opts.strideH, opts.strideW = S.Padding.SAME, 1, 1
+    opts.dilationHFactor = opts.dilationWFactor = 1
+    for key, value in fields.items():
+        setattr(opts, key, value)
+    return opts
+
+
+def _conv(options: Any = None, *, weights: bool = True, x_shape: tuple[int, ...] = (1, 4, 4, 2),
+          inputs: Callable[[int, int, int], list[int]] | None = None) -> bytes:
+    """x -> CONV_2D 'y' with a 3x3 filter (stored unless `weights` is False) and bias."""
+    mb = ModelBuilder()
+    x = mb.input("x", list(x_shape))
+    w = mb.const("w", rand(3, 3, 3, 2, seed=1)) if weights else mb.tensor("w", [3, 3, 3, 2])
+    b = mb.const("b", rand(3, seed=2))
+    y = mb.output(mb.tensor("y", [1, 4, 4, 3]))
+    mb.op("CONV_2D", inputs(x, w, b) if inputs else [x, w, b], [y],
+          options if options is not None else _conv_options())
+    return mb.build()
+
+
+# -- reader: values read before anything defines them ---------------------------------------
+
+
+def test_operators_in_reverse_order() -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3])
+    a = mb.tensor("a", [2, 3])
+    y = mb.output(mb.tensor("y", [2, 3]))
+    mb.op("RELU", [a], [y])  # reads 'a' before TANH writes it
+    mb.op("TANH", [x], [a])
+    text = refused(mb.build())
+    assert "operator 0 (RELU) of subgraph 0 reads tensor 1 ('a'), which no earlier" in text
+
+
+def test_an_operator_reading_its_own_output() -> None:
+    mb = ModelBuilder()
+    mb.input("x", [2, 3])
+    y = mb.output(mb.tensor("y", [2, 3]))
+    mb.op("TANH", [y], [y])
+    assert "(TANH) of subgraph 0 reads tensor 1 ('y')" in refused(mb.build())
+
+
+def test_a_weight_without_data() -> None:
+    assert "(CONV_2D) of subgraph 0 reads tensor 1 ('w')" in refused(_conv(weights=False))
+
+
+def test_an_output_nothing_defines() -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3])
+    a = mb.output(mb.tensor("a", [2, 3]))
+    mb.output(mb.tensor("never", [2, 3]))
+    mb.op("TANH", [x], [a])
+    assert "subgraph 0 output tensor 2 ('never') is not defined" in refused(mb.build())
+
+
+def test_an_undefined_read_inside_a_control_flow_subgraph() -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", [2])
+    y = mb.output(mb.tensor("y", [2]))
+    body = mb.subgraph("body")
+    bx = mb.input("bx", [2])
+    ghost = mb.tensor("ghost", [2])
+    by = mb.output(mb.tensor("by", [2]))
+    mb.op("ADD", [bx, ghost], [by], S.AddOptionsT())
+    mb.use(0)
+    opts = S.StableHLOCompositeOptionsT()
+    opts.name, opts.decompositionSubgraphIndex = "c", body
+    mb.op("STABLEHLO_COMPOSITE", [x], [y], opts)
+    assert "operator 0 (ADD) of subgraph 1 reads tensor 1 ('ghost')" in refused(mb.build())
+
+
+# -- reader: options ---------------------------------------------------------------------------
+
+
+def test_options_of_another_op() -> None:
+    text = refused(_conv(S.ReshapeOptionsT()))
+    assert "operator 0 (CONV_2D) carries options ReshapeOptions, not Conv2DOptions" in text
+
+
+@pytest.mark.parametrize(("field", "value", "words"), [
+    ("strideH", 0, "option stride_h is 0, it must be at least 1"),
+    ("strideW", -3, "option stride_w is -3"),
+    ("dilationWFactor", 0, "option dilation_w_factor is 0"),
+    ("padding", 7, "option padding is 7, neither SAME (0) nor VALID (1)"),
+])
+def test_conv_option_values(field: str, value: int, words: str) -> None:
+    text = refused(_conv(_conv_options(**{field: value})))
+    assert f"operator 0 (CONV_2D) of subgraph 0: {words}" in text
+
+
+def _pool(op: str = "AVERAGE_POOL_2D", x_shape: tuple[int, ...] = (1, 4, 4, 2),
+          options: Any = None) -> bytes:
+    if options is None:
+        options = S.Pool2DOptionsT()
+        options.padding, options.strideH, options.strideW = S.Padding.VALID, 1, 1
+        options.filterHeight = options.filterWidth = 2
+    mb = ModelBuilder()
+    x = mb.input("x", list(x_shape))
+    y = mb.output(mb.tensor("y", [1, 3, 3, 2]))
+    mb.op(op, [x], [y], options)
+    return mb.build()
+
+
+def test_pool_options() -> None:
+    opts = S.Pool2DOptionsT()
+    opts.padding, opts.strideH, opts.strideW, opts.filterHeight, opts.filterWidth = 1, 1, 1, 0, 2
+    assert "option filter_height is 0" in refused(_pool(options=opts))
+    assert "carries options RightShiftOptions, not Pool2DOptions" in refused(
+        _pool(options=S.RightShiftOptionsT()))
+
+
+def test_pool_without_options_uses_the_defaults() -> None:
+    """An operator without an options table means the schema defaults: stride 0 here."""
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 4, 4, 2])
+    y = mb.output(mb.tensor("y", [1, 3, 3, 2]))
+    mb.op("MAX_POOL_2D", [x], [y])
+    assert "option stride_h is 0" in refused(mb.build())
+
+
+def test_composite_without_options() -> None:
+    """STABLEHLO_COMPOSITE's options are a BuiltinOptions2 table: without one, its defaults
+    (decomposition subgraph 0, the main graph itself) are read, never a KeyError."""
+    mb = ModelBuilder()
+    x = mb.input("x", [2])
+    y = mb.output(mb.tensor("y", [2]))
+    mb.op("STABLEHLO_COMPOSITE", [x, x], [y])
+    assert "subgraph 0 ('') takes 1 inputs, STABLEHLO_COMPOSITE passes 2" in refused(
+        mb.build())
+
+
+# -- importer: counts, ranks -----------------------------------------------------------------
+
+
+def test_conv_without_inputs() -> None:
+    text = refused(_conv(inputs=lambda x, w, b: []))
+    assert "CONV_2D 'y' (version 1): the operator lists 0 input(s), CONV_2D needs at " \
+           "least 2" in text
+
+
+def test_conv_with_an_omitted_filter() -> None:
+    text = refused(_conv(inputs=lambda x, w, b: [x, -1, b]))
+    assert "required input(s) [1] of CONV_2D are omitted (-1)" in text
+
+
+def test_conv_of_a_rank_2_input() -> None:
+    assert "input has rank 2, 4 expected" in refused(_conv(x_shape=(4, 2)))
+
+
+def test_pool_of_a_rank_3_input() -> None:
+    assert "input has rank 3, 4 expected" in refused(_pool(x_shape=(4, 4, 2)))
+    assert "input has rank 3, 4 expected" in refused(_pool("MAX_POOL_2D", (4, 4, 2)))
+
+
+def test_reshape_without_inputs() -> None:
+    """Every input of a RESHAPE without inputs is constant: the fold must not run."""
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3])
+    t = mb.tensor("t", [6])
+    y = mb.output(mb.tensor("y", [6]))
+    mb.op("TANH", [x], [t])
+    mb.op("RESHAPE", [], [y])
+    assert "the operator lists 0 input(s), RESHAPE needs at least 1" in refused(mb.build())
+
+
+def test_too_many_outputs() -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3])
+    y = mb.output(mb.tensor("y", [2, 3]))
+    z = mb.output(mb.tensor("z", [2, 3]))
+    mb.op("TANH", [x], [y, z])
+    assert "the operator lists 2 output(s), TANH has 1" in refused(mb.build())
+
+
+def test_outputs_the_op_does_not_compute() -> None:
+    """Ops whose output count is open (UNPACK) are checked against what they compute."""
+    opts = S.UnpackOptionsT()
+    opts.num, opts.axis = 2, 0
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3])
+    outs = [mb.output(mb.tensor(f"y{k}", [3])) for k in range(3)]
+    mb.op("UNPACK", [x], outs, opts)
+    assert "the operator lists 3 output(s), UNPACK computes 2" in refused(mb.build())
+
+
+def test_if_branches_of_different_arities() -> None:
+    mb = ModelBuilder()
+    c = mb.input("c", [], "bool")
+    x = mb.input("x", [2])
+    y = mb.output(mb.tensor("y", [2]))
+    then = mb.subgraph("then")
+    tx = mb.input("tx", [2])
+    mb.output(tx)
+    other = mb.subgraph("else")
+    mb.input("ex", [2])
+    mb.use(0)
+    opts = S.IfOptionsT()
+    opts.thenSubgraphIndex, opts.elseSubgraphIndex = then, other
+    mb.op("IF", [c, x], [y], opts)
+    assert "IF branches 1 and 2 return 1 and 0 values, the op has 1 outputs" in refused(
+        mb.build())
+
+
+def test_well_formed_models_still_convert() -> None:
+    result = convert_tflite(_conv())
+    out = result.run({"x": np.ones((1, 4, 4, 2), np.float32)})
+    assert out["y"].shape == (1, 4, 4, 3)
