@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, NoReturn
@@ -40,7 +42,53 @@ def handled(debug: bool, as_json: bool) -> Iterator[None]:
     """Turn library errors into one stderr line (`error: ...`, escaped and shortened by
     `converter.errors.one_line`) and an exit code. Within the block SIGTERM raises
     SystemExit(143) (`sigterm_raises`), so `finally` clauses remove temporary output; an
-    interruption exits 130 (SIGINT) or 143 (SIGTERM) with one line, never a traceback."""
+    interruption exits 130 (SIGINT) or 143 (SIGTERM) with one line, never a traceback.
+
+    Python warnings raised within the block are held back (`warnings_shown`): a failure
+    prints only its error line; a success prints the notices among them as `warning: ...`
+    lines."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")
+        failed = True
+        try:
+            with _errors_reported(debug, as_json):
+                yield
+            failed = False
+        finally:
+            if debug or not failed:
+                warnings_shown(caught, everything=debug)
+
+
+def warnings_shown(caught: Sequence[warnings.WarningMessage], *, everything: bool) -> None:
+    """Print the Python warnings a command raised, held back by `handled`: the notices
+    (`UserWarning` and its kin, once each, at most `MAX_WARNINGS`) as `warning: ...` lines;
+    with `everything` (--debug) every warning in Python's format. Numeric noise
+    (RuntimeWarning: overflow, invalid values, casts) and deprecations are dropped."""
+    if everything:
+        for w in caught:
+            click.echo(warnings.formatwarning(w.message, w.category, w.filename, w.lineno,
+                                              w.line).rstrip("\n"), err=True)
+        return
+    seen: list[str] = []
+    for w in caught:
+        if not issubclass(w.category, UserWarning) or issubclass(
+                w.category, (RuntimeWarning, DeprecationWarning)):
+            continue
+        text = one_line(str(w.message))
+        if text not in seen:
+            seen.append(text)
+    for text in seen[:MAX_WARNINGS]:
+        click.echo(f"warning: {text}", err=True)
+    if len(seen) > MAX_WARNINGS:
+        click.echo(f"warning: ... and {len(seen) - MAX_WARNINGS} more", err=True)
+
+
+MAX_WARNINGS = 10
+"""How many different warnings a successful command prints."""
+
+
+@contextmanager
+def _errors_reported(debug: bool, as_json: bool) -> Iterator[None]:
     try:
         with sigterm_raises():
             yield
@@ -327,8 +375,62 @@ def _array(value: Any) -> np.ndarray:
     return arr
 
 
+def npy_header_problem(f: Any, available: int) -> str | None:
+    """What is wrong with the .npy header at the start of binary stream `f`, which holds
+    `available` bytes, before numpy allocates the array it declares: a shape asking for
+    more bytes than the stream holds, or more than the `max_constant_bytes` budget (the
+    command's flag, else the default). None when nothing is (or when the stream is not an
+    .npy file at all: numpy's own complaint names that)."""
+    import numpy.lib.format as npy_format
+
+    try:
+        version = npy_format.read_magic(f)
+        if version == (1, 0):
+            shape, _, dtype = npy_format.read_array_header_1_0(f)
+        elif version in ((2, 0), (3, 0)):
+            shape, _, dtype = npy_format.read_array_header_2_0(f)
+        else:
+            return None
+        header = f.tell()
+    except (ValueError, EOFError, OSError, SyntaxError, TypeError):
+        return None
+    if dtype.hasobject:
+        return None  # never loaded: numpy refuses pickles
+    count = 1
+    for d in shape:
+        count *= int(d)
+    need = count * dtype.itemsize
+    declared = f"shape {list(shape)} of {dtype.name}"
+    if need > available - header:
+        from converter.budgets import format_bytes
+
+        return (f"its header declares {declared} ({format_bytes(need)}), but it holds "
+                f"{format_bytes(max(available - header, 0))} of data")
+    limit = int(given_budgets().max_constant_bytes)
+    if need > limit:
+        from converter.budgets import format_bytes
+
+        ctx = click.get_current_context(silent=True)
+        flag = ctx is not None and any(p.name == "max_constant_bytes"
+                                       for p in ctx.command.params)
+        return (f"its header declares {declared} ({format_bytes(need)}), over the budget "
+                f"of {format_bytes(limit)} for one array"
+                f"{' (--max-constant-bytes)' if flag else ''}")
+    return None
+
+
 def _npy(path: str) -> np.ndarray:
     """The array of a .npy file (no pickles, numbers only)."""
+    try:
+        with open(path, "rb") as f:
+            problem = npy_header_problem(f, os.fstat(f.fileno()).st_size)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read it ({exc.strerror or exception_text(exc)})"
+                         ) from None
+    if problem:
+        raise ValueError(f"{path}: {problem}")
     try:
         data = np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -373,6 +475,15 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
                            "numpy.savez writes)")
     arrays: dict[str, np.ndarray] = {}
     try:
+        with zipfile.ZipFile(path) as zf:  # headers first: numpy allocates what they declare
+            for info in zf.infolist():
+                if not info.filename.endswith(".npy"):
+                    continue
+                with zf.open(info) as member:
+                    problem = npy_header_problem(member, info.file_size)
+                if problem:
+                    raise CommandError(f"{path}: array {_shown(info.filename[:-4])}: "
+                                       f"{problem}")
         with np.load(path, allow_pickle=False) as data:
             for key in data.files:
                 try:

@@ -90,7 +90,7 @@ class OnnxRuntimeBackend:
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.log_severity_level = 3
+        options.log_severity_level = 4  # fatal only: errors reach Python as exceptions
         # onnxruntime fuses DequantizeLinear(4-bit weight) + MatMul into MatMulNBits, by
         # default with accuracy level 4 (A quantized to int8: ~1% error); 0 keeps A's type
         options.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", "0")

@@ -33,7 +33,7 @@ def _session(model: Any, threads: int, optimize: bool, label: str) -> Any:
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
-    opts.log_severity_level = 3
+    opts.log_severity_level = 4  # fatal only: errors reach Python as exceptions
     if threads:
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1

@@ -11,8 +11,10 @@ intermediates.
 from __future__ import annotations
 
 import os
+import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,16 +55,53 @@ def run_tflite(model: str | os.PathLike[str] | bytes, source: Any,
         kwargs["experimental_op_resolver_type"] = \
             OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     label = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "the model"
+    with native_stderr_silenced():
+        try:
+            interp = Interpreter(**kwargs)
+        except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
+            raise ReferenceFailed(f"LiteRT could not load {label}: {exception_text(exc)}"
+                                  ) from exc
+        try:
+            return _run(interp, source, inputs, intermediates)
+        except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
+            raise ReferenceFailed(f"LiteRT could not run {label}: {exception_text(exc)}"
+                                  ) from exc
+
+
+@contextmanager
+def native_stderr_silenced() -> Iterator[None]:
+    """Within the block, what native code writes to file descriptor 2 is dropped: LiteRT's
+    C++ logging prints "INFO: Created TensorFlow Lite XNNPACK delegate for CPU." (and other
+    log lines) there, while its errors reach Python in the exceptions it raises. Python's
+    own `sys.stderr` is flushed before and after, so nothing of it is lost; an enabled
+    `faulthandler` keeps writing to the real stderr (a crash inside LiteRT still says
+    where)."""
+    import faulthandler
+
+    sys.stderr.flush()
     try:
-        interp = Interpreter(**kwargs)
-    except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
-        raise ReferenceFailed(f"LiteRT could not load {label}: {exception_text(exc)}"
-                              ) from exc
+        saved = os.dup(2)
+    except OSError:  # no descriptor 2 (a detached process): nothing to silence
+        yield
+        return
+    dumps = faulthandler.is_enabled()
+    real = os.fdopen(saved, "w", closefd=False)
     try:
-        return _run(interp, source, inputs, intermediates)
-    except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
-        raise ReferenceFailed(f"LiteRT could not run {label}: {exception_text(exc)}"
-                              ) from exc
+        if dumps:
+            faulthandler.enable(file=real, all_threads=True)
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        if dumps:
+            try:
+                faulthandler.enable(file=sys.stderr, all_threads=True)
+            except (AttributeError, ValueError, OSError):  # stderr is no file (captured)
+                faulthandler.enable(file=2, all_threads=True)
+        real.close()
+        os.close(saved)
 
 
 def _run(interp: Any, source: Any, inputs: Mapping[str, np.ndarray], intermediates: bool
