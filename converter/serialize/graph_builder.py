@@ -225,8 +225,8 @@ class GraphBuilder:
             # As the reference importer: through float32, then cast to the data type.
             try:
                 f = float(c.value)
-            except OverflowError:
-                f = math.copysign(math.inf, c.value)
+            except OverflowError:  # an integer beyond float64 (copysign would convert it)
+                f = math.inf if c.value > 0 else -math.inf
             with np.errstate(over="ignore"):
                 f = float(np.float32(f))
             arr = np.full(shape, cast_number(f, data_type), dtype=dtype)

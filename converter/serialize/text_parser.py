@@ -15,12 +15,13 @@ Strict elsewhere (a `WebnnFormatError` naming the file, line and column): unknow
 from __future__ import annotations
 
 import re
+from collections import deque
 from typing import Any
 
 from .errors import WebnnFormatError
 from .syntax import Arg, ConstDecl, Dim, GraphText, InputDecl, NodeDecl, Ref, TypeSpec
 from .tables import LONG_DTYPES, MAX_NESTING, MAX_TEXT_BYTES, SUPPORTED_VERSIONS
-from .tokenizer import Source, Token, tokenize
+from .tokenizer import Source, Token, iter_tokens
 
 
 class _Parser:
@@ -29,13 +30,21 @@ class _Parser:
 
     def __init__(self, src: Source) -> None:
         self.src = src
-        self.tokens = tokenize(src)
-        self.i = 0
+        self._stream = iter_tokens(src)  # read as parsing goes: an error stops it early
+        self._ahead: deque[Token] = deque([next(self._stream)])
 
     # token helpers
     @property
     def tok(self) -> Token:
-        return self.tokens[self.i]
+        return self._ahead[0]
+
+    def peek(self) -> Token:
+        """The token after the current one (EOF at the end)."""
+        if len(self._ahead) < 2:
+            if self._ahead[0].kind == "EOF":
+                return self._ahead[0]
+            self._ahead.append(next(self._stream))
+        return self._ahead[1]
 
     def _describe(self, t: Token) -> str:
         if t.kind == "EOF":
@@ -51,9 +60,11 @@ class _Parser:
         return self.src.error(f"{message}, found {self._describe(t)}", t.pos)
 
     def next(self) -> Token:
-        t = self.tokens[self.i]
+        t = self._ahead[0]
         if t.kind != "EOF":
-            self.i += 1
+            self._ahead.popleft()
+            if not self._ahead:
+                self._ahead.append(next(self._stream))
         return t
 
     def is_punct(self, ch: str) -> bool:
@@ -264,7 +275,7 @@ class _Parser:
             return args
         while True:
             t = self.tok
-            nxt = self.tokens[self.i + 1] if t.kind != "EOF" else t
+            nxt = self.peek()
             if t.kind == "IDENT" and nxt.kind == "PUNCT" and nxt.value == "=":
                 self.next()
                 self.next()

@@ -10,16 +10,15 @@ Whitespace and `#` comments to the end of the line are dropped. Anything else is
 
 from __future__ import annotations
 
-import bisect
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from .errors import WebnnFormatError
 from .tables import MAX_NUMBER_CHARS
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     """kind: IDENT, NUMBER, STRING, AT (annotation, value without '@'), PUNCT, EOF."""
 
     kind: str
@@ -41,13 +40,13 @@ class Source:
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
-        self._newlines = [i for i, ch in enumerate(text) if ch == "\n"]
 
     def where(self, pos: int) -> tuple[int, int]:
-        """(line, column), both from 1, of character offset `pos`."""
-        line = bisect.bisect_left(self._newlines, pos)
-        start = self._newlines[line - 1] + 1 if line else 0
-        return line + 1, pos - start + 1
+        """(line, column), both from 1, of character offset `pos` (counted when asked: only
+        errors need it)."""
+        pos = max(0, min(pos, len(self.text)))
+        start = self.text.rfind("\n", 0, pos) + 1
+        return self.text.count("\n", 0, pos) + 1, pos - start + 1
 
     def error(self, message: str, pos: int) -> WebnnFormatError:
         """A WebnnFormatError at offset `pos` (to raise)."""
@@ -57,10 +56,15 @@ class Source:
 
 def tokenize(src: Source) -> list[Token]:
     """Split the text into tokens; whitespace and `#` comments are dropped."""
+    return list(iter_tokens(src))
+
+
+def iter_tokens(src: Source) -> Iterator[Token]:
+    """The tokens of the text one by one, as `tokenize` lists them (the last is EOF), so
+    that a parser reading them stops at the first error without tokenizing the rest."""
     text = src.text
     n = len(text)
     pos = 0
-    out: list[Token] = []
     while pos < n:
         ch = text[pos]
         if ch in " \t\r\n":
@@ -72,9 +76,9 @@ def tokenize(src: Source) -> list[Token]:
             pos = n if end < 0 else end
         elif ch == '"':
             token, pos = _string(src, pos)
-            out.append(token)
+            yield token
         elif ch in _PUNCT:
-            out.append(Token("PUNCT", ch, pos))
+            yield Token("PUNCT", ch, pos)
             pos += 1
         elif ch == "-" or ch.isdigit() and ch.isascii():
             m = _NUMBER.match(text, pos)
@@ -86,7 +90,7 @@ def tokenize(src: Source) -> list[Token]:
                                 "digits with an optional fraction and exponent)", pos)
             if end - pos > MAX_NUMBER_CHARS:
                 raise src.error(f"number of {end - pos} characters is too long", pos)
-            out.append(Token("NUMBER", text[pos:end], pos))
+            yield Token("NUMBER", text[pos:end], pos)
             pos = end
         elif ch == "@":
             m = _AT.match(text, pos)
@@ -94,16 +98,15 @@ def tokenize(src: Source) -> list[Token]:
                 bad = m.group() if m else "@"
                 raise src.error(f"unknown annotation {bad!r} (expected @weights, @scalar, "
                                 "@bytes or @quantized)", pos)
-            out.append(Token("AT", m.group()[1:], pos))
+            yield Token("AT", m.group()[1:], pos)
             pos = m.end()
         else:
             m = _IDENT.match(text, pos)
             if m is None:
                 raise src.error(f"unexpected character {ch!r}", pos)
-            out.append(Token("IDENT", m.group(), pos))
+            yield Token("IDENT", m.group(), pos)
             pos = m.end()
-    out.append(Token("EOF", "", n))
-    return out
+    yield Token("EOF", "", n)
 
 
 def _string(src: Source, start: int) -> tuple[Token, int]:
@@ -133,4 +136,4 @@ def _string(src: Source, start: int) -> tuple[Token, int]:
     return Token("STRING", "".join(parts), start), q + 1
 
 
-__all__ = ["Source", "Token", "tokenize"]
+__all__ = ["Source", "Token", "iter_tokens", "tokenize"]

@@ -448,6 +448,18 @@ def test_huge_scalar_and_weights_without_files_are_refused() -> None:
         loads_json(json.dumps(_doc()))
 
 
+@pytest.mark.parametrize("value", [10 ** 400, -(10 ** 400)], ids=["huge", "-huge"])
+def test_scalar_integers_beyond_float64_saturate(value: int) -> None:
+    """A @scalar integer beyond float64 goes through float32 as the reference importer
+    does: +-inf (an int32 constant saturates), never an OverflowError."""
+    doc = _doc()
+    doc["consts"]["w"] = {"dataType": "float32", "shape": [2, 3],
+                          "init": {"kind": "scalar", "value": value}}
+    graph = loads_json(json.dumps(doc))
+    out = graph.context.compute(graph, {"x": np.zeros((2, 3), np.float32)})["z"]
+    assert np.all(out == (np.inf if value > 0 else 0.0))
+
+
 def test_export_rejects_unknown_weights_kind(tmp_path: Path) -> None:
     ex = FAMILIES["float16"]()
     with pytest.raises(ValueError, match="weights 'zip' is not one of blob, safetensors"):

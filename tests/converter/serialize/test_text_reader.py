@@ -317,6 +317,27 @@ def test_pathological_strings_parse_in_linear_time() -> None:
     assert graph.operations[0].options["label"] == '"' * 200_000
 
 
+def test_an_early_error_stops_the_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hostile text (a fuzzed graph repeated 20,000 times: 50 MB) failing on its first
+    line is refused without tokenizing the rest: the parser reads tokens as it goes."""
+    import converter.serialize.text_parser as text_parser
+
+    read: list[int] = []
+    real = text_parser.iter_tokens
+
+    def counted(src):  # type: ignore[no-untyped-def]
+        for token in real(src):
+            read.append(token.pos)
+            yield token
+
+    monkeypatch.setattr(text_parser, "iter_tokens", counted)
+    text = 'webnn_graph "g" v1 {\r  inputs { x: f32[-1]; }\r}\r' * 200_000
+    with pytest.raises(WebnnFormatError, match="expected a dimension") as info:
+        parse(text, "repeated.webnn")
+    assert (info.value.line, info.value.column) == (1, 40)
+    assert len(read) < 20
+
+
 def test_scalar_expansion_is_bounded() -> None:
     text = HEAD + "  consts { w: f32[1024, 1024] @scalar(1); }\n  nodes { y = relu(w); }\n" \
         "  outputs { y; }\n}"
