@@ -22,6 +22,9 @@ ORDER = frozenset({"argMax", "argMin", "clamp", "equal", "greater", "greaterOrEq
                    "lesser", "lesserOrEqual", "max", "maxPool2d", "min", "notEqual",
                    "reduceMax", "reduceMin", "relu", "sign"})
 """Operators that compare or pick values: exact in any type that holds the values in order."""
+COMPARISONS = frozenset({"equal", "greater", "greaterOrEqual", "lesser", "lesserOrEqual",
+                         "notEqual"})
+"""Operators whose output is uint8 (a boolean) whatever the type they compare."""
 MODULAR = frozenset({"abs", "add", "cumulativeSum", "div", "mul", "neg", "reduceProduct",
                      "reduceSum", "sub"})
 """Integer arithmetic: exact in a wider integer type, the result cast back (int -> int casts
@@ -72,7 +75,7 @@ def _wide_type(rw: Rewrite, operation: Operation, narrow: str) -> str | None:
     roles = {role for role, operand, _, _ in _roles(operation)
              if operand.data_type == narrow and role not in NOT_VALUES}
     outs = [_output_role(rw, op, i) for i, o in enumerate(operation.outputs)
-            if o.data_type == narrow]
+            if o.data_type == narrow and op not in COMPARISONS]
     for wide in WIDER.get(narrow, ()):
         if integer_only and wide.startswith("float"):
             continue

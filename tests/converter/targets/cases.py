@@ -272,6 +272,13 @@ def _cases() -> list[RuleCase]:
 
     out.append(RuleCase("lesser uint32", eq_u32, {"a": ua, "b": ub},
                         {"y": (ua < ub).astype(np.uint8)}, ("widen-types",)))
+
+    def ne_u8(b: MLGraphBuilder) -> Mapping[str, MLOperand]:
+        return {"y": b.not_equal(_inp(b, "a", a8), _inp(b, "b", b8))}
+
+    # a comparison's uint8 output is a boolean, not a value of the widened type
+    out.append(RuleCase("notEqual uint8", ne_u8, {"a": a8, "b": b8},
+                        {"y": (a8 != b8).astype(np.uint8)}, ("widen-types",)))
     return out
 
 
