@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 
 import numpy as np
@@ -99,7 +100,7 @@ class Importer:
         self.builder = MLGraphBuilder(self.context)
         self.report = ConversionReport(source.source_format, warnings=list(source.warnings))
         self.consts: dict[str, np.ndarray] = dict(source.constants)
-        self.operands: dict[str, MLOperand] = {}
+        self.operands: dict[str, MLOperand] = _Operands()
         self.observer = observer
         self.bool_values: set[str] = {vi.name for vi in source.inputs if vi.dtype == "bool"}
         """Values whose source type is bool (carried as uint8 operands)."""
@@ -237,7 +238,7 @@ class Importer:
                     self._store_consts(node, values)
                     self._record(node, "folded")
                     return
-            before = len(self.operands)
+            before = self._mark()
             results = list(handler.fn(self.ctx, node))
             self._store(node, results, before)
         except BudgetExceeded as exc:  # stops the conversion: the model asks too much
@@ -319,25 +320,42 @@ class Importer:
             raise InternalError(f"handler returned {len(results)} outputs, the node has "
                                 f"{len(node.outputs)}")
 
+    def _mark(self) -> int:
+        """Where the operands stored from now on begin (`before` of `_new_ops`)."""
+        return self.operands.mark() if isinstance(self.operands, _Operands) else len(
+            self.operands)
+
     def _new_ops(self, produced: Sequence[MLOperand], before: int) -> list[str]:
         """Spec names of the operations (in creation order) that produced `produced` and
-        that did not exist when `self.operands` had `before` entries."""
-        known = {id(o) for k, o in enumerate(self.operands.values()) if k < before}
+        that did not exist when `_mark()` was `before`."""
+        # stored before: by the stamps `_Operands` gives (constant time per operand; a set
+        # of the first `before` values per node made long unrolled loops quadratic)
+        if isinstance(self.operands, _Operands):
+            stamps = self.operands.stamps
+
+            def known(o: MLOperand) -> bool:
+                return stamps.get(id(o), before) < before
+        else:
+            first = set(map(id, islice(self.operands.values(), before)))
+
+            def known(o: MLOperand) -> bool:
+                return id(o) in first
+
         new_ops: dict[int, str] = {}
         stack = [o for o in produced if o.kind == "output"]
         while stack:
             o = stack.pop()
-            if id(o) in known or o.operator is None or id(o.operator) in new_ops:
+            if known(o) or o.operator is None or id(o.operator) in new_ops:
                 continue
             new_ops[id(o.operator)] = o.operator.op
             stack.extend(d for d in o.operator.operand_inputs()
-                         if d.kind == "output" and id(d) not in known)
+                         if d.kind == "output" and not known(d))
         return list(new_ops.values())[::-1]
 
     def _store(self, node: Node, results: list[Any], before: int | None = None) -> None:
         self._check_count(node, results)
         if before is None:
-            before = len(self.operands)
+            before = self._mark()
         produced: list[MLOperand] = []
         const_only = True
         for name, value in zip(node.outputs, results, strict=False):
@@ -436,6 +454,24 @@ class Importer:
         if not outputs and not self.errors:
             self.errors.append(InvalidModel("the graph has no outputs"))
         return outputs
+
+
+class _Operands(dict[str, MLOperand]):
+    """The importer's operands by value name. `stamps` numbers every operand stored under a
+    name (by id; the builder keeps them alive) in the order they were first stored, and
+    `mark()` is the next number: `_new_ops` tells the operands of earlier nodes from a node's
+    own by their stamps, without walking every value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stamps: dict[int, int] = {}
+
+    def __setitem__(self, key: str, value: MLOperand) -> None:
+        super().__setitem__(key, value)
+        self.stamps.setdefault(id(value), len(self.stamps))
+
+    def mark(self) -> int:
+        return len(self.stamps)
 
 
 def nested_error(errors: Sequence[ConversionError], where: str) -> ConversionError:

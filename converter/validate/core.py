@@ -343,7 +343,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                          fmt=fmt, allow_roots=allow_roots, budgets=budgets, target=target)
         timings["convert"] = time.perf_counter() - start
     rtol, atol, basis = default_tolerance(result.graph, rtol, atol)
-    feeds = make_inputs(result.source, seed=seed, overrides=inputs)
+    with using(budgets):  # generated inputs are checked against max_constant_bytes
+        feeds = make_inputs(result.source, seed=seed, overrides=inputs)
     say(f"running the original model in {get(fmt).reference}")
     with allowed_roots(allow_roots):
         ref_run = run_source(fmt, model, result.source, feeds, threads=threads)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..budgets import active, nbytes
 from ..errors import InvalidModel
 from ..feeds import source_array
 
@@ -131,7 +132,9 @@ def generate_input(source: Any, name: str, dtype: str, shape: tuple[int, ...],
 def make_inputs(source: Any, seed: int = 0,
                 overrides: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """Inputs for every graph input of `source` (a SourceGraph with static input shapes),
-    keyed by input name in graph order. Unknown names in `overrides` raise `InvalidModel`."""
+    keyed by input name in graph order. Unknown names in `overrides` raise `InvalidModel`; a
+    generated input larger than the active `max_constant_bytes` budget raises
+    `BudgetExceeded` before it is allocated."""
     overrides = dict(overrides or {})
     names = [vi.name for vi in source.inputs]
     unknown = sorted(set(overrides) - set(names))
@@ -154,5 +157,11 @@ def make_inputs(source: Any, seed: int = 0,
                                    f"{exc}") from exc
             continue
         child = np.random.default_rng([seed, zlib.crc32(vi.name.encode())])
+        try:
+            itemsize = np.dtype(vi.dtype).itemsize
+        except TypeError:  # a type numpy lacks: generate_input says so
+            itemsize = 1
+        active().check("max_constant_bytes", nbytes(shape, itemsize),
+                       f"the generated value of input {vi.name!r} would take")
         out[vi.name] = generate_input(source, vi.name, vi.dtype, shape, child, consumers)
     return out

@@ -66,8 +66,9 @@ def _convert(model: Any, label: str, free_dims: Mapping[str, int] | None,
     except ConversionFailed as exc:
         dtypes = {vi.name: vi.dtype for vi in source.inputs}
         for index, fixes in pin_fixes(source_view(source), exc.errors, dtypes).items():
-            if not isinstance(exc.errors[index], InvalidModel):  # pinning mends no bad node
-                exc.errors[index].add_fixes(fixes)
+            err = exc.errors[index]
+            if not isinstance(err, InvalidModel) or err.inner:  # pinning mends no bad node
+                err.add_fixes(fixes)  # (but may skip the subgraph a bad inner node is in)
         raise
     return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
 

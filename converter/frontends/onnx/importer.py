@@ -206,7 +206,7 @@ class ONNXImporter(Importer):
         except InvalidModel as exc:
             self.fail(node, exc)
             return True
-        before = len(self.operands)
+        before = self._mark()
         records, errors = self._visit_nested(nodes)
         if errors:
             self.fail(node, nested_error(errors, f"in the function body of {node.op_type}"))

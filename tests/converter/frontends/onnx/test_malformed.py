@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 import converter
+import converter.api
 from cli.main import cli
 from converter.errors import ConversionError, ConversionFailed, InvalidModel
 from converter.frontends.onnx.importer import ONNXImporter
@@ -205,6 +206,21 @@ def test_scan_num_scan_inputs_and_axes() -> None:
              "attribute 'scan_input_axes' [0, 1] has 2 entries, 1 expected")
 
 
+def test_graph_output_without_a_name() -> None:
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], X2)
+    model.graph.output[0].name = ""
+    _invalid(model, "graph output 0 has an empty name")
+
+
+def test_empty_graph_output() -> None:
+    """A zero-size output has no WebNN operand: unsupported, not a builder exception."""
+    model = _model([helper.make_node("Identity", ["e"], ["y"])],
+                   inits={"e": np.zeros((0, 3), np.float32)})
+    err = _error(model)
+    assert err.reason_code == "unsupported_attribute"
+    assert "graph output 'y' is empty (shape [0, 3])" in str(err)
+
+
 # -- functions and attribute references --------------------------------------------------
 
 
@@ -280,6 +296,32 @@ def test_external_data_numbers(tmp_path: Path, key: str, value: str) -> None:
     path = tmp_path / "m.onnx"
     path.write_bytes(model.SerializeToString())
     _invalid(path, f"tensor 'w': external data {key} '{value}' is not a whole number of bytes")
+
+
+def test_external_data_name_too_long(tmp_path: Path) -> None:
+    tensor = numpy_helper.from_array(np.ones(2, np.float32), "w")
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.ClearField("raw_data")
+    entry = tensor.external_data.add()
+    entry.key, entry.value = "location", "x" * 5000
+    model = _model([helper.make_node("Add", ["x", "w"], ["y"])], X2)
+    model.graph.initializer.append(tensor)
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    _invalid(path, "tensor 'w': external data file", "cannot be opened")
+
+
+def test_generated_validation_input_over_budget(tmp_path: Path) -> None:
+    """validate makes random inputs: one larger than max_constant_bytes is refused before
+    numpy allocates it (was a MemoryError for a declared [2, 1e9] input)."""
+    from converter.budgets import Budgets
+    from converter.errors import BudgetExceeded
+
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_model([helper.make_node("Relu", ["x"], ["y"])],
+                            {"x": [512, 1024]}).SerializeToString())
+    with pytest.raises(BudgetExceeded, match="the generated value of input 'x' would take"):
+        converter.api.validate(path, budgets=Budgets(max_constant_bytes="1MiB"))
 
 
 # -- outputs a handler computes vs outputs a node names ----------------------------------
