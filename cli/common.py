@@ -1,5 +1,6 @@
-"""What every command shares: exit codes, one-line errors, progress on stderr, JSON output,
-and the parsing of the options several commands take."""
+"""The options several commands take and the values they read: model options (--dim,
+--free-dim, --shape, --pin, --signature, --allow-root), budgets, tolerances, `.npz` inputs and
+`.npy` pins (headers checked before anything is allocated)."""
 
 from __future__ import annotations
 
@@ -7,215 +8,18 @@ import contextlib
 import json
 import os
 import sys
-import traceback
-import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from typing import Any, NoReturn
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import click
 import numpy as np
 
-from converter.errors import exception_text, one_line, quoted
+from converter.errors import exception_text, quoted
 
-EXIT_OK, EXIT_FAIL, EXIT_BAD = 0, 1, 2
-EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+from .output import BUDGETS_KEY, CommandError, given_budgets
+
 BACKENDS = ("reference", "onnxruntime", "torch")
 DEVICES = ("cpu", "cuda")
-
-
-# -- errors -------------------------------------------------------------------------------
-
-
-class CommandError(Exception):
-    """A user-facing error with its exit code and JSON form."""
-
-    def __init__(self, message: str, code: int = EXIT_BAD, data: dict[str, Any] | None = None
-                 ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.data = data or {"reason_code": "bad_input", "message": message}
-
-
-@contextmanager
-def handled(debug: bool, as_json: bool) -> Iterator[None]:
-    """Turn library errors into one stderr line (`error: ...`, escaped and shortened by
-    `converter.errors.one_line`) and an exit code. Within the block SIGTERM raises
-    SystemExit(143) (`sigterm_raises`), so `finally` clauses remove temporary output; an
-    interruption exits 130 (SIGINT) or 143 (SIGTERM) with one line, never a traceback.
-
-    Python warnings raised within the block are held back (`warnings_shown`): a failure
-    prints only its error line; a success prints the notices among them as `warning: ...`
-    lines."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("default")
-        failed = True
-        try:
-            with _errors_reported(debug, as_json):
-                yield
-            failed = False
-        finally:
-            if debug or not failed:
-                warnings_shown(caught, everything=debug)
-
-
-def warnings_shown(caught: Sequence[warnings.WarningMessage], *, everything: bool) -> None:
-    """Print the Python warnings a command raised, held back by `handled`: the notices
-    (`UserWarning` and its kin, once each, at most `MAX_WARNINGS`) as `warning: ...` lines;
-    with `everything` (--debug) every warning in Python's format. Numeric noise
-    (RuntimeWarning: overflow, invalid values, casts) and deprecations are dropped."""
-    if everything:
-        for w in caught:
-            click.echo(warnings.formatwarning(w.message, w.category, w.filename, w.lineno,
-                                              w.line).rstrip("\n"), err=True)
-        return
-    seen: list[str] = []
-    for w in caught:
-        if not issubclass(w.category, UserWarning) or issubclass(
-                w.category, (RuntimeWarning, DeprecationWarning)):
-            continue
-        text = one_line(str(w.message))
-        if text not in seen:
-            seen.append(text)
-    for text in seen[:MAX_WARNINGS]:
-        click.echo(f"warning: {text}", err=True)
-    if len(seen) > MAX_WARNINGS:
-        click.echo(f"warning: ... and {len(seen) - MAX_WARNINGS} more", err=True)
-
-
-MAX_WARNINGS = 10
-"""How many different warnings a successful command prints."""
-
-
-@contextmanager
-def _errors_reported(debug: bool, as_json: bool) -> Iterator[None]:
-    try:
-        with sigterm_raises():
-            yield
-    except (click.exceptions.Exit, click.ClickException, click.Abort):
-        raise
-    except KeyboardInterrupt:
-        _report("interrupted", EXIT_SIGINT, {"reason_code": "interrupted",
-                                             "message": "interrupted"}, as_json)
-    except SystemExit as exc:
-        if exc.code == EXIT_SIGTERM:
-            _report("terminated", EXIT_SIGTERM, {"reason_code": "terminated",
-                                                 "message": "terminated"}, as_json)
-        raise
-    except Exception as exc:  # noqa: BLE001 - every error becomes a message + exit code
-        if debug:
-            traceback.print_exc(file=sys.stderr)
-        code, message, data = error_parts(exc)
-        _report(message, code, data, as_json)
-
-
-def error_parts(exc: Exception) -> tuple[int, str, dict[str, Any]]:
-    """(exit code, message, JSON form) of an error."""
-    from converter.errors import ConversionError
-
-    if isinstance(exc, MemoryError):  # names the budgets that stop a model earlier
-        from converter.budgets import out_of_memory
-
-        exc = out_of_memory(given_budgets(), "the command")
-    if isinstance(exc, CommandError):
-        return exc.code, str(exc), exc.data
-    if isinstance(exc, ConversionError):
-        return EXIT_BAD, exc.render("cli"), exc.to_dict("cli")
-    if isinstance(exc, (OSError, ValueError, TypeError, KeyError)):
-        message = plain(exc)
-        return EXIT_BAD, message, {"reason_code": type(exc).__name__, "message": message}
-    if type(exc).__name__ == "MLOperationError":  # a backend could not compile or run
-        message = exception_text(exc)
-        return EXIT_BAD, message, {"reason_code": "runtime_error", "message": message}
-    message = f"internal error: {type(exc).__name__}: {exception_text(exc)}"
-    return EXIT_BAD, message, {"reason_code": "internal_error", "message": message}
-
-
-def _report(message: str, code: int, data: dict[str, Any], as_json: bool) -> NoReturn:
-    echo_error(message)
-    if as_json:
-        click.echo(json.dumps({"error": data}, indent=2))
-    raise click.exceptions.Exit(code) from None
-
-
-def echo_error(message: str) -> None:
-    """Print `error: MESSAGE` on stderr as one line (`converter.errors.one_line`)."""
-    click.echo(f"error: {one_line(message)}", err=True)
-
-
-def plain(exc: BaseException) -> str:
-    if isinstance(exc, FileNotFoundError) and exc.filename:
-        return f"{exc.filename}: no such file or directory"
-    if isinstance(exc, OSError) and exc.filename:
-        return f"{exc.filename}: {exc.strerror or exception_text(exc)}"
-    if isinstance(exc, KeyError):
-        return f"missing key {quoted(exc.args[0]) if exc.args else ''}".rstrip()
-    return exception_text(exc)
-
-
-class Progress:
-    """Progress on stderr, silent unless `enabled`: `say(message)` prints one line;
-    `nodes(label)` shows a bar over the source nodes the importer converts within the block
-    (`converter.importer.IMPORT_PROGRESS`). click hides the bar when stderr is not a
-    terminal (it prints the label once)."""
-
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-
-    def __call__(self, message: str) -> None:
-        if self.enabled:
-            click.echo(f"[webnn-convert] {message} ...", err=True)
-
-    @contextmanager
-    def nodes(self, label: str) -> Iterator[None]:
-        if not self.enabled:
-            yield
-            return
-        from converter.importer import IMPORT_PROGRESS
-
-        bars: list[Any] = []
-
-        def update(done: int, total: int) -> None:
-            if not bars:
-                bars.append(click.progressbar(length=total, label=label, file=sys.stderr,
-                                              show_pos=True, show_eta=False,
-                                              update_min_steps=max(1, total // 200)))
-            bar = bars[0]
-            bar.update(done - bar.pos)
-
-        token = IMPORT_PROGRESS.set(update)
-        try:
-            yield
-        finally:
-            IMPORT_PROGRESS.reset(token)
-            if bars:
-                bars[0].render_progress()  # the last steps may not have been drawn
-                bars[0].render_finish()
-
-
-def progress_reporter(enabled: bool) -> Progress:
-    """The progress reporter of a command (callable with a message, see `Progress`)."""
-    return Progress(enabled)
-
-
-@contextmanager
-def sigterm_raises() -> Iterator[None]:
-    """Within the block, SIGTERM raises SystemExit(143) (so `finally` clauses, such as the
-    export's removal of its temporary folder, run) instead of killing the process."""
-    import signal
-
-    def handler(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    try:
-        previous = signal.signal(signal.SIGTERM, handler)
-    except (ValueError, OSError):  # not the main thread
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 # -- option parsing -----------------------------------------------------------------------
@@ -546,9 +350,6 @@ CONVERSION_BUDGETS = ("max_constant_bytes", "max_total_constant_bytes", "max_unr
                       "max_trip_count", "max_recurrent_steps", "max_nesting")
 """The budgets (`converter.budgets`) `model_options` adds flags for; `--max-export-bytes`
 is the convert command's own."""
-_BUDGETS_KEY = "webnn_convert.budgets"
-
-
 def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator adding one flag per named budget (`--max-constant-bytes SIZE`, ...). The
     values are not passed to the command: `given_budgets()` collects them."""
@@ -565,7 +366,7 @@ def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., 
             except ValueError as exc:
                 raise click.BadParameter(str(exc).removeprefix(f"{spec.flag}: "),
                                          param_hint=spec.flag) from None
-            ctx.meta.setdefault(_BUDGETS_KEY, {})[name] = parsed
+            ctx.meta.setdefault(BUDGETS_KEY, {})[name] = parsed
 
         return callback
 
@@ -582,16 +383,6 @@ def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., 
         return fn
 
     return decorate
-
-
-def given_budgets() -> Any:
-    """The `converter.budgets.Budgets` of the budget flags given to the running command
-    (defaults for the others)."""
-    from converter.budgets import Budgets
-
-    ctx = click.get_current_context(silent=True)
-    values = ctx.meta.get(_BUDGETS_KEY, {}) if ctx is not None else {}
-    return Budgets(**values)
 
 
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -639,11 +430,3 @@ def conversion_kwargs(dims: Sequence[str], shapes: Sequence[str], pins: Sequence
                 "budgets": given_budgets()}
     except click.BadParameter as exc:
         raise CommandError(exc.format_message()) from None
-
-
-def emit_json(data: Mapping[str, Any]) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=False, default=str))
-
-
-def describe(vi: Any) -> str:
-    return f"{vi.name} {vi.dtype} {list(vi.shape) if vi.shape is not None else '?'}"

@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from .commands import COMMANDS
-from .common import EXIT_BAD, EXIT_SIGINT, echo_error
+from .output import EXIT_BAD, EXIT_SIGINT, echo_error
 
 
 class _UsageLine(click.ClickException):

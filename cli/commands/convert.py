@@ -8,19 +8,21 @@ from pathlib import Path
 import click
 
 from ..common import (
-    CommandError,
     allow_root_option,
     budget_options,
     common_options,
     conversion_kwargs,
+    model_options,
+    progress_option,
+    want_progress,
+)
+from ..output import (
+    CommandError,
     describe,
     emit_json,
     handled,
-    model_options,
-    progress_option,
     progress_reporter,
     sigterm_raises,
-    want_progress,
 )
 from .targets import target_option
 

@@ -7,10 +7,12 @@ import click
 from converter.errors import show
 
 from ..common import (
-    EXIT_BAD,
     allow_root_option,
     budget_options,
     common_options,
+)
+from ..output import (
+    EXIT_BAD,
     echo_error,
     emit_json,
     given_budgets,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ..common import (
+from ..output import (
     EXIT_FAIL,
     CommandError,
     handled,

@@ -10,12 +10,14 @@ import numpy as np
 from ..common import (
     BACKENDS,
     DEVICES,
-    CommandError,
     allow_root_option,
     common_options,
+    load_npz,
+)
+from ..output import (
+    CommandError,
     emit_json,
     handled,
-    load_npz,
     plain,
     sigterm_raises,
 )

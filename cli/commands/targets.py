@@ -12,13 +12,15 @@ from typing import Any
 import click
 
 from ..common import (
+    common_options,
+    want_progress,
+)
+from ..output import (
     EXIT_FAIL,
     CommandError,
-    common_options,
     emit_json,
     handled,
     progress_reporter,
-    want_progress,
 )
 
 

@@ -9,19 +9,21 @@ from converter.errors import quoted
 from ..common import (
     BACKENDS,
     DEVICES,
-    EXIT_FAIL,
     allow_root_option,
     check_tolerance,
     common_options,
     conversion_kwargs,
-    echo_error,
-    emit_json,
-    handled,
     load_npz,
     model_options,
     progress_option,
-    progress_reporter,
     want_progress,
+)
+from ..output import (
+    EXIT_FAIL,
+    echo_error,
+    emit_json,
+    handled,
+    progress_reporter,
 )
 from .targets import target_option
 

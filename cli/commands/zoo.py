@@ -11,13 +11,15 @@ import click
 from ..common import (
     BACKENDS,
     DEVICES,
-    EXIT_FAIL,
-    CommandError,
     common_options,
-    emit_json,
-    handled,
     progress_option,
     want_progress,
+)
+from ..output import (
+    EXIT_FAIL,
+    CommandError,
+    emit_json,
+    handled,
 )
 
 
