@@ -8,6 +8,8 @@ version), never an exception from numpy or Python.
   so this is for ops without one (contrib domains, TFLite).
 - `check_rank`: a value of one of the allowed ranks.
 - `check_dtype`: a value of one of the allowed data types (`UnsupportedDataType`).
+- `require_attrs`: attributes an op cannot do without (where its schema calls them
+  optional, or it has no schema).
 - `attr_in_range`: a numeric attribute within bounds.
 - `int_list`: an attribute or constant as a list of integers of a given length, each within
   bounds (kernel shapes, strides, per-input axes).
@@ -95,6 +97,13 @@ def check_dtype(x: Any, allowed: Collection[str], what: str) -> str:
         raise UnsupportedDataType(f"{what} has data type {dt}; {', '.join(sorted(allowed))} "
                                   "expected")
     return str(dt)
+
+
+def require_attrs(node: Node, *names: str) -> None:
+    """Every attribute in `names` is present."""
+    missing = [n for n in names if n not in node.attrs]
+    if missing:
+        raise InvalidModel(f"required attribute(s) {missing} of {node.op_type} are missing")
 
 
 def attr_in_range(node: Node, name: str, lo: float | None = None,

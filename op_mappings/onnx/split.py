@@ -17,6 +17,7 @@ import numpy as np
 from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.ir import Node
+from op_mappings._common.checks import attr_in_range, int_list
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import ints, norm_axis
 
@@ -26,10 +27,10 @@ def _plan(ctx: ImportContext, node: Node) -> tuple[int, list[int]]:
     axis = norm_axis(node.attrs["axis"], len(dims))
     raw = node.attrs.get("split") if node.version < 13 else ctx.const_input(node, 1)
     n = len(node.outputs)
-    if raw is not None and len(ints(raw)):
-        sizes = ints(raw)
+    if raw is not None and len(ints(raw, "split")):
+        sizes = int_list(raw, "split", minimum=0)
     elif node.version >= 18 and "num_outputs" in node.attrs:
-        n = int(node.attrs["num_outputs"])
+        n = int(attr_in_range(node, "num_outputs", 1))
         chunk = math.ceil(dims[axis] / n)
         sizes = [chunk] * (n - 1) + [dims[axis] - chunk * (n - 1)]
     else:

@@ -43,6 +43,7 @@ from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn.dtypes import FLOAT_TYPES
+from op_mappings._common.checks import require_attrs
 from op_mappings.onnx import onnx_op
 
 ML = "ai.onnx.ml"
@@ -160,6 +161,11 @@ def ensemble_v5(a: Mapping[str, Any]) -> Ensemble:
     return ens
 
 
+_V1_NODES = ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_modes",
+             "nodes_truenodeids", "nodes_falsenodeids")
+"""The attributes a TreeEnsembleRegressor / TreeEnsembleClassifier cannot do without."""
+
+
 def ensemble_v1(a: Mapping[str, Any], op: str, targets: tuple[str, str, str, str]
                 ) -> Ensemble:
     """TreeEnsembleRegressor / TreeEnsembleClassifier (ai.onnx.ml 1, 3) tree attributes;
@@ -190,9 +196,12 @@ def ensemble_v1(a: Mapping[str, Any], op: str, targets: tuple[str, str, str, str
         ens.splits.append(Split(feats[k], mode[7:], float(values[k]), missing[k]))
     t_tree, t_node, t_id, t_w = targets
     tw = _arr(a, t_w, t_w + "_as_tensor")
+    columns = [a.get(t_tree, ()), a.get(t_node, ()), a.get(t_id, ()), [] if tw is None else tw]
+    if len({len(c) for c in columns}) > 1:
+        raise InvalidModel(f"{op} {t_tree}, {t_node}, {t_id} and {t_w} have different "
+                           f"lengths {[len(c) for c in columns]}")
     outputs: dict[int, list[tuple[int, float]]] = {}
-    for tr, nd, tid, w in zip(a.get(t_tree, ()), a.get(t_node, ()), a.get(t_id, ()),
-                              [] if tw is None else tw, strict=True):
+    for tr, nd, tid, w in zip(*columns, strict=True):
         key = index.get((int(tr), int(nd)))
         if key is None:
             raise InvalidModel(f"{op} {t_node} ({tr}, {nd}) names no node")
@@ -379,6 +388,9 @@ def tree_ensemble(ctx: ImportContext, node: Node) -> list[Any]:
     2 = LOGISTIC), PROBIT is not supported (no erfinv in WebNN); MIN/MAX give 0 for a target
     no tree reaches."""
     x = ctx.operand(node.inputs[0])
+    require_attrs(node, "nodes_splits", "nodes_featureids", "nodes_modes", "nodes_truenodeids",
+                  "nodes_falsenodeids", "nodes_trueleafs", "nodes_falseleafs", "leaf_targetids",
+                  "leaf_weights", "tree_roots", "n_targets")
     y = scores(ctx, node, x, ensemble_v5(node.attrs))
     return [ctx.builder.cast(y, x.data_type) if x.data_type != "float32" else y]
 
@@ -393,6 +405,7 @@ def tree_ensemble_regressor(ctx: ImportContext, node: Node) -> list[Any]:
     """X float32/float16/int32/int64 [N, F] or [F] (integers compared as float32); base
     values are added to every target; post_transform PROBIT is not supported."""
     a = node.attrs
+    require_attrs(node, *_V1_NODES)
     ens = ensemble_v1(a, node.op_type, ("target_treeids", "target_nodeids", "target_ids",
                                         "target_weights"))
     ens.n_targets = int(a.get("n_targets", 1) or 1)
@@ -420,6 +433,7 @@ def tree_ensemble_classifier(ctx: ImportContext, node: Node) -> list[Any]:
         raise UnsupportedAttribute(
             "TreeEnsembleClassifier with fewer than 3 classes (binary classification) is not "
             "supported; only multiclass models with classlabels_int64s are")
+    require_attrs(node, *_V1_NODES)
     ens = ensemble_v1(a, node.op_type, ("class_treeids", "class_nodeids", "class_ids",
                                         "class_weights"))
     ens.n_targets = len(labels)

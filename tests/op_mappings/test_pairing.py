@@ -8,6 +8,9 @@ import op_mappings.onnx as registry
 
 ROOT = Path(__file__).resolve().parents[2]
 
+CROSS_CUTTING = {"test_malformed"}
+"""Test modules about every handler at once (malformed nodes), paired with no module."""
+
 
 def _modules() -> list[str]:
     return sorted(p.stem for p in (ROOT / "op_mappings" / "onnx").glob("*.py")
@@ -26,7 +29,8 @@ def test_every_test_module_has_a_mapping() -> None:
     tests = ROOT / "tests" / "op_mappings" / "onnx"
     modules = _modules()
     orphans = [p.stem for p in tests.glob("test_*.py")
-               if not any(p.stem[5:] == m or p.stem[5:].startswith(f"{m}_") for m in modules)]
+               if not any(p.stem[5:] == m or p.stem[5:].startswith(f"{m}_") for m in modules)
+               and p.stem not in CROSS_CUTTING]
     assert not orphans, f"tests without a mapping module: {orphans}"
 
 
