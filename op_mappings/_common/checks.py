@@ -1,11 +1,10 @@
 """Input validation shared by the ONNX and TFLite handlers: a model comes from a stranger, so
 a handler checks what it reads before computing with it, and a bad node is a one-line
 conversion error saying what is wrong (the importer adds the node's op type, name and
-version), never an exception from numpy or Python.
+version), never an exception from numpy or Python. (Input/output counts, required inputs and
+attribute types are checked before the handler runs: by the ONNX importer against the op's
+schema, `converter/frontends/onnx/nodecheck.py`; by the TFLite importer per op.)
 
-- `check_counts`: the node's input/output counts and required (named) inputs; the ONNX
-  importer already checks ops that have an onnx schema (`converter/frontends/onnx/nodecheck`),
-  so this is for ops without one (contrib domains, TFLite).
 - `check_rank`: a value of one of the allowed ranks.
 - `check_dtype`: a value of one of the allowed data types (`UnsupportedDataType`).
 - `require_attrs`: attributes an op cannot do without (where its schema calls them
@@ -24,7 +23,7 @@ Every check raises `InvalidModel` unless its docstring says otherwise.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from typing import Any
 
 import numpy as np
@@ -33,40 +32,6 @@ from converter.errors import InvalidModel, UnsupportedDataType
 from converter.importer import ImportContext
 from converter.ir import Node
 from op_mappings._common.values import ints
-
-
-def _span(lo: int, hi: int | None) -> str:
-    if hi is None:
-        return f"at least {lo}"
-    return str(lo) if lo == hi else f"{lo} to {hi}"
-
-
-def check_counts(node: Node, inputs: tuple[int, int | None] | None = None,
-                 outputs: tuple[int, int | None] | None = None,
-                 required: Iterable[int] | None = None) -> None:
-    """The node has inputs[0]..inputs[1] inputs and outputs[0]..outputs[1] outputs (None as
-    the upper bound: no limit; trailing omitted names do not count against it), and the
-    `required` inputs (by default the first inputs[0]) are named, not omitted."""
-    if inputs is not None:
-        lo, hi = inputs
-        named = len(node.inputs)
-        while named and not node.inputs[named - 1]:
-            named -= 1
-        if len(node.inputs) < lo or (hi is not None and named > hi):
-            raise InvalidModel(f"the node has {len(node.inputs)} input(s), "
-                               f"{node.op_type} takes {_span(lo, hi)}")
-        wanted = range(lo) if required is None else required
-        missing = [i for i in wanted if not node.input(i)]
-        if missing:
-            raise InvalidModel(f"required input(s) {missing} of {node.op_type} are omitted")
-    if outputs is not None:
-        lo, hi = outputs
-        named = len(node.outputs)
-        while named and not node.outputs[named - 1]:
-            named -= 1
-        if len(node.outputs) < lo or (hi is not None and named > hi):
-            raise InvalidModel(f"the node has {len(node.outputs)} output(s), "
-                               f"{node.op_type} has {_span(lo, hi)}")
 
 
 def _rank(x: Any) -> int:
@@ -82,7 +47,8 @@ def check_rank(x: Any, ranks: int | Collection[int], what: str) -> int:
     r = _rank(x)
     if r not in allowed:
         if isinstance(allowed, range) and allowed.step == 1 and len(allowed):
-            want = _span(allowed.start, allowed.stop - 1)
+            lo, hi = allowed.start, allowed.stop - 1
+            want = str(lo) if lo == hi else f"{lo} to {hi}"
         else:
             want = " or ".join(str(a) for a in allowed)
         raise InvalidModel(f"{what} has rank {r}, {want} expected")

@@ -16,12 +16,13 @@ from converter.ir import Node
 from converter.webnn import ML, MLGraphBuilder
 from op_mappings._common.checks import (
     attr_in_range,
-    check_counts,
     check_dtype,
     check_indices,
     check_rank,
     finite_scalar,
+    int_list,
     one_value,
+    require_attrs,
     static_shape,
 )
 
@@ -34,19 +35,6 @@ def _node(inputs: tuple[str, ...] = ("a",), outputs: tuple[str, ...] = ("y",),
 def _ctx(**consts: Any) -> ImportContext:
     builder = MLGraphBuilder(ML().create_context())
     return ImportContext(builder, {k: np.asarray(v) for k, v in consts.items()}, {})
-
-
-def test_check_counts() -> None:
-    check_counts(_node(("a", "b", "")), inputs=(2, 2), outputs=(1, None))
-    check_counts(_node(("a", "", "c")), inputs=(1, 3), required=[0, 2])
-    with pytest.raises(InvalidModel, match=r"the node has 1 input\(s\), Op takes 2 to 3"):
-        check_counts(_node(("a",)), inputs=(2, 3))
-    with pytest.raises(InvalidModel, match=r"has 3 input\(s\), Op takes at least 4"):
-        check_counts(_node(("a", "b", "c")), inputs=(4, None))
-    with pytest.raises(InvalidModel, match=r"required input\(s\) \[1\] of Op are omitted"):
-        check_counts(_node(("a", "")), inputs=(2, 2))
-    with pytest.raises(InvalidModel, match=r"the node has 2 output\(s\), Op has 1"):
-        check_counts(_node(outputs=("y", "z")), outputs=(1, 1))
 
 
 def test_check_rank_and_dtype() -> None:
@@ -110,3 +98,17 @@ def test_check_indices() -> None:
         check_indices(np.array([-4]), 3)
     with pytest.raises(InvalidModel, match="must be integers, they are float32"):
         check_indices(np.array([0.5], np.float32), 3)
+
+
+def test_int_list_and_require_attrs() -> None:
+    assert int_list((2, 3), "kernel_shape", 2, 1) == [2, 3]
+    assert int_list(np.array([[0], [4]]), "pads") == [0, 4]
+    with pytest.raises(InvalidModel, match=r"kernel_shape \[2\] has 1 entries, 2 expected"):
+        int_list([2], "kernel_shape", 2, 1)
+    with pytest.raises(InvalidModel, match=r"strides \[1, 0\] has an entry below 1"):
+        int_list([1, 0], "strides", 2, 1)
+    with pytest.raises(InvalidModel, match="pads must be integers, it holds nan"):
+        int_list([1.0, float("nan")], "pads")
+    require_attrs(_node(a=1, b=2), "a", "b")
+    with pytest.raises(InvalidModel, match=r"required attribute\(s\) \['b', 'c'\] of Op"):
+        require_attrs(_node(a=1), "a", "b", "c")
