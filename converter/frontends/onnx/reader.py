@@ -1,7 +1,8 @@
 """ONNX reader: a model file (or ModelProto) -> `SourceGraph`, a format-neutral view.
 
 What it does:
-- loads the protobuf (a truncated or corrupt file raises `InvalidModel` naming the file),
+- loads the protobuf (a truncated or corrupt file, or one whose names are not UTF-8, raises
+  `InvalidModel` naming the file),
   runs `onnx.checker` lightly (its complaints become warnings: onnxruntime accepts many
   models the checker rejects) and checks the structure the importer relies on itself
   (known opset domains, every node input defined by an input, an initializer or a node);
@@ -33,7 +34,8 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import chain
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -66,6 +68,7 @@ def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto
     """The ModelProto (external data NOT loaded), the folder external data lives in (None for
     in-memory models) and a display name for messages."""
     if isinstance(model, onnx.ModelProto):
+        _check_text(model, "<ModelProto>")
         return model, None, "<ModelProto>"
     if isinstance(model, (bytes, bytearray)):
         return _parse(bytes(model), "<bytes>"), None, "<bytes>"
@@ -84,6 +87,7 @@ def _parse(data: bytes, label: str) -> onnx.ModelProto:
                            f"protobuf: {exception_text(exc)})") from exc
     if not proto.HasField("graph") or proto.ir_version == 0:
         raise InvalidModel(f"{label} is not a valid ONNX model (no graph or no ir_version)")
+    _check_text(proto, label)
     for owner, entries in [("the model", proto.opset_import)] + [
             (f"function {quoted(fn.name)}", fn.opset_import) for fn in proto.functions]:
         for entry in entries:
@@ -91,6 +95,49 @@ def _parse(data: bytes, label: str) -> onnx.ModelProto:
                 raise InvalidModel(f"{label}: {owner} imports opset {entry.version} of domain "
                                    f"{quoted(entry.domain)}, outside 0..{MAX_OPSET}")
     return proto
+
+
+def _check_text(proto: onnx.ModelProto, label: str) -> None:
+    """InvalidModel when a name the converter reads (of a graph, value, initializer, node,
+    op type, domain, attribute, attribute reference or external-data entry, in every graph,
+    subgraph and function) is not UTF-8: protobuf then gives bytes, which no name lookup
+    matches and which cannot be written back into a renamed copy (a subgraph's nodes)."""
+
+    def tensors(items: Any) -> Iterator[str | bytes]:
+        for t in items:
+            yield t.name
+            for e in t.external_data:
+                yield from (e.key, e.value)
+
+    def nodes(items: Any) -> Iterator[str | bytes]:
+        for n in items:
+            yield from (n.name, n.op_type, n.domain, *n.input, *n.output)
+            for a in n.attribute:
+                yield from (a.name, a.ref_attr_name)
+                yield from tensors(([a.t] if a.HasField("t") else []) + list(a.tensors))
+                for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                    yield from graph(g)
+
+    def graph(g: onnx.GraphProto) -> Iterator[str | bytes]:
+        yield g.name
+        for infos in (g.input, g.output, g.value_info):
+            yield from (vi.name for vi in infos)
+        yield from tensors(g.initializer)
+        yield from tensors(s.values for s in g.sparse_initializer)
+        yield from tensors(s.indices for s in g.sparse_initializer)
+        yield from nodes(g.node)
+
+    def functions() -> Iterator[str | bytes]:
+        for f in proto.functions:
+            yield from (f.name, f.domain, *f.input, *f.output, *f.attribute)
+            yield from nodes(f.node)
+
+    entries: Iterator[str | bytes] = chain(
+        (o.domain for o in proto.opset_import), graph(proto.graph), functions())
+    bad = next((v for v in entries if isinstance(v, bytes)), None)
+    if bad is not None:
+        raise InvalidModel(f"{label} is not a valid ONNX model: the name {bad!r} is not "
+                           "UTF-8 text")
 
 
 def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,

@@ -422,3 +422,18 @@ def test_cli_subgraph_undefined_value(tmp_path: Path) -> None:
                  LOOP_INPUTS, ["cond_out", "v_out"])
     line = _cli_error(tmp_path, _loop(body))
     assert "Loop 'loop' (opset 17): in subgraph 'body':" in line and "reads ['nope']" in line
+
+
+def test_name_that_is_not_utf8(tmp_path: Path) -> None:
+    """protobuf gives such a string as bytes: refused when the file is read (was a
+    UnicodeDecodeError when a subgraph's nodes were renamed)."""
+    body = _body([helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+                  helper.make_node("Identity", ["v_in"], ["QQ"]),
+                  helper.make_node("Identity", ["QQ"], ["v_out"])],
+                 LOOP_INPUTS, ["cond_out", "v_out"])
+    data = _loop(body).SerializeToString()
+    assert data.count(b"QQ") == 2
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data.replace(b"QQ", b"\xff\xfe"))
+    _invalid(path, "is not a valid ONNX model: the name b'\\xff\\xfe' is not UTF-8 text")
+    assert "not UTF-8" in _cli_error(tmp_path, onnx.load_from_string(path.read_bytes()))
