@@ -416,9 +416,6 @@ def test_repro_runs_a_saved_case_again(tmp_path: Path, corpus: list[seeds.Seed])
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="known findings when the fuzzer landed (seed 12: 19 of "
-                   "500 runs not clean, all internal errors: 12 TFLite, 7 ONNX); remove this "
-                   "mark once they are fixed")
 def test_campaign_of_500_mutants_is_clean(tmp_path: Path) -> None:
     """A fixed-seed campaign: every run must end in a result or one clean error line."""
     summary = _campaign(tmp_path, 500, seed=12, minimize_s=120)
