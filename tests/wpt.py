@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from converter.validate.sweep import case_array, wpt_number
 from converter.webnn import ML, MLGraph, MLGraphBuilder, MLOperand
 
 WPT_DIR = Path(__file__).parent / "data" / "wpt"
@@ -53,28 +54,6 @@ def method_name(op: str) -> str:
     return special.get(op, snake(op))
 
 
-def _number(x: Any) -> Any:
-    if isinstance(x, str):
-        if x in ("NaN", "Infinity", "-Infinity"):
-            return float(x.replace("Infinity", "inf"))
-        return int(x)
-    return x
-
-
-def to_array(data: Any, desc: dict[str, Any]) -> np.ndarray:
-    shape = tuple(desc["shape"])
-    dtype = np.dtype(desc["dataType"])
-    if isinstance(data, list):
-        values = [_number(x) for x in data]
-    else:
-        values = [_number(data)] * int(np.prod(shape, dtype=np.int64))
-    if dtype.kind == "f":
-        arr = np.array(values, dtype=np.float64).astype(dtype)
-    else:
-        arr = np.array(values, dtype=object).astype(dtype)
-    return arr.reshape(shape)
-
-
 def build_graph(case: dict[str, Any], ctx: Any, nonfinite: bool = True
                 ) -> tuple[MLGraph, dict[str, np.ndarray]]:
     """The graph of a WPT case built with `ctx` (constant inputs as constants) and the feeds
@@ -86,7 +65,7 @@ def build_graph(case: dict[str, Any], ctx: Any, nonfinite: bool = True
     operands: dict[str, MLOperand] = {}
     feeds: dict[str, np.ndarray] = {}
     for name, spec in graph_desc["inputs"].items():
-        arr = to_array(spec["data"], spec["descriptor"])
+        arr = case_array(spec["data"], spec["descriptor"])
         if spec.get("constant"):
             operands[name] = b.constant(arr)
         else:
@@ -99,7 +78,7 @@ def build_graph(case: dict[str, Any], ctx: Any, nonfinite: bool = True
         if isinstance(value, str) and value in operands:
             return operands[value]
         if isinstance(value, str) and re.fullmatch(numbers, value):
-            return _number(value)  # a BigInt literal or a non-finite number
+            return wpt_number(value)  # a BigInt literal or a non-finite number
         if isinstance(value, list) and value and all(
                 isinstance(v, str) and v in operands for v in value):
             return [operands[v] for v in value]
@@ -169,6 +148,6 @@ def check_case(case: dict[str, Any], backend: str = "reference") -> None:
         got = outputs[name]
         assert got.dtype == np.dtype(desc["dataType"]), f"{name}: dtype {got.dtype}"
         assert list(got.shape) == list(desc["shape"]), f"{name}: shape {list(got.shape)}"
-        expected = to_array(spec["data"], desc)
+        expected = case_array(spec["data"], desc)
         bad = mismatches(got[tuple()] if got.ndim == 0 else got, expected, case.get("tolerance"))
         assert not bad, f"{name}: " + "; ".join(bad)

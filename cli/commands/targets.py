@@ -4,12 +4,12 @@ it runs the WebNN conformance cases (`--sweep`, see `converter.validate.sweep`).
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import click
+
+from converter.zoo.report import write_text_atomic
 
 from ..common import (
     common_options,
@@ -33,17 +33,6 @@ def target_option(fn: Any) -> Any:
              "rewrite exists (each rewrite is a report warning). NAME: chromium-tflite "
              "(Chromium's WebNN on the CPU, LiteRT); or an opSupportLimits() JSON file "
              "(targets --from-browser): data types only.")(fn)
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 @click.command()
@@ -90,7 +79,7 @@ def targets(from_browser: str | None, sweep_dir: str | None, target_name: str,
         path = Path(from_browser)
         if not path.parent.is_dir():
             raise CommandError(f"{path.parent}: no such folder")
-        _write_atomic(path, json.dumps(limits, indent=2, sort_keys=True) + "\n")
+        write_text_atomic(path, json.dumps(limits, indent=2, sort_keys=True) + "\n")
         ops = sorted(k for k, v in limits.items() if isinstance(v, dict)
                      and k not in ("input", "constant", "output"))
         summary = {"path": str(path), "browser": setup.browser, "flags": list(setup.flags),

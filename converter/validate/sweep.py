@@ -158,7 +158,8 @@ def all_cases() -> list[SweepCase]:
     return [*wpt_cases(), *extra_cases()]
 
 
-def _number(x: Any) -> Any:
+def wpt_number(x: Any) -> Any:
+    """A WPT data value: "NaN"/"Infinity"/"-Infinity" and integer strings (BigInt) decoded."""
     if isinstance(x, str):
         if x in ("NaN", "Infinity", "-Infinity"):
             return float(x.replace("Infinity", "inf"))
@@ -171,9 +172,9 @@ def case_array(data: Any, desc: Mapping[str, Any]) -> np.ndarray:
     shape = tuple(desc["shape"])
     dtype = np.dtype(desc["dataType"])
     if isinstance(data, list):
-        values = [_number(x) for x in data]
+        values = [wpt_number(x) for x in data]
     else:
-        values = [_number(data)] * int(np.prod(shape, dtype=np.int64))
+        values = [wpt_number(data)] * int(np.prod(shape, dtype=np.int64))
     if dtype.kind == "f":
         arr = np.array(values, dtype=np.float64).astype(dtype)
     else:
@@ -200,7 +201,7 @@ def case_graph(case: Mapping[str, Any], builder: MLGraphBuilder
         if isinstance(value, str) and value in operands:
             return operands[value]
         if isinstance(value, str) and re.fullmatch(r"-?\d+|NaN|-?Infinity", value):
-            return _number(value)
+            return wpt_number(value)
         if isinstance(value, list) and value and all(isinstance(v, str) and v in operands
                                                      for v in value):
             return [operands[v] for v in value]

@@ -20,7 +20,8 @@ from pathlib import Path
 from .runner import ZooReport, ZooResult
 
 
-def _write(path: Path, text: str) -> Path:
+def write_text_atomic(path: Path, text: str) -> Path:
+    """Write `text` to `path` through a temporary file beside it and one rename."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -35,9 +36,9 @@ def _write(path: Path, text: str) -> Path:
 def write_reports(report: ZooReport, folder: Path) -> list[Path]:
     """Write report.json, report.md and report.html into `folder` (created)."""
     folder.mkdir(parents=True, exist_ok=True)
-    return [_write(folder / "report.json", json.dumps(report.to_dict(), indent=2) + "\n"),
-            _write(folder / "report.md", render_markdown(report)),
-            _write(folder / "report.html", render_html(report))]
+    return [write_text_atomic(folder / "report.json", json.dumps(report.to_dict(), indent=2) + "\n"),
+            write_text_atomic(folder / "report.md", render_markdown(report)),
+            write_text_atomic(folder / "report.html", render_html(report))]
 
 
 BROWSER_NOTE = "real browser: "

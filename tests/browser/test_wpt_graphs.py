@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from converter.validate import DEFAULT_ATOL, DEFAULT_RTOL, compare, compile_graph
+from converter.validate.sweep import case_array
 from converter.webnn import ML
-from tests.wpt import WPT_DIR, build_graph, mismatches, to_array
+from tests.wpt import WPT_DIR, build_graph, mismatches
 
 pytestmark = pytest.mark.browser
 
@@ -78,7 +79,7 @@ def test_wpt_graph_matches_onnxruntime_in_the_browser(runs: dict[str, Any], key:
             c = compare(name, got, np.asarray(expected_ort[name]), rtol=DEFAULT_RTOL,
                         atol=DEFAULT_ATOL)
             assert c.passed, f"{where} {name}: max abs {c.max_abs:g} > {c.bound:g}"
-            expected = to_array(spec["data"], spec["descriptor"])
+            expected = case_array(spec["data"], spec["descriptor"])
             bad = mismatches(got.reshape(expected.shape), expected, case.get("tolerance"))
             assert not bad, f"{where} {name} vs the WPT expected values: {bad}"
         np.testing.assert_array_equal(run.page_outputs[name], run.outputs[name])

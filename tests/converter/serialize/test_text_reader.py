@@ -18,6 +18,7 @@ from converter.serialize.loader import load_webnn, loads
 from converter.serialize.tables import MAX_NESTING
 from converter.serialize.text_parser import parse
 from converter.serialize.text_writer import to_webnn, write_webnn
+from converter.validate.sweep import case_array
 from converter.webnn import ML, MLGraph
 from converter.webnn.limits import OP_LIMITS
 from tests.converter.export.graphs import (
@@ -28,7 +29,7 @@ from tests.converter.export.graphs import (
     wpt_example,
     wpt_size,
 )
-from tests.wpt import load_cases, mismatches, to_array
+from tests.wpt import load_cases, mismatches
 
 CASES = [c for c in load_cases() if not c.case.get("lossy_nonfinite")]
 WPT_FILES = sorted({c.file for c in CASES})
@@ -59,7 +60,7 @@ def test_wpt_graphs_round_trip(wpt_file: str) -> None:
         again = ex.context.compute(loaded, ex.feeds)
         assert_same_outputs(original, again)
         for name, spec in case.case["graph"]["expectedOutputs"].items():
-            expected = to_array(spec["data"], spec["descriptor"])
+            expected = case_array(spec["data"], spec["descriptor"])
             assert not mismatches(again[name], expected, case.case.get("tolerance")), case.id
         done += 1
     assert done > 0
