@@ -30,6 +30,7 @@ from .frontends import get
 from .frontends.detect import detect_format, model_label
 from .result import ConversionResult
 from .targets import Target, apply_target, load_target
+from .targets.precision import apply_precision, check_precision
 
 __all__ = ["convert"]
 
@@ -41,7 +42,8 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
             fmt: str | None = None,
             allow_roots: Iterable[str | os.PathLike[str]] | None = None,
             budgets: Budgets | None = None,
-            target: str | os.PathLike[str] | Target | None = None) -> ConversionResult:
+            target: str | os.PathLike[str] | Target | None = None,
+            precision: str = "float32") -> ConversionResult:
     """Convert a model (a path, the file's bytes, or an in-memory model object a front end
     accepts, such as an `onnx.ModelProto`) to a WebNN graph.
 
@@ -62,8 +64,14 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
     `target` (a name such as "chromium-tflite", an `opSupportLimits()` JSON file or a
     `converter.targets.Target`) rewrites the graph around that implementation's deviations
     (`converter.targets.passes`); each rewrite is named in the report's warnings.
+
+    `precision="float16"` stores the float32 weights and computes the float32 operations in
+    float16, keeping the float32 inputs and outputs (casts at the boundary; see
+    `converter.targets.precision`, whose notes go to the report's warnings); it runs before
+    `target`'s rewrites. "float32" (the default) leaves the graph as converted.
     """
-    chosen = load_target(target) if target is not None else None  # a bad name fails first
+    check_precision(precision)  # a bad value fails first
+    chosen = load_target(target) if target is not None else None
     with allowed_roots(allow_roots), using(budgets) as active_budgets:
         try:
             result = _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
@@ -71,6 +79,7 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
                               signature=signature, budgets=active_budgets)
         except MemoryError:
             raise out_of_memory(active_budgets) from None
+    result = apply_precision(result, precision)
     if chosen is not None:
         result = apply_target(result, chosen)
     return result

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -25,6 +26,17 @@ from ..output import (
     sigterm_raises,
 )
 from .targets import target_option
+
+
+def precision_option(fn: Any) -> Any:
+    """`--precision float32|float16` of convert, validate, run and zoo
+    (`convert(precision=...)`, `converter.targets.precision`)."""
+    return click.option(
+        "--precision", type=click.Choice(["float32", "float16"]), default="float32",
+        show_default=True,
+        help="float16: store the weights and compute in float16 (half the weights' bytes), "
+             "keeping float32 inputs and outputs (cast at the graph's boundary); validation "
+             "then uses float16 tolerances. float32: the graph as converted.")(fn)
 
 
 @click.command()
@@ -51,13 +63,14 @@ from .targets import target_option
 @budget_options("max_export_bytes")
 @model_options
 @target_option
+@precision_option
 @allow_root_option
 @progress_option
 @common_options
 def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | None,
             force: bool, dims: tuple[str, ...], free_dims: tuple[str, ...],
             shapes: tuple[str, ...], pins: tuple[str, ...], signature: str | None,
-            target: str | None, allow_roots: tuple[str, ...], progress: bool | None,
+            target: str | None, precision: str, allow_roots: tuple[str, ...], progress: bool | None,
             debug: bool, as_json: bool) -> None:
     """Convert MODEL (.onnx or .tflite) and write it to a folder (-o, default
     MODEL-STEM_webnn beside MODEL); print the conversion report.
@@ -94,7 +107,7 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
         say(f"converting {model}")
         with say.nodes("converting"):
             result = convert(model, **kwargs, fmt=source_format, allow_roots=allow_roots,
-                             target=target)
+                             target=target, precision=precision)
         say(f"writing {fmt} files to {folder}")
         try:
             written = export(result, folder, format=fmt, stem=name, weights=weights,

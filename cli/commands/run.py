@@ -21,6 +21,7 @@ from ..output import (
     plain,
     sigterm_raises,
 )
+from .convert import precision_option
 
 
 @click.command()
@@ -32,14 +33,17 @@ from ..output import (
 @click.option("--backend", type=click.Choice(BACKENDS), default="reference",
               show_default=True)
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
+@precision_option
 @allow_root_option
 @common_options
-def run(graph: str, inputs_file: str, out: str, backend: str, device: str,
+def run(graph: str, inputs_file: str, out: str, backend: str, device: str, precision: str,
         allow_roots: tuple[str, ...], debug: bool, as_json: bool) -> None:
     """Run a converted GRAPH (.webnn file or its folder) on INPUTS and save the outputs.
 
     The .npz file appears only complete (written beside it under a temporary name, then
-    renamed), with the mode the umask gives; errors name OUT, never the temporary file."""
+    renamed), with the mode the umask gives; errors name OUT, never the temporary file.
+    --precision float16 runs the graph with its float32 weights and operations in float16
+    (inputs and outputs stay float32)."""
     with handled(debug, as_json), sigterm_raises():
         import os
         import tempfile
@@ -59,6 +63,10 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str,
             g = load(graph, allow_roots=allow_roots)
         except (ValueError, OSError) as exc:
             raise CommandError(f"{graph}: cannot load the graph ({plain(exc)})") from None
+        if precision != "float32":
+            from converter.targets.precision import to_precision
+
+            g = to_precision(g, precision).graph
         arrays = load_npz(inputs_file)
         want = g.input_descriptors
         missing = sorted(set(want) - set(arrays))
@@ -95,6 +103,7 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str,
                 os.unlink(tmp)
         if as_json:
             emit_json({"graph": graph, "output": out, "backend": backend, "device": device,
+                        "precision": precision,
                         "seconds": seconds,
                         "outputs": {k: {"dtype": np.asarray(v).dtype.name,
                                         "shape": list(np.shape(v))}

@@ -25,6 +25,7 @@ from ..output import (
     handled,
     progress_reporter,
 )
+from .convert import precision_option
 from .targets import target_option
 
 
@@ -52,13 +53,14 @@ from .targets import target_option
               help="Do not search for the first diverging node when an output fails.")
 @model_options
 @target_option
+@precision_option
 @allow_root_option
 @progress_option
 @common_options
 def validate(model: str, inputs_file: str | None, backend: str, device: str,
              rtol: float | None, atol: float | None, seed: int, browser: bool, no_locate: bool, dims: tuple[str, ...],
              free_dims: tuple[str, ...], shapes: tuple[str, ...], pins: tuple[str, ...],
-             signature: str | None, target: str | None, allow_roots: tuple[str, ...],
+             signature: str | None, target: str | None, precision: str, allow_roots: tuple[str, ...],
              progress: bool | None, debug: bool, as_json: bool) -> None:
     """Run MODEL in onnxruntime / LiteRT and the converted graph on a backend with the same
     seeded inputs and compare every output; on failure name the first diverging node."""
@@ -73,7 +75,7 @@ def validate(model: str, inputs_file: str | None, backend: str, device: str,
         overrides = load_npz(inputs_file) if inputs_file else None
         report = run_validation(model, **kwargs, inputs=overrides, seed=seed,
                                 backend=backend, device=device, rtol=rtol, atol=atol,
-                                browser=browser, target=target,
+                                browser=browser, target=target, precision=precision,
                                 locate=not no_locate, progress=say, allow_roots=allow_roots)
         if as_json:
             emit_json(report.to_dict())

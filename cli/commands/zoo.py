@@ -21,6 +21,7 @@ from ..output import (
     emit_json,
     handled,
 )
+from .convert import precision_option
 
 
 @click.command()
@@ -44,13 +45,16 @@ from ..output import (
               help="With --browser: convert for this WebNN implementation before running in "
                    "the browser (e.g. chromium-tflite: the graph rewritten around Chromium's "
                    "deviations, see README); the other columns stay untargeted.")
+@precision_option
 @progress_option
 @common_options
 def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: str,
         device: str, filters: tuple[str, ...], include_slow: bool, browser: bool,
-        target: str | None, progress: bool | None, debug: bool, as_json: bool) -> None:
+        target: str | None, precision: str, progress: bool | None, debug: bool, as_json: bool) -> None:
     """Convert and validate every model of the MANIFESTS (default: models/zoo.toml and
-    models/zoo_tflite.toml, where they exist) and write the reports."""
+    models/zoo_tflite.toml, where they exist) and write the reports. With --precision
+    float16 every model is converted to float16 weights and compute and validated under
+    float16 tolerances (each entry's, at least the float16 defaults)."""
     with handled(debug, as_json):
         from converter.zoo import default_manifests, read_manifests, run_zoo, write_reports
 
@@ -67,12 +71,14 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
             raise CommandError("no model matches" + (f" --filter {' '.join(filters)}"
                                                      if filters else ""))
         if not want_progress(progress, as_json):
-            report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip)
+            report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
+                             precision=precision)
         else:
             with click.progressbar(length=len(entries), label="zoo", file=sys.stderr,
                                    show_pos=True, item_show_func=lambda s: s) as bar:
                 report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
-                                 on_done=lambda name: bar.update(1, name))
+                                 on_done=lambda name: bar.update(1, name),
+                                 precision=precision)
         if target is not None and not browser:
             raise CommandError("--target goes with --browser")
         if browser:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -37,6 +37,7 @@ from ..conversion import convert
 from ..feeds import graph_feeds, source_outputs
 from ..frontends import get
 from ..frontends.detect import detect_format, model_label
+from ..targets.precision import precision_notes, to_precision
 from .browser import BrowserCheck, classify, run_graph
 from .compare import Comparison, compare, json_number
 from .inputs import make_inputs
@@ -262,13 +263,17 @@ def _align(source: Any, name: str, ours: np.ndarray, ref: np.ndarray
 def locate_divergence(fmt: str, model: Any, result: Any, inputs: Mapping[str, np.ndarray], *,
                       backend: str = "reference", device: str = "cpu",
                       rtol: float = DEFAULT_RTOL, atol: float = DEFAULT_ATOL,
-                      threads: int = 0) -> tuple[Divergence | None, list[str]]:
-    """The first source node whose output diverges (None when none does) and notes."""
+                      threads: int = 0, precision: str = "float32"
+                      ) -> tuple[Divergence | None, list[str]]:
+    """The first source node whose output diverges (None when none does) and notes; the
+    tapped graph is converted to `precision` as the validated one was."""
     notes: list[str] = []
     source = result.source
     ref_run = run_source(fmt, model, source, inputs, intermediates=True, threads=threads)
     notes += ref_run.notes
     tapped = convert_tapped(source)
+    if precision != "float32":
+        tapped = replace(tapped, graph=to_precision(tapped.graph, precision).graph)
     exe = compile_graph(tapped.graph, backend, device, threads)
     values = exe.run(graph_feeds(tapped.graph, result.inputs, inputs))
     checked = 0
@@ -313,7 +318,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
              expected: Mapping[str, np.ndarray] | None = None,
              allow_roots: Iterable[str | os.PathLike[str]] | None = None,
              budgets: Budgets | None = None,
-             target: Any = None) -> ValidationReport:
+             target: Any = None, precision: str = "float32") -> ValidationReport:
     """Validate a model end to end (see the module docstring).
 
     `rtol` / `atol` default to the converted graph's compute type (`default_tolerance`:
@@ -330,6 +335,10 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     in (see `converter.confine`). `budgets` bound the conversions (`converter.budgets`).
     `target` converts for a WebNN implementation (`convert(target=...)`: the graph rewritten
     around its deviations), so the backend and the browser check the rewritten graph.
+    `precision="float16"` converts to float16 weights and compute (`convert(precision=...)`,
+    float32 interface kept): the graph is compared with the original's float32 outputs under
+    float16 tolerances (`default_tolerance`), the divergence search runs the float16 graph
+    too, and an output that is inf/NaN where the original's is finite gets an overflow note.
     """
     say = progress or (lambda _msg: None)
     label = model_label(model)
@@ -340,7 +349,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
         start = time.perf_counter()
         result = convert(model, free_dims=free_dims, input_shapes=input_shapes,
                          pin_inputs=pin_inputs, signature=signature, input_dims=input_dims,
-                         fmt=fmt, allow_roots=allow_roots, budgets=budgets, target=target)
+                         fmt=fmt, allow_roots=allow_roots, budgets=budgets, target=target,
+                         precision=precision)
         timings["convert"] = time.perf_counter() - start
     rtol, atol, basis = default_tolerance(result.graph, rtol, atol)
     with using(budgets):  # generated inputs are checked against max_constant_bytes
@@ -365,13 +375,15 @@ def validate(model: str | os.PathLike[str] | bytes, *,
 
         prefix = f"{load_target(target).name}: "
         notes += [w for w in result.report.warnings if w.startswith(prefix)]
+    if precision != "float32":
+        notes += precision_notes(result, comparisons, ours, ref_run.outputs, precision)
     if locate and not all(c.passed for c in comparisons):
         say("looking for the first diverging node")
         start = time.perf_counter()
         with allowed_roots(allow_roots), using(budgets):
             divergence, more = locate_divergence(fmt, model, result, feeds, backend=backend,
                                                  device=device, rtol=rtol, atol=atol,
-                                                 threads=threads)
+                                                 threads=threads, precision=precision)
         timings["locate"] = time.perf_counter() - start
         notes += more
     checked = None

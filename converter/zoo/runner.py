@@ -118,8 +118,10 @@ class ZooReport:
 
 
 def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
-              threads: int = 0, debug: bool = False) -> ZooResult:
-    """Convert and validate one entry; never raises (see the module docstring)."""
+              threads: int = 0, debug: bool = False, precision: str = "float32") -> ZooResult:
+    """Convert and validate one entry; never raises (see the module docstring). With
+    `precision="float16"` (`convert(precision=...)`) the entry's tolerances, sized for
+    float32, are widened to at least the float16 defaults (`validate.default_tolerance`)."""
     from ..conversion import convert
     from ..errors import ConversionError
     from ..frontends.detect import detect_format
@@ -150,12 +152,20 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
         result = convert(model, free_dims=dict(entry.free_dims) or None,
                          input_shapes=shapes or None,
                          pin_inputs=dict(entry.pin_inputs) or None,
-                         signature=entry.signature, fmt=fmt)
+                         signature=entry.signature, fmt=fmt, precision=precision)
         timings["convert"] = time.perf_counter() - start
+        rtol, atol = entry.rtol, entry.atol
+        if precision != "float32":
+            from ..validate.core import default_tolerance
+
+            wide_rtol, wide_atol, _ = default_tolerance(result.graph)
+            rtol, atol = max(rtol, wide_rtol), max(atol, wide_atol)
+            base.update(rtol=rtol, atol=atol)
         overrides = entry_inputs(entry, result)
         report = validate(model, inputs=overrides or None, seed=entry.seed, backend=backend,
-                          device=device, rtol=entry.rtol, atol=entry.atol, threads=threads,
-                          result=result, expected=stored_outputs(entry, result) or None)
+                          device=device, rtol=rtol, atol=atol, threads=threads,
+                          result=result, expected=stored_outputs(entry, result) or None,
+                          precision=precision)
     except ModelChanged as exc:
         timings["total"] = time.perf_counter() - start
         return ZooResult(status="error", format=fmt, message=str(exc),
@@ -187,8 +197,9 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
         operations=len(result.graph.operations), notes=tuple(report.notes), **base)
 
 
-def _worker(entry: ZooEntry, backend: str, device: str, threads: int) -> ZooResult:
-    return run_entry(entry, backend, device, threads)
+def _worker(entry: ZooEntry, backend: str, device: str, threads: int,
+            precision: str = "float32") -> ZooResult:
+    return run_entry(entry, backend, device, threads, precision=precision)
 
 
 def _worker_signals() -> None:
@@ -218,10 +229,11 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
 
 def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "reference",
             device: str = "cpu", on_done: Callable[[str], None] | None = None,
-            skip: Mapping[str, str] | None = None) -> ZooReport:
+            skip: Mapping[str, str] | None = None, precision: str = "float32") -> ZooReport:
     """Run every entry (see the module docstring). `skip` maps entry names to a reason:
     those entries are not run and appear in the report as "skipped" with that reason
-    (reason_code "not_run"), e.g. slow entries without --include-slow."""
+    (reason_code "not_run"), e.g. slow entries without --include-slow. `precision` converts
+    every entry to it (`run_entry`)."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     done = on_done or (lambda _name: None)
@@ -236,12 +248,12 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
                                    reason_code="not_run", rtol=e.rtol, atol=e.atol)
             done(e.name)
         elif e.path is None and not e.pending:
-            results[i] = run_entry(e, backend, device)
+            results[i] = run_entry(e, backend, device, precision=precision)
             done(e.name)
     workers = min(jobs, len(runnable))
     if workers <= 1:
         for i in runnable:
-            results[i] = run_entry(entries[i], backend, device)
+            results[i] = run_entry(entries[i], backend, device, precision=precision)
             done(entries[i].name)
     else:
         import multiprocessing
@@ -253,7 +265,7 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                        initializer=_worker_signals)
             try:
-                futures = {pool.submit(_worker, entries[i], backend, device, 1): i
+                futures = {pool.submit(_worker, entries[i], backend, device, 1, precision): i
                            for i in runnable}
                 for fut in as_completed(futures):
                     i = futures[fut]
