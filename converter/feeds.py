@@ -5,6 +5,12 @@ dtype, e.g. "bool" or "float64"); inside the graph such values travel in their W
 type (`converter.webnn.dtypes.carrier_type`: bool -> uint8, float64 -> float32). These are
 the only functions that convert between the two: `ConversionResult.run`, validation and the
 benchmarks all go through them.
+
+A graph lowered for a target without 64-bit integers (`converter.targets`, rule narrow-int64)
+takes int32 / uint32 where the source has int64 / uint64 (`MLGraph.narrowed_inputs` /
+`narrowed_outputs` record it): `graph_feeds` converts such inputs after checking every value
+fits (`InvalidModel` naming the input and the first value that does not), `source_outputs`
+converts such outputs back to the source type.
 """
 
 from __future__ import annotations
@@ -14,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .webnn.dtypes import CARRIER_TYPES, carrier_type
+from .errors import InvalidModel
+from .webnn.dtypes import CARRIER_TYPES, NARROWED_TYPES, carrier_type
 
 
 def source_array(value: Any, dtype: str) -> np.ndarray:
@@ -22,12 +29,32 @@ def source_array(value: Any, dtype: str) -> np.ndarray:
     return np.asarray(value, dtype=dtype)
 
 
-def graph_value(value: Any, dtype: str) -> np.ndarray:
+def graph_value(value: Any, dtype: str, graph_type: str | None = None, name: str = ""
+                ) -> np.ndarray:
     """A source-side value of source data type `dtype` as the graph takes it: cast to the
     source dtype first (so that e.g. 0.5 fed to a bool input is True), then to its WebNN
-    carrier type (no copy when nothing changes)."""
+    carrier type (no copy when nothing changes). `graph_type`, the type of the graph's input
+    (`name`), may be the narrowed type of a 64-bit one (`NARROWED_TYPES`): the values are
+    then checked to fit it and converted."""
     arr = source_array(value, dtype)
-    return arr.astype(carrier_type(dtype) or dtype, copy=False)
+    carried = carrier_type(dtype) or dtype
+    if graph_type is not None and graph_type != carried and \
+            NARROWED_TYPES.get(carried) == graph_type:
+        return narrowed_value(arr, graph_type, name)
+    return arr.astype(carried, copy=False)
+
+
+def narrowed_value(arr: np.ndarray, narrow: str, name: str = "") -> np.ndarray:
+    """`arr` (int64 / uint64) as `narrow` (int32 / uint32) after checking every value fits;
+    `InvalidModel` naming input `name` and the first value that does not."""
+    info = np.iinfo(np.dtype(narrow))
+    bad = (arr < info.min) | (arr > info.max)
+    if bad.any():
+        value = arr[bad].flat[0]
+        raise InvalidModel(f"input {name!r}: value {value} does not fit {narrow} "
+                           f"[{info.min}, {info.max}]; the graph takes {narrow} there (it was "
+                           f"narrowed from {arr.dtype.name} for a target without it)")
+    return arr.astype(narrow)
 
 
 def graph_feeds(graph: Any, input_infos: Iterable[Any], inputs: Mapping[str, Any]
@@ -36,18 +63,21 @@ def graph_feeds(graph: Any, input_infos: Iterable[Any], inputs: Mapping[str, Any
     name: one `graph_value` per input the graph takes (inputs the graph does not use, e.g.
     folded empty tensors, are left out). `input_infos` are the source-side descriptions
     (objects with `name` and `dtype`)."""
-    return {vi.name: graph_value(inputs[vi.name], vi.dtype)
+    return {vi.name: graph_value(inputs[vi.name], vi.dtype,
+                                 graph.inputs[vi.name].data_type, vi.name)
             for vi in input_infos if vi.name in graph.inputs}
 
 
 def source_outputs(output_infos: Iterable[Any], values: Mapping[str, Any]
                    ) -> dict[str, np.ndarray]:
     """Graph outputs back in their source data types (uint8 -> bool, float32 -> float64 for
-    outputs the source declares so), keyed by source output name in `output_infos` order."""
+    outputs the source declares so, int32 -> int64 and uint32 -> uint64 for narrowed ones),
+    keyed by source output name in `output_infos` order."""
     out: dict[str, np.ndarray] = {}
     for vi in output_infos:
         arr = np.asarray(values[vi.name])
-        if vi.dtype in CARRIER_TYPES and arr.dtype != np.dtype(vi.dtype):
+        if (vi.dtype in CARRIER_TYPES or NARROWED_TYPES.get(vi.dtype) == arr.dtype.name) and \
+                arr.dtype != np.dtype(vi.dtype):
             arr = arr.astype(vi.dtype)
         out[vi.name] = arr
     return out

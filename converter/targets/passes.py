@@ -27,16 +27,22 @@ limits (a limits file given as the target): they widen data types the target's
 The rules (see `RULES`; the README's "Chromium's deviations" table lists what each works
 around): pool-padding, pool-dilations, convtranspose-groups, convtranspose-dilations,
 convtranspose-padding, scatterelements-indices, slice-strides (behaviour of Chromium's LiteRT
-backend); widen-types, reduce-l1-unsigned, clamp-minmax, abs-minmax (limits).
+backend); widen-types, reduce-l1-unsigned, clamp-minmax, abs-minmax, narrow-int64 (limits;
+narrow-int64 in `rules_narrow` also re-types the whole graph, inputs and outputs included,
+where the target cannot carry 64-bit integers at all).
 """
 
 from __future__ import annotations
 
+# lower tries rules in the order they register
 from . import rules_spatial, rules_types
+
+# isort: split
+from . import rules_narrow  # last: it narrows what the exact rules leave
 from .rewrite import RULES, Lowered, Rewrite, Rule, lower, rule, rules_for
 
 LIMITS_RULES: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.limits)
 """Names of the rules that follow from a target's limits alone."""
 
 __all__ = ["LIMITS_RULES", "RULES", "Lowered", "Rewrite", "Rule", "lower", "rule", "rules_for",
-           "rules_spatial", "rules_types"]
+           "rules_narrow", "rules_spatial", "rules_types"]

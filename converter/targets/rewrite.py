@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from . import Target
 
 RuleFn = Callable[["Rewrite", Operation], "list[MLOperand] | None"]
+RetypeFn = Callable[["Rewrite", MLGraph], "Mapping[str, str]"]
 MAX_DEPTH = 16
 
 
@@ -37,6 +38,24 @@ class Rule:
 
 RULES: dict[str, Rule] = {}
 """Every rule by name, in the order `lower` tries them."""
+
+
+RETYPES: dict[str, RetypeFn] = {}
+"""Graph-level data type maps by rule name (`retyping`)."""
+
+
+def retyping(name: str) -> Callable[[RetypeFn], RetypeFn]:
+    """Register the graph-level part of rule `name`: a function `(rw, graph) -> {wide: narrow}`
+    that `lower` calls before the replay when the rule is active. Every operand of a `wide`
+    type then has the `narrow` type in the new graph (inputs declared so, constants converted;
+    the function checks that their values fit, and the rule re-types the operations that name
+    a data type); rules may return outputs of the mapped type (`Rewrite.retyped`)."""
+
+    def register(fn: RetypeFn) -> RetypeFn:
+        RETYPES[name] = fn
+        return fn
+
+    return register
 
 
 def rule(name: str, *ops: str, why: str, limits: bool = False) -> Callable[[RuleFn], RuleFn]:
@@ -93,6 +112,13 @@ class Rewrite:
         self.where = ""
         self._depth = 0
         self._current: list[str] = []
+        self.retype: dict[str, str] = {}
+        """Data types replaced graph-wide (`retyping`), e.g. {"int64": "int32"}."""
+
+    def retyped(self, descriptor: Any) -> Any:
+        """`descriptor` (an MLOperandDescriptor) with its data type mapped by `retype`."""
+        new = self.retype.get(descriptor.data_type)
+        return descriptor if new is None else dataclasses.replace(descriptor, data_type=new)
 
     # -- limits --------------------------------------------------------------------------
     def supports(self, op: str, role: str, data_type: str, rank: int | None = None) -> bool:
@@ -152,7 +178,8 @@ class Rewrite:
             if got is None:
                 continue
             if len(got) != len(outputs) or any(
-                    g.descriptor != o.descriptor for g, o in zip(got, outputs, strict=False)):
+                    self.retyped(g.descriptor) != self.retyped(o.descriptor)
+                    for g, o in zip(got, outputs, strict=False)):
                 raise AssertionError(f"rule {r.name}: {op} rewritten to "
                                      f"{[g.descriptor for g in got]}, not "
                                      f"{[o.descriptor for o in outputs]}")
@@ -205,6 +232,14 @@ def _map(value: Any, new: Mapping[int, MLOperand]) -> Any:
     return value
 
 
+def _wider(old: Mapping[str, MLOperand], new: Mapping[str, MLOperand],
+           before: Mapping[str, str]) -> dict[str, str]:
+    """{name: the type callers use} for the operands of `new` whose type differs from
+    `old`'s (or that an earlier lowering narrowed, `before`)."""
+    return {name: before.get(name, old[name].data_type) for name, operand in new.items()
+            if name in old and (name in before or operand.data_type != old[name].data_type)}
+
+
 def rules_for(target: Target) -> list[Rule]:
     """The target's rules in registry order."""
     return [r for name, r in RULES.items() if name in target.rules]
@@ -216,16 +251,26 @@ def lower(graph: MLGraph, target: Target, *, only: Iterable[str] | None = None) 
     wanted = set(only) if only is not None else None
     active = [r for r in rules_for(target) if wanted is None or r.name in wanted]
     ops = {op for r in active for op in r.ops}
-    if not any(o.op in ops for o in graph.operations):
+    graph_level = [RETYPES[r.name] for r in active if r.name in RETYPES]
+    if not graph_level and not any(o.op in ops for o in graph.operations):
         return Lowered(graph, [], {})
     rw = Rewrite(graph, target, active)
+    for fn in graph_level:
+        rw.retype.update(fn(rw, graph))
     b = rw.b
     new: dict[int, MLOperand] = {}
     for name, operand in graph.inputs.items():
         new[id(operand)] = b.input(name, shape=list(operand.shape),
-                                   data_type=operand.data_type)
+                                   data_type=rw.retype.get(operand.data_type,
+                                                           operand.data_type))
     for c in graph.constants:  # read-only data: shared with the original graph
-        new[id(c)] = MLOperand(b, c.descriptor, "constant", value=c.value)
+        if c.data_type in rw.retype:  # values checked by the retyping function
+            assert c.value is not None
+            narrow = rw.retype[c.data_type]
+            new[id(c)] = MLOperand(b, rw.retyped(c.descriptor), "constant",
+                                   value=np.ascontiguousarray(c.value.astype(narrow)))
+        else:
+            new[id(c)] = MLOperand(b, c.descriptor, "constant", value=c.value)
     for index, operation in enumerate(graph.operations):
         args = [_map(a, new) for a in operation.args]
         options = {k: _map(v, new) for k, v in operation.options.items()}
@@ -243,6 +288,10 @@ def lower(graph: MLGraph, target: Target, *, only: Iterable[str] | None = None) 
     order = {name: built.inputs[name] for name in graph.inputs if name in built.inputs}
     if list(order) != list(built.inputs):  # the original's input order
         built = dataclasses.replace(built, inputs=order)
+    wide_in = _wider(graph.inputs, built.inputs, graph.narrowed_inputs)
+    wide_out = _wider(graph.outputs, built.outputs, graph.narrowed_outputs)
+    if wide_in or wide_out:
+        built = dataclasses.replace(built, narrowed_inputs=wide_in, narrowed_outputs=wide_out)
     return Lowered(built, rw.notes(), dict(rw.applied))
 
 

@@ -44,6 +44,12 @@ CARRIER_TYPES: Final[Mapping[str, str]] = MappingProxyType({"bool": "uint8",
 them: bool values travel as uint8 (0/1) and float64 values are narrowed to float32. Every
 other type WebNN lacks is unsupported."""
 
+NARROWED_TYPES: Final[Mapping[str, str]] = MappingProxyType({"int64": "int32",
+                                                              "uint64": "uint32"})
+"""64-bit integer types and the 32-bit type a target without them computes in
+(`converter.targets` rule narrow-int64): exact while the values fit, which the converter
+checks for constants and the feeds (`converter.feeds`) for inputs."""
+
 MAX_DIMENSION: Final = 2**31 - 1
 MAX_TENSOR_BYTE_LENGTH: Final = 2**34
 MAX_RANK: Final = 8

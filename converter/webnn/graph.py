@@ -19,6 +19,11 @@ class MLGraph:
     `inputs` maps each reachable input name to its operand, `constants` lists the reachable
     constant operands, `operations` the reachable operations in topological order, `outputs`
     maps output names to operands. Backends cache compiled forms in `_compiled`.
+
+    `narrowed_inputs` / `narrowed_outputs` name the inputs and outputs whose values callers
+    hold in a wider integer type than the graph's (name -> that type, e.g. "int64" for an
+    int32 input that `converter.targets` narrowed for a target without int64): feeds and the
+    generated JavaScript convert such inputs with a range check, and such outputs back.
     """
 
     context: MLContext = field(repr=False)
@@ -26,6 +31,8 @@ class MLGraph:
     constants: tuple[MLOperand, ...]
     operations: tuple[Operation, ...]
     outputs: dict[str, MLOperand]
+    narrowed_inputs: dict[str, str] = field(default_factory=dict)
+    narrowed_outputs: dict[str, str] = field(default_factory=dict)
     _compiled: dict[str, Any] = field(default_factory=dict, repr=False)
     _state: dict[str, bool] = field(default_factory=lambda: {"destroyed": False}, repr=False)
 

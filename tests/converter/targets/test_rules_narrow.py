@@ -1,0 +1,204 @@
+"""Rule narrow-int64 (converter/targets/rules_narrow.py): small graphs lowered for an
+`opSupportLimits()` file without 64-bit integers (the reference runtime's own limits with
+int64/uint64 removed everywhere), run on the reference runtime and compared with numpy
+int64 / float64 oracles; a constant out of int32 range is refused in one line; a target that
+lacks int64 for one operation only gets that operation narrowed between casts; the feeds
+convert int64 values with a range check."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from converter.errors import InvalidModel, UnsupportedDataType
+from converter.feeds import graph_feeds, source_outputs
+from converter.ir import ValueInfo
+from converter.targets import Target, load_target
+from converter.targets.passes import lower
+from converter.webnn import ML, MLGraph, MLGraphBuilder
+from converter.webnn.limits import op_support_limits
+
+WIDE = ("int64", "uint64")
+
+
+def _without(value: Any, types: tuple[str, ...]) -> Any:
+    if isinstance(value, dict):
+        return {k: ([t for t in v if t not in types] if k == "dataTypes" else
+                    _without(v, types)) for k, v in value.items()}
+    return value
+
+
+def limits_file(folder: Path, drop: tuple[str, ...] = WIDE,
+                only: dict[str, tuple[str, ...]] | None = None) -> Path:
+    """An opSupportLimits() file: the reference runtime's limits without `drop` everywhere,
+    or (with `only`) without the listed types for the listed operators only."""
+    limits = op_support_limits()
+    if only is None:
+        limits = _without(limits, drop)
+    else:
+        for op, types in only.items():
+            limits[op] = _without(limits[op], types)
+    path = folder / "no64.json"
+    path.write_text(json.dumps(limits), encoding="utf-8")
+    return path
+
+
+@pytest.fixture()
+def no64(tmp_path: Path) -> Target:
+    return load_target(limits_file(tmp_path))
+
+
+def _operands(graph: MLGraph) -> list[Any]:
+    out = [*graph.inputs.values(), *graph.constants]
+    for operation in graph.operations:
+        out += list(operation.outputs)
+    return out
+
+
+def test_int64_ids_gather_embeddings(no64: Target) -> None:
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    ids = b.input("ids", shape=[2, 3], data_type="int64")
+    table = np.random.default_rng(0).standard_normal((7, 4)).astype(np.float32)
+    graph = b.build({"emb": b.gather(b.constant(table, "float32"), ids, axis=0)})
+    lowered = lower(graph, no64)
+    g = lowered.graph
+    assert g.input_descriptors["ids"].data_type == "int32"
+    assert g.narrowed_inputs == {"ids": "int64"} and g.narrowed_outputs == {}
+    assert any("inputs 'ids' narrowed" in n and "rule narrow-int64" in n for n in lowered.notes)
+    feed = np.array([[0, 6, 3], [2, 2, 5]], dtype=np.int64)
+    arrays = graph_feeds(g, [ValueInfo("ids", "int64", (2, 3))], {"ids": feed})
+    assert arrays["ids"].dtype == np.int32
+    got = ctx.compute(g, arrays)["emb"]
+    np.testing.assert_array_equal(got, table[feed])  # numpy's take on the int64 ids
+
+
+def test_argmax_int64_output(no64: Target) -> None:
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    x = b.input("x", shape=[3, 5], data_type="float32")
+    graph = b.build({"i": b.arg_max(x, 1, output_data_type="int64")})
+    g = lower(graph, no64).graph
+    assert g.output_descriptors["i"].data_type == "int32"
+    assert g.narrowed_outputs == {"i": "int64"}
+    feed = np.random.default_rng(1).standard_normal((3, 5)).astype(np.float32)
+    raw = ctx.compute(g, {"x": feed})
+    out = source_outputs([ValueInfo("i", "int64", (3,))], raw)["i"]
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out, np.argmax(feed, axis=1))
+
+
+def test_cumulative_sum_int64(no64: Target) -> None:
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    x = b.input("x", shape=[2, 6], data_type="int64")
+    shift = b.constant(np.array([-1_000_000_000], dtype=np.int64), "int64")
+    graph = b.build({"y": b.add(b.cumulative_sum(x, 1, exclusive=True), shift)})
+    g = lower(graph, no64).graph
+    feed = np.random.default_rng(2).integers(-10**6, 10**6, (2, 6), dtype=np.int64)
+    want = np.concatenate([np.zeros((2, 1), np.int64), np.cumsum(feed, 1)[:, :-1]], 1) \
+        - 1_000_000_000
+    got = ctx.compute(g, graph_feeds(g, [ValueInfo("x", "int64", (2, 6))], {"x": feed}))["y"]
+    np.testing.assert_array_equal(got.astype(np.int64), want)
+
+
+def test_no_int64_operand_left(no64: Target) -> None:
+    """Inputs, constants, casts, argMin, reshape-free arithmetic: nothing 64-bit remains."""
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    ids = b.input("ids", shape=[4], data_type="int64")
+    u = b.input("u", shape=[4], data_type="uint64")
+    x = b.input("x", shape=[4, 3], data_type="float32")
+    pos = b.add(ids, b.constant(np.array([1], np.int64), "int64"))
+    as64 = b.cast(b.arg_min(x, 1, output_data_type="int32"), "int64")
+    y = b.mul(b.clamp(pos, min_value=-2**40, max_value=2**40), as64)
+    v = b.add(u, b.constant(np.array([7], np.uint64), "uint64"))
+    graph = b.build({"y": y, "v": v, "f": b.cast(y, "float32")})
+    lowered = lower(graph, no64)
+    g = lowered.graph
+    left = [o.descriptor for o in _operands(g) if o.data_type in WIDE]
+    assert left == []
+    assert g.narrowed_inputs == {"ids": "int64", "u": "uint64"}
+    assert g.narrowed_outputs == {"y": "int64", "v": "uint64"}
+    rng = np.random.default_rng(3)
+    feeds: dict[str, np.ndarray] = {
+        "ids": rng.integers(-1000, 1000, 4), "u": rng.integers(0, 1000, 4).astype(np.uint64),
+        "x": rng.standard_normal((4, 3)).astype(np.float32)}
+    infos = [ValueInfo("ids", "int64", (4,)), ValueInfo("u", "uint64", (4,)),
+             ValueInfo("x", "float32", (4, 3))]
+    out = source_outputs([ValueInfo("y", "int64", (4,)), ValueInfo("v", "uint64", (4,)),
+                          ValueInfo("f", "float32", (4,))],
+                         ctx.compute(g, graph_feeds(g, infos, feeds)))
+    want_y = (feeds["ids"] + 1) * np.argmin(feeds["x"], 1)
+    np.testing.assert_array_equal(out["y"], want_y)
+    assert out["y"].dtype == np.int64 and out["v"].dtype == np.uint64
+    np.testing.assert_array_equal(out["v"], feeds["u"] + np.uint64(7))
+    np.testing.assert_array_equal(out["f"], want_y.astype(np.float64).astype(np.float32))
+
+
+def test_constant_out_of_range_is_refused(no64: Target) -> None:
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[2], data_type="int64")
+    big = b.constant(np.array([5, 3_000_000_000], np.int64), "int64")
+    graph = b.build({"y": b.add(x, big, label="offset")})
+    with pytest.raises(UnsupportedDataType) as info:
+        lower(graph, no64)
+    text = str(info.value)
+    assert "\n" not in text
+    assert "constant (int64 [2])" in text and "add 'offset'" in text
+    assert "3000000000" in text and "outside int32" in text and no64.name in text
+
+
+def test_pad_value_out_of_range_is_refused(no64: Target) -> None:
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", shape=[2], data_type="int64")
+    graph = b.build({"y": b.pad(x, [1], [1], value=-2**40)})
+    with pytest.raises(UnsupportedDataType, match="padding value holds -1099511627776"):
+        lower(graph, no64)
+
+
+def test_feed_out_of_range_is_refused(no64: Target) -> None:
+    b = MLGraphBuilder(ML().create_context())
+    ids = b.input("ids", shape=[2], data_type="int64")
+    g = lower(b.build({"y": b.identity(b.add(ids, ids))}), no64).graph
+    with pytest.raises(InvalidModel, match=r"input 'ids': value -2147483649 does not fit int32"):
+        graph_feeds(g, [ValueInfo("ids", "int64", (2,))],
+                    {"ids": np.array([0, -2**31 - 1], np.int64)})
+
+
+def test_one_operation_lacking_int64_runs_in_int32(tmp_path: Path) -> None:
+    """A target with int64 everywhere but div: only the div is narrowed, between casts; the
+    graph's inputs and outputs keep int64."""
+    target = load_target(limits_file(tmp_path, only={"div": WIDE}))
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    a = b.input("a", shape=[5], data_type="int64")
+    d = b.constant(np.array([3, -3, 7, 2, 5], np.int64), "int64")
+    graph = b.build({"q": b.add(b.div(a, d), a)})
+    lowered = lower(graph, target)
+    g = lowered.graph
+    assert g.input_descriptors == graph.input_descriptors
+    assert g.output_descriptors == graph.output_descriptors
+    assert g.narrowed_inputs == {} and g.narrowed_outputs == {}
+    divs = [o for o in g.operations if o.op == "div"]
+    assert [o.outputs[0].data_type for o in divs] == ["int32"]
+    assert "div on int64 as int32" in " ".join(lowered.notes)
+    feed = np.array([10, 10, -20, 9, 1000], np.int64)
+    got = ctx.compute(g, {"a": feed})["q"]
+    # WebNN div on integers truncates toward zero (the spec's integer division)
+    want = np.trunc(feed.astype(np.float64) / np.array([3, -3, 7, 2, 5])).astype(np.int64) \
+        + feed
+    np.testing.assert_array_equal(got, want)
+
+
+def test_target_with_int64_is_left_alone(tmp_path: Path) -> None:
+    target = load_target(limits_file(tmp_path, drop=()))
+    b = MLGraphBuilder(ML().create_context())
+    ids = b.input("ids", shape=[2], data_type="int64")
+    graph = b.build({"y": b.add(ids, ids)})
+    lowered = lower(graph, target)
+    assert lowered.graph is graph and "narrow-int64" not in lowered.applied
