@@ -192,7 +192,7 @@ def bench_row(model: rz.Model, entry: Any, threads: Sequence[int], warmup: int, 
     feeds = rz.make_inputs(model, result)
     nodes: dict[str, Any] = {}
     if graphs:
-        lowered = to_onnx(result.graph).SerializeToString()
+        lowered = to_onnx(result.graph, contrib_ops=True).SerializeToString()
         nodes = {"original": count_nodes(onnx.load_from_string(model.data).graph),
                  "lowered": count_nodes(onnx.load_from_string(lowered).graph)}
         try:

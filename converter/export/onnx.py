@@ -48,6 +48,7 @@ from ..webnn.graph import MLGraph
 from .onnx_lowering import LOWERINGS, Emitter
 from .onnx_lowering.compact import COMPACT_MIN_BYTES, compact_constants, prune_initializers
 from .onnx_lowering.context import ONNX_TYPES
+from .onnx_lowering.contrib import CONTRIB_DOMAIN, emit_contrib, plan_contrib
 from .onnx_lowering.fusion import (
     emit_affine,
     plan_affine_chains,
@@ -59,7 +60,7 @@ MIN_OPSET = 21
 
 
 def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool = True,
-            readable_names: bool = False) -> onnx.ModelProto:
+            readable_names: bool = False, contrib_ops: bool = False) -> onnx.ModelProto:
     """The ONNX model computing `graph` (inputs and outputs keep their WebNN names).
 
     `fuse`: emit chains of constant affine float32 operations as one affine map (rounds once
@@ -71,6 +72,9 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
     either way.
     `readable_names`: name internal values and nodes after their WebNN operation and ONNX op
     type (e.g. `conv2d0_Conv_25`) instead of `v<n>` and unnamed nodes (same computation).
+    `contrib_ops`: also re-fuse the importer's decompositions of onnxruntime's com.microsoft
+    ops into those ops (`onnx_lowering.contrib`; the onnxruntime backend sets it): the model
+    then runs in onnxruntime only.
     """
     max_opset = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= max_opset:
@@ -95,12 +99,19 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
         e.bind(operand, name)
     chains = plan_affine_chains(graph) if fuse else {}
     fused = {i for chain in chains.values() for i in chain.ops[:-1]}
+    contrib = plan_contrib(graph) if contrib_ops else {}
+    contrib_outputs: dict[int, list[str]] = {}
     for i, op in enumerate(graph.operations):
         if i in fused:  # computed by the chain's last operation
             continue
         label = op.options.get("label")
         e.current = f"{op.op}{i}" + (f"_{label}" if label else "")
-        if i in chains:
+        if i in contrib:
+            match, slot = contrib[i]
+            if id(match) not in contrib_outputs:
+                contrib_outputs[id(match)] = emit_contrib(e, match)
+            names = [contrib_outputs[id(match)][slot]]
+        elif i in chains:
             names = [emit_affine(e, chains[i])]
         else:
             names = list(LOWERINGS[op.op](e, op))
@@ -124,8 +135,11 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
                for name, o in zip(out_names, graph.outputs.values(), strict=True)]
     body = helper.make_graph(e.nodes, "webnn_graph", inputs, outputs, e.initializers)
     opsets = [helper.make_opsetid("", opset)]
+    ir_version = helper.find_min_ir_version_for(opsets)
+    if any(node.domain == CONTRIB_DOMAIN for node in e.nodes):
+        opsets.append(helper.make_opsetid(CONTRIB_DOMAIN, 1))
     model = helper.make_model(body, opset_imports=opsets, producer_name="webnn-converter")
-    model.ir_version = helper.find_min_ir_version_for(opsets)
+    model.ir_version = ir_version
     helper.set_model_props(model, {"webnn_output_names": json.dumps(list(graph.outputs))})
     return model
 

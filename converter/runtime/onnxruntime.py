@@ -85,7 +85,7 @@ class OnnxRuntimeBackend:
     def compile(self, graph: MLGraph) -> OnnxRuntimeExecutable:
         from ..export.onnx import onnx_output_names, to_onnx
 
-        model = to_onnx(graph, opset=self.opset)
+        model = to_onnx(graph, opset=self.opset, contrib_ops=True)
         ort = self._ort
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads

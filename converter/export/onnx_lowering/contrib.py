@@ -1,0 +1,55 @@
+"""The re-fusions into onnxruntime's com.microsoft kernels, for the onnxruntime backend only
+(`to_onnx(..., contrib_ops=True)`); the standard ONNX export never asks for them.
+
+Each entry of `FUSIONS` plans its matches over the whole WebNN graph before lowering (one
+match may compute several operations' outputs) and emits one node per match; `to_onnx` emits
+a match when the first operation it computes is reached (every input of a match is computed
+before that) and binds each computed operation to its output. The operations a match
+replaces still lower to nodes, which then feed nothing and are removed by
+`fusion.remove_dead_nodes`. See each module for what it matches and why that is exact.
+
+- `group_query_attention`: the importer's GroupQueryAttention decomposition (decode /
+  chunked prefill over a KV buffer, packed or separate QKV, rotary) -> GroupQueryAttention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ...webnn.graph import MLGraph
+from .context import Emitter
+from .group_query_attention import (
+    GqaMatch,
+    emit_group_query_attention,
+    plan_group_query_attention,
+)
+
+CONTRIB_DOMAIN = "com.microsoft"
+
+#: (plan, match type, emit) per fusion, tried in order; an operation planned by an earlier
+#: fusion is left to it.
+FUSIONS: list[tuple[Callable[[MLGraph], dict[int, tuple[Any, int]]], type,
+                    Callable[[Emitter, Any], list[str]]]] = [
+    (plan_group_query_attention, GqaMatch, emit_group_query_attention),
+]
+
+
+def plan_contrib(graph: MLGraph) -> dict[int, tuple[Any, int]]:
+    """Operation index -> (match, which of the match's outputs it computes), over every
+    fusion of `FUSIONS`. A match any of whose operations an earlier fusion planned is
+    dropped whole."""
+    plan: dict[int, tuple[Any, int]] = {}
+    for planner, _, _ in FUSIONS:
+        found = planner(graph)
+        taken = {id(m) for i, (m, _) in found.items() if i in plan}
+        plan.update({i: entry for i, entry in found.items() if id(entry[0]) not in taken})
+    return plan
+
+
+def emit_contrib(e: Emitter, match: Any) -> list[str]:
+    """The ONNX values of every output of `match`, from the fusion that planned it."""
+    for _, kind, emit in FUSIONS:
+        if isinstance(match, kind):
+            return emit(e, match)
+    raise TypeError(f"no contrib fusion emits {type(match).__name__}")
