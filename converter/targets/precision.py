@@ -167,6 +167,8 @@ class _Pass:
         args = [self.map(a, mode) for a in operation.args]
         if operation.op == "cast" and mode == NARROW and args[1] == WIDE:
             args[1] = NARROW
+        if operation.op == "cast" and args[0].data_type == args[1]:
+            return [args[0]]  # a cast to the type it has (the pass run twice): the value
         kwargs = {sig.options[k].py_name: self.map(v, mode)
                   for k, v in operation.options.items()}
         result = getattr(self.b, sig.method)(*args, **kwargs)
@@ -305,9 +307,12 @@ def overflow_note(name: str, ours: Any, reference: Any) -> str | None:
 
 
 def precision_notes(result: Any, comparisons: Sequence[Any], ours: Mapping[str, Any],
-                    reference: Mapping[str, Any], precision: str) -> list[str]:
-    """`validate`'s notes for a `precision` conversion: the pass's report notes, then an
-    `overflow_note` per failed output comparison (objects with `name` and `passed`)."""
+                    reference: Mapping[str, Any], precision: str, divergence: Any = None,
+                    rtol: float = 0.0, atol: float = 0.0) -> list[str]:
+    """`validate`'s notes for a `precision` conversion: the pass's report notes, an
+    `overflow_note` per failed output comparison (objects with `name` and `passed`), and
+    where the first diverging node (`validate.Divergence`) is inf/NaN, how far the original's
+    value there peaks (from its tolerance bound `atol + rtol * peak`)."""
     prefix = f"{precision}: "
     notes = [w for w in result.report.warnings if w.startswith(prefix)]
     for c in comparisons:
@@ -315,6 +320,12 @@ def precision_notes(result: Any, comparisons: Sequence[Any], ours: Mapping[str, 
             note = overflow_note(c.name, ours[c.name], reference[c.name])
             if note:
                 notes.append(note)
+    c = getattr(divergence, "comparison", None)
+    if c is not None and not np.isfinite(c.max_abs) and rtol > 0:
+        peak = (c.bound - atol) / rtol
+        notes.append(f"float16 overflow first at {divergence.op_type} "
+                     f"{divergence.node_name!r}: the original's value there peaks at about "
+                     f"{peak:.3g}" + (f" (> {FLOAT16_MAX:g})" if peak > FLOAT16_MAX else ""))
     return notes
 
 

@@ -375,8 +375,6 @@ def validate(model: str | os.PathLike[str] | bytes, *,
 
         prefix = f"{load_target(target).name}: "
         notes += [w for w in result.report.warnings if w.startswith(prefix)]
-    if precision != "float32":
-        notes += precision_notes(result, comparisons, ours, ref_run.outputs, precision)
     if locate and not all(c.passed for c in comparisons):
         say("looking for the first diverging node")
         start = time.perf_counter()
@@ -386,6 +384,9 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                                                  threads=threads, precision=precision)
         timings["locate"] = time.perf_counter() - start
         notes += more
+    if precision != "float32":
+        notes += precision_notes(result, comparisons, ours, ref_run.outputs, precision,
+                                 divergence, rtol, atol)
     checked = None
     if browser:
         say("running the converted graph in a real browser (Chromium, WebNN)")

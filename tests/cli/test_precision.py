@@ -1,0 +1,58 @@
+"""`--precision` on convert, validate, run and zoo through the real command line: a generated
+CNN converted to float16 (weights file about half), validated against onnxruntime under the
+float16 tolerances, run; a bad value is one error line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+from click.testing import CliRunner
+
+from cli.main import cli
+
+from .models import tiny_cnn
+
+
+def test_convert_validate_run_float16(tmp_path: Path) -> None:
+    model = tiny_cnn(tmp_path / "cnn.onnx")
+    runner = CliRunner()
+    for precision in ("float32", "float16"):
+        got = runner.invoke(cli, ["convert", str(model), "--dim", "batch=1", "-o",
+                                  str(tmp_path / precision), "--precision", precision])
+        assert got.exit_code == 0, got.output
+    assert "warning: float16: float32 weights stored as float16" in got.output
+    w32 = (tmp_path / "float32" / "cnn.weights").stat().st_size
+    w16 = (tmp_path / "float16" / "cnn.weights").stat().st_size
+    assert 0.45 * w32 < w16 < 0.52 * w32
+    got = runner.invoke(cli, ["validate", str(model), "--dim", "batch=1",
+                              "--precision", "float16"])
+    assert got.exit_code == 0, got.output
+    assert "tolerance atol 0.01 + rtol 0.01 * max|ref| (default for float16 compute)" in \
+        got.output
+    assert "verdict: PASS" in got.output
+    x = np.random.default_rng(0).normal(size=(1, 3, 16, 16)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", image=x)
+    (ref,) = ort.InferenceSession(str(model)).run(None, {"image": x})
+    outs = {}
+    for name, folder, extra in (("exported", "float16", []),
+                                ("at run", "float32", ["--precision", "float16"])):
+        got = runner.invoke(cli, ["run", str(tmp_path / folder / "cnn.webnn"), "--inputs",
+                                  str(tmp_path / "in.npz"), "-o", str(tmp_path / "o.npz"),
+                                  *extra])
+        assert got.exit_code == 0, got.output
+        outs[name] = np.load(tmp_path / "o.npz")["probs"]
+        assert outs[name].dtype == np.float32
+        assert np.max(np.abs(outs[name] - ref)) <= 1e-2 + 1e-2 * np.max(np.abs(ref))
+    np.testing.assert_array_equal(outs["exported"], outs["at run"])
+
+
+def test_bad_precision_is_one_error_line(tmp_path: Path) -> None:
+    model = tiny_cnn(tmp_path / "cnn.onnx")
+    for command in (["convert", str(model), "-o", str(tmp_path / "o")],
+                    ["validate", str(model)], ["zoo", "--filter", "x"]):
+        got = CliRunner().invoke(cli, [*command, "--precision", "float8"])
+        assert got.exit_code == 2
+        assert "Invalid value for '--precision': 'float8' is not one of 'float32', " \
+               "'float16'" in got.output
