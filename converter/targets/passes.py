@@ -26,8 +26,9 @@ limits (a limits file given as the target): they widen data types the target's
 
 The rules (see `RULES`; the README's "Chromium's deviations" table lists what each works
 around): pool-padding, pool-dilations, convtranspose-groups, convtranspose-dilations,
-convtranspose-padding, scatterelements-indices, slice-strides (behaviour of Chromium's LiteRT
-backend); widen-types, reduce-l1-unsigned, clamp-minmax, abs-minmax, narrow-int64 (limits;
+convtranspose-padding, scatterelements-indices, slice-strides, gatherelements-indices
+(behaviour of Chromium's LiteRT backend); widen-types, reduce-l1-unsigned, clamp-minmax,
+abs-minmax, dequantize-uint4, narrow-int64 (limits;
 narrow-int64 in `rules_narrow` also re-types the whole graph, inputs and outputs included,
 where the target cannot carry 64-bit integers at all).
 """
@@ -35,7 +36,7 @@ where the target cannot carry 64-bit integers at all).
 from __future__ import annotations
 
 # lower tries rules in the order they register
-from . import rules_spatial, rules_types
+from . import rules_gather, rules_quant, rules_spatial, rules_types
 
 # isort: split
 from . import rules_narrow  # last: it narrows what the exact rules leave
@@ -45,4 +46,4 @@ LIMITS_RULES: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.lim
 """Names of the rules that follow from a target's limits alone."""
 
 __all__ = ["LIMITS_RULES", "RULES", "Lowered", "Rewrite", "Rule", "lower", "rule", "rules_for",
-           "rules_narrow", "rules_spatial", "rules_types"]
+           "rules_gather", "rules_narrow", "rules_quant", "rules_spatial", "rules_types"]

@@ -279,6 +279,67 @@ def _cases() -> list[RuleCase]:
     # a comparison's uint8 output is a boolean, not a value of the widened type
     out.append(RuleCase("notEqual uint8", ne_u8, {"a": a8, "b": b8},
                         {"y": (a8 != b8).astype(np.uint8)}, ("widen-types",)))
+    out += _gather_cases() + _uint4_cases()
+    return out
+
+
+def _take_along(data: np.ndarray, idx: np.ndarray, axis: int) -> np.ndarray:
+    """numpy's take_along_axis with the reference runtime's index rules: clamped into
+    [-size, size - 1], negative values counted from the end."""
+    size = data.shape[axis]
+    i = np.clip(idx.astype(np.int64), -size, size - 1)
+    return np.take_along_axis(data, np.where(i < 0, i + size, i), axis=axis)
+
+
+def _gather_elements_case(name: str, data: np.ndarray, idx: np.ndarray, axis: int
+                          ) -> RuleCase:
+    def make(b: MLGraphBuilder) -> Mapping[str, MLOperand]:
+        return {"y": b.gather_elements(_inp(b, "x", data), _inp(b, "idx", idx), axis=axis)}
+
+    return RuleCase(name, make, {"x": data, "idx": idx},
+                    {"y": _take_along(data, idx, axis)}, ("gatherelements-indices",))
+
+
+def _gather_cases() -> list[RuleCase]:
+    """gatherElements with run-time indices (Chromium refuses to build them)."""
+    data = RNG.uniform(-1, 1, (3, 4)).astype(np.float32)
+    cube = RNG.uniform(-1, 1, (2, 5, 3)).astype(np.float32)
+    ints = RNG.integers(-100, 100, (4, 3, 2)).astype(np.int32)
+    return [
+        _gather_elements_case("gatherElements run-time int32 indices axis 0 (negative ones)",
+                              data, np.array([[2, -1, 1, -3], [1, 2, 0, 2]], np.int32), 0),
+        _gather_elements_case("gatherElements run-time int64 indices axis 1 rank 3", cube,
+                              RNG.integers(-5, 5, (2, 7, 3)).astype(np.int64), 1),
+        _gather_elements_case("gatherElements run-time uint32 indices last axis", data,
+                              np.array([[3, 0], [1, 1], [2, 0]], np.uint32), 1),
+        _gather_elements_case("gatherElements run-time int32 indices on int32 axis 2", ints,
+                              RNG.integers(0, 2, (4, 3, 5)).astype(np.int32), 2),
+    ]
+
+
+def _uint4_cases() -> list[RuleCase]:
+    """dequantizeLinear of uint4 constants (Chromium has int4 only), per tensor and
+    blockwise as MatMulNBits gives them."""
+    out = []
+    for name, shape, block in (("dequantizeLinear uint4 blockwise [4x64] block 32",
+                                (4, 64), (1, 32)),
+                               ("dequantizeLinear uint4 per tensor [3x5]", (3, 5), (3, 5))):
+        q = RNG.integers(0, 16, shape).astype(np.uint8)
+        blocks = (shape[0] // block[0], shape[1] // block[1])
+        z = RNG.integers(0, 16, blocks).astype(np.uint8)
+        s = RNG.uniform(0.01, 0.2, blocks).astype(np.float32)
+        full_z = np.repeat(np.repeat(z, block[0], 0), block[1], 1).astype(np.float64)
+        full_s = np.repeat(np.repeat(s, block[0], 0), block[1], 1).astype(np.float64)
+        expected = (q - full_z) * full_s
+
+        def make(b: MLGraphBuilder, q: np.ndarray = q, z: np.ndarray = z,
+                 s: np.ndarray = s) -> Mapping[str, MLOperand]:
+            w = b.dequantize_linear(b.constant(q, "uint4"), b.constant(s),
+                                    b.constant(z, "uint4"))
+            return {"y": b.mul(w, _inp(b, "one", np.ones((1, 1), np.float32)))}
+
+        out.append(RuleCase(name, make, {"one": np.ones((1, 1), np.float32)},
+                            {"y": expected}, ("dequantize-uint4",)))
     return out
 
 

@@ -1,0 +1,59 @@
+"""Rules for quantized data types outside a target's `opSupportLimits()`: dequantizeLinear of
+uint4 constants where the target has int4 or uint8 (see `converter.targets.passes`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..webnn import MLOperand
+from ..webnn.operand import Operation
+from .rewrite import Rewrite, rule
+
+UINT4_SHIFT = 8
+"""uint4 value - 8 is an int4 value: [0, 15] -> [-8, 7]."""
+
+
+def _constant(operand: MLOperand) -> np.ndarray | None:
+    return operand.value if operand.kind == "constant" and operand.value is not None else None
+
+
+@rule("dequantize-uint4", "dequantizeLinear", limits=True,
+      why="outside the target's opSupportLimits() (no uint4)")
+def dequantize_uint4(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """dequantizeLinear of a uint4 constant with a uint4 constant zero point, where the target
+    lacks uint4: both shifted by -8 to int4 ((q - 8) - (z - 8) = q - z, still packed two
+    values per byte) where the target's dequantizeLinear and constants take int4, else both
+    widened to uint8 (the same values, one per byte).
+
+    Restrictions: the input and the zero point must be constants (as MatMulNBits and
+    DequantizeLinear of uint4 initializers give them)."""
+    x, scale, zero = operation.args
+    if not rw.limits or x.data_type != "uint4" or zero.data_type != "uint4":
+        return None
+    q, z = _constant(x), _constant(zero)
+    if q is None or z is None or _usable(rw, "uint4"):
+        return None
+    if _usable(rw, "int4"):
+        shift = np.int16(UINT4_SHIFT)
+        new_q = rw.b.constant((q.astype(np.int16) - shift).astype(np.int8), "int4")
+        new_z = rw.b.constant((z.astype(np.int16) - shift).astype(np.int8), "int4")
+        rw.note("dequantize-uint4", "uint4 constants as int4, values and zero point - 8")
+    elif _usable(rw, "uint8"):
+        new_q = rw.b.constant(q.astype(np.uint8), "uint8")
+        new_z = rw.b.constant(z.astype(np.uint8), "uint8")
+        rw.note("dequantize-uint4", "uint4 constants as uint8")
+    else:
+        return None
+    return rw.emit("dequantizeLinear", [new_q, scale, new_z], operation.options)
+
+
+def _usable(rw: Rewrite, data_type: str) -> bool:
+    """Whether the target's dequantizeLinear takes `data_type` constants (input and zero
+    point, and the limits' `constant` entry)."""
+    entry = rw.limits.get("constant")
+    types = entry.get("dataTypes") if isinstance(entry, Mapping) else None
+    return rw.supports("dequantizeLinear", "input", data_type) and \
+        rw.supports("dequantizeLinear", "zeroPoint", data_type) and \
+        (not isinstance(types, Sequence) or data_type in types)
