@@ -202,3 +202,71 @@ def test_target_with_int64_is_left_alone(tmp_path: Path) -> None:
     graph = b.build({"y": b.add(ids, ids)})
     lowered = lower(graph, target)
     assert lowered.graph is graph and "narrow-int64" not in lowered.applied
+
+
+def ids_model(path: Path) -> Path:
+    """An ONNX model with int64 input ids: Gather of embeddings, ArgMax (int64 output) and
+    CumSum + 1 of the ids (int64 output)."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    emb = np.random.default_rng(0).standard_normal((11, 4)).astype(np.float32)
+    inits = [numpy_helper.from_array(emb, "emb"),
+             numpy_helper.from_array(np.array(1, np.int64), "one"),
+             numpy_helper.from_array(np.array(1, np.int64), "axis")]
+    nodes = [helper.make_node("Gather", ["emb", "ids"], ["e"], axis=0),
+             helper.make_node("ArgMax", ["e"], ["am"], axis=2, keepdims=0),
+             helper.make_node("CumSum", ["ids", "axis"], ["cs"]),
+             helper.make_node("Add", ["cs", "one"], ["pos"])]
+    graph = helper.make_graph(
+        nodes, "ids", [helper.make_tensor_value_info("ids", TensorProto.INT64, [1, 5])],
+        [helper.make_tensor_value_info("e", TensorProto.FLOAT, [1, 5, 4]),
+         helper.make_tensor_value_info("am", TensorProto.INT64, [1, 5]),
+         helper.make_tensor_value_info("pos", TensorProto.INT64, [1, 5])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def test_cli_validate_with_a_limits_file_without_int64(tmp_path: Path) -> None:
+    """`webnn-convert validate model.onnx --target LIMITS.json` against onnxruntime: the
+    int64 ids input and outputs are narrowed, fed and compared as int64."""
+    pytest.importorskip("onnxruntime")
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    model = ids_model(tmp_path / "ids.onnx")
+    limits = limits_file(tmp_path)
+    r = CliRunner().invoke(cli, ["validate", str(model), "--target", str(limits), "--json"])
+    assert r.exit_code == 0, r.output
+    report = json.loads(r.stdout)
+    assert report["verdict"] == "pass", report
+    assert {o["name"]: o["dtype"] for o in report["outputs"]} == \
+        {"e": "float32", "am": "int64", "pos": "int64"}
+    assert all(o["passed"] for o in report["outputs"])
+    assert any("rule narrow-int64" in n and "inputs 'ids' narrowed" in n
+               for n in report["notes"]), report["notes"]
+    r = CliRunner().invoke(cli, ["convert", str(model), "-o", str(tmp_path / "out"),
+                                 "--target", str(limits), "--json"])
+    assert r.exit_code == 0, r.output
+    assert any("rule narrow-int64" in w for w in json.loads(r.stdout)["report"]["warnings"])
+
+
+def test_run_takes_int64_feeds_and_gives_int64_outputs(tmp_path: Path) -> None:
+    ort = pytest.importorskip("onnxruntime")
+    from converter.api import convert
+
+    model = ids_model(tmp_path / "ids.onnx")
+    result = convert(model, target=limits_file(tmp_path))
+    assert result.graph.input_descriptors["ids"].data_type == "int32"
+    ids = np.array([[3, 10, 0, 7, 7]], np.int64)
+    got = result.run({"ids": ids})
+    want = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"]).run(
+        None, {"ids": ids})
+    for name, ref in zip(("e", "am", "pos"), want, strict=True):
+        assert got[name].dtype == ref.dtype, name
+        np.testing.assert_array_equal(got[name], ref)
+    with pytest.raises(InvalidModel, match="input 'ids': value 4294967296 does not fit"):
+        result.run({"ids": np.array([[1, 2, 3, 4, 2**32]], np.int64)})
