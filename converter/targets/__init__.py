@@ -137,18 +137,32 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
 
 def apply_target(result: Any, target: str | os.PathLike[str] | Target) -> Any:
     """A `ConversionResult` whose graph is rewritten for `target`
-    (`converter.targets.passes.lower`), each rewrite named in the report's warnings; the same
-    result when no rule applies."""
+    (`converter.targets.passes.lower`), each rewrite named in the report's warnings, then
+    checked against the target's limits (`converter.targets.check`): what the rewritten
+    graph still uses outside them is a warning too (one per op, role and data type, with how
+    many operands; validation fails on these). The same result when no rule applies and
+    nothing lies outside the limits."""
     import dataclasses
 
+    from .check import check_graph, summary
     from .passes import lower
 
-    lowered = lower(result.graph, load_target(target))
-    if not lowered.changed:
+    chosen = load_target(target)
+    lowered = lower(result.graph, chosen)
+    graph = lowered.graph if lowered.changed else result.graph
+    violations = check_graph(graph, chosen)
+    if not lowered.changed and not violations:
         return result
-    report = dataclasses.replace(result.report,
-                                 warnings=[*result.report.warnings, *lowered.notes])
-    return dataclasses.replace(result, graph=lowered.graph, report=report, _executables={})
+    lacks: dict[str, list[str]] = {}
+    for v, key in zip(violations, (summary([v])[0] for v in violations), strict=True):
+        lacks.setdefault(key, []).append(v.line())
+    notes = [lines[0] + (f" [and {len(lines) - 1} more like it]" if len(lines) > 1 else "")
+             for lines in lacks.values()]
+    report = dataclasses.replace(result.report, warnings=[
+        *result.report.warnings, *(lowered.notes if lowered.changed else ()), *notes])
+    if not lowered.changed:
+        return dataclasses.replace(result, report=report)
+    return dataclasses.replace(result, graph=graph, report=report, _executables={})
 
 
 __all__ = ["TARGETS_DIR", "Target", "apply_target", "known_targets", "load_target"]

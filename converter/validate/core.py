@@ -37,6 +37,8 @@ from ..conversion import convert
 from ..feeds import graph_feeds, source_outputs
 from ..frontends import get
 from ..frontends.detect import detect_format, model_label
+from ..targets import load_target
+from ..targets.check import Violation, check_graph, summary
 from ..targets.precision import precision_notes, to_precision
 from .browser import BrowserCheck, classify, run_graph
 from .compare import Comparison, compare, json_number
@@ -136,10 +138,15 @@ class ValidationReport:
     tolerance_basis: str = "given"
     """Where rtol and atol came from: "given", or "default for <type> compute"
     (`default_tolerance`)."""
+    target: str = ""
+    """The target validated for (`validate(target=...)`), else ""."""
+    target_violations: tuple[Violation, ...] = ()
+    """What the converted graph uses outside the target's limits
+    (`converter.targets.check.check_graph`); any fails validation."""
 
     @property
     def passed(self) -> bool:
-        return (all(c.passed for c in self.outputs)
+        return (all(c.passed for c in self.outputs) and not self.target_violations
                 and (self.browser is None or self.browser.passed))
 
     @property
@@ -161,6 +168,9 @@ class ValidationReport:
                 "divergence": self.divergence.to_dict() if self.divergence else None,
                 "timings": {k: round(v, 6) for k, v in self.timings.items()},
                 "conversion": dict(self.conversion), "notes": list(self.notes),
+                **({"target": {"name": self.target, "lacks": summary(self.target_violations),
+                               "violations": [v.line() for v in self.target_violations]}}
+                   if self.target else {}),
                 **({"browser": self.browser.to_dict()} if self.browser is not None else {})}
 
     def to_text(self) -> str:
@@ -178,6 +188,10 @@ class ValidationReport:
         if self.divergence is not None:
             lines.append(self.divergence.to_text())
         lines += [f"note: {n}" for n in self.notes]
+        if self.target_violations:
+            lines.append(f"target {self.target}: {len(self.target_violations)} operand(s) "
+                         f"outside its limits: {'; '.join(summary(self.target_violations))}")
+            lines.append(f"  {self.target_violations[0].line()}")
         if self.browser is not None:
             lines.append(self.browser.to_text())
         lines.append(f"verdict: {'PASS' if self.passed else 'FAIL'}")
@@ -334,7 +348,10 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     `allow_roots` are folders besides the model's own that files the model refers to may lie
     in (see `converter.confine`). `budgets` bound the conversions (`converter.budgets`).
     `target` converts for a WebNN implementation (`convert(target=...)`: the graph rewritten
-    around its deviations), so the backend and the browser check the rewritten graph.
+    around its deviations), so the backend and the browser check the rewritten graph; the
+    rewritten graph is then checked against the target's limits
+    (`converter.targets.check.check_graph`): an operator, operand data type or rank it lacks
+    fails validation (`ValidationReport.target_violations`).
     `precision="float16"` converts to float16 weights and compute (`convert(precision=...)`,
     float32 interface kept): the graph is compared with the original's float32 outputs under
     float16 tolerances (`default_tolerance`), the divergence search runs the float16 graph
@@ -371,8 +388,6 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     divergence = None
     notes: list[str] = list(ref_run.notes)
     if target is not None:  # the rewrites convert(target=...) named in the report
-        from ..targets import load_target
-
         prefix = f"{load_target(target).name}: "
         notes += [w for w in result.report.warnings if w.startswith(prefix)]
     if locate and not all(c.passed for c in comparisons):
@@ -393,9 +408,12 @@ def validate(model: str | os.PathLike[str] | bytes, *,
         start = time.perf_counter()
         checked = check_in_browser(result, feeds, ref_run.outputs, rtol=rtol, atol=atol)
         timings["browser"] = time.perf_counter() - start
-    summary = result.report.counts() if hasattr(result.report, "counts") else {}
+    counts = result.report.counts() if hasattr(result.report, "counts") else {}
+    violations = tuple(check_graph(result.graph, target)) if target is not None else ()
     return ValidationReport(label, fmt, backend, device, rtol, atol, seed, tuple(comparisons),
-                            divergence, timings, summary, tuple(notes), checked, basis)
+                            divergence, timings, counts, tuple(notes), checked, basis,
+                            load_target(target).name if target is not None else "",
+                            violations)
 
 
 def _compare_outputs(result: Any, ours: Mapping[str, Any], reference: Mapping[str, Any],

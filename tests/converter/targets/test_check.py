@@ -159,3 +159,39 @@ def test_builtin_profiles_on_int64_gather_indices(name: str, lacks: bool) -> Non
     lines = [v.line() for v in check_graph(g, name)]
     want = "chromium-coreml lacks gatherElements indices int64 (operand 'constant #0'"
     assert any(line.startswith(want) for line in lines) == lacks, lines
+
+
+def _add_sigmoid(tmp_path: Path, sigmoid: bool) -> Path:
+    import onnx
+    from onnx import TensorProto, helper
+
+    nodes = [helper.make_node("Add", ["x", "x"], ["s"], name="Add_0")]
+    if sigmoid:
+        nodes.append(helper.make_node("Sigmoid", ["s"], ["y"], name="Sigmoid_1"))
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y" if sigmoid else "s", TensorProto.FLOAT, None)])
+    path = tmp_path / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=8), path)
+    return path
+
+
+def test_validate_fails_on_what_the_target_lacks_and_convert_warns(tmp_path: Path) -> None:
+    from converter.api import convert, validate
+
+    limits = tmp_path / "addonly.json"
+    limits.write_text(json.dumps({k: BASE[k] for k in ("input", "constant", "output", "add")}))
+    ok = validate(_add_sigmoid(tmp_path, False), target=limits)
+    assert ok.passed and ok.target == "addonly" and ok.target_violations == ()
+    model = _add_sigmoid(tmp_path, True)
+    bad = validate(model, target=limits)
+    assert all(c.passed for c in bad.outputs)  # the numbers agree with onnxruntime ...
+    assert not bad.passed  # ... but the target lacks sigmoid
+    assert [v.line() for v in bad.target_violations] == [
+        "addonly lacks operator sigmoid (operation #1 sigmoid)"]
+    assert bad.to_dict()["verdict"] == "fail"
+    assert bad.to_dict()["target"]["lacks"] == ["sigmoid (operator)"]
+    assert "addonly lacks operator sigmoid" in bad.to_text()
+    result = convert(model, target=limits)
+    assert "addonly lacks operator sigmoid (operation #1 sigmoid)" in result.report.warnings
