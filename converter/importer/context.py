@@ -304,6 +304,17 @@ class ImportContext:
             release_mapped_pages(arr)
         return operand
 
+    def packed_constant(self, data: np.ndarray, data_type: str, shape: Sequence[int], *,
+                        what: str = "constant") -> MLOperand:
+        """A 4-bit ("int4" / "uint4") builder constant of `shape` from packed bytes (two
+        values per byte, the first in the low nibble, row-major: `MLGraphBuilder.
+        packed_constant`), used as they are, neither unpacked nor copied when read-only.
+        Its bytes count against the total constant budget (a value of the model)."""
+        if not self.folding:
+            self.meter.add_constant(int(data.nbytes), single=False,
+                                    subject=f"{what} would take")
+        return self.builder.packed_constant(data, data_type, shape)
+
     def warn(self, message: str) -> None:
         """A conversion warning, prefixed with the current node (once per text)."""
         node = self.node

@@ -235,11 +235,11 @@ def _annotation(c: ConstantEntry) -> str:
 
 def constant_bytes(operand: MLOperand) -> bytes:
     """The stored bytes of a constant: little-endian row-major, 4-bit types packed two values
-    per byte (low nibble first)."""
-    arr = constant_value(operand)
+    per byte (low nibble first; the bytes a 4-bit constant was given packed as, unchanged)."""
     if operand.data_type in FOUR_BIT_TYPES:
-        return pack_4bit(arr)
-    return le_bytes(arr)
+        return pack_4bit(constant_value(operand)) if operand.packed is None else \
+            operand.packed.tobytes()
+    return le_bytes(constant_value(operand))
 
 
 def constant_value(operand: MLOperand) -> np.ndarray:

@@ -163,6 +163,31 @@ class BuilderBase:
             data.setflags(write=False)
         return MLOperand(self, desc, "constant", value=data)
 
+    def packed_constant(self, data: Any, data_type: str, shape: Sequence[int]) -> MLOperand:
+        """A 4-bit constant ("int4" / "uint4") of `shape` from its packed bytes, as the
+        spec's `constant(descriptor, buffer)` takes them: two values per byte, the first in
+        the low nibble, row-major (`byte_length(data_type, count)` bytes: a numpy array of
+        any shape whose bytes are those, or a bytes-like object). Every byte is a valid
+        pair of values, so nothing is checked but the length. The bytes are kept as they
+        are (never unpacked here; `MLOperand.value` unpacks them when read): shared when
+        nothing can write them (bytes, read-only mmaps), copied otherwise."""
+        self._check_state("constant")
+        v.enum("constant", "data type", data_type, FOUR_BIT_TYPES)
+        shape = v.shape_of("constant", "shape", shape)
+        desc = descriptor("constant", data_type, shape)
+        if isinstance(data, np.ndarray):
+            raw = data.reshape(-1).view(np.uint8) if data.flags.c_contiguous else \
+                np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        else:
+            raw = np.frombuffer(data, np.uint8)
+        if raw.size != desc.byte_length:
+            raise MLTypeError(f"constant: {data_type}{list(shape)} takes {desc.byte_length} "
+                              f"packed bytes, got {raw.size}")
+        if not _immutable(raw):
+            raw = raw.copy()
+            raw.setflags(write=False)
+        return MLOperand(self, desc, "constant", packed=raw)
+
     def _constant_from_tensor(self, tensor: MLTensor) -> MLOperand:
         if tensor.context is not self.context:
             raise MLTypeError("constant: the tensor belongs to another context")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .dtypes import byte_length
+from .dtypes import byte_length, unpack_4bit
 
 if TYPE_CHECKING:
     from .base import BuilderBase
@@ -38,22 +38,58 @@ class MLOperandDescriptor:
         return {"dataType": self.data_type, "shape": list(self.shape)}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class MLOperand:
     """An operand of a graph under construction.
 
     `kind` is "input", "constant" or "output" (an operator result). Inputs carry `name`,
     constants carry a read-only `value`, operator results carry `operator` and `index` (the
     position among the operator's outputs). Operands compare and hash by identity.
+
+    A 4-bit (int4 / uint4) constant may be given `packed` instead of `value`: its bytes as
+    WebNN lays them out (two values per byte, the first in the low nibble, row-major;
+    read-only uint8). Then `packed` keeps those bytes as they are (exports write them
+    unchanged) and `value`, the storage array (one int8 / uint8 value per element, see
+    `converter.webnn.dtypes`), is unpacked from them the first time it is read.
     """
 
     builder: BuilderBase = field(repr=False)
     descriptor: MLOperandDescriptor
     kind: str
     name: str | None = None
-    value: np.ndarray | None = field(default=None, repr=False)
     operator: Operation | None = field(default=None, repr=False)
     index: int = 0
+    _value: np.ndarray | None = field(default=None, repr=False)
+    _packed: np.ndarray | None = field(default=None, repr=False)
+
+    def __init__(self, builder: BuilderBase, descriptor: MLOperandDescriptor, kind: str,
+                 name: str | None = None, value: np.ndarray | None = None,
+                 operator: Operation | None = None, index: int = 0, *,
+                 packed: np.ndarray | None = None) -> None:
+        init = object.__setattr__
+        init(self, "builder", builder)
+        init(self, "descriptor", descriptor)
+        init(self, "kind", kind)
+        init(self, "name", name)
+        init(self, "operator", operator)
+        init(self, "index", index)
+        init(self, "_value", value)
+        init(self, "_packed", packed)
+
+    @property
+    def value(self) -> np.ndarray | None:
+        """A constant's read-only value (None for inputs and operator results)."""
+        if self._value is None and self._packed is not None:
+            data = unpack_4bit(self._packed, self.data_type, self.shape)
+            data.setflags(write=False)
+            object.__setattr__(self, "_value", data)
+        return self._value
+
+    @property
+    def packed(self) -> np.ndarray | None:
+        """The packed bytes of a 4-bit constant given packed (see the class docstring),
+        else None."""
+        return self._packed
 
     @property
     def data_type(self) -> str:

@@ -145,4 +145,4 @@ def test_matmul_nbits_weights_are_a_quarter_of_float16(tmp_path: Path) -> None:
     assert size == 8 + packed + scales
     assert size / fp16 < 0.285
     text = (tmp_path / "out" / "m.webnn").read_text()
-    assert "u4[1024, 1024] @weights(" in text and "u4[32, 1024] @scalar(8)" in text
+    assert "u4[1024, 1024] @weights(" in text and "u4[1024, 32] @scalar(8)" in text

@@ -139,7 +139,7 @@ def test_lost_context_invalidates_builder() -> None:
 def test_operands_are_immutable(b: MLGraphBuilder) -> None:
     x = b.input("x", [2], "float32")
     with pytest.raises(AttributeError):
-        x.descriptor = None  # type: ignore[misc]
+        x.descriptor = None  # type: ignore[misc, assignment]
 
 
 def test_constant_shares_only_immutable_memory(b: MLGraphBuilder, tmp_path: Path) -> None:
@@ -159,3 +159,26 @@ def test_constant_shares_only_immutable_memory(b: MLGraphBuilder, tmp_path: Path
     assert not np.shares_memory(b.constant(view).value, writable_base)
     shared = np.frombuffer(bytearray(raw), np.float32)  # writable buffer underneath
     assert not np.shares_memory(b.constant(shared).value, shared)
+
+
+def test_packed_four_bit_constant(b: MLGraphBuilder) -> None:
+    """packed_constant keeps the spec's packed bytes (two values per byte, the first in the
+    low nibble) as they are; the value is those nibbles, unpacked on first read (int4
+    sign-extended), checked here against the nibbles computed by hand."""
+    raw = bytes([0x21, 0x43, 0xF8, 0x07])  # nibbles low first: 1 2 3 4 8 15 7 0
+    u = b.packed_constant(raw, "uint4", [2, 4])
+    assert (u.data_type, u.shape) == ("uint4", (2, 4))
+    assert u.packed is not None and u.packed.tobytes() == raw and not u.packed.flags.writeable
+    assert u.value is not None and u.value.tolist() == [[1, 2, 3, 4], [8, 15, 7, 0]]
+    assert u.value.dtype == np.uint8 and not u.value.flags.writeable
+    s = b.packed_constant(np.frombuffer(raw, np.uint8), "int4", [7])  # odd: padding nibble
+    assert s.value is not None and s.value.tolist() == [1, 2, 3, 4, -8, -1, 7]
+    frozen = np.frombuffer(raw, np.uint8)  # immutable bytes are shared, others copied
+    assert np.shares_memory(b.packed_constant(frozen, "uint4", [8]).packed, frozen)
+    owned = np.frombuffer(bytearray(raw), np.uint8)
+    assert not np.shares_memory(b.packed_constant(owned, "uint4", [8]).packed, owned)
+    with pytest.raises(MLTypeError, match=r"uint4\[3, 4\] takes 6 packed bytes, got 4"):
+        b.packed_constant(raw, "uint4", [3, 4])
+    with pytest.raises(MLTypeError, match="data type 'uint8'"):
+        b.packed_constant(raw, "uint8", [4])
+    assert b.constant(np.zeros(2, np.float32)).packed is None

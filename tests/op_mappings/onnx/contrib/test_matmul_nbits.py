@@ -5,6 +5,7 @@ and zero points, (q - zp)·scale, MatMul) in onnxruntime. The weight must stay a
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -12,6 +13,7 @@ import onnx
 import pytest
 from onnx import helper
 
+import converter
 from tests.op_mappings.onnx.contrib.oracle import expect_error
 from tests.op_mappings.onnx.contrib.quant_oracle import MS, model, pack_bits, run_compare
 from tests.op_mappings.onnx.harness import run_ort
@@ -134,6 +136,32 @@ def test_backends() -> None:
            backends=("onnxruntime", "torch"))
     _check(Case(k=128, block=32, zp="float", g_idx="shuffled", seed=13),
            backends=("onnxruntime", "torch"))
+
+
+@pytest.mark.parametrize(("bits", "k", "zp"), [(4, 256, "uint8"), (4, 40, None),
+                                              (8, 64, "uint8")])
+def test_packed_bytes_are_used_as_they_are(tmp_path: Path, bits: int, k: int,
+                                           zp: str | None) -> None:
+    """B's bytes ([N, k_blocks, blob] uint8) are the graph's weight constant unchanged: a
+    uint4 (or uint8) [N, k_blocks·block_size] constant whose packed bytes are B's (and the
+    whole-byte packed zero points likewise), read from the file without a copy."""
+    case = Case(k=k, bits=bits, block=16, zp=zp, seed=14)
+    path = tmp_path / "m.onnx"
+    onnx.save(case.node_model, str(path))
+    res = converter.convert(str(path))
+    kb = case.b.shape[1]
+    qtype = "uint4" if bits == 4 else "uint8"
+    [weight] = [c for c in res.graph.constants if c.shape == (12, kb * 16)]
+    assert weight.data_type == qtype
+    data = weight.packed if bits == 4 else weight.value
+    assert data is not None and data.tobytes() == case.b.tobytes()
+    assert not data.flags.writeable and not data.flags.owndata
+    if zp and bits * kb % 8 == 0:
+        [zero] = [c for c in res.graph.constants if c.shape == (12, kb) and
+                  c.data_type == qtype]
+        z = zero.packed if bits == 4 else zero.value
+        [given] = [t for t in case.node_model.graph.initializer if t.name == "zp"]
+        assert z is not None and z.tobytes() == given.raw_data
 
 
 def _node(k: int = 64, n: int = 4, bits: int = 4, block: int = 16, ins: int = 3,
