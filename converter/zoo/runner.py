@@ -188,6 +188,9 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
     timings["total"] = time.perf_counter() - start
     failed = [c.name for c in report.outputs if not c.passed]
     message = f"outputs outside tolerance: {', '.join(failed)}" if failed else ""
+    overflow = next((n for n in report.notes if n.startswith("float16 overflow first")), None)
+    if failed and overflow:  # precision="float16": say why in the row's message
+        message += f" ({overflow}: numerically unsuited to float16)"
     return ZooResult(
         status="pass" if report.passed else "fail", format=fmt, message=message,
         max_abs=float(report.max_abs), max_rel=float(report.max_rel),

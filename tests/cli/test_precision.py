@@ -4,11 +4,14 @@ float16 tolerances, run; a bad value is one error line."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 from click.testing import CliRunner
+from onnx import TensorProto, helper, numpy_helper
 
 from cli.main import cli
 
@@ -56,3 +59,29 @@ def test_bad_precision_is_one_error_line(tmp_path: Path) -> None:
         assert got.exit_code == 2
         assert "Invalid value for '--precision': 'float8' is not one of 'float32', " \
                "'float16'" in got.output
+
+
+def test_zoo_float16_widens_tolerances_and_names_overflows(tmp_path: Path) -> None:
+    """zoo --precision float16: the CNN row (float32 tolerance 1e-4 in its entry) passes
+    under the float16 defaults; a model whose values exceed 65504 fails, its message says
+    float16 overflow and where."""
+    tiny_cnn(tmp_path / "cnn.onnx")
+    k = numpy_helper.from_array(np.full((4,), 300, np.float32), "k")
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "k"], ["m"], name="first"),
+         helper.make_node("Mul", ["m", "k"], ["y"], name="second")], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [k])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=8), tmp_path / "big.onnx")
+    manifest = tmp_path / "zoo.toml"
+    manifest.write_text('[[model]]\nname = "cnn"\npath = "cnn.onnx"\nfree_dims = { batch = 1 }\n'
+                        'tolerance = 1e-4\n[[model]]\nname = "big"\npath = "big.onnx"\n'
+                        'inputs = { x = { range = [1, 1] } }\n')
+    got = CliRunner().invoke(cli, ["zoo", str(manifest), "--precision", "float16", "--json"])
+    assert got.exit_code == 1, got.output
+    rows = {r["name"]: r for r in json.loads(got.output)["models"]}
+    assert rows["cnn"]["status"] == "pass" and rows["cnn"]["rtol"] == 1e-2
+    assert rows["big"]["status"] == "fail"
+    assert "float16 overflow first at Mul 'second': the original's value there peaks at " \
+           "about 9e+04 (> 65504): numerically unsuited to float16" in rows["big"]["message"]
