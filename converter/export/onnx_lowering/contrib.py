@@ -10,6 +10,8 @@ replaces still lower to nodes, which then feed nothing and are removed by
 
 - `group_query_attention`: the importer's GroupQueryAttention decomposition (decode /
   chunked prefill over a KV buffer, packed or separate QKV, rotary) -> GroupQueryAttention.
+- `attention`: self-attention with a packed QKV projection and an optional end-position key
+  mask (the optimizer's fused BERT attention) -> Attention.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...webnn.graph import MLGraph
+from .attention import AttentionMatch, emit_attention, plan_attention
 from .context import Emitter
 from .group_query_attention import (
     GqaMatch,
@@ -32,6 +35,7 @@ CONTRIB_DOMAIN = "com.microsoft"
 FUSIONS: list[tuple[Callable[[MLGraph], dict[int, tuple[Any, int]]], type,
                     Callable[[Emitter, Any], list[str]]]] = [
     (plan_group_query_attention, GqaMatch, emit_group_query_attention),
+    (plan_attention, AttentionMatch, emit_attention),
 ]
 
 
