@@ -30,9 +30,12 @@ def target_option(fn: Any) -> Any:
         "--target", "target", default=None, metavar="NAME|LIMITS.json",
         help="Convert for one WebNN implementation: rewrite the graph around its known "
              "deviations and the data types its opSupportLimits() lacks, where an exact "
-             "rewrite exists (each rewrite is a report warning). NAME: chromium-tflite "
-             "(Chromium's WebNN on the CPU, LiteRT); or an opSupportLimits() JSON file "
-             "(targets --from-browser): data types only.")(fn)
+             "rewrite exists (each rewrite is a report warning); validate fails on what "
+             "the rewritten graph still uses outside the target's limits. NAME: "
+             "chromium-tflite (Chromium's WebNN on the CPU, LiteRT), chromium-dml "
+             "(DirectML), chromium-coreml (Core ML), listed by `webnn-convert targets`; "
+             "or an opSupportLimits() JSON file (targets --from-browser): data types "
+             "only.")(fn)
 
 
 @click.command()
@@ -62,12 +65,15 @@ def target_option(fn: Any) -> Any:
 @common_options
 def targets(from_browser: str | None, sweep_dir: str | None, target_name: str,
             filters: tuple[str, ...], debug: bool, as_json: bool) -> None:
-    """Record what a WebNN implementation supports: its context's opSupportLimits() (data
-    types and ranks per operator and operand, preferred input layout, largest tensor), and
-    (--sweep) how it runs every conformance case."""
+    """List the built-in targets (no option: name, Chromium version, description, operator
+    count, preferred input layout, rewrite rules), or record what a WebNN implementation
+    supports: its context's opSupportLimits() (data types and ranks per operator and
+    operand, preferred input layout, largest tensor), and (--sweep) how it runs every
+    conformance case."""
     with handled(debug, as_json):
         if from_browser is None and sweep_dir is None:
-            raise CommandError("nothing to do: give --from-browser OUT.json or --sweep OUT_DIR")
+            _list_targets(as_json)
+            return
         if sweep_dir is not None:
             _sweep(Path(sweep_dir), target_name, filters, as_json)
             return
@@ -92,6 +98,34 @@ def targets(from_browser: str | None, sweep_dir: str | None, target_name: str,
             click.echo(f"wrote {path}: opSupportLimits() of {setup.browser} ({len(ops)} "
                        f"operators, preferred input layout "
                        f"{limits.get('preferredInputLayout')})")
+
+
+def target_summary(name: str) -> dict[str, Any]:
+    """One built-in target as `targets` lists it: name, browser (Chromium version),
+    description, operator count, preferred input layout, rules."""
+    from converter.targets import load_target
+
+    t = load_target(name)
+    ops = [k for k, v in t.limits.items()
+           if k not in ("input", "constant", "output") and hasattr(v, "keys")]
+    return {"name": t.name, "browser": t.browser, "description": t.description,
+            "operators": len(ops), "preferredInputLayout": t.limits.get("preferredInputLayout"),
+            "rules": list(t.rules)}
+
+
+def _list_targets(as_json: bool) -> None:
+    """`targets` with no option: the built-in targets."""
+    from converter.targets import known_targets
+
+    rows = [target_summary(n) for n in known_targets()]
+    if as_json:
+        emit_json({"targets": rows})
+        return
+    for r in rows:
+        click.echo(f"{r['name']}: {r['description']}")
+        click.echo(f"  browser {r['browser']}; {r['operators']} operators; preferred input "
+                   f"layout {r['preferredInputLayout']}")
+        click.echo(f"  rules: {', '.join(r['rules']) or '(none)'}")
 
 
 def _sweep(folder: Path, target_name: str, filters: tuple[str, ...], as_json: bool) -> None:
