@@ -16,6 +16,18 @@ result = convert("big.onnx", budgets=Budgets(max_constant_bytes="4GiB", max_trip
 strings (`parse_size`: "2GiB", "500MB", "1.5G", "4096"); count budgets ints (or "65536",
 "64k").
 
+Two budgets bound running a converted graph rather than converting it
+(`converter.run_memory`): `max_tensor_bytes`, the largest single tensor of a run (an input, a
+constant, an operation's output), and `max_run_bytes`, the estimated peak of a run (inputs
+and constants plus the operation outputs alive at once). Every WebNN operand has a static
+shape, so both are exact sums known once the graph is built, and they are checked before
+anything executes it: the reference framework (onnxruntime / LiteRT) in `validate`, our
+backends, `run`, the zoo, the real browser. The single tensor is the one allocation no
+backend avoids (a 200-byte Expand asking for 96 GiB); the peak catches many large values at
+once. Their defaults, like the constant budgets', are several times what the largest real
+model in models/ needs (VGG-19: a 392 MiB constant, a 573 MiB peak) and the tensor budget
+equals the constant one, so a graph whose conversion passed the constant budgets can run.
+
 `using(budgets)` makes a `Budgets` the active one for the code it wraps (a context
 variable): readers deep inside a front end (sparse tensors of ONNX attributes, TFLite sparse
 buffers) consult `active()`. `converter.convert()` / `validate()` set it; the importer gets
@@ -97,6 +109,18 @@ class Budgets:
         "--max-export-bytes", "bytes", "one export",
         "bytes an export writes, estimated before writing: the graph's constants once per "
         "file that carries them (weights blob, safetensors, ONNX) plus the graph text"))
+    max_tensor_bytes: int = field(default=2 * GiB, metadata=_spec(
+        "--max-tensor-bytes", "bytes", "one tensor of a run",
+        "one tensor of a run (a graph input, a constant, an operation's output), known from "
+        "the converted graph's static shapes and checked before anything runs it: before "
+        "validate runs the original in onnxruntime / LiteRT, before our backends, `run`, the "
+        "zoo or the real browser run the graph"))
+    max_run_bytes: int = field(default=32 * GiB, metadata=_spec(
+        "--max-run-bytes", "bytes", "one run",
+        "the estimated peak of one run, checked with --max-tensor-bytes: inputs and "
+        "constants plus the operation outputs alive at once in topological order (each "
+        "until its last reader; validate's divergence search keeps every value, and is "
+        "skipped with a note when that is over)"))
 
     def __post_init__(self) -> None:
         for spec in BUDGETS:

@@ -14,6 +14,7 @@ from .errors import InvalidModel
 from .feeds import graph_feeds, source_outputs
 from .importer import ConversionReport
 from .ir import SourceGraph, ValueInfo
+from .run_memory import check_run_memory
 from .webnn import MLGraph, MLOperandDescriptor
 
 
@@ -53,13 +54,16 @@ class ConversionResult:
             ) -> dict[str, np.ndarray]:
         """Run the graph. `inputs` are keyed by source input name and use source dtypes (bool,
         float64 are converted); inputs the graph does not use are accepted and ignored.
-        Returns {source output name: array in the source dtype}, in graph output order."""
+        Returns {source output name: array in the source dtype}, in graph output order.
+        Raises `BudgetExceeded` before running a graph over the active run budgets
+        (`converter.run_memory`; `budgets.using(Budgets(max_tensor_bytes=...))` raises them)."""
         names = set(self.input_names)
         extra = sorted(set(inputs) - names)
         missing = sorted(names - set(inputs))
         if extra or missing:
             raise InvalidModel(f"run: inputs do not match the model (missing {missing}, "
                                f"unexpected {extra})")
+        check_run_memory(self.graph)
         arrays = graph_feeds(self.graph, self.inputs, inputs)
         if backend == "reference" and self.graph.context.backend.name == "reference":
             results = self.graph.context.compute(self.graph, arrays)

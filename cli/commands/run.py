@@ -11,12 +11,14 @@ from ..common import (
     BACKENDS,
     DEVICES,
     allow_root_option,
+    budget_options,
     common_options,
     load_npz,
 )
 from ..output import (
     CommandError,
     emit_json,
+    given_budgets,
     handled,
     plain,
     sigterm_raises,
@@ -34,6 +36,7 @@ from .convert import precision_option
               show_default=True)
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
 @precision_option
+@budget_options("max_constant_bytes", "max_tensor_bytes", "max_run_bytes")
 @allow_root_option
 @common_options
 def run(graph: str, inputs_file: str, out: str, backend: str, device: str, precision: str,
@@ -42,6 +45,8 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
 
     The .npz file appears only complete (written beside it under a temporary name, then
     renamed), with the mode the umask gives; errors name OUT, never the temporary file.
+    A graph over the run budgets (--max-tensor-bytes, --max-run-bytes) is refused before
+    the inputs are read; --max-constant-bytes bounds each input array of the .npz file.
     --precision float16 runs the graph with its float32 weights and operations in float16
     (inputs and outputs stay float32)."""
     with handled(debug, as_json), sigterm_raises():
@@ -49,7 +54,9 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
         import tempfile
         import time
 
+        from converter.budgets import using
         from converter.export.api import current_umask, load
+        from converter.run_memory import check_run_memory
         from converter.validate import compile_graph
 
         out_path = Path(out)
@@ -67,6 +74,8 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
             from converter.targets.precision import to_precision
 
             g = to_precision(g, precision).graph
+        budgets = given_budgets()
+        check_run_memory(g, budgets, what=f"running {graph}")
         arrays = load_npz(inputs_file)
         want = g.input_descriptors
         missing = sorted(set(want) - set(arrays))
@@ -82,7 +91,8 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
                 raise CommandError(f"{inputs_file}: input {name!r} has shape "
                                    f"{list(arr.shape)}, the graph expects {list(desc.shape)}")
             feeds[name] = arr.astype(desc.data_type, copy=False)
-        exe = compile_graph(g, backend, device)
+        with using(budgets):  # compile_graph checks the run budgets again
+            exe = compile_graph(g, backend, device)
         start = time.perf_counter()
         results = exe.run(feeds)
         seconds = time.perf_counter() - start

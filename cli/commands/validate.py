@@ -10,6 +10,7 @@ from ..common import (
     BACKENDS,
     DEVICES,
     allow_root_option,
+    budget_options,
     check_tolerance,
     common_options,
     conversion_kwargs,
@@ -52,6 +53,7 @@ from .targets import target_option
 @click.option("--no-locate", is_flag=True,
               help="Do not search for the first diverging node when an output fails.")
 @model_options
+@budget_options("max_tensor_bytes", "max_run_bytes")
 @target_option
 @precision_option
 @allow_root_option

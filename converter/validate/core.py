@@ -34,9 +34,11 @@ import numpy as np
 from ..budgets import Budgets, using
 from ..confine import allowed_roots
 from ..conversion import convert
+from ..errors import BudgetExceeded
 from ..feeds import graph_feeds, source_outputs
 from ..frontends import get
 from ..frontends.detect import detect_format, model_label
+from ..run_memory import check_run_memory
 from ..targets import load_target
 from ..targets.check import Violation, check_graph, summary
 from ..targets.precision import precision_notes, to_precision
@@ -211,8 +213,11 @@ def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
                   threads: int = 0) -> Any:
     """Compile `graph` for a backend by name (`converter.runtime.get_backend`); backends that
     are not pre-registered are imported from `converter.runtime.<name>`. Raises ValueError
-    for an unknown or unavailable backend/device."""
+    for an unknown or unavailable backend/device, `BudgetExceeded` for a graph over the
+    active run budgets (`converter.run_memory`)."""
     import importlib
+
+    check_run_memory(graph)
 
     from ..runtime import get_backend
 
@@ -346,7 +351,10 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     raises
     (`InvalidModel`, `ConversionFailed`, ...) and ValueError for an unknown backend/device.
     `allow_roots` are folders besides the model's own that files the model refers to may lie
-    in (see `converter.confine`). `budgets` bound the conversions (`converter.budgets`).
+    in (see `converter.confine`). `budgets` bound the conversions (`converter.budgets`) and
+    the runs: a graph over `max_tensor_bytes` / `max_run_bytes` raises `BudgetExceeded`
+    before anything runs it (`converter.run_memory`; the divergence search, which keeps
+    every intermediate value, is skipped with a note when that is over `max_run_bytes`).
     `target` converts for a WebNN implementation (`convert(target=...)`: the graph rewritten
     around its deviations), so the backend and the browser check the rewritten graph; the
     rewritten graph is then checked against the target's limits
@@ -370,6 +378,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                          precision=precision)
         timings["convert"] = time.perf_counter() - start
     rtol, atol, basis = default_tolerance(result.graph, rtol, atol)
+    # before anything runs the model (onnxruntime / LiteRT, our backend, the browser)
+    check_run_memory(result.graph, budgets, what=f"running {label}")
     with using(budgets):  # generated inputs are checked against max_constant_bytes
         feeds = make_inputs(result.source, seed=seed, overrides=inputs)
     say(f"running the original model in {get(fmt).reference}")
@@ -378,7 +388,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     timings["source_run"] = ref_run.seconds
     say(f"running the converted graph on {backend} ({device})")
     start = time.perf_counter()
-    ours, run_s = run_converted(result, feeds, backend, device, threads)
+    with using(budgets):  # compile_graph checks the run budgets
+        ours, run_s = run_converted(result, feeds, backend, device, threads)
     timings["compile"] = time.perf_counter() - start - run_s
     timings["webnn_run"] = run_s
     comparisons = _compare_outputs(result, ours, ref_run.outputs, rtol, atol)
@@ -390,7 +401,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     if target is not None:  # the rewrites convert(target=...) named in the report
         prefix = f"{load_target(target).name}: "
         notes += [w for w in result.report.warnings if w.startswith(prefix)]
-    if locate and not all(c.passed for c in comparisons):
+    if locate and not all(c.passed for c in comparisons) and _search_fits(result, budgets,
+                                                                         notes):
         say("looking for the first diverging node")
         start = time.perf_counter()
         with allowed_roots(allow_roots), using(budgets):
@@ -406,7 +418,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     if browser:
         say("running the converted graph in a real browser (Chromium, WebNN)")
         start = time.perf_counter()
-        checked = check_in_browser(result, feeds, ref_run.outputs, rtol=rtol, atol=atol)
+        with using(budgets):
+            checked = check_in_browser(result, feeds, ref_run.outputs, rtol=rtol, atol=atol)
         timings["browser"] = time.perf_counter() - start
     counts = result.report.counts() if hasattr(result.report, "counts") else {}
     violations = tuple(check_graph(result.graph, target)) if target is not None else ()
@@ -414,6 +427,19 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                             divergence, timings, counts, tuple(notes), checked, basis,
                             load_target(target).name if target is not None else "",
                             violations)
+
+
+def _search_fits(result: Any, budgets: Budgets | None, notes: list[str]) -> bool:
+    """Whether the divergence search, which keeps every intermediate value of both runs,
+    fits the run budgets; else a note says why it is skipped."""
+    try:
+        check_run_memory(result.graph, budgets, keep_all=True,
+                         what="keeping every intermediate value")
+    except BudgetExceeded as exc:
+        notes.append(f"the first diverging node was not searched for: {exc.message} "
+                     f"({exc.flag})")
+        return False
+    return True
 
 
 def _compare_outputs(result: Any, ours: Mapping[str, Any], reference: Mapping[str, Any],
@@ -437,7 +463,9 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
     source-side `inputs` and compare its outputs with `reference` (the original framework's
     outputs by source name) as `validate` does. Raises `browser.BrowserUnavailable` when
     there is no browser; a graph the browser cannot build is a BrowserCheck with status
-    "unsupported" (outside its opSupportLimits()) or "error"."""
+    "unsupported" (outside its opSupportLimits()) or "error"; `BudgetExceeded` for a graph
+    over the active run budgets (`converter.run_memory`), before the browser starts."""
+    check_run_memory(result.graph, what="running the graph in a browser")
     run = run_graph(result.graph, graph_feeds(result.graph, result.inputs, inputs), page=page)
 
     def against(values: Mapping[str, Any] | None) -> list[Comparison]:

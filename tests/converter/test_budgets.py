@@ -53,10 +53,12 @@ def test_defaults_and_table() -> None:
     assert DEFAULTS.to_dict() == {
         "max_constant_bytes": 2 * GiB, "max_total_constant_bytes": 16 * GiB,
         "max_unrolled_nodes": 65536, "max_trip_count": 4096, "max_recurrent_steps": 8192,
-        "max_nesting": 16, "max_export_bytes": 32 * GiB}
+        "max_nesting": 16, "max_export_bytes": 32 * GiB, "max_tensor_bytes": 2 * GiB,
+        "max_run_bytes": 32 * GiB}
     assert [s.flag for s in BUDGETS] == [
         "--max-constant-bytes", "--max-total-constant-bytes", "--max-unrolled-nodes",
-        "--max-trip-count", "--max-recurrent-steps", "--max-nesting", "--max-export-bytes"]
+        "--max-trip-count", "--max-recurrent-steps", "--max-nesting", "--max-export-bytes",
+        "--max-tensor-bytes", "--max-run-bytes"]
     table = markdown_table()
     assert all(f"`{s.flag}`" in table for s in BUDGETS)
     assert "| `max_constant_bytes` | `--max-constant-bytes` | 2 GiB |" in table
