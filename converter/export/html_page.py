@@ -145,7 +145,8 @@ function preview(desc, array, mod) {
       : s * (1 + m / 1024) * 2 ** (e - 15);
     return String(value);
   });
-  return `${desc.dataType}[${desc.shape.join(", ")}] first values: ${first.join(", ")}` +
+  const type = desc.sourceDataType ?? desc.dataType;
+  return `${type}[${desc.shape.join(", ")}] first values: ${first.join(", ")}` +
     (array.length > 8 ? ", ..." : "");
 }
 
@@ -239,7 +240,8 @@ async function run(mod, weights) {
       : randomValues(desc);
     const tensor = await context.createTensor({dataType: desc.dataType, shape: desc.shape,
                                                writable: true});
-    context.writeTensor(tensor, fillTyped(mod, desc, values));
+    context.writeTensor(tensor, desc.sourceDataType ? mod.narrowInput(desc, values)
+      : fillTyped(mod, desc, values));
     inputs.push([desc.name, tensor]);
   }
   for (const desc of mod.OUTPUTS) {
@@ -265,7 +267,7 @@ async function run(mod, weights) {
   $("t-average").textContent = `${average.toFixed(2)} ms (${runs} runs)`;
   log(`average of ${runs} runs: ${average.toFixed(2)} ms`);
   mod.OUTPUTS.forEach((desc, i) => {
-    const array = new (mod.typedArrayFor(desc.dataType))(buffers[i]);
+    const array = mod.widenOutput(desc, buffers[i]);
     log(`${JSON.stringify(desc.name)}: ${preview(desc, array, mod)}`);
   });
   settleResult({ok: true, timings: {build, first, average},

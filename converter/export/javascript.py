@@ -12,6 +12,16 @@ WebNN `MLGraphBuilder`) and `<stem>.html` (a page that runs it).
   WGWT file as the `.webnn` export), check its header and slice one typed array per tensor of
   the embedded manifest (copied, so unaligned offsets are fine).
 - `INPUTS`, `OUTPUTS` (arrays of `{name, dataType, shape}`), `GRAPH_NAME`, `WEIGHTS_FILE`.
+- `narrowInput(desc, values)` / `widenOutput(desc, data)`: for a graph lowered for a target
+  without 64-bit integers (`converter.targets`, rule narrow-int64; `MLGraph.narrowed_inputs`
+  / `narrowed_outputs`), whose `INPUTS` / `OUTPUTS` rows then carry `sourceDataType` ("int64"
+  or "uint64") next to the graph's `dataType` ("int32" / "uint32"): `narrowInput` takes a
+  `BigInt64Array` / `BigUint64Array` (or an array of bigints, numbers or decimal strings),
+  checks every value fits the graph's type (a `RangeError` naming the input and the value
+  otherwise) and gives the `Int32Array` / `Uint32Array` to write; `widenOutput` turns what
+  `readTensor` gives back into a `BigInt64Array` / `BigUint64Array`. Other inputs and
+  outputs pass through unchanged (`widenOutput` wraps a buffer in its typed array). The page
+  does both.
 
 Safety: every string that comes from the model (input/output names, labels, the graph
 name, string option values) is emitted as a JSON string literal with non-ASCII, `<`, `>`, `&`
@@ -105,9 +115,11 @@ def _descriptor(operand: MLOperand) -> str:
             f"shape: [{', '.join(str(d) for d in operand.shape)}]}}")
 
 
-def _io_list(items: Iterable[tuple[str, MLOperand]]) -> str:
+def _io_list(items: Iterable[tuple[str, MLOperand]], narrowed: dict[str, str]) -> str:
     rows = [f"  {{name: {js_string(n)}, dataType: {js_string(o.data_type)}, "
-            f"shape: [{', '.join(str(d) for d in o.shape)}]}}" for n, o in items]
+            f"shape: [{', '.join(str(d) for d in o.shape)}]"
+            + (f", sourceDataType: {js_string(narrowed[n])}" if n in narrowed else "") + "}"
+            for n, o in items]
     return "[\n" + ",\n".join(rows) + "\n]" if rows else "[]"
 
 
@@ -160,6 +172,54 @@ function tensor(weights, key) {
 
 function inlineBytes(dataType, bytes) {
   return new (typedArrayFor(dataType))(new Uint8Array(bytes).buffer);
+}
+
+const NARROW_RANGES = new Map([
+  ["int32", [-(2n ** 31n), 2n ** 31n - 1n]], ["uint32", [0n, 2n ** 32n - 1n]],
+]);
+
+/**
+ * The typed array to write for graph input `desc` (a row of INPUTS). An input the converter
+ * narrowed from int64/uint64 for its target (`desc.sourceDataType`) takes a BigInt64Array /
+ * BigUint64Array or an array of bigints, numbers or decimal strings; every value must fit
+ * the graph's type (RangeError otherwise). Other inputs' values come back unchanged.
+ */
+export function narrowInput(desc, values) {
+  if (!desc.sourceDataType) return values;
+  const name = JSON.stringify(desc.name);
+  const count = desc.shape.reduce((a, b) => a * b, 1);
+  if (values.length !== count) {
+    throw new RangeError(`input ${name}: ${values.length} values, expected ${count}`);
+  }
+  const [lo, hi] = NARROW_RANGES.get(desc.dataType);
+  const out = new (typedArrayFor(desc.dataType))(count);
+  for (let i = 0; i < count; i++) {
+    let value;
+    try {
+      value = BigInt(values[i]);
+    } catch {
+      throw new RangeError(`input ${name}: ${String(values[i])} is not an integer`);
+    }
+    if (value < lo || value > hi) {
+      throw new RangeError(`input ${name}: value ${value} does not fit ${desc.dataType} ` +
+        `[${lo}, ${hi}]; the graph takes ${desc.dataType} there (narrowed from ` +
+        `${desc.sourceDataType} for its target)`);
+    }
+    out[i] = Number(value);
+  }
+  return out;
+}
+
+/**
+ * Graph output `desc` (a row of OUTPUTS) as its source data type: `data` is what readTensor
+ * gives (an ArrayBuffer) or a typed array; an output narrowed from int64/uint64
+ * (`desc.sourceDataType`) comes back as a BigInt64Array / BigUint64Array, others as the
+ * typed array of their data type.
+ */
+export function widenOutput(desc, data) {
+  const array = ArrayBuffer.isView(data) ? data : new (typedArrayFor(desc.dataType))(data);
+  if (!desc.sourceDataType) return array;
+  return typedArrayFor(desc.sourceDataType).from(array, (v) => BigInt(v));
 }
 
 function splat(dataType, elementBytes, count) {
@@ -264,8 +324,8 @@ def module_text(p: WebnnPlan, weights_file: str) -> str:
         "",
         f"export const GRAPH_NAME = {js_string(p.name)};",
         f"export const WEIGHTS_FILE = {js_string(weights_file)};",
-        f"export const INPUTS = {_io_list(g.inputs.items())};",
-        f"export const OUTPUTS = {_io_list(g.outputs.items())};",
+        f"export const INPUTS = {_io_list(g.inputs.items(), g.narrowed_inputs)};",
+        f"export const OUTPUTS = {_io_list(g.outputs.items(), g.narrowed_outputs)};",
         "// [key, dataType, byteOffset, byteLength] of each tensor in the weights file.",
         f"const MANIFEST = {_manifest_rows(p)};",
         _RUNTIME,
@@ -290,8 +350,12 @@ def to_javascript(graph: MLGraph, stem: str = "model", name: str | None = None,
     same plan."""
     check_stem(stem)
     p = plan_ or plan(graph, name or stem)
-    rows = {kind: [(n, o.data_type, tuple(o.shape)) for n, o in items.items()]
-            for kind, items in (("inputs", graph.inputs), ("outputs", graph.outputs))}
+    rows = {kind: [(n, o.data_type + (f" (given as {narrowed[n]}, range-checked)"
+                                      if kind == "inputs" and n in narrowed else
+                                      f" (returned as {narrowed[n]})" if n in narrowed else ""),
+                    tuple(o.shape)) for n, o in items.items()]
+            for kind, items, narrowed in (("inputs", graph.inputs, graph.narrowed_inputs),
+                                          ("outputs", graph.outputs, graph.narrowed_outputs))}
     return JavaScriptFiles(module_text(p, f"{stem}.weights"),
                            html_text(f"{stem}.js", f"{stem}.weights", page_file=f"{stem}.html",
                                      name=p.name, **rows))

@@ -8,6 +8,9 @@ convert int64 values with a range check."""
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -270,3 +273,63 @@ def test_run_takes_int64_feeds_and_gives_int64_outputs(tmp_path: Path) -> None:
         np.testing.assert_array_equal(got[name], ref)
     with pytest.raises(InvalidModel, match="input 'ids': value 4294967296 does not fit"):
         result.run({"ids": np.array([[1, 2, 3, 4, 2**32]], np.int64)})
+
+
+NODE = shutil.which("node")
+_JS_CHECK = """
+const mod = await import(process.argv[2]);
+const ids = mod.INPUTS.find((d) => d.name === "ids");
+const am = mod.OUTPUTS.find((d) => d.name === "am");
+const given = BigInt64Array.from([0n, 6n, 3n, 2n, 2n, 5n]);
+const fed = mod.narrowInput(ids, given);
+let refused = "";
+try {
+  mod.narrowInput(ids, BigInt64Array.from([0n, 1n, 2n, 3n, 4n, 2n ** 31n]));
+} catch (e) {
+  refused = `${e.name}: ${e.message}`;
+}
+const back = mod.widenOutput(am, new Int32Array([3, -1, 0, 2, 1, 7]).buffer);
+console.log(JSON.stringify({
+  ids, am, fedType: fed.constructor.name, fed: Array.from(fed),
+  fromNumbers: Array.from(mod.narrowInput(ids, [1, "2", 3n, 4, 5, 6])),
+  refused, backType: back.constructor.name, back: Array.from(back, String),
+}));
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_javascript_converts_bigint64_inputs_and_outputs(no64: Target, tmp_path: Path) -> None:
+    """The generated module (run in node) takes a BigInt64Array for an int64 input narrowed
+    to int32, refuses a value beyond int32, and gives a narrowed int64 output back as a
+    BigInt64Array; the page passes `node --check`."""
+    from converter.export.javascript import to_javascript
+
+    b = MLGraphBuilder(ML().create_context())
+    ids = b.input("ids", shape=[2, 3], data_type="int64")
+    table = b.constant(np.arange(28, dtype=np.float32).reshape(7, 4), "float32")
+    emb = b.gather(table, ids, axis=0)
+    graph = lower(b.build({"emb": emb, "am": b.arg_max(emb, 2, output_data_type="int64")}),
+                  no64).graph
+    files = to_javascript(graph, "model")
+    (tmp_path / "model.mjs").write_text(files.module, encoding="utf-8")
+    (tmp_path / "check.mjs").write_text(_JS_CHECK, encoding="utf-8")
+    assert NODE is not None
+    run = subprocess.run([NODE, str(tmp_path / "check.mjs"), (tmp_path / "model.mjs").as_uri()],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert got["ids"] == {"name": "ids", "dataType": "int32", "shape": [2, 3],
+                          "sourceDataType": "int64"}
+    assert got["am"]["dataType"] == "int32" and got["am"]["sourceDataType"] == "int64"
+    assert got["fedType"] == "Int32Array" and got["fed"] == [0, 6, 3, 2, 2, 5]
+    assert got["fromNumbers"] == [1, 2, 3, 4, 5, 6]
+    assert got["refused"].startswith('RangeError: input "ids": value 2147483648 does not fit '
+                                     "int32")
+    assert got["backType"] == "BigInt64Array" and got["back"] == ["3", "-1", "0", "2", "1", "7"]
+    assert "int32 (given as int64, range-checked)" in files.html
+    script = re.search(r'<script type="module">(.*?)</script>', files.html, re.S)
+    assert script is not None
+    (tmp_path / "page.mjs").write_text(script.group(1), encoding="utf-8")
+    check = subprocess.run([NODE, "--check", str(tmp_path / "page.mjs")], capture_output=True,
+                           text=True, timeout=60)
+    assert check.returncode == 0, check.stderr
