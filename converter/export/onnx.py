@@ -31,6 +31,12 @@ subgraphs become the ONNX ops onnxruntime fuses (`onnx_lowering.patterns`:
 DynamicQuantizeLinear + MatMulInteger, the RMS and skip layer normalization forms), and
 nodes whose results nothing reads are removed (`fusion.remove_dead_nodes`, always).
 
+onnxruntime's contrib kernels (`contrib_ops=True`, set by the onnxruntime backend only; the
+standard export stays standard ONNX): the importer's decompositions of com.microsoft
+GroupQueryAttention and Attention are re-fused into those nodes (`onnx_lowering.contrib`,
+one module per pattern, each matched structurally with every constant checked), as
+onnxruntime runs them in one kernel where it would run dozens of small nodes.
+
 Restrictions: opset 21 or newer (blocked quantization, Gelu, AveragePool dilations); an op
 without a lowering raises `MLOperationError` naming it.
 """

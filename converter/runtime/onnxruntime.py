@@ -1,4 +1,5 @@
-"""The "onnxruntime" backend: the graph lowered to ONNX (`converter.export.onnx.to_onnx`) and
+"""The "onnxruntime" backend: the graph lowered to ONNX (`converter.export.onnx.to_onnx`, with
+`contrib_ops=True`: decomposed attention re-fused into onnxruntime's com.microsoft kernels) and
 run by one onnxruntime InferenceSession, created once per compiled graph.
 
 Devices: "cpu" (CPUExecutionProvider) and "cuda" (CUDAExecutionProvider first, CPU for the
