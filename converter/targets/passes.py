@@ -39,6 +39,9 @@ from __future__ import annotations
 from . import rules_gather, rules_quant, rules_spatial, rules_types
 
 # isort: split
+from . import rules_casts, rules_compose  # after the exact rules: casts, then compositions
+
+# isort: split
 from . import rules_narrow  # last: it narrows what the exact rules leave
 from .rewrite import RULES, Lowered, Rewrite, Rule, lower, rule, rules_for
 
@@ -46,4 +49,5 @@ LIMITS_RULES: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.lim
 """Names of the rules that follow from a target's limits alone."""
 
 __all__ = ["LIMITS_RULES", "RULES", "Lowered", "Rewrite", "Rule", "lower", "rule", "rules_for",
-           "rules_gather", "rules_narrow", "rules_quant", "rules_spatial", "rules_types"]
+           "rules_casts", "rules_compose", "rules_gather", "rules_narrow", "rules_quant",
+           "rules_spatial", "rules_types"]

@@ -67,16 +67,18 @@ def _unsupported(rw: Rewrite, operation: Operation) -> set[str]:
     return bad
 
 
-def _wide_type(rw: Rewrite, operation: Operation, narrow: str) -> str | None:
-    """The nearest type that holds `narrow`'s values exactly for this operation, is inside
-    the limits for every role `narrow` takes and can be cast to and from."""
+def _wide_type(rw: Rewrite, operation: Operation, narrow: str,
+               wider: Mapping[str, Sequence[str]] = WIDER) -> str | None:
+    """The nearest of `wider[narrow]` (by default the types that hold `narrow`'s values
+    exactly, integer arithmetic only on wider integers) usable for this operation: inside the
+    limits for every role `narrow` takes, and castable to and from."""
     op = operation.op
-    integer_only = op in MODULAR
+    integer_only = op in MODULAR and wider is WIDER
     roles = {role for role, operand, _, _ in _roles(operation)
              if operand.data_type == narrow and role not in NOT_VALUES}
     outs = [_output_role(rw, op, i) for i, o in enumerate(operation.outputs)
             if o.data_type == narrow and op not in COMPARISONS]
-    for wide in WIDER.get(narrow, ()):
+    for wide in wider.get(narrow, ()):
         if integer_only and wide.startswith("float"):
             continue
         if all(rw.supports(op, r, wide) for r in [*roles, *outs]) and \
@@ -87,23 +89,27 @@ def _wide_type(rw: Rewrite, operation: Operation, narrow: str) -> str | None:
     return None
 
 
-@rule("widen-types", *sorted(MOVEMENT | ORDER | MODULAR), limits=True,
-      why="outside the target's opSupportLimits()")
-def widen_types(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
-    """An operation on a data type the target lacks, run on a wider type that holds its
-    values (int8/uint8 -> int32/int64/float32, int32/uint32 -> int64, float16 -> float32;
-    integer arithmetic only on wider integers): inputs cast up, outputs cast back."""
-    if not rw.limits or operation.op not in (MOVEMENT | ORDER | MODULAR):
-        return None
+def plan_types(rw: Rewrite, operation: Operation,
+               wider: Mapping[str, Sequence[str]] = WIDER) -> dict[str, str] | None:
+    """{narrow: wide} for every value data type of `operation` outside the target's limits,
+    each the nearest of `wider[narrow]` the limits allow for every role that type takes
+    (see `_wide_type`); None when there is nothing to do or some type has no such wide type."""
     bad = _unsupported(rw, operation)
     if not bad:
         return None
     plan = {}
     for narrow in bad:
-        wide = _wide_type(rw, operation, narrow)
+        wide = _wide_type(rw, operation, narrow, wider)
         if wide is None:
             return None
         plan[narrow] = wide
+    return plan
+
+
+def run_as(rw: Rewrite, operation: Operation, plan: Mapping[str, str]) -> list[MLOperand]:
+    """`operation` emitted again with its value operands of each type `narrow` in `plan` cast
+    to `plan[narrow]` (constants converted at conversion time where that is exact), its
+    outputs cast back to their types."""
     args: list[Any] = list(operation.args)
     options = dict(operation.options)
     keys = list(options)
@@ -125,7 +131,21 @@ def widen_types(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
                 options[key] = list(options[key])
                 options[key][i] = cast
     outs = rw.emit(operation.op, args, options)
-    result = [rw.cast(o, old.data_type) for o, old in zip(outs, operation.outputs, strict=True)]
+    return [rw.cast(o, old.data_type) for o, old in zip(outs, operation.outputs, strict=True)]
+
+
+@rule("widen-types", *sorted(MOVEMENT | ORDER | MODULAR), limits=True,
+      why="outside the target's opSupportLimits()")
+def widen_types(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """An operation on a data type the target lacks, run on a wider type that holds its
+    values (int8/uint8 -> int32/int64/float32, int32/uint32 -> int64, float16 -> float32;
+    integer arithmetic only on wider integers): inputs cast up, outputs cast back."""
+    if not rw.limits or operation.op not in (MOVEMENT | ORDER | MODULAR):
+        return None
+    plan = plan_types(rw, operation)
+    if plan is None:
+        return None
+    result = run_as(rw, operation, plan)
     shown = ", ".join(f"{n} as {w}" for n, w in sorted(plan.items()))
     rw.note("widen-types", f"{operation.op} on {shown}")
     return result
