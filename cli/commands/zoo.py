@@ -45,12 +45,18 @@ from .convert import precision_option
               help="With --browser: convert for this WebNN implementation before running in "
                    "the browser (e.g. chromium-tflite: the graph rewritten around Chromium's "
                    "deviations, see README); the other columns stay untargeted.")
+@click.option("--profiles", "profiles", default=None, metavar="NAME,NAME|all",
+              help="Also convert and validate every model under each of these targets "
+                   "(built-in profiles or LIMITS.json files; 'all': every built-in one): a "
+                   "report column per profile with pass, fail, error or unsupported (what "
+                   "the graph uses outside the profile's limits). Fails when a column does.")
 @precision_option
 @progress_option
 @common_options
 def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: str,
         device: str, filters: tuple[str, ...], include_slow: bool, browser: bool,
-        target: str | None, precision: str, progress: bool | None, debug: bool, as_json: bool) -> None:
+        target: str | None, profiles: str | None, precision: str, progress: bool | None,
+        debug: bool, as_json: bool) -> None:
     """Convert and validate every model of the MANIFESTS (default: models/zoo.toml and
     models/zoo_tflite.toml, where they exist) and write the reports. With --precision
     float16 every model is converted to float16 weights and compute and validated under
@@ -70,15 +76,16 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
         if not entries:
             raise CommandError("no model matches" + (f" --filter {' '.join(filters)}"
                                                      if filters else ""))
+        chosen = _profiles(profiles)
         if not want_progress(progress, as_json):
             report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
-                             precision=precision)
+                             precision=precision, profiles=chosen)
         else:
             with click.progressbar(length=len(entries), label="zoo", file=sys.stderr,
                                    show_pos=True, item_show_func=lambda s: s) as bar:
                 report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
                                  on_done=lambda name: bar.update(1, name),
-                                 precision=precision)
+                                 precision=precision, profiles=chosen)
         if target is not None and not browser:
             raise CommandError("--target goes with --browser")
         if browser:
@@ -99,6 +106,21 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
                 click.echo(f"wrote {p}")
         if not report.passed:
             raise click.exceptions.Exit(EXIT_FAIL)
+
+
+def _profiles(text: str | None) -> tuple[str, ...]:
+    """`--profiles`: the target names given (each loadable), every built-in one for 'all'."""
+    if text is None:
+        return ()
+    from converter.targets import known_targets, load_target
+
+    names = known_targets() if text.strip() == "all" else \
+        [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise CommandError("--profiles: give target names separated by commas, or 'all'")
+    for name in names:
+        load_target(name)  # an unknown one is one error before anything runs
+    return tuple(names)
 
 
 def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = None) -> Any:

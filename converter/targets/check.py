@@ -26,15 +26,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ..serialize.tables import op_signature
 from ..webnn import MLGraph, MLOperand
 from ..webnn.operand import Operation
-from . import Target, load_target
 
 TOP_LEVEL = ("input", "constant", "output", "preferredInputLayout", "maxTensorByteLength")
 """Keys of `opSupportLimits()` that are not operators."""
+
+
+class HasLimits(Protocol):
+    """What `check_graph` reads of a target (`converter.targets.Target`: give
+    `load_target(name)`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def limits(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -140,10 +150,11 @@ def _allowed(types: tuple[str, ...] | None, ranks: tuple[int, int] | None) -> st
     return "; ".join(parts)
 
 
-def check_graph(graph: MLGraph, target: str | Target) -> list[Violation]:
+def check_graph(graph: MLGraph, target: HasLimits) -> list[Violation]:
     """Every operation, operand and graph input/constant/output of `graph` that `target`'s
-    `opSupportLimits()` lacks, in graph order (see the module docstring)."""
-    t = load_target(target)
+    `opSupportLimits()` lacks, in graph order (see the module docstring). `target` is a
+    loaded target (`converter.targets.load_target`)."""
+    t = target
     limits = t.limits
     if not limits:
         return []

@@ -422,7 +422,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
             checked = check_in_browser(result, feeds, ref_run.outputs, rtol=rtol, atol=atol)
         timings["browser"] = time.perf_counter() - start
     counts = result.report.counts() if hasattr(result.report, "counts") else {}
-    violations = tuple(check_graph(result.graph, target)) if target is not None else ()
+    violations = (tuple(check_graph(result.graph, load_target(target))) if target is not None
+                  else ())
     return ValidationReport(label, fmt, backend, device, rtol, atol, seed, tuple(comparisons),
                             divergence, timings, counts, tuple(notes), checked, basis,
                             load_target(target).name if target is not None else "",

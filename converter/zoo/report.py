@@ -80,14 +80,17 @@ def render_markdown(report: ZooReport) -> str:
              f"{c['error']} error, {c['skipped']} skipped.**", "",
              "| Model | Format | Status | Max abs error | Max rel error | Tolerance (atol, "
              "rtol) | Convert s | Total s | WebNN ops | "
-             + ("Real browser | " if browser else "") + "Details |",
-             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if browser else "")]
+             + ("Real browser | " if browser else "")
+             + "".join(f"{_md(p)} | " for p in report.profiles) + "Details |",
+             "|---|---|---|---|---|---|---|---|---|---|" + ("---|" if browser else "")
+             + "---|" * len(report.profiles)]
     for r in report.results:
         rel = f"{r.max_rel:.3g}" if r.max_rel is not None else ""
         lines.append(f"| {_md(r.name)} | {_md(r.format)} | {r.status} | {_err(r)} | {rel} | "
                      f"{r.atol:g}, {r.rtol:g} | {r.timings.get('convert', 0.0):.2f} | "
                      f"{r.total_seconds:.2f} | {r.operations or ''} | "
                      + (f"{_md(browser_verdict(r))} | " if browser else "")
+                     + "".join(f"{_md(r.profiles.get(p, ''))} | " for p in report.profiles)
                      + f"{_md(_detail(r))} |")
     skipped = _skipped(report)
     if skipped:
@@ -190,12 +193,15 @@ def render_html(report: ZooReport) -> str:
             f'<td class="num" data-v="{r.operations}">{r.operations or ""}</td>'
             + (f'<td class="detail" data-v="{_e(browser_verdict(r))}">'
                f"{_e(browser_verdict(r))}</td>" if browser else "")
+            + "".join(f'<td class="detail" data-v="{_e(r.profiles.get(p, ""))}">'
+                      f'{_e(r.profiles.get(p, ""))}</td>' for p in report.profiles)
             + f'<td class="detail" data-v="{_e(_detail(r))}">{_e(_detail(r))}</td>'
             "</tr>")
     head = ("<tr><th>Model</th><th>Format</th><th>Status</th><th>Max abs</th>"
             "<th>Max rel</th><th>Error vs tolerance</th><th>Convert s</th><th>Total s</th>"
             "<th>Time</th><th>WebNN ops</th>"
-            + ("<th>Real browser</th>" if browser else "") + "<th>Details</th></tr>")
+            + ("<th>Real browser</th>" if browser else "")
+            + "".join(f"<th>{_e(p)}</th>" for p in report.profiles) + "<th>Details</th></tr>")
     skipped = ""
     if _skipped(report):
         items = "".join(f"<li><b>{_e(r.name)}</b>: {_e(_detail(r) or 'no reason given')}</li>"

@@ -55,6 +55,11 @@ class ZooResult:
     conversion: dict[str, int] = field(default_factory=dict)
     operations: int = 0
     notes: tuple[str, ...] = ()
+    unsupported: tuple[str, ...] = ()
+    """With a target: what the converted graph uses outside its limits
+    (`converter.targets.check.summary`); any makes the row fail."""
+    profiles: dict[str, str] = field(default_factory=dict)
+    """Per built-in profile run (`run_entry(profiles=...)`): its verdict (`profile_verdict`)."""
 
     @property
     def total_seconds(self) -> float:
@@ -72,7 +77,17 @@ class ZooResult:
                 "outputs": list(self.outputs), "divergence": self.divergence,
                 "timings": {k: round(v, 6) for k, v in self.timings.items()},
                 "conversion": dict(self.conversion), "operations": self.operations,
-                "notes": list(self.notes)}
+                "notes": list(self.notes),
+                **({"unsupported": list(self.unsupported)} if self.unsupported else {}),
+                **({"profiles": dict(self.profiles)} if self.profiles else {})}
+
+
+def profile_verdict(r: ZooResult) -> str:
+    """One profile column's cell: pass, fail, error, skipped, or `unsupported (op role
+    dtype, ...)` when the graph uses what the profile lacks."""
+    if r.unsupported:
+        return f"unsupported ({', '.join(r.unsupported)})"
+    return r.status
 
 
 @dataclass(frozen=True)
@@ -85,18 +100,23 @@ class ZooReport:
     jobs: int
     started: str
     seconds: float
+    profiles: tuple[str, ...] = ()
+    """The profiles each row was also run under (a report column each)."""
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.results) for s in STATUSES}
 
     @property
     def passed(self) -> bool:
-        return all(r.status in ("pass", "skipped") for r in self.results)
+        return all(r.status in ("pass", "skipped")
+                   and all(v in ("pass", "skipped") for v in r.profiles.values())
+                   for r in self.results)
 
     def to_dict(self) -> dict[str, Any]:
         return {"backend": self.backend, "device": self.device, "jobs": self.jobs,
                 "started": self.started, "seconds": round(self.seconds, 3),
                 "summary": {"total": len(self.results), **self.counts()},
+                **({"profiles": list(self.profiles)} if self.profiles else {}),
                 "models": [r.to_dict() for r in self.results]}
 
     def to_text(self) -> str:
@@ -110,6 +130,8 @@ class ZooReport:
                           f"{r.divergence.get('node')!r}")
             lines.append(f"{r.name:<{width}}  {r.status.upper():<7} {err:<17} "
                          f"{r.total_seconds:7.2f}s  {detail}".rstrip())
+            lines += [f"{'':<{width}}  {p}: {r.profiles[p]}" for p in self.profiles
+                      if p in r.profiles]
         c = self.counts()
         lines.append(f"{len(self.results)} models: {c['pass']} pass, {c['fail']} fail, "
                      f"{c['error']} error, {c['skipped']} skipped ({self.seconds:.1f}s, "
@@ -118,10 +140,27 @@ class ZooReport:
 
 
 def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
-              threads: int = 0, debug: bool = False, precision: str = "float32") -> ZooResult:
+              threads: int = 0, debug: bool = False, precision: str = "float32",
+              target: str | None = None, profiles: Sequence[str] = ()) -> ZooResult:
     """Convert and validate one entry; never raises (see the module docstring). With
     `precision="float16"` (`convert(precision=...)`) the entry's tolerances, sized for
-    float32, are widened to at least the float16 defaults (`validate.default_tolerance`)."""
+    float32, are widened to at least the float16 defaults (`validate.default_tolerance`).
+    `target` converts and validates for that target (`validate(target=...)`: what the graph
+    uses outside its limits is `ZooResult.unsupported` and fails the row); each of
+    `profiles` runs the entry once more with that target, its verdict in
+    `ZooResult.profiles`."""
+    row = _run_entry(entry, backend, device, threads, debug, precision, target)
+    if not profiles or row.status == "skipped":
+        return row
+    import dataclasses
+
+    verdicts = {p: profile_verdict(_run_entry(entry, backend, device, threads, debug,
+                                              precision, p)) for p in profiles}
+    return dataclasses.replace(row, profiles=verdicts)
+
+
+def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: bool,
+               precision: str, target: str | None) -> ZooResult:
     from ..conversion import convert
     from ..errors import ConversionError
     from ..frontends.detect import detect_format
@@ -152,7 +191,8 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
         result = convert(model, free_dims=dict(entry.free_dims) or None,
                          input_shapes=shapes or None,
                          pin_inputs=dict(entry.pin_inputs) or None,
-                         signature=entry.signature, fmt=fmt, precision=precision)
+                         signature=entry.signature, fmt=fmt, precision=precision,
+                         target=target)
         timings["convert"] = time.perf_counter() - start
         rtol, atol = entry.rtol, entry.atol
         if precision != "float32":
@@ -165,7 +205,7 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
         report = validate(model, inputs=overrides or None, seed=entry.seed, backend=backend,
                           device=device, rtol=rtol, atol=atol, threads=threads,
                           result=result, expected=stored_outputs(entry, result) or None,
-                          precision=precision)
+                          precision=precision, target=target)
     except ModelChanged as exc:
         timings["total"] = time.perf_counter() - start
         return ZooResult(status="error", format=fmt, message=str(exc),
@@ -191,18 +231,25 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
     overflow = next((n for n in report.notes if n.startswith("float16 overflow first")), None)
     if failed and overflow:  # precision="float16": say why in the row's message
         message += f" ({overflow}: numerically unsuited to float16)"
+    from ..targets.check import summary
+
+    unsupported = tuple(summary(report.target_violations))
+    if unsupported:
+        message = "; ".join(filter(None, [message, f"{report.target} lacks "
+                                          f"{', '.join(unsupported)}"]))
     return ZooResult(
         status="pass" if report.passed else "fail", format=fmt, message=message,
         max_abs=float(report.max_abs), max_rel=float(report.max_rel),
         outputs=tuple(c.to_dict() for c in report.outputs),
         divergence=report.divergence.to_dict() if report.divergence else None,
         timings=timings, conversion=dict(report.conversion),
-        operations=len(result.graph.operations), notes=tuple(report.notes), **base)
+        operations=len(result.graph.operations), notes=tuple(report.notes),
+        unsupported=unsupported, **base)
 
 
 def _worker(entry: ZooEntry, backend: str, device: str, threads: int,
-            precision: str = "float32") -> ZooResult:
-    return run_entry(entry, backend, device, threads, precision=precision)
+            precision: str = "float32", profiles: Sequence[str] = ()) -> ZooResult:
+    return run_entry(entry, backend, device, threads, precision=precision, profiles=profiles)
 
 
 def _worker_signals() -> None:
@@ -232,11 +279,13 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
 
 def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "reference",
             device: str = "cpu", on_done: Callable[[str], None] | None = None,
-            skip: Mapping[str, str] | None = None, precision: str = "float32") -> ZooReport:
+            skip: Mapping[str, str] | None = None, precision: str = "float32",
+            profiles: Sequence[str] = ()) -> ZooReport:
     """Run every entry (see the module docstring). `skip` maps entry names to a reason:
     those entries are not run and appear in the report as "skipped" with that reason
     (reason_code "not_run"), e.g. slow entries without --include-slow. `precision` converts
-    every entry to it (`run_entry`)."""
+    every entry to it (`run_entry`). `profiles` (target names) adds one verdict per profile
+    to each row (`run_entry(profiles=...)`; the report has a column per profile)."""
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     done = on_done or (lambda _name: None)
@@ -256,7 +305,8 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
     workers = min(jobs, len(runnable))
     if workers <= 1:
         for i in runnable:
-            results[i] = run_entry(entries[i], backend, device, precision=precision)
+            results[i] = run_entry(entries[i], backend, device, precision=precision,
+                                   profiles=profiles)
             done(entries[i].name)
     else:
         import multiprocessing
@@ -268,7 +318,8 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
             pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                        initializer=_worker_signals)
             try:
-                futures = {pool.submit(_worker, entries[i], backend, device, 1, precision): i
+                futures = {pool.submit(_worker, entries[i], backend, device, 1, precision,
+                                       tuple(profiles)): i
                            for i in runnable}
                 for fut in as_completed(futures):
                     i = futures[fut]
@@ -292,4 +343,4 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
             else:
                 os.environ["OMP_NUM_THREADS"] = env_threads
     return ZooReport(tuple(r for r in results if r is not None), backend, device, jobs,
-                     started, time.perf_counter() - t0)
+                     started, time.perf_counter() - t0, tuple(profiles))

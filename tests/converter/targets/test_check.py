@@ -156,7 +156,7 @@ def test_builtin_profiles_on_int64_gather_indices(name: str, lacks: bool) -> Non
     x = b.input("x", [2, 3], "float32")
     idx = b.constant(np.zeros((2, 3), np.int64), "int64")
     g = b.build({"y": b.gather_elements(x, idx)})
-    lines = [v.line() for v in check_graph(g, name)]
+    lines = [v.line() for v in check_graph(g, load_target(name))]
     want = "chromium-coreml lacks gatherElements indices int64 (operand 'constant #0'"
     assert any(line.startswith(want) for line in lines) == lacks, lines
 
