@@ -30,6 +30,12 @@ Exceptions (operations left in float32), each named in the notes:
   results cast down to float16). A result beyond the range then rounds to +-inf in float16:
   validation fails and names the output and the first diverging node (`validate`), never a
   silent pass.
+- integer arithmetic carried in float32 stays in float32, where it is exact (float16 holds
+  whole numbers up to 2048 only): values cast from an integer type and `dequantizeLinear`
+  with a scale of ones (how ConvInteger, MatMulInteger and DynamicQuantizeLinear convert),
+  and what `INTEGER_OPS` compute from them and whole-number constants (reading the original
+  float32 constants). The first operation that takes them back to real values (a scale
+  multiplication, a division) computes in float32 and its result goes to float16.
 - an operation the builder refuses in float16 (none of the spec's float operators should;
   kept as a safety net) computes in float32 the same way.
 
@@ -57,6 +63,14 @@ PRECISIONS = ("float32", "float16")
 """The values of `precision` (`convert(precision=...)`, `--precision`)."""
 FLOAT16_MAX = float(np.finfo(np.float16).max)
 FLOAT16_TINY = float(np.finfo(np.float16).smallest_subnormal)
+INTEGER_OPS = frozenset({
+    "identity", "reshape", "transpose", "slice", "pad", "concat", "split", "expand", "tile",
+    "reverse", "gather", "gatherElements", "gatherND", "triangular", "where", "add", "sub",
+    "mul", "neg", "abs", "relu", "max", "min", "clamp", "roundEven", "floor", "ceil",
+    "reduceSum", "reduceMax", "reduceMin", "maxPool2d", "cumulativeSum", "conv2d",
+    "convTranspose2d", "matmul"})
+"""Operations whose result is whole numbers when every float32 operand is (clamp's bounds
+and pad's value are taken as they are)."""
 WIDE, NARROW = "float32", "float16"
 
 
@@ -107,6 +121,9 @@ class _Pass:
         self.half: dict[int, MLOperand] = {}    # old float32 operand -> its float16 form
         self.full: dict[int, MLOperand] = {}    # old float32 operand -> its float32 form
         self.kept: list[str] = []
+        self.integral: set[int] = set()  # old float32 operands holding integer arithmetic
+        self.scaled: list[str] = []      # operations taking integer arithmetic back to floats
+        self._whole: dict[int, bool] = {}
         self.big: list[str] = []
         self.flushed = 0
 
@@ -125,9 +142,13 @@ class _Pass:
         return self.half[key]
 
     def widen(self, old: MLOperand) -> MLOperand:
+        """The float32 form of a float32 operand (a constant: its original values)."""
         key = id(old)
         if key not in self.full:
-            self.full[key] = self.cast(self.half[key], WIDE)
+            self.full[key] = (
+                MLOperand(self.b, old.descriptor, "constant", value=old.value)
+                if old.kind == "constant" and old.value is not None
+                else self.cast(self.half[key], WIDE))
         return self.full[key]
 
     def constant(self, old: MLOperand, where: str) -> None:
@@ -174,10 +195,53 @@ class _Pass:
         result = getattr(self.b, sig.method)(*args, **kwargs)
         return list(result) if isinstance(result, (list, tuple)) else [result]
 
+    def integer_valued(self, old: MLOperand) -> bool:
+        """Whether a float32 operand holds integers exactly: integer arithmetic carried in
+        float32 (`integral`), or a constant of whole numbers within 2**24."""
+        if id(old) in self.integral:
+            return True
+        if old.kind != "constant" or old.value is None:
+            return False
+        key = id(old)
+        if key not in self._whole:
+            v = old.value
+            self._whole[key] = bool(np.all(np.isfinite(v)) and np.all(v == np.round(v))
+                                    and np.all(np.abs(v) <= 1 << 24))
+        return self._whole[key]
+
+    def starts_integers(self, operation: Operation) -> bool:
+        """An operation whose float32 result is whole numbers from integer values: a cast
+        from an integer type, dequantizeLinear with a scale of ones (ConvInteger,
+        MatMulInteger, DynamicQuantizeLinear's integer path as converted)."""
+        if operation.op == "cast":
+            return operation.args[1] == WIDE and operation.args[0].data_type not in (
+                WIDE, NARROW)
+        if operation.op == "dequantizeLinear":
+            scale = operation.args[1]
+            return scale.kind == "constant" and scale.value is not None and bool(
+                np.all(scale.value == 1))
+        return False
+
     def replay(self, operation: Operation, where: str) -> None:
-        floats = any(o.data_type == WIDE for o in (*operation.operand_inputs(),
-                                                   *operation.outputs)) or (
+        wide_in = [o for o in operation.operand_inputs() if o.data_type == WIDE]
+        floats = bool(wide_in) or any(o.data_type == WIDE for o in operation.outputs) or (
             operation.op == "cast" and operation.args[1] == WIDE)
+        integers = self.starts_integers(operation) or any(
+            id(o) in self.integral for o in wide_in)
+        if integers:  # integer arithmetic: exact in float32, not in float16
+            whole = self.starts_integers(operation) or (
+                operation.op in INTEGER_OPS and all(self.integer_valued(o) for o in wide_in))
+            for old, new in zip(operation.outputs, self.call(operation, WIDE), strict=True):
+                if old.data_type == WIDE:
+                    self.full[id(old)] = new
+                    if whole:
+                        self.integral.add(id(old))
+                else:
+                    self.same[id(old)] = new
+            if not whole and any(o.data_type == WIDE for o in operation.outputs):
+                self.scaled.append(where)
+            return
+        outputs: list[MLOperand] | None
         if floats:
             try:
                 outputs = self.call(operation, NARROW)
@@ -194,8 +258,7 @@ class _Pass:
         outputs = self.call(operation, WIDE)
         for old, new in zip(operation.outputs, outputs, strict=True):
             if old.data_type == WIDE:
-                self.full[id(old)] = new
-                self.half[id(old)] = self.cast(new, NARROW)
+                self.full[id(old)] = new  # its float16 form: cast when read (`narrow`)
             else:
                 self.same[id(old)] = new
 
@@ -219,26 +282,28 @@ def to_precision(graph: MLGraph, precision: str) -> Halved:
     for name, operand in graph.inputs.items():
         new = b.input(name, shape=list(operand.shape), data_type=operand.data_type)
         (p.full if operand.data_type == WIDE else p.same)[id(operand)] = new
-    before = after = 0
+    before = 0
     for index, c in enumerate(graph.constants):
         if c.data_type == WIDE:
             before += c.descriptor.byte_length
             p.constant(c, f"constant #{index} {list(c.shape)}")
-            after += (c.descriptor.byte_length if id(c) in p.full
-                      else c.descriptor.byte_length // 2)
         else:  # read-only data: shared with the original graph
             p.same[id(c)] = MLOperand(b, c.descriptor, "constant", value=c.value)
     for index, operation in enumerate(graph.operations):
         p.replay(operation, _describe(operation, index))
     results: dict[str, MLOperand] = {}
     for name, operand in graph.outputs.items():
-        if operand.data_type == WIDE:
-            got = p.narrow(operand)
-            results[name] = p.cast(got, WIDE) if got is not None else p.widen(operand)
-        else:
-            got = p.same[id(operand)]
-            results[name] = got if got.kind == "output" else b.identity(got)
+        if operand.data_type == WIDE and id(operand) not in p.integral:
+            half = p.narrow(operand)
+            results[name] = p.cast(half, WIDE) if half is not None else p.widen(operand)
+            continue
+        # integer arithmetic keeps its exact float32 value; other types are unchanged
+        got = p.widen(operand) if operand.data_type == WIDE else p.same[id(operand)]
+        results[name] = got if got.kind == "output" else b.identity(got)
     built = b.build(results)
+    shared = {id(c.value) for c in graph.constants if c.data_type != WIDE}
+    after = sum(c.descriptor.byte_length for c in built.constants
+                if c.data_type in (WIDE, NARROW) and id(c.value) not in shared)
     order = {name: built.inputs[name] for name in graph.inputs if name in built.inputs}
     if list(order) != list(built.inputs):  # the original's input order
         built = dataclasses.replace(built, inputs=order)
@@ -263,6 +328,11 @@ def _notes(graph: MLGraph, p: _Pass, before: int, after: int) -> list[str]:
     if p.big:
         notes.append(f"float16: kept in float32 (values beyond float16's range +-65504, not "
                      f"saturated): {_listed(p.big)}")
+    if p.scaled:
+        notes.append(f"float16: integer arithmetic carried in float32 (values cast from integer "
+                     f"types, dequantizeLinear with a scale of 1) kept in float32, exact there; "
+                     f"the operations scaling it back to real values compute in float32, their "
+                     f"results rounded to float16: {_listed(p.scaled)}")
     if p.kept:
         notes.append(f"float16: operations computed in float32 (results rounded to float16): "
                      f"{_listed(p.kept)}")

@@ -139,6 +139,37 @@ def test_constant_beyond_float16_range_is_kept_float32(tmp_path: Path) -> None:
     assert np.all(got[:, 4:] == 0)
 
 
+def test_integer_arithmetic_stays_exact_in_float32(tmp_path: Path) -> None:
+    """MatMulInteger accumulates uint8 products to about 3.3e6 (float16 holds whole numbers
+    to 2048, and overflows at 65504): the integer path stays float32 and exact, the scale
+    multiplication computes in float32 and rounds to float16."""
+    rng = np.random.default_rng(0)
+    w = rng.integers(200, 256, (64, 4)).astype(np.uint8)
+    graph = helper.make_graph(
+        [helper.make_node("MatMulInteger", ["x", "w"], ["acc"]),
+         helper.make_node("Cast", ["acc"], ["f"], to=TensorProto.FLOAT),
+         helper.make_node("Mul", ["f", "s"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.UINT8, [1, 64])],
+        [helper.make_tensor_value_info("acc", TensorProto.INT32, [1, 4]),
+         helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])],
+        [numpy_helper.from_array(w, "w"),
+         numpy_helper.from_array(np.array([1e-3], np.float32), "s")])
+    path = tmp_path / "mmi.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=8), path)
+    result = convert(path, precision="float16")
+    x = rng.integers(200, 256, (1, 64)).astype(np.uint8)
+    got = result.run({"x": x})
+    acc, y = ort.InferenceSession(str(path)).run(None, {"x": x})
+    assert int(acc.max()) > 1 << 21
+    np.testing.assert_array_equal(got["acc"], acc)
+    np.testing.assert_array_equal(got["y"], y.astype(np.float16).astype(np.float32))
+    assert [o.op for o in result.graph.operations if o.outputs[0].data_type == "float16"] == [
+        "cast"]  # the scaled value to float16, then back at the boundary
+    assert any("integer arithmetic carried in float32" in w and "mul #" in w
+               for w in result.report.warnings)
+
+
 def test_overflow_fails_validation_with_a_clear_note(tmp_path: Path) -> None:
     """x * 300 * 300 overflows float16 (65504) for |x| > 0.73: validate fails, the note
     says float16 overflow, the divergence search (on the float16 graph) names the node."""
