@@ -267,8 +267,9 @@ def lower(graph: MLGraph, target: Target, *, only: Iterable[str] | None = None) 
         if c.data_type in rw.retype:  # values checked by the retyping function
             assert c.value is not None
             narrow = rw.retype[c.data_type]
-            new[id(c)] = MLOperand(b, rw.retyped(c.descriptor), "constant",
-                                   value=np.ascontiguousarray(c.value.astype(narrow)))
+            value = np.array(c.value, dtype=narrow, order="C")  # keeps a scalar's rank 0
+            value.flags.writeable = False
+            new[id(c)] = MLOperand(b, rw.retyped(c.descriptor), "constant", value=value)
         else:
             new[id(c)] = MLOperand(b, c.descriptor, "constant", value=c.value)
     for index, operation in enumerate(graph.operations):

@@ -271,7 +271,7 @@ def _narrow_one(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
         if value is not None:
             lo, hi = _bounds(narrow)
             if value.size == 0 or (value.min() >= lo and value.max() <= hi):
-                return rw.b.constant(np.ascontiguousarray(value.astype(narrow)), narrow)
+                return rw.b.constant(np.array(value, dtype=narrow, order="C"), narrow)
         return rw.emit1("cast", operand, narrow)
 
     args, options = _replace(operation, down)

@@ -80,6 +80,23 @@ def test_int64_ids_gather_embeddings(no64: Target) -> None:
     np.testing.assert_array_equal(got, table[feed])  # numpy's take on the int64 ids
 
 
+def test_scalar_int64_index_keeps_its_rank(no64: Target) -> None:
+    """gather with a rank-0 int64 constant index (BERT's pooler takes token 0) stays rank 0
+    once narrowed."""
+    ctx = ML().create_context()
+    b = MLGraphBuilder(ctx)
+    x = b.input("x", shape=[2, 5, 3], data_type="float32")
+    ids = b.input("ids", shape=[2], data_type="int64")
+    first = b.gather(x, b.constant(np.array(0, np.int64), "int64"), axis=1)
+    graph = b.build({"first": first, "ids": b.identity(ids)})
+    g = lower(graph, no64).graph
+    assert g.output_descriptors["first"].shape == (2, 3)
+    assert [c.shape for c in g.constants] == [()]
+    feed = np.random.default_rng(4).standard_normal((2, 5, 3)).astype(np.float32)
+    got = ctx.compute(g, {"x": feed, "ids": np.array([1, 2], np.int32)})["first"]
+    np.testing.assert_array_equal(got, feed[:, 0])
+
+
 def test_argmax_int64_output(no64: Target) -> None:
     ctx = ML().create_context()
     b = MLGraphBuilder(ctx)
