@@ -28,7 +28,10 @@ The rules (see `RULES`; the README's "Chromium's deviations" table lists what ea
 around): pool-padding, pool-dilations, convtranspose-groups, convtranspose-dilations,
 convtranspose-padding, scatterelements-indices, slice-strides, gatherelements-indices
 (behaviour of Chromium's LiteRT backend); widen-types, reduce-l1-unsigned, clamp-minmax,
-abs-minmax, dequantize-uint4, narrow-int64 (limits;
+abs-minmax, dequantize-uint4, float32-compute, dequantize-widen (`rules_casts`),
+compose-activation/-logical/-reduce/-normalization/-recurrent/-misc (`rules_compose`: an
+operator the target lacks composed from ones it has), rank-limits (`rules_rank`),
+narrow-int64 (limits;
 narrow-int64 in `rules_narrow` also re-types the whole graph, inputs and outputs included,
 where the target cannot carry 64-bit integers at all).
 """
@@ -42,6 +45,9 @@ from . import rules_gather, rules_quant, rules_spatial, rules_types
 from . import rules_casts, rules_compose  # after the exact rules: casts, then compositions
 
 # isort: split
+from . import rules_rank
+
+# isort: split
 from . import rules_narrow  # last: it narrows what the exact rules leave
 from .rewrite import RULES, Lowered, Rewrite, Rule, lower, rule, rules_for
 
@@ -50,4 +56,4 @@ LIMITS_RULES: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.lim
 
 __all__ = ["LIMITS_RULES", "RULES", "Lowered", "Rewrite", "Rule", "lower", "rule", "rules_for",
            "rules_casts", "rules_compose", "rules_gather", "rules_narrow", "rules_quant",
-           "rules_spatial", "rules_types"]
+           "rules_rank", "rules_spatial", "rules_types"]
