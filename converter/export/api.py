@@ -7,7 +7,10 @@ Formats:
   identifiers and constant placement) and its weights.
 - "js": `<stem>.js` and `<stem>.html`, plus the "webnn" files; the module reads the
   `<stem>.weights` blob, which is therefore written even with `weights="safetensors"`
-  (without a manifest then: the module embeds its own).
+  (without a manifest then: the module embeds its own). A graph with a NaN option value
+  (`pad`'s value) gets no `<stem>.webnn` text (its numbers have no NaN; a warning says so):
+  the JavaScript writes `NaN` (and infinities as `Infinity`), the text format `1e999` for
+  infinities; "webnn" and "all" refuse such a graph (`NotRepresentable`).
 - "onnx": `<stem>.onnx` from `converter.export.onnx.to_onnx(graph)` (tensor data goes to
   `<stem>.onnx.data` when the model would exceed protobuf's 2 GiB limit).
 - "all": "webnn", "js" and "onnx" (not the JSON twin, an alternative spelling of the
@@ -124,16 +127,20 @@ def _write_onnx(module: Any, graph: MLGraph, folder: Path, stem: str) -> list[Pa
     return [path]
 
 
-def _write_text_safetensors(p: WebnnPlan, folder: Path, stem: str, blob: bool
-                            ) -> list[Path]:
-    """`<stem>.webnn` + `<stem>.safetensors` (+ the `<stem>.weights` blob when `blob`)."""
+def _write_text_safetensors(p: WebnnPlan, folder: Path, stem: str, blob: bool,
+                            text: bool = True) -> list[Path]:
+    """`<stem>.webnn` (unless not `text`) + `<stem>.safetensors` (+ the `<stem>.weights`
+    blob when `blob`)."""
     from converter.serialize.safetensors_weights import write_safetensors
 
-    text_path = folder / f"{stem}.webnn"
-    with open(text_path, "w", encoding="utf-8", newline="\n") as f:
-        for chunk in p.iter_text():
-            f.write(chunk)
-    written = [text_path, write_safetensors(p, folder / f"{stem}.safetensors")]
+    written = []
+    if text:
+        text_path = folder / f"{stem}.webnn"
+        with open(text_path, "w", encoding="utf-8", newline="\n") as f:
+            for chunk in p.iter_text():
+                f.write(chunk)
+        written.append(text_path)
+    written.append(write_safetensors(p, folder / f"{stem}.safetensors"))
     if blob:
         with open(folder / f"{stem}.weights", "wb") as fb:
             write_weights(p, fb)
@@ -148,10 +155,16 @@ def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str,
         written += write_webnn_json(graph, folder, stem, name, weights=weights)
     if fmt in ("webnn", "js", "all"):
         p = plan(graph, name)
+        problem = p.text_problem() if fmt == "js" else ""
+        if problem:
+            warnings.warn(f"export: {stem}.webnn left out: {problem}, which the .webnn text "
+                          f"cannot hold (its numbers have no NaN); {stem}.js carries it",
+                          stacklevel=3)
         if weights == "safetensors":
-            written += _write_text_safetensors(p, folder, stem, blob=fmt != "webnn")
+            written += _write_text_safetensors(p, folder, stem, blob=fmt != "webnn",
+                                               text=not problem)
         else:
-            written += write_webnn(graph, folder, stem, name, plan_=p)
+            written += write_webnn(graph, folder, stem, name, plan_=p, text=not problem)
         if fmt in ("js", "all"):
             written += write_javascript(graph, folder, stem, name, plan_=p)
     if fmt in ("onnx", "all"):

@@ -11,6 +11,10 @@ class WebnnExportError(ValueError):
     """The graph cannot be written in the webnn-graph text format."""
 
 
+class NotRepresentable(WebnnExportError):
+    """A value the text format has no spelling for (NaN: its numbers have no NaN)."""
+
+
 class WebnnFormatError(ValueError):
     """A `.webnn`, `.weights` or manifest file is malformed or cannot be loaded.
 
@@ -37,4 +41,4 @@ class WeightsMismatch(ValueError):
     declaration; the loader reports it at the declaration (file and position)."""
 
 
-__all__ = ["WebnnExportError", "WebnnFormatError", "WeightsMismatch"]
+__all__ = ["NotRepresentable", "WebnnExportError", "WebnnFormatError", "WeightsMismatch"]

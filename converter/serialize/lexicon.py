@@ -3,7 +3,8 @@
 Identifiers use the alphabet `[A-Za-z_/$][A-Za-z0-9_./]*`, are no keyword and do not start
 with true/false/null (the reference parser tries literals first). Strings escape only `"` and
 `\\`. Numbers: integers as digits, floats in shortest round-trip form, infinities as
-`1e999` / `-1e999`; NaN and booleans are refused (`WebnnExportError`).
+`1e999` / `-1e999`; NaN is refused (`NotRepresentable`: the format's numbers have no
+NaN; `has_nan` finds one before writing), booleans too (`WebnnExportError`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 
 from converter.webnn import MLOperand
 
-from .errors import WebnnExportError
+from .errors import NotRepresentable, WebnnExportError
 from .tables import KEYWORDS
 
 IDENT_RE = re.compile(r"[A-Za-z_/$][A-Za-z0-9_./]*\Z")
@@ -57,13 +58,23 @@ def format_number(value: Any, what: str = "value") -> str:
         return str(int(value))
     f = float(value)
     if math.isnan(f):
-        raise WebnnExportError(f"{what}: NaN cannot be written in the .webnn text format")
+        raise NotRepresentable(f"{what}: NaN cannot be written in the .webnn text format")
     if math.isinf(f):
         return "1e999" if f > 0 else "-1e999"
     text = repr(f)
     if "." not in text and "e" not in text:  # pragma: no cover - repr always has one
         text += ".0"
     return text
+
+
+def has_nan(value: Any) -> bool:
+    """Whether an argument value (a number, or a list of them, nested) holds a NaN, which
+    `format_number` refuses; operands, strings and booleans hold none."""
+    if isinstance(value, (float, np.floating)):
+        return math.isnan(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return any(has_nan(v) for v in value)
+    return False
 
 
 def format_value(value: Any, idents: Mapping[int, str], what: str) -> str:

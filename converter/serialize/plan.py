@@ -23,7 +23,8 @@ their manifest `byteLength` is ceil(count / 2). (The format's reference tooling 
 one byte per element; `graph_builder` reads both layouts.)
 
 Restrictions: the text has no NaN and no infinity. NaN option values are rejected
-(`WebnnExportError`); infinite bounds of `clamp` on float inputs are dropped (no bound is the
+(`NotRepresentable`, a `WebnnExportError`; `WebnnPlan.text_problem` names the first before
+anything is written); infinite bounds of `clamp` on float inputs are dropped (no bound is the
 same operation); other infinite option values (e.g. a `pad` value of -Infinity) are written
 as `1e999` / `-1e999`, which is valid number syntax and reads back as infinity in Python (and
 in Rust's float parser). Graph input/output names are sanitised to the identifier alphabet
@@ -46,7 +47,7 @@ from converter.webnn import MLGraph, MLOperand, Operation
 from converter.webnn.dtypes import FOUR_BIT_TYPES, pack_4bit
 
 from .errors import WebnnExportError
-from .lexicon import IDENT_RE, Namer, format_number, format_string, format_value
+from .lexicon import IDENT_RE, Namer, format_number, format_string, format_value, has_nan
 from .tables import (
     MANIFEST_FORMAT,
     MULTI_OUTPUT_OPS,
@@ -134,6 +135,16 @@ class WebnnPlan:
             lines.append(f"  {json.dumps(key)}: {text},")
         lines[-1] = lines[-1][:-1]
         return "\n".join(lines) + "\n}\n"
+
+    def text_problem(self) -> str:
+        """What the `.webnn` text cannot hold ('' when nothing): the first operation with a
+        NaN option value (e.g. `pad`'s value), which `iter_text` would refuse
+        (`NotRepresentable`). The JavaScript export writes it as `NaN`."""
+        for index, operation in enumerate(self.graph.operations):
+            for key, value in self.node_parts(operation)[2]:
+                if not isinstance(value, MLOperand) and has_nan(value):
+                    return f"{operation.op} #{index}: option {key} is NaN"
+        return ""
 
     def text(self) -> str:
         """The whole `.webnn` text."""

@@ -36,22 +36,25 @@ def to_webnn(graph: MLGraph, name: str = "graph") -> WebnnFiles:
 
 
 def write_webnn(graph: MLGraph, outdir: str | Path, stem: str = "model",
-                name: str | None = None, plan_: WebnnPlan | None = None) -> list[Path]:
+                name: str | None = None, plan_: WebnnPlan | None = None, *,
+                text: bool = True) -> list[Path]:
     """Write `<stem>.webnn`, `<stem>.weights` and `<stem>.manifest.json` into `outdir`
-    (which must exist); returns the paths. Files are written directly: use
-    `converter.export.api.export` for all-or-nothing output."""
+    (which must exist); returns the paths. `text=False` leaves the `.webnn` text out (the
+    blob and manifest alone, as the JavaScript export reads them). Files are written
+    directly: use `converter.export.api.export` for all-or-nothing output."""
     outdir = Path(outdir)
     p = plan_ or plan(graph, name or stem)
     text_path = outdir / f"{stem}.webnn"
     weights_path = outdir / f"{stem}.weights"
     manifest_path = outdir / f"{stem}.manifest.json"
-    with open(text_path, "w", encoding="utf-8", newline="\n") as f:
-        for chunk in p.iter_text():
-            f.write(chunk)
+    if text:
+        with open(text_path, "w", encoding="utf-8", newline="\n") as f:
+            for chunk in p.iter_text():
+                f.write(chunk)
     with open(weights_path, "wb") as fb:
         write_weights(p, fb)
     manifest_path.write_text(p.manifest_json(), encoding="utf-8")
-    return [text_path, weights_path, manifest_path]
+    return [*([text_path] if text else []), weights_path, manifest_path]
 
 
 __all__ = ["WebnnFiles", "to_webnn", "write_webnn"]

@@ -160,6 +160,32 @@ def test_export_error_for_unwritable_graph_leaves_nothing(tmp_path: Path) -> Non
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("weights", ["blob", "safetensors"])
+def test_js_export_carries_nan_and_leaves_the_text_out(tmp_path: Path, weights: str) -> None:
+    """The .webnn text has no NaN: format "js" writes the module (NaN, Infinity as
+    JavaScript literals) and the weights it reads, leaves the text out and says so;
+    "webnn" and "all" refuse the graph."""
+    from converter.serialize.errors import NotRepresentable
+
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", [2], "float32")
+    w = b.constant(np.arange(6, dtype=np.float32))  # a weights-blob constant
+    graph = b.build({"y": b.pad(x, [1], [1], value=float("nan")),
+                     "z": b.pad(b.add(b.reshape(w, [6]), b.pad(x, [2], [2])), [1], [0],
+                                value=float("-inf"))})
+    with pytest.warns(UserWarning, match=r"model\.webnn left out: pad #0: option value is "
+                                         r"NaN.*model\.js carries it"):
+        paths = export(graph, tmp_path / "js", format="js", weights=weights)
+    names = sorted(p.name for p in paths)
+    assert "model.webnn" not in names and not (tmp_path / "js" / "model.webnn").exists()
+    assert {"model.js", "model.html", "model.weights"} <= set(names)
+    module = (tmp_path / "js" / "model.js").read_text()
+    assert "value: NaN" in module and "value: -Infinity" in module
+    for fmt in ("webnn", "all"):
+        with pytest.raises(NotRepresentable, match=r"pad\.value: NaN"):
+            export(graph, tmp_path / fmt, format=fmt)
+
+
 def test_load_folder_needs_one_graph(tmp_path: Path) -> None:
     graph, _ = _simple()
     export(graph, tmp_path, stem="a")

@@ -10,7 +10,7 @@ import struct
 import numpy as np
 import pytest
 
-from converter.serialize.errors import WebnnExportError
+from converter.serialize.errors import NotRepresentable, WebnnExportError
 from converter.serialize.lexicon import (
     format_number,
     format_string,
@@ -256,8 +256,17 @@ def test_infinite_clamp_bounds_are_dropped_and_pad_infinity_written(b: MLGraphBu
 def test_nan_option_values_are_rejected(b: MLGraphBuilder) -> None:
     x = b.input("x", [2, 2], "float32")
     graph = b.build({"p": b.pad(x, [1, 1], [0, 0], value=float("nan"))})
-    with pytest.raises(WebnnExportError, match=r"pad\.value: NaN"):
+    with pytest.raises(NotRepresentable, match=r"pad\.value: NaN"):
         to_webnn(graph)
+    assert issubclass(NotRepresentable, WebnnExportError)
+    assert plan(graph).text_problem() == "pad #0: option value is NaN"
+
+
+def test_text_problem_is_empty_for_infinities_and_nan_constants(b: MLGraphBuilder) -> None:
+    x = b.input("x", [2, 2], "float32")
+    nan = b.constant(np.full((2, 2), np.nan, np.float32))  # bytes, not a number literal
+    graph = b.build({"p": b.pad(b.add(x, nan), [1, 1], [0, 0], value=float("inf"))})
+    assert plan(graph).text_problem() == ""
 
 
 def test_quantized_header_and_graph_name_escaping(b: MLGraphBuilder) -> None:
