@@ -57,3 +57,33 @@ def _usable(rw: Rewrite, data_type: str) -> bool:
     return rw.supports("dequantizeLinear", "input", data_type) and \
         rw.supports("dequantizeLinear", "zeroPoint", data_type) and \
         (not isinstance(types, Sequence) or data_type in types)
+
+
+def _smallest_divisor(n: int) -> int:
+    """The smallest divisor of `n` above 1 (`n` itself when prime)."""
+    return next((d for d in range(2, int(n ** 0.5) + 1) if n % d == 0), n)
+
+
+@rule("dequantize-blocks", "dequantizeLinear",
+      why="Chromium (LiteRT) fails to build a graph whose non-square dequantizeLinear with "
+          "one scale per row (scale [N, 1] of an [N, K] input) feeds a matmul")
+def dequantize_blocks(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """dequantizeLinear with constant scale and zero point that hold one block along an axis
+    where the input is longer (e.g. scale [N, 1] of an [N, K] input, as MatMulNBits with
+    K = block size gives) while another axis is per-element: the scale and zero point
+    repeated into d blocks along that axis (d the smallest divisor of its length above 1),
+    the same values for every element."""
+    x, scale, zero = operation.args
+    s, z = _constant(scale), _constant(zero)
+    if s is None or z is None or x.rank < 2 or x.rank != scale.rank:
+        return None
+    single = [a for a in range(x.rank) if scale.shape[a] == 1 and x.shape[a] > 1]
+    if not single or not any(scale.shape[a] > 1 for a in range(x.rank)):
+        return None
+    for a in single:
+        d = _smallest_divisor(int(x.shape[a]))
+        s, z = np.repeat(s, d, axis=a), np.repeat(z, d, axis=a)
+    new_s = rw.b.constant(np.ascontiguousarray(s), scale.data_type)
+    new_z = rw.b.constant(np.ascontiguousarray(z), zero.data_type)
+    rw.note("dequantize-blocks", "one scale per row as two or more equal blocks")
+    return rw.emit("dequantizeLinear", [x, new_s, new_z], operation.options)

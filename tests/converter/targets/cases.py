@@ -340,6 +340,26 @@ def _uint4_cases() -> list[RuleCase]:
 
         out.append(RuleCase(name, make, {"one": np.ones((1, 1), np.float32)},
                             {"y": expected}, ("dequantize-uint4",)))
+    # MatMulNBits with K = block size: one scale per row of the [N, K] weight, transposed
+    # into a matmul (Chromium fails to build it when N != K)
+    for dt, rules in (("int4", ("dequantize-blocks",)),
+                      ("uint4", ("dequantize-uint4", "dequantize-blocks"))):
+        n, k = 48, 20
+        lo, hi = (-8, 8) if dt == "int4" else (0, 16)
+        q = RNG.integers(lo, hi, (n, k)).astype(np.int8 if dt == "int4" else np.uint8)
+        z = RNG.integers(lo, hi, (n, 1)).astype(q.dtype)
+        s = RNG.uniform(0.01, 0.2, (n, 1)).astype(np.float32)
+        a = RNG.uniform(-1, 1, (1, 3, k)).astype(np.float32)
+        weight = (q.astype(np.float64) - z) * s.astype(np.float64)
+
+        def matmul(b: MLGraphBuilder, q: np.ndarray = q, z: np.ndarray = z, s: np.ndarray = s,
+                   a: np.ndarray = a, dt: str = dt) -> Mapping[str, MLOperand]:
+            w = b.dequantize_linear(b.constant(q, dt), b.constant(s), b.constant(z, dt))
+            return {"y": b.matmul(_inp(b, "a", a), b.transpose(w, permutation=[1, 0]))}
+
+        out.append(RuleCase(f"dequantizeLinear {dt} [{n}x{k}] scale [{n}x1], transpose, "
+                            "matmul", matmul, {"a": a}, {"y": a.astype(np.float64) @ weight.T},
+                            rules, tolerance=(1e-4, 1e-5)))
     return out
 
 
