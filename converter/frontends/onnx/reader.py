@@ -33,6 +33,7 @@ initializers are densified; string tensors are numpy object arrays.
 from __future__ import annotations
 
 import heapq
+import mmap
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import chain
@@ -48,6 +49,7 @@ from onnx import AttributeProto
 from ...errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
 from ...ir import Dim, Node, SourceGraph, ValueInfo
 from ..free_dims import InputDims, check_free_dim_values, check_input_dims, fixes_for
+from .rawdata import split_raw_data, tensor_view
 from .tensors import (
     _sparse_to_array,
     constant_node_value,
@@ -76,6 +78,60 @@ def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto
     if not path.is_file():
         raise InvalidModel(f"model file {str(path)!r} does not exist or is not a file")
     return _parse(path.read_bytes(), str(path)), path.resolve().parent, str(path)
+
+
+def _load_split(model: str | os.PathLike[str] | bytes | onnx.ModelProto
+                ) -> tuple[onnx.ModelProto, Path | None, str, dict[int, memoryview]]:
+    """`load_proto`, with the raw_data of the graph's large numeric initializers left out of
+    the parsed proto and given as read-only views instead (position among the initializers
+    -> bytes; `rawdata.split_raw_data`): into a read-only memory map of the file, or into
+    the bytes given. A ModelProto, an empty file, or bytes the split does not expect are
+    loaded as `load_proto` does (no views)."""
+    if isinstance(model, onnx.ModelProto):
+        return (*load_proto(model), {})
+    if isinstance(model, (bytes, bytearray)):
+        data: bytes | memoryview = bytes(model)
+        label, base_dir = "<bytes>", None
+    else:
+        path = Path(model)
+        if not path.is_file():
+            raise InvalidModel(f"model file {str(path)!r} does not exist or is not a file")
+        label, base_dir = str(path), path.resolve().parent
+        data = _map_file(path)
+    split = split_raw_data(data)
+    if split is None:
+        return _parse(bytes(data), label), base_dir, label, {}
+    return _parse(split.skeleton, label), base_dir, label, split.views
+
+
+def _map_file(path: Path) -> bytes | memoryview:
+    """The file's bytes as a read-only memory map (its pages are read when touched; the
+    map lives as long as a view of it), or read into memory when it cannot be mapped (an
+    empty file, a pipe)."""
+    try:
+        with open(path, "rb") as fh:
+            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return path.read_bytes()
+    return memoryview(mapped)
+
+
+def _checkable(proto: onnx.ModelProto, views: Mapping[int, memoryview]) -> onnx.ModelProto:
+    """What onnx.checker checks for `proto` read without the raw_data of the initializers
+    at `views`' positions: a copy of the skeleton (small) in which each of those tensors is
+    an empty one (dims [0], empty raw_data) of its name and type, so that the checker sees
+    every node, value and initializer but serializes no weights. (The one check it loses,
+    raw_data's size against dims and type, `rawdata.tensor_view` makes.)"""
+    if not views:
+        return proto
+    copy = onnx.ModelProto()
+    copy.CopyFrom(proto)
+    for index in views:
+        tensor = copy.graph.initializer[index]
+        del tensor.dims[:]
+        tensor.dims.append(0)
+        tensor.raw_data = b""
+    return copy
 
 
 def _parse(data: bytes, label: str) -> onnx.ModelProto:
@@ -146,14 +202,15 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
               pin_inputs: Mapping[str, Any] | None = None,
               input_dims: InputDims | None = None) -> SourceGraph:
     """Read an ONNX model into a `SourceGraph` (see the module docstring)."""
-    proto, base_dir, label = load_proto(model)
+    proto, base_dir, label, views = _load_split(model)
     warnings: list[str] = []
     # Given a ModelProto, the checker looks for external data relative to the working
     # directory; given the path it looks beside the model, where the data is.
     external = base_dir is not None and any(
         onnx.external_data_helper.uses_external_data(t) for t in proto.graph.initializer)
     try:
-        onnx.checker.check_model(str(model) if external else proto, full_check=False)
+        onnx.checker.check_model(str(model) if external else _checkable(proto, views),
+                                 full_check=False)
     except Exception as exc:  # noqa: BLE001 - advisory: onnx raises assorted types (C++ too)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         warnings.append(f"onnx.checker: {first}")
@@ -161,8 +218,10 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
     opsets = _opsets(proto, label)
 
     constants: dict[str, np.ndarray] = {}
-    for tensor in graph.initializer:
-        constants[tensor.name] = tensor_to_array(tensor, base_dir, label)
+    for index, tensor in enumerate(graph.initializer):
+        view = views.get(index)
+        constants[tensor.name] = tensor_to_array(tensor, base_dir, label) if view is None \
+            else tensor_view(tensor.name, tensor.data_type, list(tensor.dims), view, label)
     for sparse in graph.sparse_initializer:
         constants[sparse.values.name] = _sparse_to_array(sparse, base_dir, label)
 

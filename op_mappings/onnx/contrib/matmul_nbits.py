@@ -87,8 +87,8 @@ def _filled(ctx: ImportContext, value: int, bits: int, shape: list[int]) -> MLOp
     one made packed)."""
     count = int(np.prod(shape))
     if bits == 4:
-        data = np.full((count + 1) // 2, value | (value << 4), np.uint8)
-        return ctx.packed_constant(data, "uint4", shape)
+        data = bytes([value | (value << 4)]) * ((count + 1) // 2)  # immutable: not copied
+        return ctx.packed_constant(np.frombuffer(data, np.uint8), "uint4", shape)
     return ctx.constant(np.full(shape, value, np.uint8))
 
 
