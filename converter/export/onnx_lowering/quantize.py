@@ -92,6 +92,32 @@ def _dequantize_4bit(e: Emitter, op: Operation) -> str | None:
     return e.cast(y, op.outputs[0].data_type)
 
 
+def transposed_dequantize(e: Emitter, op: Operation) -> str | None:
+    """For transpose(dequantizeLinear(w, scale, zero point), [1, 0]) of a constant 4-bit
+    [N, K] w with constant parameters: one DequantizeLinear of the transposed constants
+    ([K, N], blocked along axis 0; the same values, as dequantization is element-wise), the
+    form onnxruntime fuses with a following MatMul into MatMulNBits. None otherwise."""
+    src = op.args[0]
+    dq = src.operator if src.kind == "output" else None
+    if (dq is None or dq.op != "dequantizeLinear" or src.rank != 2
+            or [int(p) for p in op.options["permutation"]] != [1, 0]):
+        return None
+    x, scale, zero_point = dq.args
+    values = [constant_value(v) for v in (x, scale, zero_point)]
+    if x.data_type not in FOUR_BIT_TYPES or any(v is None or v.ndim != 2 for v in values):
+        return None
+    xv, sv, zv = (np.ascontiguousarray(np.asarray(v).T) for v in values)
+    form = _onnx_form(xv.shape, sv.shape)
+    if form is None or zv.shape != sv.shape:
+        return None
+    p_shape, attrs = form
+    y = e.node("DequantizeLinear", [e.const(xv, x.data_type, "weight"),
+                                    e.const(sv.reshape(p_shape), "float32", "scale"),
+                                    e.const(zv.reshape(p_shape), x.data_type, "zero_point")],
+               "float32", **attrs)
+    return e.cast(y, op.outputs[0].data_type)
+
+
 @lowering("dequantizeLinear")
 def dequantize_linear(e: Emitter, op: Operation) -> list[str]:
     x, scale, zero_point = op.args

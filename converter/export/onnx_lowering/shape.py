@@ -14,6 +14,7 @@ import numpy as np
 
 from ...webnn.operand import Operation
 from .context import Emitter, lowering
+from .quantize import transposed_dequantize
 
 _TRILU_TYPES = {"float32", "float16", "int32", "int64"}
 
@@ -95,6 +96,9 @@ def tile(e: Emitter, op: Operation) -> list[str]:
 @lowering("transpose")
 def transpose(e: Emitter, op: Operation) -> list[str]:
     x = op.args[0]
+    dequantized = transposed_dequantize(e, op)
+    if dequantized is not None:
+        return [dequantized]
     if x.rank == 0:
         return [e.node("Identity", [e.input(x)], x.data_type)]
     return [e.node("Transpose", [e.input(x)], x.data_type,

@@ -98,3 +98,35 @@ def test_quantize_to_4bit_on_onnxruntime(qtype: str) -> None:
 
     want, got, _ = _both(build)
     np.testing.assert_array_equal(got["y"], want["y"])
+
+
+@pytest.mark.parametrize("qtype", ["int4", "uint4"])
+def test_transposed_4bit_weight_becomes_matmul_nbits(qtype: str, tmp_path: object) -> None:
+    """matmul(x, transpose(dequantizeLinear(w [N, K] blocked along K))) (the MatMulNBits
+    import) lowers the dequantization of the transposed constants ([K, N], blocked along axis
+    0), which onnxruntime fuses into MatMulNBits; results match a float64 oracle."""
+    import onnxruntime as ort
+
+    n, k, block = 8, 64, 32
+    w = _values(qtype, (n, k))
+    zp = _values(qtype, (n, k // block))
+    scale = RNG.uniform(0.01, 0.5, (n, k // block)).astype(np.float32)
+    x = RNG.uniform(-1, 1, (3, k)).astype(np.float32)
+
+    def build(b: MLGraphBuilder) -> dict[str, MLOperand]:
+        dq = b.dequantize_linear(b.constant(w, qtype), b.constant(scale),
+                                 b.constant(zp, qtype))
+        return {"y": b.matmul(b.constant(x), b.transpose(dq, permutation=[1, 0]))}
+
+    want_w = (w.astype(np.float64) - np.repeat(zp, block, axis=1)) * np.repeat(scale, block, 1)
+    _, got, model = _both(build)
+    np.testing.assert_allclose(got["y"], x.astype(np.float64) @ want_w.T, rtol=1e-5, atol=1e-5)
+    dq = [node for node in model.graph.node if node.op_type == "DequantizeLinear"]
+    assert len(dq) == 1 and "Transpose" not in {node.op_type for node in model.graph.node}
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.add_session_config_entry("session.qdq_matmulnbits_accuracy_level", "0")
+    path = f"{tmp_path}/optimized.onnx"
+    options.optimized_model_filepath = path
+    ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    assert "MatMulNBits" in {node.op_type for node in onnx.load(path).graph.node}
