@@ -9,6 +9,7 @@ info = inspect_model("model.onnx")                           # ModelInfo, withou
 convert("model.onnx", budgets=Budgets(max_constant_bytes="4GiB"))  # raise a budget
 export(result, "out", format="all")                          # .webnn + weights, .js/.html, .onnx
 convert("model.onnx", target="chromium-tflite")             # rewritten around Chromium's deviations
+convert("model.onnx", precision="float16")                  # float16 weights and compute, float32 I/O
 graph = load("out/model.webnn")                              # MLGraph
 ```
 
