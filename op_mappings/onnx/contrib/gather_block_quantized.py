@@ -6,7 +6,8 @@ quantized in blocks of `block_size` (default 128) along `quantize_axis` (default
 (data - zero_point) * scale, zero point default 0 (int4/uint4) or 2^(bits-1) (uint8).
 
 The table stays quantized in the graph: an int4/uint4 constant (exported two values per
-byte) or uint8 for bits 8, dequantized blockwise by one WebNN dequantizeLinear (a partial
+byte; uint8 data with bits 4 in whole blocks: its bytes as they are, neither unpacked nor
+copied, and so are zero points packed in whole bytes per row) or uint8 for bits 8, dequantized blockwise by one WebNN dequantizeLinear (a partial
 last block is padded at conversion time and sliced off), then gathered. Indices may be
 negative ([-s, s-1]); out-of-range indices give zeros as in onnxruntime (checked at
 conversion time for constant indices, with a mask otherwise).
@@ -87,6 +88,32 @@ def _in_range(ctx: ImportContext, y: MLOperand, idx: MLOperand, idx_name: str, s
     return b.where(cond, y, b.constant(np.zeros([1] * y.rank, y.data_type)))
 
 
+def _packed_table(ctx: ImportContext, node: Node, bits: int, qa: int, ga: int, block: int
+                  ) -> tuple[list[int], MLOperand, MLOperand | None] | None:
+    """(table shape, table, zero points or None for the default) as uint4 constants whose
+    bytes are the uint8 data's (and packed zero points') as they are, when that is
+    possible: uint8 data with bits 4, gather_axis 0, quantized along the last axis in whole
+    blocks, zero points omitted or uint8 packed in whole bytes per row. None otherwise
+    (`_table` unpacks the values, or says what is wrong)."""
+    data = ctx.const_value(node.inputs[0])
+    if data.dtype != np.uint8 or bits != 4 or ga != 0 or qa != data.ndim - 1:
+        return None
+    shape = [*data.shape[:-1], data.shape[-1] * 2]
+    if shape[qa] % block:
+        return None
+    want = shape[:-1] + [shape[-1] // block]
+    zp_raw = ctx.const_value(node.input(3)) if node.input(3) else None
+    if zp_raw is None:
+        zp = None
+    elif zp_raw.dtype != np.uint8 or want[-1] % 2 or \
+            list(zp_raw.shape) != want[:-1] + [want[-1] // 2]:
+        return None
+    else:
+        zp = ctx.packed_constant(zp_raw, "uint4", want, what=f"constant {node.input(3)!r}")
+    table = ctx.packed_constant(data, "uint4", shape, what=f"constant {node.inputs[0]!r}")
+    return shape, table, zp
+
+
 @onnx_op("GatherBlockQuantized", since=1, domain=MS, const_inputs=(0,))
 def gather_block_quantized(ctx: ImportContext, node: Node) -> list[Any]:
     check_arity(node, (3, 4))
@@ -102,8 +129,12 @@ def gather_block_quantized(ctx: ImportContext, node: Node) -> list[Any]:
         raise InvalidModel("GatherBlockQuantized data must have rank >= 1")
     qa = norm_axis(attr_int(node, "quantize_axis", 1), rank, "quantize_axis")
     ga = norm_axis(attr_int(node, "gather_axis", 0), rank, "gather_axis")
-    values, qtype, zp, zp_default = _table(ctx, node, bits, qa, ga)
-    shape = list(values.shape)
+    packed = _packed_table(ctx, node, bits, qa, ga, block)
+    if packed is None:
+        values, qtype, zp, zp_default = _table(ctx, node, bits, qa, ga)
+        shape = list(values.shape)
+    else:
+        shape = packed[0]
     blocks = -(-shape[qa] // block)
     want = shape[:qa] + [blocks] + shape[qa + 1:]
     scales = ctx.operand(node.inputs[2])
@@ -113,22 +144,28 @@ def gather_block_quantized(ctx: ImportContext, node: Node) -> list[Any]:
     if list(scales.shape) != want:
         raise InvalidModel(f"GatherBlockQuantized scales have shape {list(scales.shape)}, "
                            f"expected {want} (block_size {block} on axis {qa} of {shape})")
-    storage = values.dtype
-    if zp is None:
-        zp = np.full(want, zp_default, storage)
-    elif list(zp.shape) != want:
-        if list(zp.shape[:-1]) == want[:-1] and zp.shape[-1] >= want[-1] and qa == rank - 1:
-            zp = np.ascontiguousarray(zp[..., :want[-1]])  # packed: padding nibble dropped
-        else:
-            raise InvalidModel(f"GatherBlockQuantized zero_points have shape "
-                               f"{list(zp.shape)}, expected {want}")
     padded = blocks * block
-    if padded != shape[qa]:
-        pad = [(0, 0)] * rank
-        pad[qa] = (0, padded - shape[qa])
-        values = np.pad(values, pad)
-    table = b.dequantize_linear(b.constant(values.astype(storage), qtype), scales,
-                                b.constant(zp.astype(storage), qtype))
+    if packed is not None:  # the bytes as they are; default zero point 8
+        zp_operand = packed[2] if packed[2] is not None else ctx.packed_constant(
+            np.frombuffer(b"\x88" * ((int(np.prod(want)) + 1) // 2), np.uint8), "uint4", want)
+        table = b.dequantize_linear(packed[1], scales, zp_operand)
+    else:
+        storage = values.dtype
+        if zp is None:
+            zp = np.full(want, zp_default, storage)
+        elif list(zp.shape) != want:
+            if list(zp.shape[:-1]) == want[:-1] and zp.shape[-1] >= want[-1] and \
+                    qa == rank - 1:
+                zp = np.ascontiguousarray(zp[..., :want[-1]])  # packed: padding nibble dropped
+            else:
+                raise InvalidModel(f"GatherBlockQuantized zero_points have shape "
+                                   f"{list(zp.shape)}, expected {want}")
+        if padded != shape[qa]:
+            pad = [(0, 0)] * rank
+            pad[qa] = (0, padded - shape[qa])
+            values = np.pad(values, pad)
+        table = b.dequantize_linear(b.constant(values.astype(storage), qtype), scales,
+                                    b.constant(zp.astype(storage), qtype))
     if padded != shape[qa]:
         table = b.slice(table, [0] * rank, shape)
     idx = ctx.operand(node.inputs[1])

@@ -131,3 +131,26 @@ def _bad(**kw: Any) -> onnx.ModelProto:
 ])
 def test_malformed(m: onnx.ModelProto, reason: str, fragment: str) -> None:
     expect_error(m, reason, fragment)
+
+
+@pytest.mark.parametrize(("cols", "zp", "as_is"), [(128, True, True), (128, False, True),
+                                                   (96, True, False), (96, False, True),
+                                                   (80, True, False)])
+def test_uint8_4bit_bytes_used_as_they_are(cols: int, zp: bool, as_is: bool) -> None:
+    """uint8 data with bits 4 in whole blocks: the table constant's packed bytes are the
+    data's unchanged (zero points too when each row is whole bytes); an odd block count
+    with zero points (padding nibbles) or a partial block unpacks them. Values against
+    onnxruntime either way."""
+    m, feeds = _case((10, cols), "uint8", -1, 0, 32, zp, np.array([1, -3, 9], np.int32),
+                     seed=cols)
+    res = run_compare(m, feeds, run_ort(m, feeds), "GatherBlockQuantized", 0.0, 0.0)
+    inits = {t.name: t for t in m.graph.initializer}
+    [table] = [c for c in res.graph.constants if c.data_type == "uint4" and c.shape[0] == 10
+               and c.shape[-1] >= cols]
+    assert (table.packed is not None) == as_is
+    if as_is:
+        assert table.packed is not None and table.packed.tobytes() == inits["data"].raw_data
+        if zp:
+            [z] = [c for c in res.graph.constants if c.data_type == "uint4" and
+                   c.shape == (10, cols // 32)]
+            assert z.packed is not None and z.packed.tobytes() == inits["zp"].raw_data
