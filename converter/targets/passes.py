@@ -31,6 +31,8 @@ convtranspose-padding, scatterelements-indices, slice-strides, gatherelements-in
 abs-minmax, dequantize-uint4, float32-compute, dequantize-widen (`rules_casts`),
 compose-activation/-logical/-reduce/-normalization/-recurrent/-misc (`rules_compose`: an
 operator the target lacks composed from ones it has), rank-limits (`rules_rank`),
+layout-nhwc, layout-transpose, layout-reshape, layout-push (`rules_layout`: the preferred
+input layout of the limits; registered first, so the other rules see nhwc operations),
 narrow-int64 (limits;
 narrow-int64 in `rules_narrow` also re-types the whole graph, inputs and outputs included,
 where the target cannot carry 64-bit integers at all).
@@ -39,6 +41,9 @@ where the target cannot carry 64-bit integers at all).
 from __future__ import annotations
 
 # lower tries rules in the order they register
+from . import rules_layout  # first: the others then see the nhwc operations and transposes
+
+# isort: split
 from . import rules_gather, rules_quant, rules_spatial, rules_types
 
 # isort: split
@@ -55,5 +60,5 @@ LIMITS_RULES: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.lim
 """Names of the rules that follow from a target's limits alone."""
 
 __all__ = ["LIMITS_RULES", "RULES", "Lowered", "Rewrite", "Rule", "lower", "rule", "rules_for",
-           "rules_casts", "rules_compose", "rules_gather", "rules_narrow", "rules_quant",
-           "rules_rank", "rules_spatial", "rules_types"]
+           "rules_casts", "rules_compose", "rules_gather", "rules_layout", "rules_narrow",
+           "rules_quant", "rules_rank", "rules_spatial", "rules_types"]
