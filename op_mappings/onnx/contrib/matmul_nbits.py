@@ -9,8 +9,8 @@ blob_size] bytes are a uint4 (bits 4: two values per byte, the first in the low 
 WebNN packs them) or uint8 (bits 8) constant [N, k_blocks·block_size], neither unpacked nor
 copied (`MLGraphBuilder.packed_constant`), with the [N, k_blocks] scales and zero points as
 given, dequantized blockwise along its last axis by one WebNN dequantizeLinear; then
-A·W^T with gemm (bTranspose, the bias as C) for a 2-D A, else matmul with the transposed
-weight. Zero points: packed uint8 (used as they are when each row is whole bytes, else
+A·W^T as matmul with the transposed weight (+ the bias: one form for every rank of A, the
+one the ONNX lowering turns back into onnxruntime's fused MatMulNBits). Zero points: packed uint8 (used as they are when each row is whole bytes, else
 unpacked: an odd k_blocks with 4 bits), default 2^(bits-1), or floats (same type as A: the
 weight is dequantized with zero point 0 and zero_point·scale, computed at conversion time,
 is subtracted per block).
@@ -203,10 +203,7 @@ def matmul_nbits(ctx: ImportContext, node: Node) -> list[Any]:
     vector = a.rank == 1
     if vector:
         a = b.reshape(a, [1, a.shape[0]])
-    if a.rank == 2:
-        y = b.gemm(a, w, c=bias, b_transpose=True)
-    else:
-        y = b.matmul(a, b.transpose(w, permutation=[1, 0]))
-        if bias is not None:
-            y = b.add(y, bias)
+    y = b.matmul(a, b.transpose(w, permutation=[1, 0]))
+    if bias is not None:
+        y = b.add(y, bias)
     return [b.reshape(y, [n]) if vector else y]
