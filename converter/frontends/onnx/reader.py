@@ -2,8 +2,10 @@
 
 What it does:
 - loads the protobuf (a truncated or corrupt file, or one whose names are not UTF-8, raises
-  `InvalidModel` naming the file),
-  runs `onnx.checker` lightly (its complaints become warnings: onnxruntime accepts many
+  `InvalidModel` naming the file) without copying the weights: the raw_data of large numeric
+  initializers stays where it is (read-only views of the file's memory map, or of the bytes
+  given; `rawdata`), only the rest is parsed,
+  runs `onnx.checker` lightly (on the model without those weights) (its complaints become warnings: onnxruntime accepts many
   models the checker rejects) and checks the structure the importer relies on itself
   (known opset domains, every node input defined by an input, an initializer or a node);
 - resolves external data ONLY inside the model's folder: absolute locations, `..` components
