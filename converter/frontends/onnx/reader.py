@@ -6,8 +6,9 @@ What it does:
   initializers stays where it is (read-only views of the file's memory map, or of the bytes
   given; `rawdata`), only the rest is parsed,
   runs `onnx.checker` lightly, on the model without those weights (its complaints become
-  warnings: onnxruntime accepts many models the checker rejects) and checks the structure the importer relies on itself
-  (known opset domains, every node input defined by an input, an initializer or a node);
+  warnings: onnxruntime accepts many models the checker rejects) and checks the structure
+  the importer relies on itself (known opset domains, every node input defined by an input,
+  an initializer or a node);
 - resolves external data ONLY inside the model's folder: absolute locations, `..` components
   and symlinks leaving the folder are rejected with `InvalidModel`; numeric tensors are
   memory-mapped, not read;
