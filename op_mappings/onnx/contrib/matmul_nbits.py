@@ -84,12 +84,18 @@ def _packed_values(ctx: ImportContext, data: np.ndarray, bits: int, shape: list[
 
 def _filled(ctx: ImportContext, value: int, bits: int, shape: list[int]) -> MLOperand:
     """A uint4 (bits 4) or uint8 constant of `shape` holding `value` everywhere (the uint4
-    one made packed)."""
-    count = int(np.prod(shape))
-    if bits == 4:
-        data = bytes([value | (value << 4)]) * ((count + 1) // 2)  # immutable: not copied
-        return ctx.packed_constant(np.frombuffer(data, np.uint8), "uint4", shape)
-    return ctx.constant(np.full(shape, value, np.uint8))
+    one made packed), one per builder for each value, width and shape (the layers of a
+    model share it)."""
+    key = ("MatMulNBits filled", value, bits, tuple(shape))
+    if key not in ctx.memo:
+        count = int(np.prod(shape))
+        if bits == 4:
+            data = bytes([value | (value << 4)]) * ((count + 1) // 2)  # immutable: not copied
+            ctx.memo[key] = ctx.packed_constant(np.frombuffer(data, np.uint8), "uint4", shape)
+        else:
+            ctx.memo[key] = ctx.constant(np.full(shape, value, np.uint8))
+    operand: MLOperand = ctx.memo[key]
+    return operand
 
 
 def _regroup(node: Node, g_idx: np.ndarray, k: int, k_blocks: int, block: int
