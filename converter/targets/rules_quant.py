@@ -68,21 +68,20 @@ def _smallest_divisor(n: int) -> int:
       why="Chromium (LiteRT) fails to build a graph whose non-square dequantizeLinear with "
           "one scale per row (scale [N, 1] of an [N, K] input) feeds a matmul")
 def dequantize_blocks(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
-    """dequantizeLinear with constant scale and zero point that hold one block along an axis
-    where the input is longer (e.g. scale [N, 1] of an [N, K] input, as MatMulNBits with
-    K = block size gives) while another axis is per-element: the scale and zero point
-    repeated into d blocks along that axis (d the smallest divisor of its length above 1),
-    the same values for every element."""
+    """dequantizeLinear of an [N, K] input (N != K, both above 1) with a constant scale and
+    zero point of shape [N, 1] (one per row, as MatMulNBits with K = block size gives): both
+    repeated into [N, d] (blocks of K / d; d the smallest divisor of K above 1), the same
+    value for every element. Other shapes (per-channel convolution filters, ...) build in
+    Chromium and are left alone."""
     x, scale, zero = operation.args
     s, z = _constant(scale), _constant(zero)
-    if s is None or z is None or x.rank < 2 or x.rank != scale.rank:
+    if s is None or z is None or x.rank != 2 or list(scale.shape) != [x.shape[0], 1]:
         return None
-    single = [a for a in range(x.rank) if scale.shape[a] == 1 and x.shape[a] > 1]
-    if not single or not any(scale.shape[a] > 1 for a in range(x.rank)):
+    n, k = (int(d) for d in x.shape)
+    if n == k or n < 2 or k < 2:
         return None
-    for a in single:
-        d = _smallest_divisor(int(x.shape[a]))
-        s, z = np.repeat(s, d, axis=a), np.repeat(z, d, axis=a)
+    d = _smallest_divisor(k)
+    s, z = np.repeat(s, d, axis=1), np.repeat(z, d, axis=1)
     new_s = rw.b.constant(np.ascontiguousarray(s), scale.data_type)
     new_z = rw.b.constant(np.ascontiguousarray(z), zero.data_type)
     rw.note("dequantize-blocks", "one scale per row as two or more equal blocks")
