@@ -65,6 +65,10 @@ SPATIAL = ("conv2d", "convTranspose2d", "averagePool2d", "maxPool2d", "l2Pool2d"
 PUSHED = (*UNARY, *BINARY, "prelu", "concat", "pad", "softmax", *REDUCE)
 WHY = "the target's opSupportLimits() prefers the nhwc input layout"
 _FILTERS: WeakKeyDictionary[Rewrite, dict[tuple[int, str], MLOperand]] = WeakKeyDictionary()
+"""Per lowering: constants transposed now, by (id of the source constant, permutation)."""
+_TRANSPOSED: WeakKeyDictionary[Rewrite, dict[tuple[int, tuple[int, ...]], MLOperand]] = \
+    WeakKeyDictionary()
+"""Per lowering: transposes emitted, by (id of the operand, permutation)."""
 
 
 def prefers_nhwc(rw: Rewrite) -> bool:
@@ -90,7 +94,14 @@ def _moves_only_ones(shape: Sequence[int], perm: Sequence[int]) -> bool:
 
 
 def _transpose(rw: Rewrite, x: MLOperand, perm: Sequence[int]) -> MLOperand:
-    return rw.emit1("transpose", x, permutation=list(perm))
+    """transpose(x, perm), emitted once per operand and permutation (an NCHW operand read by
+    several converted operations is transposed once)."""
+    cache = _TRANSPOSED.setdefault(rw, {})
+    key = (id(x), tuple(perm))
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = rw.emit1("transpose", x, permutation=list(perm))
+    return got
 
 
 def _const_transposed(rw: Rewrite, c: MLOperand, perm: Sequence[int]) -> MLOperand:
@@ -232,9 +243,10 @@ def layout_reshape(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
 # -- layout-push ---------------------------------------------------------------------------
 
 
-def _relayable(v: MLOperand) -> bool:
-    """Whether `_as_nhwc` takes `v` without a transpose operation."""
-    if _transposed_from(v, TO_NCHW) is not None or all(d == 1 for d in v.shape):
+def _relayable(rw: Rewrite, v: MLOperand) -> bool:
+    """Whether `_as_nhwc` takes `v` without a new transpose operation."""
+    if _transposed_from(v, TO_NCHW) is not None or all(d == 1 for d in v.shape) or \
+            (id(v), TO_NHWC) in _TRANSPOSED.get(rw, {}):
         return True
     if v.rank > 4:
         return False
@@ -242,14 +254,18 @@ def _relayable(v: MLOperand) -> bool:
 
 
 def _as_nhwc(rw: Rewrite, v: MLOperand) -> MLOperand:
-    """An operand `v'` (`_relayable(v)`) with transpose(v', TO_NCHW) broadcasting as `v`
+    """An operand `v'` (`_relayable(rw, v)`) with transpose(v', TO_NCHW) broadcasting as `v`
     does against rank-4 NCHW data: the transpose's input, `v` itself when all its axes are
-    1, a constant transposed now, or a reshape when only size-1 axes move."""
+    1, the NHWC transpose of `v` already emitted, a constant transposed now, or a reshape
+    when only size-1 axes move."""
     src = _transposed_from(v, TO_NCHW)
     if src is not None:
         return src
     if all(d == 1 for d in v.shape):
         return v
+    done = _TRANSPOSED.get(rw, {}).get((id(v), TO_NHWC))
+    if done is not None:  # already transposed for a converted operation
+        return done
     aligned = [1] * (4 - v.rank) + list(v.shape)
     if _is_const(v):
         assert v.value is not None
@@ -311,7 +327,7 @@ def _push(rw: Rewrite, o: Operation) -> list[MLOperand] | None:
             operands = [i for i, v in enumerate(o.args) if isinstance(v, MLOperand)]
             if not any(_transposed_from(o.args[i], TO_NCHW) is not None for i in operands):
                 return None
-            if not all(_relayable(o.args[i]) for i in operands):
+            if not all(_relayable(rw, o.args[i]) for i in operands):
                 return None
             for i in operands:
                 args[i] = _as_nhwc(rw, o.args[i])

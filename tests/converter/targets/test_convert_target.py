@@ -35,7 +35,8 @@ def test_convert_with_target_rewrites_and_reports(pool_model: Path) -> None:
     plain = convert(pool_model)
     chromium = convert(pool_model, target="chromium-tflite")
     assert [o.op for o in plain.graph.operations] == ["averagePool2d"]
-    assert [o.op for o in chromium.graph.operations] == ["pad", "averagePool2d", "mul"]
+    assert [o.op for o in chromium.graph.operations if o.op != "transpose"] == [
+        "pad", "averagePool2d", "mul"]  # in nhwc between two transposes (layout-nhwc)
     note = next(w for w in chromium.report.warnings if "rule pool-padding" in w)
     assert note.startswith("chromium-tflite: averagePool2d #0 (float32 [1x2x4x4]): padded "
                            "explicitly with zeros, the mean rescaled to the real cells (")
@@ -44,7 +45,7 @@ def test_convert_with_target_rewrites_and_reports(pool_model: Path) -> None:
     np.testing.assert_allclose(chromium.run({"x": x})["y"], plain.run({"x": x})["y"],
                                rtol=1e-6, atol=1e-6)
     same = convert(pool_model, target=load_target("chromium-tflite"))
-    assert [o.op for o in same.graph.operations] == ["pad", "averagePool2d", "mul"]
+    assert [o.op for o in same.graph.operations] == [o.op for o in chromium.graph.operations]
 
 
 def test_validate_with_target_notes_the_rewrite(pool_model: Path) -> None:
