@@ -270,6 +270,8 @@ def lower(graph: MLGraph, target: Target, *, only: Iterable[str] | None = None) 
             value = np.array(c.value, dtype=narrow, order="C")  # keeps a scalar's rank 0
             value.flags.writeable = False
             new[id(c)] = MLOperand(b, rw.retyped(c.descriptor), "constant", value=value)
+        elif c.packed is not None:  # 4-bit bytes shared as they are, never unpacked here
+            new[id(c)] = MLOperand(b, c.descriptor, "constant", packed=c.packed)
         else:
             new[id(c)] = MLOperand(b, c.descriptor, "constant", value=c.value)
     for index, operation in enumerate(graph.operations):

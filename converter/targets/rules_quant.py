@@ -3,6 +3,7 @@ uint4 constants where the target has int4 or uint8 (see `converter.targets.passe
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -19,28 +20,42 @@ def _constant(operand: MLOperand) -> np.ndarray | None:
     return operand.value if operand.kind == "constant" and operand.value is not None else None
 
 
+def _as_int4(rw: Rewrite, operand: MLOperand) -> MLOperand:
+    """A uint4 constant as the int4 constant of its values - 8. Packed bytes stay packed:
+    flipping bit 3 of each nibble (XOR 0x88) maps q to q - 8 in two's complement, with the
+    padding nibble of an odd count kept as it was."""
+    packed = operand.packed if operand.kind == "constant" else None
+    if packed is None:
+        q = _constant(operand)
+        assert q is not None
+        return rw.b.constant((q.astype(np.int16) - UINT4_SHIFT).astype(np.int8), "int4")
+    flipped = np.bitwise_xor(packed, np.uint8(0x88))
+    if math.prod(operand.shape) % 2:
+        flipped[-1] = (flipped[-1] & 0x0F) | (packed[-1] & 0xF0)
+    return rw.b.packed_constant(flipped, "int4", list(operand.shape))
+
+
 @rule("dequantize-uint4", "dequantizeLinear", limits=True,
       why="outside the target's opSupportLimits() (no uint4)")
 def dequantize_uint4(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
     """dequantizeLinear of a uint4 constant with a uint4 constant zero point, where the target
-    lacks uint4: both shifted by -8 to int4 ((q - 8) - (z - 8) = q - z, still packed two
-    values per byte) where the target's dequantizeLinear and constants take int4, else both
-    widened to uint8 (the same values, one per byte).
+    lacks uint4: both shifted by -8 to int4 ((q - 8) - (z - 8) = q - z; packed bytes stay
+    packed, two values per byte, never unpacked) where the target's dequantizeLinear and
+    constants take int4, else both widened to uint8 (the same values, one per byte).
 
     Restrictions: the input and the zero point must be constants (as MatMulNBits and
     DequantizeLinear of uint4 initializers give them)."""
     x, scale, zero = operation.args
     if not rw.limits or x.data_type != "uint4" or zero.data_type != "uint4":
         return None
-    q, z = _constant(x), _constant(zero)
-    if q is None or z is None or _usable(rw, "uint4"):
+    if x.kind != "constant" or zero.kind != "constant" or _usable(rw, "uint4"):
         return None
     if _usable(rw, "int4"):
-        shift = np.int16(UINT4_SHIFT)
-        new_q = rw.b.constant((q.astype(np.int16) - shift).astype(np.int8), "int4")
-        new_z = rw.b.constant((z.astype(np.int16) - shift).astype(np.int8), "int4")
+        new_q, new_z = _as_int4(rw, x), _as_int4(rw, zero)
         rw.note("dequantize-uint4", "uint4 constants as int4, values and zero point - 8")
     elif _usable(rw, "uint8"):
+        q, z = _constant(x), _constant(zero)
+        assert q is not None and z is not None
         new_q = rw.b.constant(q.astype(np.uint8), "uint8")
         new_z = rw.b.constant(z.astype(np.uint8), "uint8")
         rw.note("dequantize-uint4", "uint4 constants as uint8")

@@ -56,3 +56,30 @@ def test_blocks_keep_the_values() -> None:
     assert [list(c.shape) for c in scales] == [[6, 3]]  # 9 = 3 blocks of 3
     got = ctx.compute(lowered.graph, {"x": np.ones((1, 1), np.float32)})["y"]
     np.testing.assert_allclose(got, (q.astype(np.float64) - z) * s, rtol=1e-6)
+
+
+@pytest.mark.parametrize("count", [6, 7])
+def test_packed_uint4_stays_packed_as_int4(count: int) -> None:
+    """Packed uint4 bytes become packed int4 bytes (q - 8) without unpacking; an odd count's
+    padding nibble is kept."""
+    from converter.webnn.dtypes import unpack_4bit
+
+    rng = np.random.default_rng(5)
+    packed = rng.integers(0, 256, (count + 1) // 2).astype(np.uint8)
+    if count % 2:
+        packed[-1] = (packed[-1] & 0x0F) | 0x50  # a non-zero padding nibble
+    b = MLGraphBuilder(ML().create_context())
+    q = b.packed_constant(packed, "uint4", [1, count])
+    w = b.dequantize_linear(q, b.constant(np.full((1, 1), 0.25, np.float32)),
+                            b.packed_constant(np.array([3], np.uint8), "uint4", [1, 1]))
+    graph = b.build({"y": b.mul(w, b.input("x", [1, 1], "float32"))})
+    lowered = lower(graph, TARGET)
+    assert lowered.applied == {"dequantize-uint4": 1}
+    new_q = next(c for c in lowered.graph.constants if c.data_type == "int4" and c.shape[1] > 1)
+    assert new_q.packed is not None and new_q._value is None  # never unpacked
+    values = unpack_4bit(packed, "uint4", [1, count]).astype(np.int64)
+    np.testing.assert_array_equal(unpack_4bit(new_q.packed, "int4", [1, count]), values - 8)
+    if count % 2:
+        assert new_q.packed[-1] >> 4 == 0x5
+    got = b.context.compute(lowered.graph, {"x": np.ones((1, 1), np.float32)})["y"]
+    np.testing.assert_allclose(got, (values - 3) * 0.25)
