@@ -184,7 +184,7 @@ def bench_row(model: rz.Model, entry: Any, threads: Sequence[int], warmup: int, 
     """One result per thread count for one zoo row (see the module docstring)."""
     import onnx
 
-    from converter.export.onnx import to_onnx
+    from converter.runtime.onnxruntime import OnnxRuntimeBackend
 
     t0 = time.perf_counter()
     result = rz.convert(model)
@@ -192,7 +192,7 @@ def bench_row(model: rz.Model, entry: Any, threads: Sequence[int], warmup: int, 
     feeds = rz.make_inputs(model, result)
     nodes: dict[str, Any] = {}
     if graphs:
-        lowered = to_onnx(result.graph, contrib_ops=True).SerializeToString()
+        lowered = OnnxRuntimeBackend("cpu").lower(result.graph).SerializeToString()
         nodes = {"original": count_nodes(onnx.load_from_string(model.data).graph),
                  "lowered": count_nodes(onnx.load_from_string(lowered).graph)}
         try:

@@ -37,6 +37,11 @@ GroupQueryAttention and Attention are re-fused into those nodes (`onnx_lowering.
 one module per pattern, each matched structurally with every constant checked), as
 onnxruntime runs them in one kernel where it would run dozens of small nodes.
 
+float16 chains (`float16_chains=True`, set by the onnxruntime backend only): chains of float16
+operations computed in float32 stay in float32 between them and are rounded to float16 where
+a value leaves the chain (`onnx_lowering.float16_chains`), so onnxruntime sees (and fuses)
+float32 arithmetic instead of a Cast pair around every operation.
+
 Restrictions: opset 21 or newer (blocked quantization, Gelu, AveragePool dilations); an op
 without a lowering raises `MLOperationError` naming it.
 """
@@ -55,6 +60,7 @@ from .onnx_lowering import LOWERINGS, Emitter
 from .onnx_lowering.compact import COMPACT_MIN_BYTES, compact_constants, prune_initializers
 from .onnx_lowering.context import ONNX_TYPES
 from .onnx_lowering.contrib import CONTRIB_DOMAIN, emit_contrib, plan_contrib
+from .onnx_lowering.float16_chains import keep_float16_chains, rounding_casts
 from .onnx_lowering.fusion import (
     emit_affine,
     plan_affine_chains,
@@ -66,7 +72,8 @@ MIN_OPSET = 21
 
 
 def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool = True,
-            readable_names: bool = False, contrib_ops: bool = False) -> onnx.ModelProto:
+            readable_names: bool = False, contrib_ops: bool = False,
+            float16_chains: bool = False) -> onnx.ModelProto:
     """The ONNX model computing `graph` (inputs and outputs keep their WebNN names).
 
     `fuse`: emit chains of constant affine float32 operations as one affine map (rounds once
@@ -81,6 +88,11 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
     `contrib_ops`: also re-fuse the importer's decompositions of onnxruntime's com.microsoft
     ops into those ops (`onnx_lowering.contrib`; the onnxruntime backend sets it): the model
     then runs in onnxruntime only.
+    `float16_chains`: compute chains of float16 operations in float32 end to end, rounding to
+    float16 only where a value leaves the chain (graph outputs, operators run natively in
+    float16, explicit casts) instead of after every operation (`onnx_lowering.float16_chains`;
+    the onnxruntime backend sets it): more accurate than WebNN's per-operation rounding,
+    never less, but not bit-exact to it.
     """
     max_opset = onnx.defs.onnx_opset_version()
     if not MIN_OPSET <= opset <= max_opset:
@@ -105,12 +117,15 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
         e.bind(operand, name)
     chains = plan_affine_chains(graph) if fuse else {}
     fused = {i for chain in chains.values() for i in chain.ops[:-1]}
-    contrib = plan_contrib(graph) if contrib_ops else {}
+    contrib = plan_contrib(graph, float16=float16_chains) if contrib_ops else {}
     contrib_outputs: dict[int, list[str]] = {}
+    rounding: set[str] = set()  # float16 values that round a float32 result
+    explicit: set[str] = set()  # outputs of WebNN casts from float16
     for i, op in enumerate(graph.operations):
         if i in fused:  # computed by the chain's last operation
             continue
         label = op.options.get("label")
+        first = len(e.nodes)
         e.current = f"{op.op}{i}" + (f"_{label}" if label else "")
         if i in contrib:
             match, slot = contrib[i]
@@ -129,6 +144,12 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
                 raise MLOperationError(f"ONNX export: {op.op}: lowering produced "
                                        f"{e.dtype(name)}, expected {out.data_type}")
             e.bind(out, name)
+        if float16_chains and op.op == "cast":
+            explicit.update(names)
+        elif float16_chains:
+            rounding |= rounding_casts(e, e.nodes[first:], names)
+    if float16_chains:
+        keep_float16_chains(e, rounding, explicit)
     out_names = onnx_output_names(graph)
     _name_outputs(e, graph, out_names)
     remove_dead_nodes(e, keep=set(out_names))

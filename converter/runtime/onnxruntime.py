@@ -2,6 +2,14 @@
 `contrib_ops=True`: decomposed attention re-fused into onnxruntime's com.microsoft kernels) and
 run by one onnxruntime InferenceSession, created once per compiled graph.
 
+float16 semantics: this backend computes chains of float16 operations in float32 and rounds
+to float16 only where a value leaves a chain (graph outputs, operators that run natively in
+float16 such as max, min, relu or comparisons, and explicit casts), not after every
+operation as WebNN specifies (`to_onnx(..., float16_chains=True)`, see
+`converter.export.onnx_lowering.float16_chains`): results are at least as accurate as
+per-operation rounding, but not bit-exact to it. The standard ONNX export (`--format onnx`)
+keeps the per-operation rounding.
+
 Devices: "cpu" (CPUExecutionProvider) and "cuda" (CUDAExecutionProvider first, CPU for the
 nodes it lacks; ValueError when this onnxruntime build has no CUDA provider). Options:
 `threads` (intra-op thread count, default 0 = onnxruntime's choice) and `opset` (the ONNX
@@ -83,10 +91,17 @@ class OnnxRuntimeBackend:
         self.opset = opset
         self._ort = ort
 
-    def compile(self, graph: MLGraph) -> OnnxRuntimeExecutable:
-        from ..export.onnx import onnx_output_names, to_onnx
+    def lower(self, graph: MLGraph) -> Any:
+        """The ONNX model (onnx.ModelProto) this backend runs for `graph`: com.microsoft
+        re-fusions, float16 chains in float32 (see the module docstring)."""
+        from ..export.onnx import to_onnx
 
-        model = to_onnx(graph, opset=self.opset, contrib_ops=True)
+        return to_onnx(graph, opset=self.opset, contrib_ops=True, float16_chains=True)
+
+    def compile(self, graph: MLGraph) -> OnnxRuntimeExecutable:
+        from ..export.onnx import onnx_output_names
+
+        model = self.lower(graph)
         ort = self._ort
         options = ort.SessionOptions()
         options.intra_op_num_threads = self.threads

@@ -16,7 +16,10 @@ transformer optimizer's fused BERT-family attention) without past state:
   3]) + reshape to [B, S, N·H].
 
 That is Attention(x, W, bias, end) with num_heads N, scale and mask_filter_value f: the same
-arithmetic (the kernel adds the bias after its own GEMM). Anything else (float16, past
+arithmetic (the kernel adds the bias after its own GEMM). With `float16=True` (float16
+chains computed in float32, `float16_chains`) the same pattern in float16 (x, weights and
+every operation float16) is matched too and runs as the float32 kernel on x's float32 value,
+its result rounded once to float16: what the chain would compute. Anything else (past
 state, causal, other mask forms, attention bias, unequal Q/K/V widths) is left decomposed;
 the replaced operations then feed nothing and are removed by `fusion.remove_dead_nodes`.
 """
@@ -42,6 +45,8 @@ from .group_query_attention import (
     _shape,
     _transposed,
 )
+
+F16 = "float16"
 
 
 @dataclass(frozen=True)
@@ -77,9 +82,11 @@ def _end_mask(mask: object, bsz: int, keys: int) -> tuple[MLOperand, float] | No
     return end, fill
 
 
-def match_attention(out: MLOperand) -> AttentionMatch | None:
-    """The Attention whose output is `out` (see the module docstring), else None."""
-    if out.data_type != F32 or out.rank != 3:
+def match_attention(out: MLOperand, float16: bool = False) -> AttentionMatch | None:
+    """The Attention whose output is `out` (see the module docstring), else None.
+    `float16`: a float16 attention matches too."""
+    dtype = out.data_type
+    if dtype not in ((F32, F16) if float16 else (F32,)) or out.rank != 3:
         return None
     merged = _transposed(_reshaped(out), [0, 2, 1, 3])
     if merged is None or merged.rank != 4:
@@ -139,7 +146,7 @@ def match_attention(out: MLOperand) -> AttentionMatch | None:
             continue
         x, w = matmul.args
         weight = _const(w)
-        if (weight is None or x.data_type != F32 or x.rank != 3
+        if (weight is None or x.data_type != dtype or x.rank != 3
                 or not _shape(x, (bsz, seq, int(x.shape[2])))
                 or weight.shape != (int(x.shape[2]), 3 * heads * size)
                 or not _shape(mm, (bsz, seq, 3 * heads * size))):
@@ -150,22 +157,26 @@ def match_attention(out: MLOperand) -> AttentionMatch | None:
     return None
 
 
-def plan_attention(graph: MLGraph) -> dict[int, tuple[AttentionMatch, int]]:
-    """The operations whose output a matched Attention computes: (the match, 0)."""
+def plan_attention(graph: MLGraph, float16: bool = False
+                   ) -> dict[int, tuple[AttentionMatch, int]]:
+    """The operations whose output a matched Attention computes: (the match, 0). `float16`:
+    float16 attentions too (float16 chains computed in float32)."""
     plan: dict[int, tuple[AttentionMatch, int]] = {}
     for i, op in enumerate(graph.operations):
         if op.op == "reshape" and op.outputs[0].rank == 3:
-            match = match_attention(op.outputs[0])
+            match = match_attention(op.outputs[0], float16)
             if match is not None:
                 plan[i] = (match, 0)
     return plan
 
 
 def emit_attention(e: Emitter, match: AttentionMatch) -> list[str]:
-    """The output of one com.microsoft Attention node computing `match`."""
-    inputs = [e.input(match.x), e.const(match.weight, F32, "qkv_weight"),
+    """The output of one com.microsoft Attention node computing `match` (float32; a float16
+    match runs on x's float32 value and its result is rounded to float16)."""
+    inputs = [e.input(match.x, F32), e.const(match.weight, F32, "qkv_weight"),
               e.const(match.bias, F32, "qkv_bias")]
     if match.mask_index is not None:
         inputs.append(e.input(match.mask_index))
-    return [e.node("Attention", inputs, F32, domain=DOMAIN, num_heads=match.heads,
-                   scale=match.scale, mask_filter_value=match.mask_filter_value)]
+    y = e.node("Attention", inputs, F32, domain=DOMAIN, num_heads=match.heads,
+               scale=match.scale, mask_filter_value=match.mask_filter_value)
+    return [e.cast(y, match.output.data_type)]

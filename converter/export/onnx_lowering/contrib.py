@@ -11,7 +11,8 @@ replaces still lower to nodes, which then feed nothing and are removed by
 - `group_query_attention`: the importer's GroupQueryAttention decomposition (decode /
   chunked prefill over a KV buffer, packed or separate QKV, rotary) -> GroupQueryAttention.
 - `attention`: self-attention with a packed QKV projection and an optional end-position key
-  mask (the optimizer's fused BERT attention) -> Attention.
+  mask (the optimizer's fused BERT attention) -> Attention; float16 too when float16 chains
+  are computed in float32 (`float16=True`, see `float16_chains`).
 """
 
 from __future__ import annotations
@@ -32,20 +33,24 @@ CONTRIB_DOMAIN = "com.microsoft"
 
 #: (plan, match type, emit) per fusion, tried in order; an operation planned by an earlier
 #: fusion is left to it.
-FUSIONS: list[tuple[Callable[[MLGraph], dict[int, tuple[Any, int]]], type,
+#: The planner is called as `plan(graph, float16)`; `float16`: float16 chains are computed in
+#: float32 (`float16_chains`), so a float16 match may run as a float32 kernel.
+FUSIONS: list[tuple[Callable[[MLGraph, bool], dict[int, tuple[Any, int]]], type,
                     Callable[[Emitter, Any], list[str]]]] = [
-    (plan_group_query_attention, GqaMatch, emit_group_query_attention),
-    (plan_attention, AttentionMatch, emit_attention),
+    (lambda graph, _: plan_group_query_attention(graph), GqaMatch,
+     emit_group_query_attention),
+    (lambda graph, float16: plan_attention(graph, float16=float16), AttentionMatch,
+     emit_attention),
 ]
 
 
-def plan_contrib(graph: MLGraph) -> dict[int, tuple[Any, int]]:
+def plan_contrib(graph: MLGraph, float16: bool = False) -> dict[int, tuple[Any, int]]:
     """Operation index -> (match, which of the match's outputs it computes), over every
     fusion of `FUSIONS`. A match any of whose operations an earlier fusion planned is
-    dropped whole."""
+    dropped whole. `float16`: float16 chains are computed in float32 (see `FUSIONS`)."""
     plan: dict[int, tuple[Any, int]] = {}
     for planner, _, _ in FUSIONS:
-        found = planner(graph)
+        found = planner(graph, float16)
         taken = {id(m) for i, (m, _) in found.items() if i in plan}
         plan.update({i: entry for i, entry in found.items() if id(entry[0]) not in taken})
     return plan
