@@ -1,0 +1,72 @@
+"""Issue 15 "done when", on a representative subset of the zoo (models/zoo.toml,
+models/zoo_tflite.toml): a CNN (SqueezeNet), an RNN (bidirectional peephole LSTM), a TFLite
+model (MediaPipe face detection, sparse: its depth-to-space passes through rank 6) and an
+int8 model (the generated int8 CNN) convert and validate under each built-in profile,
+exactly as `webnn-convert zoo --profiles all` runs them (`run_entry(target=...)`: against
+onnxruntime / LiteRT on the manifest's inputs and tolerances), and the lowered graph uses
+only what the profile's `opSupportLimits()` declares (`check_graph` empty).
+
+The one row that cannot pass is the int8 CNN under chromium-coreml: Core ML's `input` and
+`output` limits are float16, float32 and int32 (Chromium's GraphBuilderCoreml::
+GetContextProperties, kFloatsAndInt32), and the model's graph input and output are int8
+tensors the caller gives and takes: the zoo reports it as unsupported, naming exactly that.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from converter.conversion import convert
+from converter.frontends.detect import detect_format
+from converter.targets import known_targets, load_target
+from converter.targets.check import check_graph, summary
+from converter.zoo import ZooEntry, load_model, read_manifests, run_entry
+
+ROOT = Path(__file__).resolve().parents[2]
+SUBSET = ("light_squeezenet", "generated_lstm_bidi_peephole",
+          "mediapipe-face-detection-full-range-sparse", "generated-int8-cnn")
+PROFILES = ("chromium-tflite", "chromium-dml", "chromium-coreml")
+UNSUPPORTED = {("generated-int8-cnn", "chromium-coreml"): ["graph input int8",
+                                                           "graph output int8"]}
+"""Rows a profile cannot run, with what it lacks (see the module docstring)."""
+ENTRIES = {e.name: e for e in read_manifests([ROOT / "models" / "zoo.toml",
+                                              ROOT / "models" / "zoo_tflite.toml"])
+           if e.name in SUBSET}
+
+
+def _lowered_violations(entry: ZooEntry, profile: str) -> list[str]:
+    """check_graph of the entry converted for `profile` as run_entry converts it."""
+    model = load_model(entry)
+    shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in entry.input_specs.items()
+                                          if "shape" in v}
+    result = convert(model, free_dims=dict(entry.free_dims) or None,
+                     input_shapes=shapes or None, pin_inputs=dict(entry.pin_inputs) or None,
+                     signature=entry.signature, fmt=detect_format(model), target=profile)
+    return summary(check_graph(result.graph, load_target(profile)))
+
+
+def test_subset_and_profiles() -> None:
+    assert set(PROFILES) == set(known_targets())
+    assert set(ENTRIES) == set(SUBSET)
+    assert not any(e.slow for e in ENTRIES.values())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("name", SUBSET)
+def test_converts_and_validates_under_profile(name: str, profile: str) -> None:
+    entry = ENTRIES[name]
+    if entry.path is None:
+        pytest.skip(entry.missing)
+    lacks = _lowered_violations(entry, profile)
+    result = run_entry(entry, target=profile)
+    expected = UNSUPPORTED.get((name, profile))
+    if expected is not None:
+        assert lacks == expected
+        assert result.status == "fail" and list(result.unsupported) == expected
+        return
+    assert lacks == []
+    assert result.status == "pass", f"{name} under {profile}: {result.message}"
+    assert result.unsupported == ()
