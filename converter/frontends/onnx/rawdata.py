@@ -17,7 +17,9 @@ Restrictions: anything the walk does not expect (a truncated or malformed field,
 field given twice, a tensor with two raw_data fields, dims that do not decode) makes
 `split_raw_data` return None: the caller then parses the whole buffer as before (and reports
 what is wrong with it). Little-endian hosts read the views as they are (a big-endian host
-byte-swaps, copying).
+byte-swaps, copying). Views of a file's memory map share its pages as external data does:
+the file must not be rewritten in place (truncated) while a graph converted from it is in
+use; replacing or deleting it is safe.
 """
 
 from __future__ import annotations
