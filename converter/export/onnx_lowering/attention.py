@@ -15,6 +15,14 @@ transformer optimizer's fused BERT-family attention) without past state:
 - softmax over axis 3, matmul with the v heads, and the head merge transpose(.., [0, 2, 1,
   3]) + reshape to [B, S, N·H].
 
+- or the quantized projection the importer builds for com.microsoft QAttention (after
+  onnxruntime's dynamic quantization): qkv = add(mul(matmul(dequantizeLinear(x, 1, zx),
+  dequantizeLinear(W, 1, zw)), mul(sx, sw)), bias) with x uint8 [B, S, D], sx and zx one
+  element each, W a constant int8 / uint8 [D, 3·N·H], sw and zw constants per tensor or per
+  column: QAttention(x, W, bias, sx, sw, end, zx, zw), whose kernel computes the same exact
+  integer sums times sx·sw (rounded once to float32) plus bias (onnxruntime then keeps the
+  DynamicQuantizeLinear in front of it, as in the original model).
+
 That is Attention(x, W, bias, end) with num_heads N, scale and mask_filter_value f: the same
 arithmetic (the kernel adds the bias after its own GEMM). With `float16=True` (float16
 chains computed in float32, `float16_chains`) the same pattern in float16 (x, weights and
@@ -50,6 +58,20 @@ F16 = "float16"
 
 
 @dataclass(frozen=True)
+class QuantizedProjection:
+    """QAttention's projection: uint8 x with the scale and optional zero point operands (one
+    element each), the int8 / uint8 weight constant [D, 3·N·H] with its scale and optional
+    zero point (scalars or per column)."""
+
+    x: MLOperand
+    weight: np.ndarray
+    x_scale: MLOperand
+    weight_scale: np.ndarray
+    x_zero_point: MLOperand | None
+    weight_zero_point: np.ndarray | None
+
+
+@dataclass(frozen=True)
 class AttentionMatch:
     """One matched Attention: input, packed weights and bias, heads, scale, the optional
     end-position mask and its fill, and the WebNN operand it computes."""
@@ -62,6 +84,8 @@ class AttentionMatch:
     mask_index: MLOperand | None
     mask_filter_value: float
     output: MLOperand
+    #: The quantized projection (then x and weight are its), None for a float one.
+    quant: QuantizedProjection | None = None
 
 
 def _end_mask(mask: object, bsz: int, keys: int) -> tuple[MLOperand, float] | None:
@@ -138,23 +162,80 @@ def match_attention(out: MLOperand, float16: bool = False) -> AttentionMatch | N
     if biased is None:
         return None
     for mm, b in ((biased.args[0], biased.args[1]), (biased.args[1], biased.args[0])):
-        matmul = _op(mm, "matmul")
         bias = _const(b)
-        if matmul is None or bias is None or bias.size != 3 * heads * size:
+        if bias is None or bias.size != 3 * heads * size:
             continue
         if bias.ndim and bias.shape[-1] != bias.size:
+            continue
+        if not _shape(mm, (bsz, seq, 3 * heads * size)):
+            continue
+        mask_index, fill = (mask[0], mask[1]) if mask else (None, -10000.0)
+        quant = _quantized_projection(mm, 3 * heads * size) if dtype == F32 else None
+        if quant is not None:
+            return AttentionMatch(quant.x, quant.weight, bias.reshape(-1).astype(np.float32),
+                                  heads, scale, mask_index, fill, out, quant)
+        matmul = _op(mm, "matmul")
+        if matmul is None:
             continue
         x, w = matmul.args
         weight = _const(w)
         if (weight is None or x.data_type != dtype or x.rank != 3
                 or not _shape(x, (bsz, seq, int(x.shape[2])))
-                or weight.shape != (int(x.shape[2]), 3 * heads * size)
-                or not _shape(mm, (bsz, seq, 3 * heads * size))):
+                or weight.shape != (int(x.shape[2]), 3 * heads * size)):
             continue
         return AttentionMatch(x, weight.astype(np.float32), bias.reshape(-1).astype(np.float32),
-                              heads, scale, mask[0] if mask else None,
-                              mask[1] if mask else -10000.0, out)
+                              heads, scale, mask_index, fill, out)
     return None
+
+
+def _size1(operand: object) -> MLOperand | None:
+    """`operand` when it is an MLOperand of one element."""
+    if not isinstance(operand, MLOperand) or int(np.prod(operand.shape, dtype=np.int64)) != 1:
+        return None
+    return operand
+
+
+def _quantized_projection(mm: MLOperand, total: int) -> QuantizedProjection | None:
+    """The QAttention projection when `mm` is mul(matmul(dequantizeLinear(x, 1, zx),
+    dequantizeLinear(W, 1, zw)), mul(sx, sw)) (either operand order of the muls; see the
+    module docstring), else None."""
+    mul = _op(mm, "mul")
+    if mul is None:
+        return None
+    for acc, factor in ((mul.args[0], mul.args[1]), (mul.args[1], mul.args[0])):
+        matmul, scales = _op(acc, "matmul"), _op(factor, "mul")
+        if matmul is None or scales is None:
+            continue
+        dx, dw = (_op(a, "dequantizeLinear") for a in matmul.args)
+        if dx is None or dw is None:
+            continue
+        x, w = dx.args[0], _const(dw.args[0])
+        if (x.data_type != "uint8" or x.rank != 3 or w is None or w.ndim != 2
+                or w.dtype not in (np.int8, np.uint8) or w.shape[1] != total
+                or not _ones(dx.args[1]) or not _ones(dw.args[1])):
+            continue
+        zx = _size1(dx.args[2]) if len(dx.args) > 2 and dx.args[2] is not None else None
+        zw = _const(dw.args[2]) if len(dw.args) > 2 and dw.args[2] is not None else None
+        if (len(dx.args) > 2 and dx.args[2] is not None and zx is None) or (
+                zw is not None and zw.size not in (1, total)):
+            continue
+        if zw is not None and zw.size == total and zw.shape[-1] != total:
+            continue
+        for sx_, sw_ in ((scales.args[0], scales.args[1]), (scales.args[1], scales.args[0])):
+            sx, sw = _size1(sx_), _const(sw_)
+            if (sx is None or sx.data_type != F32 or sw is None or sw.dtype != np.float32
+                    or sw.size not in (1, total) or (sw.size > 1 and sw.shape[-1] != total)):
+                continue
+            return QuantizedProjection(x, w, sx, sw.reshape(-1) if sw.size > 1 else
+                                       sw.reshape(()), zx,
+                                       None if zw is None else (zw.reshape(-1) if zw.size > 1
+                                                                else zw.reshape(())))
+    return None
+
+
+def _ones(operand: object) -> bool:
+    v = _const(operand)
+    return v is not None and bool(np.all(v == 1))
 
 
 def plan_attention(graph: MLGraph, float16: bool = False
@@ -173,6 +254,9 @@ def plan_attention(graph: MLGraph, float16: bool = False
 def emit_attention(e: Emitter, match: AttentionMatch) -> list[str]:
     """The output of one com.microsoft Attention node computing `match` (float32; a float16
     match runs on x's float32 value and its result is rounded to float16)."""
+    q = match.quant
+    if q is not None:
+        return [_emit_qattention(e, match, q)]
     inputs = [e.input(match.x, F32), e.const(match.weight, F32, "qkv_weight"),
               e.const(match.bias, F32, "qkv_bias")]
     if match.mask_index is not None:
@@ -180,3 +264,25 @@ def emit_attention(e: Emitter, match: AttentionMatch) -> list[str]:
     y = e.node("Attention", inputs, F32, domain=DOMAIN, num_heads=match.heads,
                scale=match.scale, mask_filter_value=match.mask_filter_value)
     return [e.cast(y, match.output.data_type)]
+
+
+def _scalar_value(e: Emitter, operand: MLOperand) -> str:
+    """The ONNX value of a one-element operand, as a rank-0 tensor."""
+    name = e.input(operand)
+    return name if operand.rank == 0 else e.reshape(name, [])
+
+
+def _emit_qattention(e: Emitter, match: AttentionMatch, q: QuantizedProjection) -> str:
+    """One com.microsoft QAttention node computing a quantized `match`."""
+    w_type = "int8" if q.weight.dtype == np.int8 else "uint8"
+    inputs = [e.input(q.x), e.const(q.weight, w_type, "qkv_weight"),
+              e.const(match.bias, F32, "qkv_bias"), _scalar_value(e, q.x_scale),
+              e.const(q.weight_scale, F32, "qkv_weight_scale"),
+              "" if match.mask_index is None else e.input(match.mask_index),
+              "" if q.x_zero_point is None else _scalar_value(e, q.x_zero_point),
+              "" if q.weight_zero_point is None else e.const(q.weight_zero_point, w_type,
+                                                             "qkv_weight_zero_point")]
+    while inputs[-1] == "":
+        inputs.pop()
+    return e.node("QAttention", inputs, F32, domain=DOMAIN, num_heads=match.heads,
+                  scale=match.scale, mask_filter_value=match.mask_filter_value)

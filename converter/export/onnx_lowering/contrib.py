@@ -11,7 +11,8 @@ replaces still lower to nodes, which then feed nothing and are removed by
 - `group_query_attention`: the importer's GroupQueryAttention decomposition (decode /
   chunked prefill over a KV buffer, packed or separate QKV, rotary) -> GroupQueryAttention.
 - `attention`: self-attention with a packed QKV projection and an optional end-position key
-  mask (the optimizer's fused BERT attention) -> Attention; float16 too when float16 chains
+  mask (the optimizer's fused BERT attention) -> Attention, or QAttention when the projection
+  is the importer's quantized QAttention form; float16 too when float16 chains
   are computed in float32 (`float16=True`, see `float16_chains`).
 """
 
