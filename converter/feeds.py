@@ -10,7 +10,9 @@ A graph lowered for a target without 64-bit integers (`converter.targets`, rule 
 takes int32 / uint32 where the source has int64 / uint64 (`MLGraph.narrowed_inputs` /
 `narrowed_outputs` record it): `graph_feeds` converts such inputs after checking every value
 fits (`InvalidModel` naming the input and the first value that does not), `source_outputs`
-converts such outputs back to the source type.
+converts such outputs back to the source type. Likewise a graph input or output of an integer
+type a target lacks, carried in a wider one (rule widen-io: int8 given as int32): the values
+are converted to the wider type and back.
 """
 
 from __future__ import annotations
@@ -41,7 +43,19 @@ def graph_value(value: Any, dtype: str, graph_type: str | None = None, name: str
     if graph_type is not None and graph_type != carried and \
             NARROWED_TYPES.get(carried) == graph_type:
         return narrowed_value(arr, graph_type, name)
+    if graph_type is not None and graph_type != carried and _holds(graph_type, carried):
+        return arr.astype(carried, copy=False).astype(graph_type)  # widened input
     return arr.astype(carried, copy=False)
+
+
+def _holds(wide: str, narrow: str) -> bool:
+    """Whether integer type `wide` holds every value of integer type `narrow` (a graph input
+    or output a target carries in a wider type: `converter.targets`, rule widen-io)."""
+    try:
+        w, n = np.dtype(wide), np.dtype(narrow)
+    except TypeError:  # a source type numpy does not know (bfloat16, string)
+        return False
+    return w.kind in "iu" and n.kind in "iu" and np.can_cast(n, w, "safe")
 
 
 def narrowed_value(arr: np.ndarray, narrow: str, name: str = "") -> np.ndarray:
@@ -71,13 +85,14 @@ def graph_feeds(graph: Any, input_infos: Iterable[Any], inputs: Mapping[str, Any
 def source_outputs(output_infos: Iterable[Any], values: Mapping[str, Any]
                    ) -> dict[str, np.ndarray]:
     """Graph outputs back in their source data types (uint8 -> bool, float32 -> float64 for
-    outputs the source declares so, int32 -> int64 and uint32 -> uint64 for narrowed ones),
+    outputs the source declares so, int32 -> int64 and uint32 -> uint64 for narrowed ones,
+    int32 -> int8 for widened ones),
     keyed by source output name in `output_infos` order."""
     out: dict[str, np.ndarray] = {}
     for vi in output_infos:
         arr = np.asarray(values[vi.name])
-        if (vi.dtype in CARRIER_TYPES or NARROWED_TYPES.get(vi.dtype) == arr.dtype.name) and \
-                arr.dtype != np.dtype(vi.dtype):
+        if (vi.dtype in CARRIER_TYPES or NARROWED_TYPES.get(vi.dtype) == arr.dtype.name
+                or _holds(arr.dtype.name, vi.dtype)) and arr.dtype != np.dtype(vi.dtype):
             arr = arr.astype(vi.dtype)
         out[vi.name] = arr
     return out

@@ -176,13 +176,16 @@ function inlineBytes(dataType, bytes) {
 
 const NARROW_RANGES = new Map([
   ["int32", [-(2n ** 31n), 2n ** 31n - 1n]], ["uint32", [0n, 2n ** 32n - 1n]],
+  ["int64", [-(2n ** 63n), 2n ** 63n - 1n]], ["uint64", [0n, 2n ** 64n - 1n]],
 ]);
 
 /**
  * The typed array to write for graph input `desc` (a row of INPUTS). An input the converter
  * narrowed from int64/uint64 for its target (`desc.sourceDataType`) takes a BigInt64Array /
  * BigUint64Array or an array of bigints, numbers or decimal strings; every value must fit
- * the graph's type (RangeError otherwise). Other inputs' values come back unchanged.
+ * the graph's type (RangeError otherwise). An input carried in a wider integer type for its
+ * target (int8 as int32, `desc.sourceDataType` "int8") takes the source type's typed array
+ * and is converted the same way. Other inputs' values come back unchanged.
  */
 export function narrowInput(desc, values) {
   if (!desc.sourceDataType) return values;
@@ -205,7 +208,7 @@ export function narrowInput(desc, values) {
         `[${lo}, ${hi}]; the graph takes ${desc.dataType} there (narrowed from ` +
         `${desc.sourceDataType} for its target)`);
     }
-    out[i] = Number(value);
+    out[i] = desc.dataType.endsWith("64") ? value : Number(value);
   }
   return out;
 }
@@ -213,13 +216,15 @@ export function narrowInput(desc, values) {
 /**
  * Graph output `desc` (a row of OUTPUTS) as its source data type: `data` is what readTensor
  * gives (an ArrayBuffer) or a typed array; an output narrowed from int64/uint64
- * (`desc.sourceDataType`) comes back as a BigInt64Array / BigUint64Array, others as the
- * typed array of their data type.
+ * (`desc.sourceDataType`) comes back as a BigInt64Array / BigUint64Array, one carried in a
+ * wider type for its target (int8 as int32) as the typed array of its source type, others as
+ * the typed array of their data type.
  */
 export function widenOutput(desc, data) {
   const array = ArrayBuffer.isView(data) ? data : new (typedArrayFor(desc.dataType))(data);
   if (!desc.sourceDataType) return array;
-  return typedArrayFor(desc.sourceDataType).from(array, (v) => BigInt(v));
+  const big = desc.sourceDataType.endsWith("64");  // narrowed int64/uint64: bigints
+  return typedArrayFor(desc.sourceDataType).from(array, big ? (v) => BigInt(v) : (v) => v);
 }
 
 function splat(dataType, elementBytes, count) {

@@ -32,6 +32,7 @@ abs-minmax, dequantize-uint4, float32-compute, dequantize-widen (`rules_casts`),
 compose-activation/-logical/-reduce/-normalization/-recurrent/-misc (`rules_compose`: an
 operator the target lacks composed from ones it has), rank-limits (`rules_rank`),
 reshape-chains (`rules_reshape`: a reshape/transpose chain through a rank the target lacks),
+widen-io (`rules_io`: graph inputs/outputs of a type the target lacks carried in a wider one),
 layout-nhwc, layout-transpose, layout-reshape, layout-push (`rules_layout`: the preferred
 input layout of the limits; registered first, so the other rules see nhwc operations),
 narrow-int64 (limits;
@@ -51,7 +52,7 @@ from . import rules_gather, rules_quant, rules_spatial, rules_types
 from . import rules_casts, rules_compose  # after the exact rules: casts, then compositions
 
 # isort: split
-from . import rules_rank, rules_reshape
+from . import rules_io, rules_rank, rules_reshape
 
 # isort: split
 from . import rules_narrow  # last: it narrows what the exact rules leave
@@ -62,4 +63,4 @@ LIMITS_RULES: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.lim
 
 __all__ = ["LIMITS_RULES", "RULES", "Lowered", "Rewrite", "Rule", "lower", "rule", "rules_for",
            "rules_casts", "rules_compose", "rules_gather", "rules_layout", "rules_narrow",
-           "rules_quant", "rules_rank", "rules_reshape", "rules_spatial", "rules_types"]
+           "rules_io", "rules_quant", "rules_rank", "rules_reshape", "rules_spatial", "rules_types"]

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 RuleFn = Callable[["Rewrite", Operation], "list[MLOperand] | None"]
 RetypeFn = Callable[["Rewrite", MLGraph], "Mapping[str, str]"]
+BoundaryFn = Callable[["Rewrite", MLGraph],
+                      "tuple[Mapping[str, str], Mapping[str, str]]"]
 MAX_DEPTH = 16
 
 
@@ -53,6 +55,26 @@ def retyping(name: str) -> Callable[[RetypeFn], RetypeFn]:
 
     def register(fn: RetypeFn) -> RetypeFn:
         RETYPES[name] = fn
+        return fn
+
+    return register
+
+
+BOUNDARIES: dict[str, BoundaryFn] = {}
+"""Graph input/output data type changes by rule name (`boundary`)."""
+
+
+def boundary(name: str) -> Callable[[BoundaryFn], BoundaryFn]:
+    """Register the graph-boundary part of rule `name`: a function `(rw, graph) -> (inputs,
+    outputs)`, each `{graph input/output name: data type}`, that `lower` calls (after the
+    `retyping` functions) when the rule is active. Each input named is declared with the
+    given type and cast to its own type before anything reads it; each output named is cast
+    to the given type. The function must name only types that hold every value of the
+    operand's type (the casts are exact); `MLGraph.narrowed_inputs` / `narrowed_outputs`
+    then record the type callers use."""
+
+    def register(fn: BoundaryFn) -> BoundaryFn:
+        BOUNDARIES[name] = fn
         return fn
 
     return register
@@ -252,17 +274,29 @@ def lower(graph: MLGraph, target: Target, *, only: Iterable[str] | None = None) 
     active = [r for r in rules_for(target) if wanted is None or r.name in wanted]
     ops = {op for r in active for op in r.ops}
     graph_level = [RETYPES[r.name] for r in active if r.name in RETYPES]
-    if not graph_level and not any(o.op in ops for o in graph.operations):
+    bounds = [(r.name, BOUNDARIES[r.name]) for r in active if r.name in BOUNDARIES]
+    if not graph_level and not bounds and not any(o.op in ops for o in graph.operations):
         return Lowered(graph, [], {})
     rw = Rewrite(graph, target, active)
     for fn in graph_level:
         rw.retype.update(fn(rw, graph))
+    in_types: dict[str, str] = {}
+    out_types: dict[str, str] = {}
+    for rule_name, bound in bounds:
+        got_in, got_out = bound(rw, graph)
+        in_types.update(got_in)
+        out_types.update(got_out)
+        if got_in or got_out:
+            rw.applied[rule_name] = rw.applied.get(rule_name, 0) + len(got_in) + len(got_out)
     b = rw.b
     new: dict[int, MLOperand] = {}
     for name, operand in graph.inputs.items():
-        new[id(operand)] = b.input(name, shape=list(operand.shape),
-                                   data_type=rw.retype.get(operand.data_type,
-                                                           operand.data_type))
+        own = rw.retype.get(operand.data_type, operand.data_type)
+        x = b.input(name, shape=list(operand.shape), data_type=in_types.get(name, own))
+        if name in in_types:
+            rw.where = f"input {name!r}"
+            x = rw.emit1("cast", x, own)
+        new[id(operand)] = x
     for c in graph.constants:  # read-only data: shared with the original graph
         if c.data_type in rw.retype:  # values checked by the retyping function
             assert c.value is not None
@@ -286,6 +320,9 @@ def lower(graph: MLGraph, target: Target, *, only: Iterable[str] | None = None) 
     results: dict[str, MLOperand] = {}
     for name, operand in graph.outputs.items():
         got = new[id(operand)]
+        if name in out_types:
+            rw.where = f"output {name!r}"
+            got = rw.emit1("cast", got, out_types[name])
         results[name] = got if got.kind == "output" else b.identity(got)
     built = b.build(results)
     order = {name: built.inputs[name] for name in graph.inputs if name in built.inputs}
