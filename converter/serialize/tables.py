@@ -95,7 +95,7 @@ def camel(name: str) -> str:
 def _methods() -> dict[str, str]:
     out: dict[str, str] = {}
     for name, _ in inspect.getmembers(MLGraphBuilder, inspect.isfunction):
-        if name.startswith("_") or name in ("input", "constant", "build"):
+        if name.startswith("_") or name in ("input", "constant", "packed_constant", "build"):
             continue
         out[name.replace("_", "").lower()] = name
     return out
