@@ -4,6 +4,8 @@ validation."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
@@ -33,7 +35,7 @@ def test_graph_value_casts_to_the_source_type_first() -> None:
 
 
 class _Graph:
-    inputs = {"a": None, "b": None}
+    inputs = {"a": SimpleNamespace(data_type="uint8"), "b": SimpleNamespace(data_type="float32")}
 
 
 def test_graph_feeds_and_source_outputs() -> None:
@@ -50,6 +52,23 @@ def test_graph_feeds_and_source_outputs() -> None:
     assert list(outs) == ["m", "v", "i"]
     assert outs["m"].dtype == bool and outs["m"].tolist() == [True, False]
     assert outs["v"].dtype == np.float64 and outs["i"].dtype == np.int32
+
+
+def test_widened_inputs_and_outputs() -> None:
+    """An int8 / bool input a target carries in int32 (rule widen-io): fed as int32 with the
+    same values; an int32 output of an int8 / uint8 source value comes back as that type."""
+    x = np.arange(-128, 128, dtype=np.int8)
+    fed = graph_value(x, "int8", "int32", "x")
+    assert fed.dtype == np.int32 and fed.tolist() == list(range(-128, 128))
+    mask = graph_value([True, False], "bool", "int32", "m")
+    assert mask.dtype == np.int32 and mask.tolist() == [1, 0]
+    outs = source_outputs([ValueInfo("y", "int8", (3,)), ValueInfo("u", "uint8", (2,)),
+                           ValueInfo("f", "float32", (1,))],
+                          {"y": np.array([-128, 0, 127], np.int32),
+                           "u": np.array([0, 255], np.int32), "f": np.array([1.5], np.float32)})
+    assert outs["y"].dtype == np.int8 and outs["y"].tolist() == [-128, 0, 127]
+    assert outs["u"].dtype == np.uint8 and outs["u"].tolist() == [0, 255]
+    assert outs["f"].dtype == np.float32
 
 
 def test_run_uses_source_types_at_the_boundary() -> None:
