@@ -42,9 +42,11 @@ from .convert import precision_option
                    "column (informational: it does not change a model's status). Needs "
                    "Node.js and npm (see README, Real browser).")
 @click.option("--target", "target", default=None, metavar="NAME|LIMITS.json",
-              help="With --browser: convert for this WebNN implementation before running in "
-                   "the browser (e.g. chromium-tflite: the graph rewritten around Chromium's "
-                   "deviations, see README); the other columns stay untargeted.")
+              help="Convert for this WebNN implementation (a built-in profile, e.g. "
+                   "chromium-tflite, or an opSupportLimits() JSON file): a report column "
+                   "for it as --profiles gives; with --browser the graph run in the browser "
+                   "is the one converted for it (rewritten around Chromium's deviations, see "
+                   "README).")
 @click.option("--profiles", "profiles", default=None, metavar="NAME,NAME|all",
               help="Also convert and validate every model under each of these targets "
                    "(built-in profiles or LIMITS.json files; 'all': every built-in one): a "
@@ -62,6 +64,7 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
     float16 every model is converted to float16 weights and compute and validated under
     float16 tolerances (each entry's, at least the float16 defaults)."""
     with handled(debug, as_json):
+        from converter.targets import load_target
         from converter.zoo import default_manifests, read_manifests, run_zoo, write_reports
 
         paths = [Path(m) for m in manifests] or default_manifests()
@@ -77,6 +80,9 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
             raise CommandError("no model matches" + (f" --filter {' '.join(filters)}"
                                                      if filters else ""))
         chosen = _profiles(profiles)
+        if target is not None and target not in chosen:
+            load_target(target)  # an unknown one is one error before anything runs
+            chosen = (*chosen, target)
         if not want_progress(progress, as_json):
             report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
                              precision=precision, profiles=chosen)
@@ -86,8 +92,6 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
                 report = run_zoo(entries, jobs=jobs, backend=backend, device=device, skip=skip,
                                  on_done=lambda name: bar.update(1, name),
                                  precision=precision, profiles=chosen)
-        if target is not None and not browser:
-            raise CommandError("--target goes with --browser")
         if browser:
             report = _browser_pass(report, entries, want_progress(progress, as_json), target)
         written = write_reports(report, Path(report_dir)) if report_dir else []

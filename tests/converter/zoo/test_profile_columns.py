@@ -78,3 +78,15 @@ def test_cli_profiles_all_and_unknown(tmp_path: Path) -> None:
     assert doc["models"][0]["profiles"] == dict.fromkeys(doc["profiles"], "pass")
     res = CliRunner().invoke(cli, ["zoo", str(manifest), "--profiles", "firefox"])
     assert res.exit_code != 0 and "unknown target 'firefox'" in res.output
+
+
+def test_cli_target_without_browser_is_a_profile_column(tmp_path: Path) -> None:
+    manifest, _ = _setup(tmp_path)
+    res = CliRunner().invoke(cli, ["zoo", str(manifest), "--filter", "add", "--target",
+                                   "chromium-coreml", "--json", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["profiles"] == ["chromium-coreml"]
+    assert doc["models"][0]["profiles"] == {"chromium-coreml": "pass"}
+    res = CliRunner().invoke(cli, ["zoo", str(manifest), "--target", "firefox"])
+    assert res.exit_code != 0 and "unknown target 'firefox'" in res.output
