@@ -14,6 +14,8 @@ replaces still lower to nodes, which then feed nothing and are removed by
   mask (the optimizer's fused BERT attention) -> Attention, or QAttention when the projection
   is the importer's quantized QAttention form; float16 too when float16 chains
   are computed in float32 (`float16=True`, see `float16_chains`).
+- `recurrent_fusion`: the importer's unrolled GRU / LSTM (HardSigmoid and other ONNX
+  activations, peepholes, clip) -> one standard ONNX GRU / LSTM node.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .group_query_attention import (
     emit_group_query_attention,
     plan_group_query_attention,
 )
+from .recurrent_fusion import RecurrentMatch, emit_recurrent, plan_recurrent
 
 CONTRIB_DOMAIN = "com.microsoft"
 
@@ -42,6 +45,7 @@ FUSIONS: list[tuple[Callable[[MLGraph, bool], dict[int, tuple[Any, int]]], type,
      emit_group_query_attention),
     (lambda graph, float16: plan_attention(graph, float16=float16), AttentionMatch,
      emit_attention),
+    (lambda graph, _: plan_recurrent(graph), RecurrentMatch, emit_recurrent),
 ]
 
 
