@@ -1,12 +1,12 @@
-"""The importer's unrolled GRU / LSTM recurrences, found in a WebNN graph and lowered back to
-one ONNX GRU / LSTM node (onnxruntime's fused kernel), for the onnxruntime backend only
-(planned with the `contrib` fusions; GRU and LSTM are standard ONNX, but the standard export
-keeps the WebNN graph's operations).
+"""The importer's unrolled RNN / GRU / LSTM recurrences, found in a WebNN graph and lowered
+back to one ONNX RNN / GRU / LSTM node (onnxruntime's fused kernel), for the onnxruntime
+backend only (planned with the `contrib` fusions; these are standard ONNX ops, but the
+standard export keeps the WebNN graph's operations).
 
-What is matched is exactly what `op_mappings/onnx/recurrent.py` builds when WebNN's gru /
-lstm cannot express an ONNX GRU / LSTM (HardSigmoid and the other ONNX activations,
-peepholes read as ONNX reads them, clip), over B rows, H hidden units, G gates (GRU 3, LSTM
-4), T steps, float32 only:
+What is matched is exactly what `op_mappings/onnx/recurrent.py` builds for an ONNX RNN (no
+WebNN op) and for a GRU / LSTM that WebNN's gru / lstm cannot express (HardSigmoid and the
+other ONNX activations, peepholes read as ONNX reads them, clip), over B rows, H hidden
+units, G gates (RNN 1, GRU 3, LSTM 4), T steps, float32 only:
 
 - the input projection of every step: gemm(flat, W, c=bias, bTranspose) with flat [T·B, I],
   W a constant [G·H, I] and bias a constant [G·H] (or none), its T row blocks taken by one
@@ -19,6 +19,7 @@ peepholes read as ONNX reads them, clip), over B rows, H hidden units, G gates (
   (stacked, Mt [2, k, n]) with constant M, every gate pre-activation optionally clamped to
   [-clip, clip] and the activations sigmoid, tanh, relu, hardSigmoid, leakyRelu, elu,
   linear (ONNX Affine), softsign, softplus:
+  RNN: h' = f(lin(h, R, x));
   GRU: z, r = split(f(lin(h, R_zr, x_zr)), 2); n = g(lin(r·h, R_h, x_h)) (linear_before_reset
   0) or g(x_h + r·lin(h, R_h, Rb_h)) (1); h' = n + z·(h − n), which is ONNX's
   (1 − z)·n + z·h;
@@ -91,7 +92,7 @@ class Step:
 class RecurrentMatch:
     """One matched recurrence: ONNX GRU or LSTM inputs and attributes."""
 
-    kind: str  # "GRU" or "LSTM"
+    kind: str  # "RNN", "GRU" or "LSTM"
     x: MLOperand  # flat [T·B, I]
     steps: int
     batch: int
@@ -355,6 +356,18 @@ def _lstm_rest(h: MLOperand, new_c: MLOperand, cell: MLOperand,
                 (i[0], g[0], a2), i[3], False)
 
 
+def _rnn_step(h: MLOperand, stacked: bool) -> Step | None:
+    """The RNN step whose new state is `h` = f(clip(lin(h_prev, R, x)))."""
+    a = _act(h)
+    if a is None:
+        return None
+    pre, clip = _unclip(a[1])
+    lin = _lin(pre, stacked)
+    if lin is None or lin[2] is None:
+        return None
+    return Step(lin[0], None, h, None, (lin[2],), (lin[1],), None, None, (a[0],), clip, False)
+
+
 # -- projection blocks -----------------------------------------------------------------------
 def _block(operand: MLOperand) -> tuple[MLOperand, int, int]:
     """(source, index, count): `operand` is block `index` of `count` cut from `source` along
@@ -473,12 +486,13 @@ def _projection(step: Step, kind: str, stacked: bool, hidden: int
 # -- planning --------------------------------------------------------------------------------
 def _chains(graph: MLGraph, kind: str, stacked: bool) -> list[list[Step]]:
     """Maximal chains of steps linked through their states, in computation order."""
-    matcher = _gru_step if kind == "GRU" else _lstm_step
+    matcher = {"GRU": _gru_step, "LSTM": _lstm_step, "RNN": _rnn_step}[kind]
+    ends = _ACTS if kind == "RNN" else ("add", "mul")
     rank = 4 if stacked else 2
     steps: list[Step] = []
     for op in graph.operations:
         out = op.outputs[0] if op.outputs else None
-        if out is None or op.op not in ("add", "mul") or out.rank != rank or not _f32(out):
+        if out is None or op.op not in ends or out.rank != rank or not _f32(out):
             continue
         found = matcher(out, stacked)
         if found is not None:
@@ -534,7 +548,7 @@ def _match(chain: list[Step], kind: str, stacked: bool) -> RecurrentMatch | None
         direction = "reverse"
     else:
         return None
-    gates = 3 if kind == "GRU" else 4
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
     w = proj.weight
     r = np.concatenate(first.weights, axis=1).astype(np.float32)
     if (w.shape[:2] != (d, gates * hidden) or r.shape != (d, gates * hidden, hidden)
@@ -617,7 +631,7 @@ def plan_recurrent(graph: MLGraph) -> dict[int, tuple[RecurrentMatch, int]]:
     """The operations whose outputs a matched recurrence computes: (the match, output slot
     0 Y, 1 Y_h, 2 Y_c)."""
     plan: dict[int, tuple[RecurrentMatch, int]] = {}
-    for kind in ("GRU", "LSTM"):
+    for kind in ("RNN", "GRU", "LSTM"):
         for stacked in (False, True):
             for chain in _chains(graph, kind, stacked):
                 match = _match(chain, kind, stacked)
@@ -639,7 +653,7 @@ def _state(e: Emitter, operand: MLOperand | None, shape: list[int]) -> str:
 
 
 def emit_recurrent(e: Emitter, match: RecurrentMatch) -> list[str]:
-    """[Y, Y_h] (GRU) or [Y, Y_h, Y_c] (LSTM) of one ONNX GRU / LSTM node computing
+    """[Y, Y_h] (RNN, GRU) or [Y, Y_h, Y_c] (LSTM) of one ONNX RNN / GRU / LSTM node computing
     `match`."""
     d = 2 if match.direction == "bidirectional" else 1
     state = [d, match.batch, match.hidden]

@@ -41,7 +41,7 @@ def _model(kind: str, steps: int, hidden: int, attrs: dict[str, Any], *, h0: boo
            c0: bool = True, bias: bool = True, peepholes: bool = False,
            outputs: tuple[str, ...] | None = None
            ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
-    gates = 3 if kind == "GRU" else 4
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[kind]
     dirs = 2 if attrs.get("direction") == "bidirectional" else 1
     x = RNG.normal(0, 1, (steps, B, IN)).astype(np.float32)
     w = RNG.normal(0, 0.5, (dirs, gates * hidden, IN)).astype(np.float32)
@@ -150,6 +150,18 @@ def test_lstm_sequence_only() -> None:
     model, feeds = _model("LSTM", 3, 4, {"direction": "bidirectional"}, peepholes=True,
                           outputs=("y",))
     _check(model, feeds, "LSTM")
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("steps", [1, 4])
+@pytest.mark.parametrize("acts", [{}, {"activations": ["Relu"], "clip": 1.5}],
+                         ids=["tanh", "relu_clip"])
+def test_rnn_is_fused(direction: str, steps: int, acts: dict[str, Any]) -> None:
+    attrs = {**acts, "direction": direction}
+    if direction == "bidirectional":  # onnxruntime wants both directions'
+        attrs["activations"] = acts.get("activations", ["Tanh"]) * 2
+    model, feeds = _model("RNN", steps, 6, attrs, bias=steps == 4, h0=steps == 1)
+    _check(model, feeds, "RNN")
 
 
 def test_lstm_input_forget_stays_unrolled() -> None:
