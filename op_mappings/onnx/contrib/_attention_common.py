@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 import numpy as np
 
@@ -36,6 +36,25 @@ Mask: TypeAlias = "np.ndarray | MLOperand"
 
 Value: TypeAlias = "np.ndarray | MLOperand"
 """A tensor known at conversion time (numpy) or computed in the graph (operand)."""
+
+T = TypeVar("T")
+
+
+def derived(ctx: ImportContext, what: str, sources: Sequence[object],
+            params: tuple[object, ...], make: Callable[[], T]) -> T:
+    """`make()`, computed once per builder (`ctx.memo`) for the same `sources` (compared by
+    identity: operands, cached arrays) and `params` (hashable). The layers of a transformer
+    read the same sequence lengths, positions and cos/sin caches: what is derived from
+    them alone (masks, rotary rows, KV placement conditions) is built once and shared.
+    `make` must depend on nothing else (when it raises, nothing is stored)."""
+    key = ("attention", what, tuple(id(s) for s in sources), params)
+    hit = ctx.memo.get(key)
+    if hit is not None:
+        result: T = hit[1]
+        return result
+    result = make()
+    ctx.memo[key] = (tuple(sources), result)  # the sources stay alive: their ids stay theirs
+    return result
 
 
 # -- attributes and inputs -----------------------------------------------------------------
@@ -146,8 +165,10 @@ def const_int_scalar(ctx: ImportContext, node: Node, index: int, what: str) -> i
 
 
 def scalar(ctx: ImportContext, x: float | int, data_type: str) -> MLOperand:
-    """A 0-D constant operand."""
-    return ctx.builder.constant(np.asarray(x).astype(data_type))
+    """A 0-D constant operand (one per value and type per builder)."""
+    arr = np.asarray(x).astype(data_type)
+    return derived(ctx, "scalar", (), (data_type, arr.tobytes()),
+                   lambda: ctx.builder.constant(arr))
 
 
 def operand(ctx: ImportContext, v: Value, data_type: str | None = None) -> MLOperand:
@@ -230,7 +251,10 @@ def int_value(ctx: ImportContext, name: str) -> Value:
         return v.astype(np.int64).astype(np.int32)
     if v.data_type.startswith("float"):
         raise InvalidModel(f"{name!r} must be an integer tensor, got {v.data_type}")
-    return v if v.data_type == "int32" else ctx.builder.cast(v, "int32")
+    if v.data_type == "int32":
+        return v
+    x = v
+    return derived(ctx, "int32", (x,), (), lambda: ctx.builder.cast(x, "int32"))
 
 
 def arith(ctx: ImportContext, op: str, a: Value, b: Value | int) -> Value:
@@ -420,8 +444,10 @@ def apply_rotary(ctx: ImportContext, x: MLOperand, c: Value, s: Value, rotary_di
     """x·C + x[perm]·S along the last axis of x (C and S broadcast to x)."""
     b = ctx.builder
     dt = x.data_type
-    perm = rotary_perm(int(x.shape[-1]), rotary_dim, interleaved)
-    partner = b.gather(x, ctx.constant(perm), axis=x.rank - 1)
+    size = int(x.shape[-1])
+    perm = derived(ctx, "rotary_perm", (), (size, rotary_dim, interleaved),
+                   lambda: ctx.constant(rotary_perm(size, rotary_dim, interleaved)))
+    partner = b.gather(x, perm, axis=x.rank - 1)
     return b.add(b.mul(x, operand(ctx, c, dt)), b.mul(partner, operand(ctx, s, dt)))
 
 
@@ -430,10 +456,12 @@ def rotary_rows(ctx: ImportContext, cos: Value, sin: Value, positions: Value | N
     """The C and S rows [B or 1, S, head_size] of each token: cos/sin caches
     [max_position, rotary_dim/2] indexed by `positions` ([B or 1, S]), or per-token caches
     [B, S, rotary_dim/2] when `positions` is None."""
-    c_tab, s_tab = rotary_tables(ctx, cos, sin, head_size, interleaved)
-    if positions is not None:
-        c_tab, s_tab = take_rows(ctx, c_tab, positions), take_rows(ctx, s_tab, positions)
-    return c_tab, s_tab
+    c_tab, s_tab = derived(ctx, "rotary_tables", (cos, sin), (head_size, interleaved),
+                           lambda: rotary_tables(ctx, cos, sin, head_size, interleaved))
+    if positions is None:
+        return c_tab, s_tab
+    return derived(ctx, "rotary_rows", (c_tab, s_tab, positions), (),
+                   lambda: (take_rows(ctx, c_tab, positions), take_rows(ctx, s_tab, positions)))
 
 
 def rotate(ctx: ImportContext, x: MLOperand, cos: Value, sin: Value,
@@ -454,6 +482,7 @@ def rotate(ctx: ImportContext, x: MLOperand, cos: Value, sin: Value,
     c_tab, s_tab = rows or rotary_rows(ctx, cos, sin, positions, size, interleaved)
     count = int(c_tab.shape[0])
     shape = [count, seq, 1, size] if x.rank == 3 else [count, 1, seq, size]
-    out = apply_rotary(ctx, x4, reshape(ctx, c_tab, shape), reshape(ctx, s_tab, shape),
-                       rotary_dim, interleaved)
+    c4, s4 = derived(ctx, "rotary_rows4", (c_tab, s_tab), tuple(shape),
+                     lambda: (reshape(ctx, c_tab, shape), reshape(ctx, s_tab, shape)))
+    out = apply_rotary(ctx, x4, c4, s4, rotary_dim, interleaved)
     return out if x.rank == 4 else b.reshape(out, list(x.shape))

@@ -34,6 +34,7 @@ from op_mappings.onnx.contrib._attention_common import (
     compare,
     const_int_scalar,
     default_scale,
+    derived,
     flag_attr,
     float_attr,
     float_input,
@@ -138,6 +139,25 @@ class _Placement:
                          for i, rows in enumerate(rows_per_batch)], 0)
 
 
+def _allowed(ctx: ImportContext, past_rows: Value, total_b: Value, bsz: int, seq: int,
+             keys: int, causal: bool, window: int) -> Mask | None:
+    """Which of the `keys` keys each query row attends to: those before the row's end
+    (causal: min(past_rows + row + 1, seqlens + 1); else seqlens + 1) and, with a local
+    window, not more than `window` before it."""
+    key_pos = np.arange(keys, dtype=np.int32).reshape(1, 1, 1, keys)
+    if causal:
+        rows = np.arange(1, seq + 1, dtype=np.int32).reshape(1, 1, seq, 1)
+        ends = arith(ctx, "min", arith(ctx, "add", reshape(ctx, past_rows, [bsz, 1, 1, 1]),
+                                       rows), total_b)
+    else:
+        ends = total_b
+    allowed: Mask | None = compare(ctx, "lt", key_pos, ends)
+    if window > 0:
+        allowed = mask_and(ctx, allowed,
+                           compare(ctx, "ge", key_pos, arith(ctx, "sub", ends, window)))
+    return allowed
+
+
 @onnx_op("GroupQueryAttention", since=1, domain="com.microsoft", const_inputs=(6,))
 def group_query_attention(ctx: ImportContext, node: Node) -> list[Any]:
     """com.microsoft GroupQueryAttention: query [B, S, N·H] with key/value [B, S, N_kv·H],
@@ -228,10 +248,14 @@ def group_query_attention(ctx: ImportContext, node: Node) -> list[Any]:
     length = max(total, buffer)
     if isinstance(seqlens, np.ndarray) and (seqlens.min() < 0 or seqlens.max() >= length):
         raise InvalidModel(f"seqlens_k {seqlens.tolist()} is outside [0, {length})")
-    total_b = reshape(ctx, arith(ctx, "add", seqlens, 1), [bsz, 1, 1, 1])
+    # what follows from seqlens_k, the positions and the caches alone is built once and
+    # shared by every layer reading the same ones (`derived`)
+    total_b = derived(ctx, "gqa_total", (seqlens,), (bsz,),
+                      lambda: reshape(ctx, arith(ctx, "add", seqlens, 1), [bsz, 1, 1, 1]))
     # rows of past KV kept before the new ones (also the causal offset)
     past_rows: Value = (np.zeros(bsz, np.int32) if first_prompt or past_k is None
-                        else arith(ctx, "sub", seqlens, seq - 1))
+                        else derived(ctx, "gqa_past_rows", (seqlens,), (seq,),
+                                     lambda: arith(ctx, "sub", seqlens, seq - 1)))
 
     qh, kh, vh = (split_heads(ctx, q, heads), split_heads(ctx, k, kv_heads),
                   split_heads(ctx, v, kv_heads))
@@ -259,15 +283,17 @@ def group_query_attention(ctx: ImportContext, node: Node) -> list[Any]:
         elif first_prompt:
             positions = steps
         else:
-            positions = arith(ctx, "add", reshape(ctx, arith(ctx, "sub", seqlens, seq - 1),
-                                                  [bsz, 1]), steps)
+            positions = derived(ctx, "gqa_positions", (seqlens,), (seq, bsz), lambda: arith(
+                ctx, "add", reshape(ctx, arith(ctx, "sub", seqlens, seq - 1), [bsz, 1]),
+                steps))
         cos, sin = value(ctx, cos_name), value(ctx, sin_name)
         tables = rotary_rows(ctx, cos, sin, positions, size, interleaved)
         qh, kh = (rotate(ctx, t, cos, sin, positions, heads=n, rotary_dim=rotary_dim,
                          interleaved=interleaved, rows=tables)
                   for t, n in ((qh, heads), (kh, kv_heads)))
 
-    placement = _Placement(ctx, past_rows, seq, length, bsz)
+    placement = derived(ctx, "gqa_placement", (past_rows,), (seq, length, bsz),
+                        lambda: _Placement(ctx, past_rows, seq, length, bsz))
     present_k, present_v = placement.present(past_k, kh), placement.present(past_v, vh)
     if first_prompt:
         k_att, v_att, keys = kh, vh, seq
@@ -278,17 +304,8 @@ def group_query_attention(ctx: ImportContext, node: Node) -> list[Any]:
             k_att, v_att = (b.slice(t, [0, 0, 0, 0], [bsz, kv_heads, total, size])
                             for t in (present_k, present_v))
 
-    key_pos = np.arange(keys, dtype=np.int32).reshape(1, 1, 1, keys)
-    if causal:
-        rows = np.arange(1, seq + 1, dtype=np.int32).reshape(1, 1, seq, 1)
-        ends = arith(ctx, "min", arith(ctx, "add", reshape(ctx, past_rows, [bsz, 1, 1, 1]),
-                                       rows), total_b)
-    else:
-        ends = total_b
-    allowed: Mask | None = compare(ctx, "lt", key_pos, ends)
-    if window > 0:
-        allowed = mask_and(ctx, allowed,
-                           compare(ctx, "ge", key_pos, arith(ctx, "sub", ends, window)))
+    allowed = derived(ctx, "gqa_allowed", (past_rows, total_b), (bsz, seq, keys, causal, window),
+                      lambda: _allowed(ctx, past_rows, total_b, bsz, seq, keys, causal, window))
     biases = []
     if node.input(10):
         biases.append(attention_bias(ctx, node.inputs[10], bsz, heads, seq, keys))
