@@ -20,7 +20,7 @@ from ..errors import (
 )
 from ..ir import Node
 from ..webnn import MLGraphBuilder, MLOperand
-from ..webnn.dtypes import carrier_type
+from ..webnn.dtypes import carrier_type, dtype_name
 from .metering import Meter, Unrolling, shape_bytes
 
 MAX_INLINE_DEPTH = Budgets().max_nesting
@@ -352,8 +352,9 @@ def release_mapped_pages(arr: np.ndarray) -> None:
 
 
 def dtype_str(arr: np.ndarray) -> str:
-    if arr.dtype.kind in "OSU":
+    dtype = arr.dtype
+    if dtype.kind in "OSU":
         return "string"
-    return arr.dtype.name
+    return dtype_name(dtype)
 
 

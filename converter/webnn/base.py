@@ -18,6 +18,7 @@ from .dtypes import (
     ALL_DATA_TYPES,
     DATA_TYPES,
     FOUR_BIT_TYPES,
+    MAX_DIMENSION,
     cast_array,
     cast_number,
     data_type_of,
@@ -51,13 +52,15 @@ class BuilderBase:
 
     def _operand(self, op: str, role: str, x: Any, *, check_limits: bool = True) -> MLOperand:
         """Check that x is an operand of this builder and (optionally) inside op's limits."""
-        self._check_state(op)
+        if self._built or self.context.lost:
+            self._check_state(op)
         if not isinstance(x, MLOperand):
             raise v.fail(op, f"{role} must be an MLOperand, got {type(x).__name__}")
         if x.builder is not self:
             raise v.fail(op, f"{role} was created by another MLGraphBuilder")
         if check_limits:
-            limits.check(op, role, x.data_type, x.rank)
+            desc = x.descriptor
+            limits.check(op, role, desc.data_type, len(desc.shape))
         return x
 
     def _optional(self, op: str, role: str, x: Any) -> MLOperand | None:
@@ -72,15 +75,17 @@ class BuilderBase:
         table under the role given in `roles` (default "output", or "output<i>" for ops whose
         table names them so) and must have valid dimensions.
         """
-        self._check_state(op)
+        if self._built or self.context.lost:
+            self._check_state(op)
         opts = {k: val for k, val in options.items() if val is not None}
         operation = Operation(op, tuple(args), opts)
         table = limits.OP_LIMITS[op]
         result = []
         for i, (dtype, shape) in enumerate(outputs):
-            shape = tuple(int(d) for d in shape)
+            shape = tuple(map(int, shape))
             for d in shape:
-                v.dimension(op, "output dimension", d)
+                if not 0 < d <= MAX_DIMENSION:
+                    v.dimension(op, "output dimension", d)
             role = roles[i] if roles else ("output" if "output" in table else
                                            "outputs" if "outputs" in table else f"output{i}")
             limits.check(op, role, dtype, len(shape))
@@ -126,10 +131,10 @@ class BuilderBase:
         if isinstance(value, (np.ndarray, np.generic)):
             arr = np.asarray(value)
             if data_type is None:
-                if data_type_of(arr.dtype) is None:
+                data_type = data_type_of(arr.dtype)
+                if data_type is None:
                     raise MLTypeError(f"constant: numpy dtype {arr.dtype} is not a WebNN data "
                                       f"type ({', '.join(DATA_TYPES)})")
-                data_type = arr.dtype.name
         elif data_type is None:
             raise MLTypeError("constant: data_type is required for a Python number or list")
         else:

@@ -56,17 +56,33 @@ MAX_RANK: Final = 8
 MAX_TENSOR_COUNT: Final = 8192
 
 
+_STORAGE_DTYPES: Final[Mapping[str, np.dtype]] = MappingProxyType(
+    {t: np.dtype(STORAGE_TYPES.get(t, t)) for t in ALL_DATA_TYPES})
+_DTYPE_NAMES: dict[np.dtype, str] = {}
+"""numpy dtype -> its name, filled as dtypes are met (`dtype.name` is computed in Python by
+numpy on every read; the builder and the importers ask for it per operand)."""
+
+
 def numpy_dtype(data_type: str) -> np.dtype:
     """The numpy dtype that holds values of a WebNN data type (the storage type of the 4-bit
     types, see `STORAGE_TYPES`)."""
-    return np.dtype(STORAGE_TYPES.get(data_type, data_type))
+    dtype = _STORAGE_DTYPES.get(data_type)
+    return dtype if dtype is not None else np.dtype(STORAGE_TYPES.get(data_type, data_type))
+
+
+def dtype_name(dtype: np.dtype) -> str:
+    """`dtype.name` (cached per dtype)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
 
 
 def data_type_of(dtype: np.dtype | type) -> str | None:
     """The WebNN data type name of a numpy dtype, or None when WebNN has no such type.
     The 4-bit dtypes of `ml_dtypes` (which `onnx` uses for INT4/UINT4 tensors) are named
     "int4" / "uint4"."""
-    name = np.dtype(dtype).name
+    name = dtype_name(np.dtype(dtype))
     return name if name in ALL_DATA_TYPES else None
 
 
@@ -88,7 +104,8 @@ def byte_length(data_type: str, count: int) -> int:
     """Bytes of `count` packed elements: two per byte for the 4-bit types (rounded up)."""
     if data_type in FOUR_BIT_TYPES:
         return (count + 1) // 2
-    return count * np.dtype(data_type).itemsize
+    dtype = _STORAGE_DTYPES.get(data_type)
+    return count * (dtype if dtype is not None else np.dtype(data_type)).itemsize
 
 
 def type_range(data_type: str) -> tuple[int, int]:

@@ -67,15 +67,10 @@ class MLOperand:
                  name: str | None = None, value: np.ndarray | None = None,
                  operator: Operation | None = None, index: int = 0, *,
                  packed: np.ndarray | None = None) -> None:
-        init = object.__setattr__
-        init(self, "builder", builder)
-        init(self, "descriptor", descriptor)
-        init(self, "kind", kind)
-        init(self, "name", name)
-        init(self, "operator", operator)
-        init(self, "index", index)
-        init(self, "_value", value)
-        init(self, "_packed", packed)
+        # frozen: the fields are written once, straight into the instance dictionary
+        # (one update instead of eight object.__setattr__ calls; operands are many)
+        self.__dict__.update(builder=builder, descriptor=descriptor, kind=kind, name=name,
+                             operator=operator, index=index, _value=value, _packed=packed)
 
     @property
     def value(self) -> np.ndarray | None:
@@ -123,8 +118,17 @@ class Operation:
 
     def operand_inputs(self) -> Iterator[MLOperand]:
         """Every operand this operation reads, in argument then option order."""
-        for value in (*self.args, *self.options.values()):
-            if isinstance(value, MLOperand):
-                yield value
-            elif isinstance(value, Sequence) and not isinstance(value, str):
-                yield from (v for v in value if isinstance(v, MLOperand))
+        inputs: tuple[MLOperand, ...] | None = self.__dict__.get("_operand_inputs")
+        if inputs is None:  # found once (args and options are never changed)
+            inputs = tuple(_operands_in((*self.args, *self.options.values())))
+            self.__dict__["_operand_inputs"] = inputs
+        return iter(inputs)
+
+
+def _operands_in(values: Sequence[Any]) -> Iterator[MLOperand]:
+    for value in values:
+        if isinstance(value, MLOperand):
+            yield value
+        elif type(value) in (list, tuple) or (
+                isinstance(value, Sequence) and not isinstance(value, str)):
+            yield from (v for v in value if isinstance(v, MLOperand))

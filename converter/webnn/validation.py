@@ -58,10 +58,14 @@ def _is_int_like(value: Any) -> bool:
 
 def unsigned_list(op: str, what: str, values: Any, length: int | None = None) -> tuple[int, ...]:
     """A sequence<unsigned long>, optionally of an exact length."""
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) and not hasattr(
-            values, "__iter__"):
-        raise fail(op, f"{what} must be a sequence of unsigned integers, got {values!r}")
-    out = tuple(unsigned(op, f"{what} item", v) for v in values)
+    if type(values) in (tuple, list) and all(
+            type(v) is int and 0 <= v <= UINT32_MAX for v in values):
+        out = tuple(values)  # what the item-by-item checks below would give
+    else:
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) and not \
+                hasattr(values, "__iter__"):
+            raise fail(op, f"{what} must be a sequence of unsigned integers, got {values!r}")
+        out = tuple(unsigned(op, f"{what} item", v) for v in values)
     if length is not None and len(out) != length:
         raise fail(op, f"{what} must have {length} items, got {len(out)}")
     return out
@@ -79,7 +83,8 @@ def shape_of(op: str, what: str, values: Any) -> tuple[int, ...]:
     dims = unsigned_list(op, what, values)
     count = 1
     for d in dims:
-        dimension(op, f"{what} dimension", d)
+        if not 0 < d <= MAX_DIMENSION:
+            dimension(op, f"{what} dimension", d)
         count *= d
     if count > MAX_DIMENSION:
         raise fail(op, f"{what} {list(dims)} has {count} elements, more than {MAX_DIMENSION}")
