@@ -90,7 +90,9 @@ class ONNXImporter(Importer):
 
             from .tensors import onnx_elem_type
 
-            schema = onnx.defs.get_schema(node.op_type, node.version, node.domain)
+            schema = schema_of(node.op_type, node.version, node.domain)
+            if schema is None:  # no schema, no inference (a failed lookup is slow: cached)
+                return
             types = {}
             for i in node.inputs:
                 t = self._onnx_type(i)

@@ -60,6 +60,10 @@ class _Malformed(Exception):
 
 
 def _varint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
+    if pos < end:
+        byte = buf[pos]
+        if byte < 0x80:  # one byte: most keys and lengths
+            return byte, pos + 1
     value = shift = 0
     while True:
         if pos >= end or shift > 63:
@@ -92,7 +96,11 @@ def _fields(buf: memoryview, start: int, end: int
     out = []
     pos = start
     while pos < end:
-        key, body = _varint(buf, pos, end)
+        key = buf[pos]
+        if key < 0x80:  # (_varint, inlined for the usual one-byte key)
+            body = pos + 1
+        else:
+            key, body = _varint(buf, pos, end)
         number, wire = key >> 3, key & 7
         if number == 0:
             raise _Malformed

@@ -38,8 +38,7 @@ from __future__ import annotations
 import heapq
 import mmap
 import os
-from collections.abc import Iterator, Mapping, Sequence
-from itertools import chain
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -161,40 +160,54 @@ def _check_text(proto: onnx.ModelProto, label: str) -> None:
     op type, domain, attribute, attribute reference or external-data entry, in every graph,
     subgraph and function) is not UTF-8: protobuf then gives bytes, which no name lookup
     matches and which cannot be written back into a renamed copy (a subgraph's nodes)."""
+    names: list[str | bytes] = [o.domain for o in proto.opset_import]
+    add = names.extend
 
-    def tensors(items: Any) -> Iterator[str | bytes]:
+    # (empty repeated fields are tested with len() first: iterating one costs protobuf
+    # much more than asking its length)
+    def tensors(items: Any) -> None:
         for t in items:
-            yield t.name
-            for e in t.external_data:
-                yield from (e.key, e.value)
+            names.append(t.name)
+            if len(t.external_data):
+                for e in t.external_data:
+                    names.extend((e.key, e.value))
 
-    def nodes(items: Any) -> Iterator[str | bytes]:
+    def nodes(items: Any) -> None:
         for n in items:
-            yield from (n.name, n.op_type, n.domain, *n.input, *n.output)
+            add((n.name, n.op_type, n.domain))
+            add(n.input)
+            add(n.output)
             for a in n.attribute:
-                yield from (a.name, a.ref_attr_name)
-                yield from tensors(([a.t] if a.HasField("t") else []) + list(a.tensors))
-                for g in ([a.g] if a.HasField("g") else []) + list(a.graphs):
-                    yield from graph(g)
+                add((a.name, a.ref_attr_name))
+                if a.HasField("t"):
+                    tensors((a.t,))
+                if len(a.tensors):
+                    tensors(a.tensors)
+                if a.HasField("g"):
+                    graph(a.g)
+                if len(a.graphs):
+                    for g in a.graphs:
+                        graph(g)
 
-    def graph(g: onnx.GraphProto) -> Iterator[str | bytes]:
-        yield g.name
+    def graph(g: onnx.GraphProto) -> None:
+        names.append(g.name)
         for infos in (g.input, g.output, g.value_info):
-            yield from (vi.name for vi in infos)
-        yield from tensors(g.initializer)
-        yield from tensors(s.values for s in g.sparse_initializer)
-        yield from tensors(s.indices for s in g.sparse_initializer)
-        yield from nodes(g.node)
+            add([vi.name for vi in infos])
+        tensors(g.initializer)
+        if len(g.sparse_initializer):
+            tensors([s.values for s in g.sparse_initializer])
+            tensors([s.indices for s in g.sparse_initializer])
+        nodes(g.node)
 
-    def functions() -> Iterator[str | bytes]:
-        for f in proto.functions:
-            yield from (f.name, f.domain, *f.input, *f.output, *f.attribute)
-            yield from nodes(f.node)
-
-    entries: Iterator[str | bytes] = chain(
-        (o.domain for o in proto.opset_import), graph(proto.graph), functions())
-    bad = next((v for v in entries if isinstance(v, bytes)), None)
-    if bad is not None:
+    graph(proto.graph)
+    for f in proto.functions:
+        add((f.name, f.domain))
+        add(f.input)
+        add(f.output)
+        add(f.attribute)
+        nodes(f.node)
+    if bytes in set(map(type, names)):
+        bad = next(v for v in names if isinstance(v, bytes))
         raise InvalidModel(f"{label} is not a valid ONNX model: the name {bad!r} is not "
                            "UTF-8 text")
 

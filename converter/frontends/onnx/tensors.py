@@ -5,6 +5,7 @@ attribute values with the schema defaults filled in, and Constant node values.""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 from ...confine import check_relative, confined
 from ...errors import InvalidModel, exception_text, quoted
 from ...ir import Node
+from .nodecheck import schema_of
 
 ONNX_DTYPES: dict[int, str] = {
     TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
@@ -196,14 +198,23 @@ def node_attributes(node: onnx.NodeProto, version: int, domain: str,
                     base_dir: Path | None = None, label: str = "") -> dict[str, Any]:
     """The node's attributes as Python values, with schema defaults filled in."""
     attrs = {a.name: attribute_value(a, base_dir, label) for a in node.attribute}
-    try:
-        schema = onnx.defs.get_schema(node.op_type, version, domain)
-    except onnx.defs.SchemaError:
-        return attrs
-    for name, spec in schema.attributes.items():
-        if name not in attrs and spec.default_value.type != AttributeProto.UNDEFINED:
-            attrs[name] = attribute_value(spec.default_value, base_dir, label)
+    for name, default in _schema_defaults(node.op_type, version, domain):
+        if name not in attrs:
+            attrs[name] = attribute_value(default, base_dir, label)
     return attrs
+
+
+@lru_cache(maxsize=4096)
+def _schema_defaults(op_type: str, version: int, domain: str
+                     ) -> tuple[tuple[str, AttributeProto], ...]:
+    """The (name, default value) of every attribute with a default in the op's schema at
+    that opset (none when onnx has no schema: contrib domains, functions). Cached: a
+    schema lookup that fails costs onnx tens of microseconds (a C++ exception)."""
+    schema = schema_of(op_type, version, domain)
+    if schema is None:
+        return ()
+    return tuple((name, spec.default_value) for name, spec in schema.attributes.items()
+                 if spec.default_value.type != AttributeProto.UNDEFINED)
 
 
 def attribute_value(attr: AttributeProto, base_dir: Path | None = None,
