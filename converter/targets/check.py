@@ -28,9 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..serialize.tables import op_signature
 from ..webnn import MLGraph, MLOperand
 from ..webnn.operand import Operation
+from .roles import data_types, operand_roles, output_role, rank_range
 
 TOP_LEVEL = ("input", "constant", "output", "preferredInputLayout", "maxTensorByteLength")
 """Keys of `opSupportLimits()` that are not operators."""
@@ -80,20 +80,6 @@ class Violation:
         return f"{self.target} lacks {what} ({where}; it takes {self.allowed})"
 
 
-def _types(entry: Mapping[str, Any]) -> tuple[str, ...] | None:
-    types = entry.get("dataTypes")
-    if isinstance(types, Sequence) and not isinstance(types, str):
-        return tuple(str(t) for t in types)
-    return None
-
-
-def _ranks(entry: Mapping[str, Any]) -> tuple[int, int] | None:
-    ranks = entry.get("rankRange")
-    if isinstance(ranks, Mapping):
-        return int(ranks.get("min", 0)), int(ranks.get("max", 1 << 30))
-    return None
-
-
 class _Names:
     """Names for operands and operations in messages."""
 
@@ -116,29 +102,6 @@ class _Names:
             suffix = f":{operand.index}" if len(operand.operator.outputs) > 1 else ""
             return f"{self.node(operand.operator)}{suffix}"
         return "?"
-
-
-def operand_roles(operation: Operation) -> list[tuple[str, MLOperand]]:
-    """(role, operand) for every operand `operation` reads, roles named as in
-    `opSupportLimits()` (spec parameter and option names)."""
-    sig = op_signature(operation.op)
-    names = [p.spec_name for p in sig.positional] if sig else []
-    out: list[tuple[str, MLOperand]] = []
-    items = [*zip(names, operation.args, strict=False), *operation.options.items()]
-    for role, value in items:
-        if isinstance(value, MLOperand):
-            out.append((role, value))
-        elif isinstance(value, (list, tuple)):
-            out += [(role, v) for v in value if isinstance(v, MLOperand)]
-    return out
-
-
-def _output_role(entry: Mapping[str, Any], i: int) -> str:
-    if "output" in entry:
-        return "output"
-    if "outputs" in entry:
-        return "outputs"
-    return f"output{i}"
 
 
 def _allowed(types: tuple[str, ...] | None, ranks: tuple[int, int] | None) -> str:
@@ -170,7 +133,7 @@ def check_graph(graph: MLGraph, target: HasLimits) -> list[Violation]:
                                  f"{operand.descriptor.byte_length} bytes > {max_bytes}"))
         if not isinstance(entry, Mapping):
             return
-        types, ranks = _types(entry), _ranks(entry)
+        types, ranks = data_types(entry), rank_range(entry)
         allowed = _allowed(types, ranks)
         if types is not None and operand.data_type not in types:
             out.append(Violation(t.name, "dtype" if op else kind, op, role, operand.data_type,
@@ -193,7 +156,7 @@ def check_graph(graph: MLGraph, target: HasLimits) -> list[Violation]:
         for role, operand in operand_roles(operation):
             tensor("", operation.op, role, operand, entry.get(role), node)
         for i, result in enumerate(operation.outputs):
-            role = _output_role(entry, i)
+            role = output_role(entry, i)
             tensor("", operation.op, role, result, entry.get(role), node)
     for operand in graph.outputs.values():
         tensor("output", "", "", operand, limits.get("output"), "")
@@ -230,4 +193,4 @@ def summary(violations: Sequence[Violation]) -> list[str]:
     return list(seen)
 
 
-__all__ = ["Violation", "check_graph", "format_violations", "operand_roles", "summary"]
+__all__ = ["Violation", "check_graph", "format_violations", "summary"]

@@ -24,34 +24,7 @@ from ..webnn import MLOperand
 from ..webnn.errors import MLTypeError
 from ..webnn.operand import Operation
 from .rewrite import Rewrite
-
-
-def roles(operation: Operation) -> list[tuple[str, MLOperand]]:
-    """(spec role, operand) of every operand `operation` reads, then of its outputs (roles
-    `output`, `outputs` or `output<i>`: whichever the spec's limits dictionary uses)."""
-    sig = op_signature(operation.op)
-    names = [p.spec_name for p in sig.positional] if sig else []
-    out: list[tuple[str, MLOperand]] = []
-    items = list(zip(names, operation.args, strict=False)) + list(operation.options.items())
-    for role, value in items:
-        if isinstance(value, MLOperand):
-            out.append((role, value))
-        elif isinstance(value, (list, tuple)):
-            out += [(role, v) for v in value if isinstance(v, MLOperand)]
-    return out
-
-
-def output_role(limits: Mapping[str, Any], op: str, index: int, count: int) -> str:
-    """The limits' name for output `index` of `op` (of `count` outputs)."""
-    lim = limits.get(op)
-    if isinstance(lim, Mapping):
-        if "output" in lim:
-            return "output"
-        if "outputs" in lim:
-            return "outputs"
-        if f"output{index}" in lim:
-            return f"output{index}"
-    return "output" if count == 1 else f"output{index}"
+from .roles import all_roles
 
 
 def misfits(rw: Rewrite, operation: Operation) -> list[tuple[str, str, int]]:
@@ -61,14 +34,8 @@ def misfits(rw: Rewrite, operation: Operation) -> list[tuple[str, str, int]]:
         return []
     if not isinstance(rw.limits.get(operation.op), Mapping):
         return [("", "", 0)]
-    bad = [(role, x.data_type, x.rank) for role, x in roles(operation)
-           if not rw.supports(operation.op, role, x.data_type, x.rank)]
-    n = len(operation.outputs)
-    for i, x in enumerate(operation.outputs):
-        role = output_role(rw.limits, operation.op, i, n)
-        if not rw.supports(operation.op, role, x.data_type, x.rank):
-            bad.append((role, x.data_type, x.rank))
-    return bad
+    return [(role, x.data_type, x.rank) for role, x in all_roles(rw.limits, operation)
+            if not rw.supports(operation.op, role, x.data_type, x.rank)]
 
 
 def fits(rw: Rewrite, operation: Operation) -> bool:

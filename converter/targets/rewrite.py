@@ -15,6 +15,7 @@ import numpy as np
 from ..serialize.tables import op_signature
 from ..webnn import MLGraph, MLGraphBuilder, MLOperand
 from ..webnn.operand import Operation
+from .roles import allows
 
 if TYPE_CHECKING:
     from . import Target
@@ -151,16 +152,7 @@ class Rewrite:
         lim = self.limits.get(op)
         if not isinstance(lim, Mapping):
             return False
-        entry = lim.get(role)
-        if not isinstance(entry, Mapping):
-            return True
-        types = entry.get("dataTypes")
-        if isinstance(types, Sequence) and not isinstance(types, str) and data_type not in types:
-            return False
-        ranks = entry.get("rankRange")
-        if rank is not None and isinstance(ranks, Mapping):
-            return int(ranks.get("min", 0)) <= rank <= int(ranks.get("max", 1 << 30))
-        return True
+        return allows(lim.get(role), data_type, rank)
 
     # -- emitting ------------------------------------------------------------------------
     def call(self, op: str, args: Sequence[Any], options: Mapping[str, Any]) -> list[MLOperand]:

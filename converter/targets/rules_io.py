@@ -20,11 +20,10 @@ reports it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-
 from ..webnn import MLGraph
 from ..webnn.operand import Operation
 from .rewrite import WIDER, Rewrite, boundary, rule
+from .roles import allows
 
 NAME = "widen-io"
 INTEGER_CARRIERS = frozenset({"int32", "uint32", "int64", "uint64"})
@@ -32,26 +31,12 @@ INTEGER_CARRIERS = frozenset({"int32", "uint32", "int64", "uint64"})
 JavaScript convert integers only)."""
 
 
-def _listed(rw: Rewrite, key: str, data_type: str, rank: int) -> bool:
-    """Whether the top-level `key` limits (input / output) take `data_type` at `rank`."""
-    entry = rw.limits.get(key)
-    if not isinstance(entry, Mapping):
-        return True
-    types = entry.get("dataTypes")
-    if isinstance(types, Sequence) and not isinstance(types, str) and data_type not in types:
-        return False
-    ranks = entry.get("rankRange")
-    if isinstance(ranks, Mapping):
-        return int(ranks.get("min", 0)) <= rank <= int(ranks.get("max", 1 << 30))
-    return True
-
-
 def _carrier(rw: Rewrite, key: str, data_type: str, rank: int, wide_first: bool
              ) -> str | None:
     """The nearest type wider than `data_type` that `key` lists and that `cast` converts
     between (wide -> own for inputs, own -> wide for outputs)."""
     for wide in WIDER.get(data_type, ()):
-        if wide not in INTEGER_CARRIERS or not _listed(rw, key, wide, rank):
+        if wide not in INTEGER_CARRIERS or not allows(rw.limits.get(key), wide, rank):
             continue
         src, dst = (wide, data_type) if wide_first else (data_type, wide)
         if rw.supports("cast", "input", src, rank) and rw.supports("cast", "output", dst, rank):
@@ -76,7 +61,7 @@ def widen_io(rw: Rewrite, graph: MLGraph) -> tuple[dict[str, str], dict[str, str
     for slot, (key, items) in enumerate((("input", graph.inputs), ("output", graph.outputs))):
         for name, operand in items.items():
             own = rw.retype.get(operand.data_type, operand.data_type)
-            if _listed(rw, key, own, operand.rank):
+            if allows(rw.limits.get(key), own, operand.rank):
                 continue
             wide = _carrier(rw, key, own, operand.rank, wide_first=key == "input")
             if wide is not None:

@@ -28,7 +28,7 @@ note says so).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from ..webnn.dtypes import NARROWED_TYPES
 from ..webnn.limits import OP_LIMITS
 from ..webnn.operand import Operation
 from .rewrite import Rewrite, retyping, rule
-from .rules_types import _output_role, _roles
+from .roles import all_roles, allows, operand_places
 
 NAME = "narrow-int64"
 WHY = "the target's opSupportLimits() has no 64-bit integers there"
@@ -55,14 +55,6 @@ def _bounds(narrow: str) -> tuple[int, int]:
     return int(info.min), int(info.max)
 
 
-def _listed(rw: Rewrite, role: str, data_type: str) -> bool:
-    """Whether the target's top-level `input` / `constant` / `output` limits allow
-    `data_type` (True without limits or without a list)."""
-    entry = rw.limits.get(role) if rw.limits else None
-    types = entry.get("dataTypes") if isinstance(entry, Mapping) else None
-    return not isinstance(types, Sequence) or isinstance(types, str) or data_type in types
-
-
 def _lacks(rw: Rewrite, operation: Operation, wide: str) -> bool:
     """Whether the target lacks `wide` for an operand of `operation` that has it, while
     having the narrow type there (so narrowing helps)."""
@@ -70,17 +62,11 @@ def _lacks(rw: Rewrite, operation: Operation, wide: str) -> bool:
     op = operation.op
     if not isinstance(rw.limits.get(op), Mapping):
         return False
-    for role, operand in _roles_with_outputs(rw, operation):
+    for role, operand in all_roles(rw.limits, operation):
         if operand.data_type == wide and not rw.supports(op, role, wide) and \
                 rw.supports(op, role, narrow):
             return True
     return False
-
-
-def _roles_with_outputs(rw: Rewrite, operation: Operation) -> list[tuple[str, MLOperand]]:
-    out = [(role, operand) for role, operand, _, _ in _roles(operation)]
-    out += [(_output_role(rw, operation.op, i), o) for i, o in enumerate(operation.outputs)]
-    return out
 
 
 def _casts(rw: Rewrite, wide: str) -> bool:
@@ -100,7 +86,8 @@ def plan_narrowing(rw: Rewrite, graph: MLGraph) -> dict[str, str]:
         where = [("input", o) for o in graph.inputs.values()] + \
             [("constant", o) for o in graph.constants] + \
             [("output", o) for o in graph.outputs.values()]
-        carried = all(_listed(rw, role, wide) for role, o in where if o.data_type == wide)
+        carried = all(allows(rw.limits.get(role), wide) for role, o in where
+                      if o.data_type == wide)
         lacking = any(_lacks(rw, operation, wide) for operation in graph.operations)
         if not carried or (lacking and not _casts(rw, wide)):
             plan[wide] = narrow
@@ -114,7 +101,7 @@ def _readers(graph: MLGraph) -> dict[int, tuple[int, Operation]]:
     """The first operation (index, record) reading each operand, by id."""
     out: dict[int, tuple[int, Operation]] = {}
     for index, operation in enumerate(graph.operations):
-        for _, operand, _, _ in _roles(operation):
+        for _, operand, _, _ in operand_places(operation):
             out.setdefault(id(operand), (index, operation))
     return out
 
@@ -192,7 +179,7 @@ def _replace(operation: Operation, fn: Callable[[str, MLOperand], MLOperand]
     args: list[Any] = list(operation.args)
     options = dict(operation.options)
     keys = list(options)
-    for role, operand, pos, i in _roles(operation):
+    for role, operand, pos, i in operand_places(operation):
         new = fn(role, operand)
         if new is operand:
             continue
@@ -258,7 +245,7 @@ def _narrow_one(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
             _lacks(rw, operation, w) and _casts(rw, w)}
     if not plan:
         return None
-    for role, operand in _roles_with_outputs(rw, operation):
+    for role, operand in all_roles(rw.limits, operation):
         narrow = plan.get(operand.data_type)
         if narrow is not None and not rw.supports(op, role, narrow):
             return None

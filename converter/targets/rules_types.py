@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ..serialize.tables import op_signature
 from ..webnn import MLOperand
 from ..webnn.operand import Operation
 from .rewrite import NOT_VALUES, WIDER, Rewrite, rule
+from .roles import all_roles, operand_places, output_role
 
 MOVEMENT = frozenset({"concat", "expand", "gather", "gatherElements", "gatherND", "identity",
                       "pad", "reshape", "reverse", "scatterElements", "scatterND", "slice",
@@ -30,41 +30,11 @@ MODULAR = frozenset({"abs", "add", "cumulativeSum", "div", "mul", "neg", "reduce
 """Integer arithmetic: exact in a wider integer type, the result cast back (int -> int casts
 keep the low bits, so wrap-around is the same)."""
 
-def _roles(operation: Operation) -> list[tuple[str, MLOperand, int, int]]:
-    """(role, operand, position, index in a list or -1) of every operand an operation reads;
-    position counts args then options (by order)."""
-    sig = op_signature(operation.op)
-    names = [p.spec_name for p in sig.positional] if sig else []
-    out = []
-    items = list(zip(names, operation.args, strict=False)) + list(operation.options.items())
-    for pos, (role, value) in enumerate(items):
-        if isinstance(value, MLOperand):
-            out.append((role, value, pos, -1))
-        elif isinstance(value, (list, tuple)):
-            out += [(role, v, pos, i) for i, v in enumerate(value) if isinstance(v, MLOperand)]
-    return out
-
-
-def _output_role(rw: Rewrite, op: str, i: int) -> str:
-    lim = rw.limits.get(op)
-    if isinstance(lim, Mapping):
-        if "output" in lim:
-            return "output"
-        if "outputs" in lim:
-            return "outputs"
-    return f"output{i}"
-
 
 def _unsupported(rw: Rewrite, operation: Operation) -> set[str]:
     """Data types of value operands (inputs and outputs) the target's limits lack."""
-    bad = set()
-    for role, operand, _, _ in _roles(operation):
-        if role not in NOT_VALUES and not rw.supports(operation.op, role, operand.data_type):
-            bad.add(operand.data_type)
-    for i, out in enumerate(operation.outputs):
-        if not rw.supports(operation.op, _output_role(rw, operation.op, i), out.data_type):
-            bad.add(out.data_type)
-    return bad
+    return {operand.data_type for role, operand in all_roles(rw.limits, operation)
+            if role not in NOT_VALUES and not rw.supports(operation.op, role, operand.data_type)}
 
 
 def _wide_type(rw: Rewrite, operation: Operation, narrow: str,
@@ -74,9 +44,9 @@ def _wide_type(rw: Rewrite, operation: Operation, narrow: str,
     limits for every role `narrow` takes, and castable to and from."""
     op = operation.op
     integer_only = op in MODULAR and wider is WIDER
-    roles = {role for role, operand, _, _ in _roles(operation)
+    roles = {role for role, operand, _, _ in operand_places(operation)
              if operand.data_type == narrow and role not in NOT_VALUES}
-    outs = [_output_role(rw, op, i) for i, o in enumerate(operation.outputs)
+    outs = [output_role(rw.limits.get(op), i) for i, o in enumerate(operation.outputs)
             if o.data_type == narrow and op not in COMPARISONS]
     for wide in wider.get(narrow, ()):
         if integer_only and wide.startswith("float"):
@@ -113,7 +83,7 @@ def run_as(rw: Rewrite, operation: Operation, plan: Mapping[str, str]) -> list[M
     args: list[Any] = list(operation.args)
     options = dict(operation.options)
     keys = list(options)
-    for role, operand, pos, i in _roles(operation):
+    for role, operand, pos, i in operand_places(operation):
         if role in NOT_VALUES or operand.data_type not in plan:
             continue
         cast = rw.cast(operand, plan[operand.data_type])
