@@ -15,7 +15,7 @@ everything; a missing `min` / `max` of `rankRange` is 0 / unbounded. Registers n
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..serialize.tables import op_signature
@@ -93,5 +93,32 @@ def all_roles(limits: Mapping[str, Any], operation: Operation) -> list[tuple[str
             *((output_role(entry, i), o) for i, o in enumerate(operation.outputs))]
 
 
+def replace_operands(operation: Operation, fn: Callable[[str, MLOperand], MLOperand]
+                     ) -> tuple[list[Any], dict[str, Any]]:
+    """`operation`'s args and options (new lists and dict) with each operand it reads replaced
+    by `fn(role, operand)` at its place (a list option's items one by one)."""
+    args: list[Any] = list(operation.args)
+    options = dict(operation.options)
+    keys = list(options)
+    for role, operand, pos, i in operand_places(operation):
+        new = fn(role, operand)
+        if new is operand:
+            continue
+        if pos < len(args):
+            if i < 0:
+                args[pos] = new
+            else:
+                args[pos] = list(args[pos])
+                args[pos][i] = new
+        else:
+            key = keys[pos - len(args)]
+            if i < 0:
+                options[key] = new
+            else:
+                options[key] = list(options[key])
+                options[key][i] = new
+    return args, options
+
+
 __all__ = ["Place", "all_roles", "allows", "data_types", "operand_places", "operand_roles",
-           "output_role", "rank_range"]
+           "output_role", "rank_range", "replace_operands"]

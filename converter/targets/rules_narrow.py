@@ -28,7 +28,7 @@ note says so).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -39,7 +39,7 @@ from ..webnn.dtypes import NARROWED_TYPES
 from ..webnn.limits import OP_LIMITS
 from ..webnn.operand import Operation
 from .rewrite import Rewrite, retyping, rule
-from .roles import all_roles, allows, operand_places
+from .roles import all_roles, allows, operand_places, replace_operands
 
 NAME = "narrow-int64"
 WHY = "the target's opSupportLimits() has no 64-bit integers there"
@@ -173,32 +173,6 @@ def narrow_graph(rw: Rewrite, graph: MLGraph) -> dict[str, str]:
     return plan
 
 
-def _replace(operation: Operation, fn: Callable[[str, MLOperand], MLOperand]
-             ) -> tuple[list[Any], dict[str, Any]]:
-    """The operation's args and options with each operand replaced by `fn(role, operand)`."""
-    args: list[Any] = list(operation.args)
-    options = dict(operation.options)
-    keys = list(options)
-    for role, operand, pos, i in operand_places(operation):
-        new = fn(role, operand)
-        if new is operand:
-            continue
-        if pos < len(args):
-            if i < 0:
-                args[pos] = new
-            else:
-                args[pos] = list(args[pos])
-                args[pos][i] = new
-        else:
-            key = keys[pos - len(args)]
-            if i < 0:
-                options[key] = new
-            else:
-                options[key] = list(options[key])
-                options[key][i] = new
-    return args, options
-
-
 def _renamed_types(operation: Operation, args: list[Any], options: dict[str, Any],
                    plan: Mapping[str, str]) -> bool:
     """Map the data types an operation names (cast's type, argMax's outputDataType) by
@@ -261,7 +235,7 @@ def _narrow_one(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
                 return rw.b.constant(np.array(value, dtype=narrow, order="C"), narrow)
         return rw.emit1("cast", operand, narrow)
 
-    args, options = _replace(operation, down)
+    args, options = replace_operands(operation, down)
     _renamed_types(operation, args, options, plan)
     outs = rw.emit(op, args, options)
     result = [o if o.data_type == old.data_type else rw.emit1("cast", o, old.data_type)

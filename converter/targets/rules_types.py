@@ -5,14 +5,13 @@ abs and unsigned reduceL1 (see `converter.targets.passes`)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from ..webnn import MLOperand
 from ..webnn.operand import Operation
 from .rewrite import NOT_VALUES, WIDER, Rewrite, rule
-from .roles import all_roles, operand_places, output_role
+from .roles import all_roles, operand_places, output_role, replace_operands
 
 MOVEMENT = frozenset({"concat", "expand", "gather", "gatherElements", "gatherND", "identity",
                       "pad", "reshape", "reverse", "scatterElements", "scatterND", "slice",
@@ -80,26 +79,12 @@ def run_as(rw: Rewrite, operation: Operation, plan: Mapping[str, str]) -> list[M
     """`operation` emitted again with its value operands of each type `narrow` in `plan` cast
     to `plan[narrow]` (constants converted at conversion time where that is exact), its
     outputs cast back to their types."""
-    args: list[Any] = list(operation.args)
-    options = dict(operation.options)
-    keys = list(options)
-    for role, operand, pos, i in operand_places(operation):
+    def cast(role: str, operand: MLOperand) -> MLOperand:
         if role in NOT_VALUES or operand.data_type not in plan:
-            continue
-        cast = rw.cast(operand, plan[operand.data_type])
-        if pos < len(args):
-            if i < 0:
-                args[pos] = cast
-            else:
-                args[pos] = list(args[pos])
-                args[pos][i] = cast
-        else:
-            key = keys[pos - len(args)]
-            if i < 0:
-                options[key] = cast
-            else:
-                options[key] = list(options[key])
-                options[key][i] = cast
+            return operand
+        return rw.cast(operand, plan[operand.data_type])
+
+    args, options = replace_operands(operation, cast)
     outs = rw.emit(operation.op, args, options)
     return [rw.cast(o, old.data_type) for o, old in zip(outs, operation.outputs, strict=True)]
 

@@ -13,6 +13,7 @@ from converter.targets.roles import (
     operand_places,
     operand_roles,
     output_role,
+    replace_operands,
 )
 from converter.webnn import ML, MLGraphBuilder
 
@@ -55,3 +56,16 @@ def test_roles_of_positional_and_list_operands() -> None:
         ["outputs", "outputs"]
     assert [r for r, _ in all_roles({}, split)][-2:] == ["output0", "output1"]
     assert c.operator is split
+
+
+def test_replace_operands_at_their_places() -> None:
+    b = MLGraphBuilder(ML().create_context())
+    x = b.input("x", [2], "float32")
+    w = b.input("w", [2], "float32")
+    z = b.concat([x, w, x], 0)
+    concat = z.operator
+    assert concat is not None
+    args, options = replace_operands(concat, lambda role, v: w if v is x else v)
+    assert args[0] == [w, w, w] and args[1] == 0
+    assert concat.args[0] == [x, w, x]  # the record is left as it was
+    assert options == dict(concat.options)
