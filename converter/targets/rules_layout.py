@@ -43,19 +43,8 @@ import numpy as np
 
 from ..webnn import MLOperand
 from ..webnn.operand import Operation
+from .families import BINARY, REDUCE, UNARY
 from .rewrite import Rewrite, rule
-
-# the elementwise operators and reductions (as rules_rank's; not imported from there, which
-# would register rank-limits ahead of the rules passes registers before it)
-UNARY = ("abs", "cast", "ceil", "clamp", "cos", "elu", "erf", "exp", "floor", "gelu",
-         "hardSigmoid", "hardSwish", "identity", "isInfinite", "isNaN", "leakyRelu", "linear",
-         "log", "logicalNot", "neg", "reciprocal", "relu", "roundEven", "sigmoid", "sign", "sin",
-         "softplus", "softsign", "sqrt", "tan", "tanh")
-BINARY = ("add", "div", "equal", "greater", "greaterOrEqual", "lesser", "lesserOrEqual",
-          "logicalAnd", "logicalOr", "logicalXor", "max", "min", "mul", "notEqual", "pow",
-          "sub", "where")
-REDUCE = ("reduceL1", "reduceL2", "reduceLogSum", "reduceLogSumExp", "reduceMax", "reduceMean",
-          "reduceMin", "reduceProduct", "reduceSum", "reduceSumSquare")
 
 TO_NCHW = (0, 3, 1, 2)
 """transpose(x_nhwc, TO_NCHW) is x in NCHW; axis a of NCHW data is axis TO_NCHW[a] of NHWC."""

@@ -19,18 +19,9 @@ from collections.abc import Sequence
 
 from ..webnn import MLOperand
 from ..webnn.operand import Operation
+from .families import BINARY, REDUCE, UNARY
 from .fitting import attempt, misfits
 from .rewrite import Rewrite, rule
-
-UNARY = ("abs", "cast", "ceil", "clamp", "cos", "elu", "erf", "exp", "floor", "gelu",
-         "hardSigmoid", "hardSwish", "identity", "isInfinite", "isNaN", "leakyRelu", "linear",
-         "log", "logicalNot", "neg", "reciprocal", "relu", "roundEven", "sigmoid", "sign", "sin",
-         "softplus", "softsign", "sqrt", "tan", "tanh")
-BINARY = ("add", "div", "equal", "greater", "greaterOrEqual", "lesser", "lesserOrEqual",
-          "logicalAnd", "logicalOr", "logicalXor", "max", "min", "mul", "notEqual", "pow",
-          "sub", "where")
-REDUCE = ("reduceL1", "reduceL2", "reduceLogSum", "reduceLogSumExp", "reduceMax", "reduceMean",
-          "reduceMin", "reduceProduct", "reduceSum", "reduceSumSquare")
 
 
 def _groups(keys: Sequence[tuple[object, ...] | None]) -> list[list[int]]:
