@@ -14,11 +14,11 @@ does not bring every operand inside the limits the operation is left unchanged.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from ..webnn import MLOperand
 from ..webnn.operand import Operation
+from .axes import merged_shape, transpose_runs
 from .families import BINARY, REDUCE, UNARY
 from .fitting import attempt, misfits
 from .rewrite import Rewrite, rule
@@ -42,10 +42,6 @@ def _groups(keys: Sequence[tuple[object, ...] | None]) -> list[list[int]]:
     return groups
 
 
-def _merged(shape: Sequence[int], groups: Sequence[Sequence[int]]) -> list[int]:
-    return [math.prod(shape[a] for a in g) for g in groups]
-
-
 def _reshape(rw: Rewrite, x: MLOperand, shape: Sequence[int]) -> MLOperand:
     return x if list(x.shape) == list(shape) else rw.emit1("reshape", x, list(shape))
 
@@ -64,23 +60,15 @@ def _elementwise(rw: Rewrite, o: Operation) -> list[MLOperand]:
     groups = _groups(keys)
     args = list(o.args)
     for i, _v in operands:
-        args[i] = _reshape(rw, args[i], _merged(aligned[i], groups))
+        args[i] = _reshape(rw, args[i], merged_shape(aligned[i], groups))
     y = rw.emit(o.op, args, o.options)[0]
     return [_reshape(rw, y, out.shape)]
 
 
 def _transpose(rw: Rewrite, o: Operation) -> list[MLOperand]:
-    x, perm = o.args[0], list(o.options["permutation"])
-    runs: list[list[int]] = []
-    for axis in perm:
-        if runs and runs[-1][-1] + 1 == axis:
-            runs[-1].append(axis)
-        else:
-            runs.append([axis])
-    order = sorted(range(len(runs)), key=lambda k: runs[k][0])
-    groups = [runs[k] for k in order]
-    new_perm = [order.index(k) for k in range(len(runs))]
-    y = rw.emit1("transpose", _reshape(rw, x, _merged(x.shape, groups)),
+    x = o.args[0]
+    groups, new_perm = transpose_runs(o.options["permutation"])
+    y = rw.emit1("transpose", _reshape(rw, x, merged_shape(x.shape, groups)),
                  permutation=new_perm)
     return [_reshape(rw, y, o.outputs[0].shape)]
 
@@ -94,7 +82,7 @@ def _reduce(rw: Rewrite, o: Operation) -> list[MLOperand]:
     groups = _groups(keys)
     new_axes = [k for k, g in enumerate(groups) if any(a in axes for a in g)]
     options = dict(o.options, axes=new_axes, keepDimensions=False)
-    y = rw.emit(o.op, [_reshape(rw, x, _merged(x.shape, groups))], options)[0]
+    y = rw.emit(o.op, [_reshape(rw, x, merged_shape(x.shape, groups))], options)[0]
     return [_reshape(rw, y, o.outputs[0].shape)]
 
 

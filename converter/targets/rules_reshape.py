@@ -30,11 +30,11 @@ use stays outside the limits and `check_graph` reports it).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from ..webnn import MLOperand
 from ..webnn.operand import Operation
+from .axes import merged_shape, transpose_runs
 from .rewrite import Rewrite, rule
 
 NAME = "reshape-chains"
@@ -75,16 +75,8 @@ def merged_transpose(shape: Sequence[int], permutation: Sequence[int]
     kept = [a for a in range(len(shape)) if shape[a] != 1]
     renumber = {a: i for i, a in enumerate(kept)}
     perm = [renumber[a] for a in permutation if a in renumber]
-    dims = [int(shape[a]) for a in kept]
-    runs: list[list[int]] = []
-    for axis in perm:
-        if runs and runs[-1][-1] + 1 == axis:
-            runs[-1].append(axis)
-        else:
-            runs.append([axis])
-    order = sorted(range(len(runs)), key=lambda k: runs[k][0])
-    merged = [math.prod(dims[a] for a in runs[k]) for k in order]
-    return merged, [order.index(k) for k in range(len(runs))]
+    groups, merged_perm = transpose_runs(perm)
+    return merged_shape([shape[a] for a in kept], groups), merged_perm
 
 
 @rule(NAME, "reshape", limits=True,
