@@ -41,17 +41,17 @@ import numpy as np
 from ...webnn.graph import MLGraph
 from ...webnn.operand import MLOperand
 from .context import Emitter
-from .group_query_attention import (
-    DOMAIN,
-    F32,
-    _const,
-    _equals,
-    _heads,
-    _op,
-    _reshaped,
-    _scalar,
-    _shape,
-    _transposed,
+from .group_query_attention import DOMAIN, F32
+from .matching import (
+    const_of,
+    equals,
+    has_shape,
+    made_by,
+    merged_heads,
+    reshaped,
+    scalar_of,
+    split_heads,
+    transposed,
 )
 
 F16 = "float16"
@@ -90,18 +90,18 @@ class AttentionMatch:
 
 def _end_mask(mask: object, bsz: int, keys: int) -> tuple[MLOperand, float] | None:
     """(end, f) when `mask` is where(arange(T) < reshape(end, [B, 1, 1, 1]), 0, f)."""
-    where = _op(mask, "where")
-    if where is None or _scalar(where.args[1]) != 0.0:
+    where = made_by(mask, "where")
+    if where is None or scalar_of(where.args[1]) != 0.0:
         return None
-    fill = _scalar(where.args[2])
-    lt = _op(where.args[0], "lesser")
-    if fill is None or lt is None or not _equals(lt.args[0],
+    fill = scalar_of(where.args[2])
+    lt = made_by(where.args[0], "lesser")
+    if fill is None or lt is None or not equals(lt.args[0],
                                                  np.arange(keys).reshape(1, 1, 1, keys)):
         return None
     bound = lt.args[1]
-    end = _reshaped(bound)
-    if (end is None or not _shape(bound, (bsz, 1, 1, 1)) or end.data_type != "int32"
-            or not _shape(end, (bsz,)) or not np.isfinite(fill)):
+    end = reshaped(bound)
+    if (end is None or not has_shape(bound, (bsz, 1, 1, 1)) or end.data_type != "int32"
+            or not has_shape(end, (bsz,)) or not np.isfinite(fill)):
         return None
     return end, fill
 
@@ -110,47 +110,45 @@ def match_attention(out: MLOperand, float16: bool = False) -> AttentionMatch | N
     """The Attention whose output is `out` (see the module docstring), else None.
     `float16`: a float16 attention matches too."""
     dtype = out.data_type
-    if dtype not in ((F32, F16) if float16 else (F32,)) or out.rank != 3:
+    if dtype not in ((F32, F16) if float16 else (F32,)):
         return None
-    merged = _transposed(_reshaped(out), [0, 2, 1, 3])
-    if merged is None or merged.rank != 4:
+    heads_of = merged_heads(out)
+    if heads_of is None:
         return None
-    bsz, heads, seq, size = (int(d) for d in merged.shape)
-    if not _shape(out, (bsz, seq, heads * size)):
-        return None
-    product = _op(merged, "matmul")
+    merged, bsz, heads, seq, size = heads_of
+    product = made_by(merged, "matmul")
     if product is None:
         return None
     probs, v_heads = product.args
-    soft = _op(probs, "softmax")
+    soft = made_by(probs, "softmax")
     if soft is None or int(soft.args[1] if len(soft.args) > 1 else soft.options["axis"]) != 3:
         return None
     scores = soft.args[0]
     mask: tuple[MLOperand, float] | None = None
-    add = _op(scores, "add")
+    add = made_by(scores, "add")
     if add is not None:
         for raw, m in ((add.args[0], add.args[1]), (add.args[1], add.args[0])):
             mask = _end_mask(m, bsz, seq)
-            if mask is not None and _op(raw, "matmul") is not None:
+            if mask is not None and made_by(raw, "matmul") is not None:
                 scores = raw
                 break
         else:
             return None
-    qk = _op(scores, "matmul")
-    if qk is None or not _shape(qk.outputs[0], (bsz, heads, seq, seq)):
+    qk = made_by(scores, "matmul")
+    if qk is None or not has_shape(qk.outputs[0], (bsz, heads, seq, seq)):
         return None
     q_scaled, k_t = qk.args
-    k_heads = _transposed(k_t, [0, 1, 3, 2])
+    k_heads = transposed(k_t, [0, 1, 3, 2])
     scale, q_heads = 1.0, q_scaled
-    mul = _op(q_scaled, "mul")
+    mul = made_by(q_scaled, "mul")
     if mul is not None:
-        s = _scalar(mul.args[1])
+        s = scalar_of(mul.args[1])
         if s is None:
             return None
         scale, q_heads = float(np.float32(s)), mul.args[0]
     if k_heads is None:
         return None
-    q, k, v = (_heads(t, bsz, seq, heads, size) for t in (q_heads, k_heads, v_heads))
+    q, k, v = (split_heads(t, bsz, seq, heads, size) for t in (q_heads, k_heads, v_heads))
     if q is None or k is None or v is None or q.kind != "output":
         return None
     split = q.operator
@@ -158,29 +156,29 @@ def match_attention(out: MLOperand, float16: bool = False) -> AttentionMatch | N
             or int(split.options.get("axis", 0)) != 2):
         return None
     qkv = split.args[0]
-    biased = _op(qkv, "add")
+    biased = made_by(qkv, "add")
     if biased is None:
         return None
     for mm, b in ((biased.args[0], biased.args[1]), (biased.args[1], biased.args[0])):
-        bias = _const(b)
+        bias = const_of(b)
         if bias is None or bias.size != 3 * heads * size:
             continue
         if bias.ndim and bias.shape[-1] != bias.size:
             continue
-        if not _shape(mm, (bsz, seq, 3 * heads * size)):
+        if not has_shape(mm, (bsz, seq, 3 * heads * size)):
             continue
         mask_index, fill = (mask[0], mask[1]) if mask else (None, -10000.0)
         quant = _quantized_projection(mm, 3 * heads * size) if dtype == F32 else None
         if quant is not None:
             return AttentionMatch(quant.x, quant.weight, bias.reshape(-1).astype(np.float32),
                                   heads, scale, mask_index, fill, out, quant)
-        matmul = _op(mm, "matmul")
+        matmul = made_by(mm, "matmul")
         if matmul is None:
             continue
         x, w = matmul.args
-        weight = _const(w)
+        weight = const_of(w)
         if (weight is None or x.data_type != dtype or x.rank != 3
-                or not _shape(x, (bsz, seq, int(x.shape[2])))
+                or not has_shape(x, (bsz, seq, int(x.shape[2])))
                 or weight.shape != (int(x.shape[2]), 3 * heads * size)):
             continue
         return AttentionMatch(x, weight.astype(np.float32), bias.reshape(-1).astype(np.float32),
@@ -199,30 +197,30 @@ def _quantized_projection(mm: MLOperand, total: int) -> QuantizedProjection | No
     """The QAttention projection when `mm` is mul(matmul(dequantizeLinear(x, 1, zx),
     dequantizeLinear(W, 1, zw)), mul(sx, sw)) (either operand order of the muls; see the
     module docstring), else None."""
-    mul = _op(mm, "mul")
+    mul = made_by(mm, "mul")
     if mul is None:
         return None
     for acc, factor in ((mul.args[0], mul.args[1]), (mul.args[1], mul.args[0])):
-        matmul, scales = _op(acc, "matmul"), _op(factor, "mul")
+        matmul, scales = made_by(acc, "matmul"), made_by(factor, "mul")
         if matmul is None or scales is None:
             continue
-        dx, dw = (_op(a, "dequantizeLinear") for a in matmul.args)
+        dx, dw = (made_by(a, "dequantizeLinear") for a in matmul.args)
         if dx is None or dw is None:
             continue
-        x, w = dx.args[0], _const(dw.args[0])
+        x, w = dx.args[0], const_of(dw.args[0])
         if (x.data_type != "uint8" or x.rank != 3 or w is None or w.ndim != 2
                 or w.dtype not in (np.int8, np.uint8) or w.shape[1] != total
                 or not _ones(dx.args[1]) or not _ones(dw.args[1])):
             continue
         zx = _size1(dx.args[2]) if len(dx.args) > 2 and dx.args[2] is not None else None
-        zw = _const(dw.args[2]) if len(dw.args) > 2 and dw.args[2] is not None else None
+        zw = const_of(dw.args[2]) if len(dw.args) > 2 and dw.args[2] is not None else None
         if (len(dx.args) > 2 and dx.args[2] is not None and zx is None) or (
                 zw is not None and zw.size not in (1, total)):
             continue
         if zw is not None and zw.size == total and zw.shape[-1] != total:
             continue
         for sx_, sw_ in ((scales.args[0], scales.args[1]), (scales.args[1], scales.args[0])):
-            sx, sw = _size1(sx_), _const(sw_)
+            sx, sw = _size1(sx_), const_of(sw_)
             if (sx is None or sx.data_type != F32 or sw is None or sw.dtype != np.float32
                     or sw.size not in (1, total) or (sw.size > 1 and sw.shape[-1] != total)):
                 continue
@@ -234,7 +232,7 @@ def _quantized_projection(mm: MLOperand, total: int) -> QuantizedProjection | No
 
 
 def _ones(operand: object) -> bool:
-    v = _const(operand)
+    v = const_of(operand)
     return v is not None and bool(np.all(v == 1))
 
 

@@ -43,8 +43,19 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...webnn.graph import MLGraph
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, constant_value
+from ...webnn.operand import MLOperand
+from .context import Emitter
+from .matching import (
+    const_of,
+    equals,
+    has_shape,
+    made_by,
+    merged_heads,
+    reshaped,
+    scalar_of,
+    split_heads,
+    transposed,
+)
 
 F32 = "float32"
 DOMAIN = "com.microsoft"
@@ -79,70 +90,15 @@ class GqaMatch:
 
 
 # -- small matchers --------------------------------------------------------------------------
-def _op(operand: object, name: str) -> Operation | None:
-    """The operation named `name` that produced `operand`, else None."""
-    if not isinstance(operand, MLOperand) or operand.kind != "output":
-        return None
-    op = operand.operator
-    return op if op is not None and op.op == name else None
-
-
-def _const(operand: object) -> np.ndarray | None:
-    return constant_value(operand) if isinstance(operand, MLOperand) else None
-
-
-def _equals(operand: object, expected: np.ndarray) -> bool:
-    """Whether `operand` is a constant equal to `expected` (values broadcast to one shape of
-    as many elements)."""
-    v = _const(operand)
-    if v is None or v.size != np.asarray(expected).size:
-        return False
-    return bool(np.array_equal(v.reshape(-1), np.asarray(expected).reshape(-1)))
-
-
-def _scalar(operand: object) -> float | None:
-    v = _const(operand)
-    return float(v.reshape(-1)[0]) if v is not None and v.size == 1 else None
-
-
-def _shape(operand: MLOperand, shape: tuple[int, ...]) -> bool:
-    return tuple(int(d) for d in operand.shape) == shape
-
-
-def _transposed(operand: object, perm: list[int]) -> MLOperand | None:
-    op = _op(operand, "transpose")
-    if op is None or [int(p) for p in op.options["permutation"]] != perm:
-        return None
-    x: MLOperand = op.args[0]
-    return x
-
-
-def _reshaped(operand: object) -> MLOperand | None:
-    op = _op(operand, "reshape")
-    if op is None:
-        return None
-    x: MLOperand = op.args[0]
-    return x
-
-
 def _past_rows(operand: object, seqlens: MLOperand, seq: int, shape: tuple[int, ...]) -> bool:
     """Whether `operand` is seqlens − (seq − 1), reshaped to `shape` (or not reshaped when
     `shape` is seqlens' own)."""
-    if not isinstance(operand, MLOperand) or not _shape(operand, shape):
+    if not isinstance(operand, MLOperand) or not has_shape(operand, shape):
         return False
-    x = _reshaped(operand) if _op(operand, "reshape") is not None else operand
-    sub = _op(x, "sub")
-    return (sub is not None and sub.args[0] is seqlens and _scalar(sub.args[1]) == seq - 1
+    x = reshaped(operand) if made_by(operand, "reshape") is not None else operand
+    sub = made_by(x, "sub")
+    return (sub is not None and sub.args[0] is seqlens and scalar_of(sub.args[1]) == seq - 1
             and sub.outputs[0].data_type == "int32")
-
-
-def _heads(operand: object, bsz: int, seq: int, n: int, size: int) -> MLOperand | None:
-    """x when `operand` is transpose(reshape(x, [B, S, n, H]), [0, 2, 1, 3]) of x [B, S, n·H]."""
-    r = _transposed(operand, [0, 2, 1, 3])
-    if r is None or not _shape(r, (bsz, seq, n, size)):
-        return None
-    x = _reshaped(r)
-    return x if x is not None and _shape(x, (bsz, seq, n * size)) else None
 
 
 # -- rotary ----------------------------------------------------------------------------------
@@ -187,11 +143,11 @@ def _table_rows(operand: object, positions_ok: object, seq: int, size: int
                 ) -> np.ndarray | None:
     """The table of `operand` = reshape(gather(table, positions, axis 0), [1 or B, 1, S, H])
     when its positions pass `positions_ok`."""
-    g = _op(_reshaped(operand), "gather")
+    g = made_by(reshaped(operand), "gather")
     if (g is None or int(g.options.get("axis", 0)) != 0 or not isinstance(operand, MLOperand)
             or operand.rank != 4 or tuple(operand.shape[1:]) != (1, seq, size)):
         return None
-    table = _const(g.args[0])
+    table = const_of(g.args[0])
     if table is None or table.ndim != 2 or table.shape[1] != size:
         return None
     if not callable(positions_ok) or not positions_ok(g.args[1]):
@@ -203,27 +159,27 @@ def _unrotated(x: MLOperand, seqlens: MLOperand, bsz: int, seq: int, size: int
                ) -> tuple[MLOperand, np.ndarray, np.ndarray, np.ndarray] | None:
     """(h, C, S, perm) when `x` is h·C + gather(h, perm, axis 3)·S (see the module docstring),
     else None."""
-    add = _op(x, "add")
+    add = made_by(x, "add")
     if add is None:
         return None
 
     def positions_ok(p: object) -> bool:
-        a = _op(p, "add")
-        if a is None or not isinstance(p, MLOperand) or not _shape(p, (bsz, seq)):
+        a = made_by(p, "add")
+        if a is None or not isinstance(p, MLOperand) or not has_shape(p, (bsz, seq)):
             return False
         return (_past_rows(a.args[0], seqlens, seq, (bsz, 1))
-                and _equals(a.args[1], np.arange(seq).reshape(1, seq)))
+                and equals(a.args[1], np.arange(seq).reshape(1, seq)))
 
     for m1, m2 in ((add.args[0], add.args[1]), (add.args[1], add.args[0])):
-        direct, crossed = _op(m1, "mul"), _op(m2, "mul")
+        direct, crossed = made_by(m1, "mul"), made_by(m2, "mul")
         if direct is None or crossed is None:
             continue
         h, c_rows = direct.args
         g, s_rows = crossed.args
-        gather = _op(g, "gather")
+        gather = made_by(g, "gather")
         if gather is None or gather.args[0] is not h or int(gather.options.get("axis", 0)) != 3:
             continue
-        perm = _const(gather.args[1])
+        perm = const_of(gather.args[1])
         c = _table_rows(c_rows, positions_ok, seq, size)
         s = _table_rows(s_rows, positions_ok, seq, size)
         if perm is None or c is None or s is None or c.shape != s.shape:
@@ -260,17 +216,17 @@ def _rotary(q: MLOperand, k: MLOperand, seqlens: MLOperand, bsz: int, seq: int, 
 def _present(x: MLOperand, seqlens: MLOperand, bsz: int, kv_heads: int, seq: int,
              length: int, size: int) -> tuple[MLOperand, MLOperand] | None:
     """(past, new heads [B, Nk, S, H]) when `x` is the importer's dynamic placement."""
-    outer = _op(x, "where")
-    if outer is None or not _shape(x, (bsz, kv_heads, length, size)):
+    outer = made_by(x, "where")
+    if outer is None or not has_shape(x, (bsz, kv_heads, length, size)):
         return None
     before, padded, tail = outer.args
     pos = np.arange(length).reshape(1, 1, length, 1)
-    lt = _op(before, "lesser")
-    if lt is None or not _equals(lt.args[0], pos) or not _past_rows(
+    lt = made_by(before, "lesser")
+    if lt is None or not equals(lt.args[0], pos) or not _past_rows(
             lt.args[1], seqlens, seq, (bsz, 1, 1, 1)):
         return None
     past = padded
-    pad = _op(padded, "pad")
+    pad = made_by(padded, "pad")
     if pad is not None:
         if (pad.options.get("mode", "constant") != "constant"
                 or float(pad.options.get("value", 0.0)) != 0.0):
@@ -280,71 +236,69 @@ def _present(x: MLOperand, seqlens: MLOperand, bsz: int, kv_heads: int, seq: int
         if ([int(v) for v in pad.args[1]] != [0, 0, 0, 0]
                 or [int(v) for v in pad.args[2]] != [0, 0, length - held, 0]):
             return None
-    if not _shape(past, (bsz, kv_heads, int(past.shape[2]), size)) or past.shape[2] > length:
+    if not has_shape(past, (bsz, kv_heads, int(past.shape[2]), size)) or past.shape[2] > length:
         return None
-    inner = _op(tail, "where")
+    inner = made_by(tail, "where")
     if inner is None:
         return None
     within, shifted, zero = inner.args
-    lt2 = _op(within, "lesser")
-    add = _op(lt2.args[1], "add") if lt2 is not None else None
-    if (lt2 is None or add is None or not _equals(lt2.args[0], pos)
+    lt2 = made_by(within, "lesser")
+    add = made_by(lt2.args[1], "add") if lt2 is not None else None
+    if (lt2 is None or add is None or not equals(lt2.args[0], pos)
             or not _past_rows(add.args[0], seqlens, seq, (bsz, 1, 1, 1))
-            or _scalar(add.args[1]) != seq or _scalar(zero) != 0.0):
+            or scalar_of(add.args[1]) != seq or scalar_of(zero) != 0.0):
         return None
     new = shifted
     if seq > 1:
-        g = _op(shifted, "gather")
+        g = made_by(shifted, "gather")
         if g is None or int(g.options.get("axis", 0)) != 2:
             return None
-        clamp = _op(g.args[1], "clamp")
-        sub = _op(clamp.args[0], "sub") if clamp is not None else None
+        clamp = made_by(g.args[1], "clamp")
+        sub = made_by(clamp.args[0], "sub") if clamp is not None else None
         if (clamp is None or sub is None or clamp.options.get("minValue") != 0
                 or clamp.options.get("maxValue") != seq - 1
-                or not _equals(sub.args[0], np.arange(length))
+                or not equals(sub.args[0], np.arange(length))
                 or not _past_rows(sub.args[1], seqlens, seq, (1,)) or bsz != 1):
             return None
         new = g.args[0]
-    if not _shape(new, (bsz, kv_heads, seq, size)):
+    if not has_shape(new, (bsz, kv_heads, seq, size)):
         return None
     return past, new
 
 
 def _causal_mask(mask: object, seqlens: MLOperand, bsz: int, seq: int, keys: int) -> bool:
     """Whether `mask` is j < min(past_rows + i + 1, seqlens + 1) over [B, 1, S, T]."""
-    lt = _op(mask, "lesser")
-    if lt is None or not _equals(lt.args[0], np.arange(keys).reshape(1, 1, 1, keys)):
+    lt = made_by(mask, "lesser")
+    if lt is None or not equals(lt.args[0], np.arange(keys).reshape(1, 1, 1, keys)):
         return False
-    ends = _op(lt.args[1], "min")
+    ends = made_by(lt.args[1], "min")
     if ends is None:
         return False
     rows, total = ends.args
-    add = _op(rows, "add")
+    add = made_by(rows, "add")
     if (add is None or not _past_rows(add.args[0], seqlens, seq, (bsz, 1, 1, 1))
-            or not _equals(add.args[1], np.arange(1, seq + 1).reshape(1, 1, seq, 1))):
+            or not equals(add.args[1], np.arange(1, seq + 1).reshape(1, 1, seq, 1))):
         return False
-    inner = _reshaped(total)
-    plus = _op(inner, "add")
+    inner = reshaped(total)
+    plus = made_by(inner, "add")
     return (plus is not None and isinstance(total, MLOperand)
-            and _shape(total, (bsz, 1, 1, 1)) and plus.args[0] is seqlens
-            and _scalar(plus.args[1]) == 1.0)
+            and has_shape(total, (bsz, 1, 1, 1)) and plus.args[0] is seqlens
+            and scalar_of(plus.args[1]) == 1.0)
 
 
 # -- the whole node --------------------------------------------------------------------------
 def match_group_query_attention(out: MLOperand) -> GqaMatch | None:
     """The GroupQueryAttention whose attention output is `out` (see the module docstring),
     else None."""
-    if out.data_type != F32 or out.rank != 3:
+    if out.data_type != F32:
         return None
-    merged = _transposed(_reshaped(out), [0, 2, 1, 3])
-    if merged is None or merged.rank != 4:
+    heads_of = merged_heads(out)
+    if heads_of is None:
         return None
-    bsz, heads, seq, size = (int(d) for d in merged.shape)
-    if not _shape(out, (bsz, seq, heads * size)):
-        return None
+    merged, bsz, heads, seq, size = heads_of
     # probs·V, through the grouping reshapes when N > Nk
-    grouped = _reshaped(merged)
-    product = _op(grouped if grouped is not None else merged, "matmul")
+    grouped = reshaped(merged)
+    product = made_by(grouped if grouped is not None else merged, "matmul")
     if product is None:
         return None
     probs_g, present_v = product.args
@@ -354,37 +308,37 @@ def match_group_query_attention(out: MLOperand) -> GqaMatch | None:
     group = heads // kv_heads if kv_heads and heads % kv_heads == 0 else 0
     if group == 0 or (group > 1) != (grouped is not None):
         return None
-    probs = _reshaped(probs_g) if group > 1 else probs_g
-    soft = _op(probs, "softmax")
+    probs = reshaped(probs_g) if group > 1 else probs_g
+    soft = made_by(probs, "softmax")
     if soft is None or int(soft.args[1] if len(soft.args) > 1 else soft.options["axis"]) != 3:
         return None
-    masked = _op(soft.args[0], "where")
-    if masked is None or _scalar(masked.args[2]) != float(np.finfo(np.float32).min):
+    masked = made_by(soft.args[0], "where")
+    if masked is None or scalar_of(masked.args[2]) != float(np.finfo(np.float32).min):
         return None
     mask, raw = masked.args[0], masked.args[1]
-    if not _shape(raw, (bsz, heads, seq, length)):
+    if not has_shape(raw, (bsz, heads, seq, length)):
         return None
-    scores = _op(_reshaped(raw) if group > 1 else raw, "matmul")
+    scores = made_by(reshaped(raw) if group > 1 else raw, "matmul")
     if scores is None:
         return None
     q_g, k_t = scores.args
-    present_k = _transposed(k_t, [0, 1, 3, 2])
-    q_scaled = _reshaped(q_g) if group > 1 else q_g
-    if present_k is None or q_scaled is None or not _shape(q_scaled, (bsz, heads, seq, size)):
+    present_k = transposed(k_t, [0, 1, 3, 2])
+    q_scaled = reshaped(q_g) if group > 1 else q_g
+    if present_k is None or q_scaled is None or not has_shape(q_scaled, (bsz, heads, seq, size)):
         return None
     scale = 1.0
-    mul = _op(q_scaled, "mul")
+    mul = made_by(q_scaled, "mul")
     q_rot = q_scaled
-    if mul is not None and _scalar(mul.args[1]) is not None:
-        scale, q_rot = float(np.float32(_scalar(mul.args[1]))), mul.args[0]
+    if mul is not None and scalar_of(mul.args[1]) is not None:
+        scale, q_rot = float(np.float32(scalar_of(mul.args[1]))), mul.args[0]
     # the seqlens operand: from the causal mask's total
-    lt = _op(mask, "lesser")
-    ends = _op(lt.args[1], "min") if lt is not None else None
-    plus = _op(_reshaped(ends.args[1]), "add") if ends is not None else None
+    lt = made_by(mask, "lesser")
+    ends = made_by(lt.args[1], "min") if lt is not None else None
+    plus = made_by(reshaped(ends.args[1]), "add") if ends is not None else None
     if plus is None:
         return None
     seqlens: MLOperand = plus.args[0]
-    if seqlens.data_type != "int32" or not _shape(seqlens, (bsz,)):
+    if seqlens.data_type != "int32" or not has_shape(seqlens, (bsz,)):
         return None
     if not _causal_mask(mask, seqlens, bsz, seq, length):
         return None
@@ -396,14 +350,14 @@ def match_group_query_attention(out: MLOperand) -> GqaMatch | None:
     past_value, v_heads = pv
     rotary = None
     q_heads, k_heads = q_rot, k_new
-    if _op(q_rot, "add") is not None:
+    if made_by(q_rot, "add") is not None:
         found = _rotary(q_rot, k_new, seqlens, bsz, seq, size)
         if found is None:
             return None
         q_heads, k_heads, rotary = found
-    q = _heads(q_heads, bsz, seq, heads, size)
-    k = _heads(k_heads, bsz, seq, kv_heads, size)
-    v = _heads(v_heads, bsz, seq, kv_heads, size)
+    q = split_heads(q_heads, bsz, seq, heads, size)
+    k = split_heads(k_heads, bsz, seq, kv_heads, size)
+    v = split_heads(v_heads, bsz, seq, kv_heads, size)
     if q is None or k is None or v is None:
         return None
     query, key, value = q, k, v

@@ -47,6 +47,7 @@ import numpy as np
 from ...webnn.graph import MLGraph
 from ...webnn.operand import MLOperand, Operation
 from .context import Emitter, constant_value
+from .matching import const_of, made_by
 
 F32 = "float32"
 
@@ -110,17 +111,6 @@ class RecurrentMatch:
 
 
 # -- small matchers --------------------------------------------------------------------------
-def _op(operand: object, name: str) -> Operation | None:
-    if not isinstance(operand, MLOperand) or operand.kind != "output":
-        return None
-    op = operand.operator
-    return op if op is not None and op.op == name else None
-
-
-def _const(operand: object) -> np.ndarray | None:
-    return constant_value(operand) if isinstance(operand, MLOperand) else None
-
-
 def _f32(operand: MLOperand) -> bool:
     return operand.data_type == F32
 
@@ -133,7 +123,7 @@ def _pairs(op: Operation) -> list[tuple[MLOperand, MLOperand]]:
 
 def _split_out(operand: object, axis: int) -> tuple[Operation, int] | None:
     """(split, index) when `operand` is an output of a `split` along `axis`."""
-    op = _op(operand, "split")
+    op = made_by(operand, "split")
     if op is None or int(op.options.get("axis", 0)) != axis:
         return None
     assert isinstance(operand, MLOperand)
@@ -166,7 +156,7 @@ def _act(operand: object) -> tuple[Act, MLOperand] | None:
 
 def _unclip(operand: MLOperand) -> tuple[MLOperand, float | None]:
     """(x, c) when `operand` is clamp(x, -c, c) with c > 0 finite, else (operand, None)."""
-    op = _op(operand, "clamp")
+    op = made_by(operand, "clamp")
     if op is None:
         return operand, None
     lo, hi = op.options.get("minValue"), op.options.get("maxValue")
@@ -180,25 +170,25 @@ def _lin(operand: object, stacked: bool) -> tuple[MLOperand, np.ndarray, MLOpera
                                                    ] | None:
     """(s, M [D, n, k], c) when `operand` is lin(s, M, c) (see the module docstring)."""
     if not stacked:
-        op = _op(operand, "gemm")
+        op = made_by(operand, "gemm")
         o = op.options if op is not None else {}
         if (op is None or float(o.get("alpha", 1.0)) != 1.0 or float(o.get("beta", 1.0)) != 1.0
                 or o.get("aTranspose") or not o.get("bTranspose")):
             return None
-        m = _const(op.args[1])
+        m = const_of(op.args[1])
         s: MLOperand = op.args[0]
         if m is None or m.ndim != 2 or s.rank != 2:
             return None
         return s, m[None], o.get("c")
-    add = _op(operand, "add")
+    add = made_by(operand, "add")
     candidates: list[tuple[object, MLOperand | None]] = [(operand, None)]
     if add is not None:
         candidates = [(a, c) for a, c in _pairs(add)]
     for mm_out, c in candidates:
-        mm = _op(mm_out, "matmul")
+        mm = made_by(mm_out, "matmul")
         if mm is None:
             continue
-        s, mt = mm.args[0], _const(mm.args[1])
+        s, mt = mm.args[0], const_of(mm.args[1])
         if (mt is None or mt.ndim != 3 or mt.shape[0] != 2 or s.rank != 4
                 or tuple(s.shape[:2]) != (1, 2)):
             continue
@@ -215,14 +205,14 @@ def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 # -- steps -----------------------------------------------------------------------------------
 def _gru_step(h: MLOperand, stacked: bool) -> Step | None:
     """The GRU step whose new state is `h` (see the module docstring)."""
-    add = _op(h, "add")
+    add = made_by(h, "add")
     if add is None:
         return None
     axis = h.rank - 1
     for nn, m in _pairs(add):
-        mul = _op(m, "mul")
+        mul = made_by(m, "mul")
         for z, d in _pairs(mul) if mul is not None else []:
-            sub = _op(d, "sub")
+            sub = made_by(d, "sub")
             if sub is None or sub.args[1] is not nn:
                 continue
             step = _gru_rest(h, sub.args[0], nn, z, axis, stacked)
@@ -249,21 +239,21 @@ def _gru_rest(h: MLOperand, cur: MLOperand, nn: MLOperand, z: MLOperand, axis: i
     if zr is None or zr[0] is not cur or zr[2] is None:
         return None
     # linear_before_reset = 1: x_h + r·lin(h, R_h, Rb_h)
-    outer = _op(pre_h, "add")
+    outer = made_by(pre_h, "add")
     for x_h, prod in _pairs(outer) if outer is not None else []:
-        mul = _op(prod, "mul")
+        mul = made_by(prod, "mul")
         for r_, inner in _pairs(mul) if mul is not None else []:
             lin = _lin(inner, stacked)
             if r_ is not rg or lin is None or lin[0] is not cur:
                 continue
-            rb = None if lin[2] is None else _const(lin[2])
+            rb = None if lin[2] is None else const_of(lin[2])
             if lin[2] is not None and rb is None:
                 continue
             return Step(cur, None, h, None, (zr[2], x_h), (zr[1], lin[1]), rb, None,
                         (a0[0], a1[0]), clip0, True)
     # linear_before_reset = 0: lin(r·h, R_h, x_h)
     lin = _lin(pre_h, stacked)
-    mul = _op(lin[0], "mul") if lin is not None else None
+    mul = made_by(lin[0], "mul") if lin is not None else None
     if lin is None or mul is None or lin[2] is None:
         return None
     if not any(a is rg and b is cur for a, b in _pairs(mul)):
@@ -279,13 +269,13 @@ def _gate(operand: MLOperand, state: MLOperand
     if a is None:
         return None
     x, clip = _unclip(a[1])
-    add = _op(x, "add")
+    add = made_by(x, "add")
     for part, prod in _pairs(add) if add is not None else []:
         if _split_out(part, operand.rank - 1) is None:
             continue
-        mul = _op(prod, "mul")
+        mul = made_by(prod, "mul")
         for p, s in _pairs(mul) if mul is not None else []:
-            value = _const(p)
+            value = const_of(p)
             if s is state and value is not None:
                 return a[0], part, value, clip
     return a[0], x, None, clip
@@ -293,7 +283,7 @@ def _gate(operand: MLOperand, state: MLOperand
 
 def _lstm_step(h: MLOperand, stacked: bool) -> Step | None:
     """The LSTM step whose new hidden state is `h` (see the module docstring)."""
-    mul = _op(h, "mul")
+    mul = made_by(h, "mul")
     if mul is None:
         return None
     for o_out, hc in _pairs(mul):
@@ -302,11 +292,11 @@ def _lstm_step(h: MLOperand, stacked: bool) -> Step | None:
             continue
         new_c = a2[1]
         o = _gate(o_out, new_c)
-        add = _op(new_c, "add")
+        add = made_by(new_c, "add")
         if o is None or add is None:
             continue
         for fc, ig in _pairs(add):
-            m1, m2 = _op(fc, "mul"), _op(ig, "mul")
+            m1, m2 = made_by(fc, "mul"), made_by(ig, "mul")
             if m1 is None or m2 is None:
                 continue
             for f_out, cell in _pairs(m1):
@@ -380,17 +370,17 @@ def _block(operand: MLOperand) -> tuple[MLOperand, int, int]:
 
 
 def _gemm_projection(proj: MLOperand) -> Projection | None:
-    op = _op(proj, "gemm")
+    op = made_by(proj, "gemm")
     if op is None:
         return None
     o = op.options
     if (float(o.get("alpha", 1.0)) != 1.0 or float(o.get("beta", 1.0)) != 1.0
             or o.get("aTranspose") or not o.get("bTranspose")):
         return None
-    w = _const(op.args[1])
+    w = const_of(op.args[1])
     flat: MLOperand = op.args[0]
     c = o.get("c")
-    bias = np.zeros(proj.shape[-1], np.float32) if c is None else _const(c)
+    bias = np.zeros(proj.shape[-1], np.float32) if c is None else const_of(c)
     if w is None or bias is None or bias.size != proj.shape[-1] or not _f32(flat):
         return None
     return Projection(flat, w[None].astype(np.float32), bias.reshape(1, -1).astype(np.float32))
@@ -399,20 +389,20 @@ def _gemm_projection(proj: MLOperand) -> Projection | None:
 def _stacked_projection(source: MLOperand, steps: int, batch: int) -> Projection | None:
     """The projection when `source` is transpose(concat([f, reverse(b, [1])], 0), [1, 0, 2, 3])
     of f, b = split(reshape(add(matmul(flat, Wt), bias), [2, T, B, n]), 2)."""
-    tr = _op(source, "transpose")
+    tr = made_by(source, "transpose")
     if tr is None or [int(p) for p in tr.options["permutation"]] != [1, 0, 2, 3]:
         return None
-    cat = _op(tr.args[0], "concat")
+    cat = made_by(tr.args[0], "concat")
     if cat is None or int(cat.args[1]) != 0 or len(cat.args[0]) != 2:
         return None
     fwd, rev = cat.args[0]
-    rv = _op(rev, "reverse")
+    rv = made_by(rev, "reverse")
     fs, bs = _split_out(fwd, 0), _split_out(rv.args[0] if rv is not None else None, 0)
     if (rv is None or [int(a) for a in rv.options.get("axes", [])] != [1] or fs is None
             or bs is None or fs[0] is not bs[0] or (fs[1], bs[1]) != (0, 1)
             or not _equal_split(fs[0], 2)):
         return None
-    rs = _op(fs[0].args[0], "reshape")
+    rs = made_by(fs[0].args[0], "reshape")
     if rs is None:
         return None
     n = int(source.shape[-1])
@@ -420,16 +410,16 @@ def _stacked_projection(source: MLOperand, steps: int, batch: int) -> Projection
         return None
     proj = rs.args[0]
     candidates: list[tuple[object, np.ndarray | None]] = [(proj, np.zeros((2, 1, n)))]
-    add = _op(proj, "add")
+    add = made_by(proj, "add")
     if add is not None:
-        candidates = [(a, _const(c)) for a, c in _pairs(add)]
+        candidates = [(a, const_of(c)) for a, c in _pairs(add)]
     for mm_out, bias in candidates:
-        mm = _op(mm_out, "matmul")
+        mm = made_by(mm_out, "matmul")
         if mm is None or bias is None or bias.size != 2 * n:
             continue
         if bias.ndim != 3 or bias.shape != (2, 1, n):
             continue
-        flat, wt = mm.args[0], _const(mm.args[1])
+        flat, wt = mm.args[0], const_of(mm.args[1])
         if wt is None or wt.ndim != 3 or wt.shape[0] != 2 or wt.shape[2] != n or flat.rank != 2:
             continue
         if not _f32(flat) or flat.shape[0] != steps * batch:
@@ -571,7 +561,7 @@ def _match(chain: list[Step], kind: str, stacked: bool) -> RecurrentMatch | None
 def _sequence(operand: MLOperand, hs: Sequence[MLOperand]) -> bool:
     """Whether `operand` is the states `hs` stacked along axis 0 (one concat, or the state
     itself for one step)."""
-    cat = _op(operand, "concat")
+    cat = made_by(operand, "concat")
     if cat is not None:
         return int(cat.args[1]) == 0 and len(cat.args[0]) == len(hs) and all(
             a is b for a, b in zip(cat.args[0], hs, strict=True))
@@ -614,14 +604,14 @@ def _bidirectional_sequence(cat: Operation, hs: Sequence[MLOperand], t: int, b: 
     if int(cat.args[1]) != 1 or len(cat.args[0]) != 2:
         return False
     fwd, rev = cat.args[0]
-    rv = _op(rev, "reverse")
+    rv = made_by(rev, "reverse")
     if rv is None or [int(a) for a in rv.options.get("axes", [])] != [0]:
         return False
     fs, bs = _split_out(fwd, 1), _split_out(rv.args[0], 1)
     if fs is None or bs is None or fs[0] is not bs[0] or (fs[1], bs[1]) != (0, 1):
         return False
     y = fs[0].args[0]
-    rs = _op(y, "reshape")
+    rs = made_by(y, "reshape")
     if rs is not None and tuple(int(s) for s in y.shape) == (t, 2, b, h):
         y = rs.args[0]
     return _sequence(y, hs)
