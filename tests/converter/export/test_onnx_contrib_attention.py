@@ -9,30 +9,19 @@ the fused lowering holds one Attention node and no Softmax. Forms the fusion lea
 from __future__ import annotations
 
 import math
-from collections import Counter
 from typing import Any
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 import pytest
 
 import converter
 from converter.export.onnx import to_onnx
 from converter.validate import compile_graph
+from tests.converter.export.onnx_run import op_counts, run_onnx
 from tests.op_mappings.onnx.harness_ext import node_model
 
 B, S, D, N, H = 2, 6, 24, 4, 8
 RNG = np.random.default_rng(5)
-
-
-def _run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return [np.asarray(r) for r in session.run(None, feeds)]
 
 
 def _oracle(x: np.ndarray, w: np.ndarray, bias: np.ndarray, end: np.ndarray | None,
@@ -68,21 +57,17 @@ def _case(mask: bool, attrs: dict[str, Any] | None = None) -> tuple[Any, dict[st
     return converter.convert(model).graph, feeds, want
 
 
-def _ops(model: onnx.ModelProto) -> Counter[str]:
-    return Counter(n.op_type for n in model.graph.node)
-
-
 @pytest.mark.parametrize("mask", [False, True], ids=["no_mask", "mask_index"])
 @pytest.mark.parametrize("attrs", [{}, {"scale": 0.3, "mask_filter_value": -500.0}],
                          ids=["defaults", "scale_fill"])
 def test_attention_is_fused_and_matches_the_oracle(mask: bool, attrs: dict[str, Any]) -> None:
     graph, feeds, want = _case(mask, attrs)
     fused, plain = to_onnx(graph, contrib_ops=True), to_onnx(graph)
-    ops = _ops(fused)
+    ops = op_counts(fused)
     assert ops["Attention"] == 1 and "Softmax" not in ops, ops
     assert all(n.domain in ("", "ai.onnx") for n in plain.graph.node)
     for model in (fused, plain):
-        (got,) = _run(model, feeds)
+        (got,) = run_onnx(model, feeds)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
     (got,) = compile_graph(graph, "onnxruntime").run(feeds).values()
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
@@ -90,4 +75,4 @@ def test_attention_is_fused_and_matches_the_oracle(mask: bool, attrs: dict[str, 
 
 def test_unidirectional_attention_is_left_decomposed() -> None:
     graph, _, _ = _case(False, {"unidirectional": 1})
-    assert "Attention" not in _ops(to_onnx(graph, contrib_ops=True))
+    assert "Attention" not in op_counts(to_onnx(graph, contrib_ops=True))

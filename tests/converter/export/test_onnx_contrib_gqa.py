@@ -11,32 +11,21 @@ com.microsoft ops."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 import pytest
 
 import converter
 from converter.export.onnx import to_onnx
 from converter.validate import compile_graph
 from converter.webnn.graph import MLGraph
+from tests.converter.export.onnx_run import op_counts, run_onnx
 from tests.op_mappings.onnx.harness_ext import node_model
 
 N, NK = 4, 2
 RNG = np.random.default_rng(11)
-
-
-def _run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return [np.asarray(r) for r in session.run(None, feeds)]
 
 
 def _rotate(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, interleaved: bool) -> np.ndarray:
@@ -126,10 +115,6 @@ def _case(*, bsz: int = 1, seq: int = 3, total: int = 7, buffer: int = 4, size: 
     return graph, feeds, want
 
 
-def _ops(model: onnx.ModelProto) -> Counter[str]:
-    return Counter(n.op_type for n in model.graph.node)
-
-
 @pytest.mark.parametrize("form", [
     {},  # chunked prefill (3 new tokens after 4), packed QKV, no rotary
     {"rotary_half": 8},
@@ -143,14 +128,14 @@ def _ops(model: onnx.ModelProto) -> Counter[str]:
 def test_gqa_is_fused_and_matches_the_oracle(form: dict[str, Any]) -> None:
     graph, feeds, want = _case(**form)
     fused, plain = to_onnx(graph, contrib_ops=True), to_onnx(graph)
-    ops = _ops(fused)
+    ops = op_counts(fused)
     assert ops["GroupQueryAttention"] == 1, ops
     assert not {"Softmax", "MatMul", "Where", "Pad"} & set(ops), ops
-    assert "GroupQueryAttention" not in _ops(plain)
+    assert "GroupQueryAttention" not in op_counts(plain)
     assert all(n.domain in ("", "ai.onnx") for n in plain.graph.node)
     assert [o.domain for o in plain.opset_import] == [""]
     for model in (fused, plain):
-        got = _run(model, feeds)
+        got = run_onnx(model, feeds)
         for g, w, name in zip(got, want, ("output", "present key", "present value"),
                               strict=True):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=name)
@@ -165,7 +150,7 @@ def test_gqa_is_fused_and_matches_the_oracle(form: dict[str, Any]) -> None:
 ], ids=["first_prompt", "local_window", "softcap", "constant_seqlens", "rotary_width_4"])
 def test_gqa_forms_left_decomposed(form: dict[str, Any]) -> None:
     graph, _, _ = _case(**form)
-    assert "GroupQueryAttention" not in _ops(to_onnx(graph, contrib_ops=True))
+    assert "GroupQueryAttention" not in op_counts(to_onnx(graph, contrib_ops=True))
 
 
 def test_backend_runs_the_fused_node() -> None:
@@ -194,5 +179,5 @@ def test_gqa_fires_on_the_genai_llama(tmp_path: Path) -> None:
         pytest.skip(entry.missing)
     result = converter.convert(load_model(entry), input_shapes=dict(entry.input_shapes))
     fused = to_onnx(result.graph, contrib_ops=True)
-    assert _ops(fused)["GroupQueryAttention"] == 2
-    assert len(fused.graph.node) < 70, _ops(fused)  # 194 nodes without the fusion
+    assert op_counts(fused)["GroupQueryAttention"] == 2
+    assert len(fused.graph.node) < 70, op_counts(fused)  # 194 nodes without the fusion

@@ -8,33 +8,19 @@ reshapes; the unfused one holds none; forms the fusion refuses stay unrolled and
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 import pytest
 
 import converter
 from converter.export.onnx import to_onnx
+from tests.converter.export.onnx_run import op_counts, run_onnx
 from tests.op_mappings.onnx.harness_ext import node_model
 
 B, IN = 2, 5
 RNG = np.random.default_rng(11)
-
-
-def _run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return [np.asarray(r) for r in session.run(None, feeds)]
-
-
-def _ops(model: onnx.ModelProto) -> Counter[str]:
-    return Counter(n.op_type for n in model.graph.node)
 
 
 def _model(kind: str, steps: int, hidden: int, attrs: dict[str, Any], *, h0: bool = True,
@@ -67,17 +53,17 @@ def _model(kind: str, steps: int, hidden: int, attrs: dict[str, Any], *, h0: boo
 
 def _check(model: onnx.ModelProto, feeds: dict[str, np.ndarray], kind: str,
            fused_expected: bool = True) -> None:
-    want = _run(model, feeds)
+    want = run_onnx(model, feeds)
     graph = converter.convert(model).graph
     fused, plain = to_onnx(graph, contrib_ops=True), to_onnx(graph)
-    assert _ops(plain)[kind] == 0  # the importer unrolled it
+    assert op_counts(plain)[kind] == 0  # the importer unrolled it
     for lowered in (fused, plain):
-        got = _run(lowered, feeds)
+        got = run_onnx(lowered, feeds)
         assert len(got) == len(want)
         for g, w in zip(got, want, strict=True):
             assert g.shape == w.shape
             np.testing.assert_allclose(g, w, atol=2e-5, rtol=1e-5)
-    ops = _ops(fused)
+    ops = op_counts(fused)
     if fused_expected:
         assert ops[kind] == 1
         assert sum(ops.values()) - ops[kind] - ops["Reshape"] == 0, ops
@@ -108,10 +94,10 @@ def test_gru_bidirectional_with_different_activations_is_two_nodes() -> None:
              "activation_alpha": [0.3, 0.25], "activation_beta": [0.4, 0.45],
              "direction": "bidirectional"}
     model, feeds = _model("GRU", 3, 4, attrs)
-    want = _run(model, feeds)
+    want = run_onnx(model, feeds)
     fused = to_onnx(converter.convert(model).graph, contrib_ops=True)
-    assert _ops(fused)["GRU"] == 2
-    for g, w in zip(_run(fused, feeds), want, strict=True):
+    assert op_counts(fused)["GRU"] == 2
+    for g, w in zip(run_onnx(fused, feeds), want, strict=True):
         np.testing.assert_allclose(g, w, atol=2e-5, rtol=1e-5)
 
 
@@ -182,7 +168,7 @@ def test_gru_with_a_state_read_elsewhere_stays_correct() -> None:
     model.graph.node.append(extra)
     model.graph.output.append(onnx.ValueInfoProto(name="y1"))
     assert node.op_type == "GRU"
-    want = _run(model, feeds)
+    want = run_onnx(model, feeds)
     fused = to_onnx(converter.convert(model).graph, contrib_ops=True)
-    for g, w in zip(_run(fused, feeds), want, strict=True):
+    for g, w in zip(run_onnx(fused, feeds), want, strict=True):
         np.testing.assert_allclose(g, w, atol=2e-5, rtol=1e-5)

@@ -11,8 +11,6 @@ from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
-import onnx
-import onnxruntime as ort
 import pytest
 from onnx import TensorProto
 
@@ -21,6 +19,7 @@ from converter.export.onnx import to_onnx
 from converter.runtime.onnxruntime import OnnxRuntimeBackend
 from converter.validate import compile_graph
 from converter.webnn import ML, MLGraph, MLGraphBuilder, MLOperand
+from tests.converter.export.onnx_run import run_onnx
 from tests.converter.export.test_onnx_contrib_attention import B, D, H, N, S, _oracle
 from tests.op_mappings.onnx.harness_ext import node_model
 
@@ -38,18 +37,10 @@ def _c(b: MLGraphBuilder, value: float | np.ndarray, shape: tuple[int, ...] = ()
     return b.constant(np.broadcast_to(np.asarray(value, F16), shape).copy())
 
 
-def _run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarray:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(model.SerializeToString(), options,
-                                   providers=["CPUExecutionProvider"])
-    return np.asarray(session.run(None, feeds)[0])
-
-
 def _both(graph: MLGraph, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(onnxruntime backend, standard export) results."""
     backend = next(iter(compile_graph(graph, "onnxruntime").run({"x": x}).values()))
-    return np.asarray(backend), _run(to_onnx(graph), {"x": x})
+    return np.asarray(backend), run_onnx(to_onnx(graph), {"x": x})[0]
 
 
 X = np.array([0.5, 0.25, -0.5, 1.5], F16)
