@@ -111,6 +111,19 @@ def _write(graph: MLGraph, folder: Path, stem: str = "model") -> tuple[Path, Pat
     return js, html, weights
 
 
+def _replay(graph: MLGraph, js: Path, weights: Path, folder: Path) -> dict[str, Any]:
+    """buildGraph(loadWeights()) of the written module `js` (with `weights`) run in node with
+    HARNESS's recording MLGraphBuilder; what it recorded ({"calls": [...], ...})."""
+    counts = [[len(o.outputs), o.op in MULTI_OUTPUT_OPS] for o in graph.operations]
+    (folder / "counts.json").write_text(json.dumps(counts))
+    (folder / "harness.mjs").write_text(HARNESS)
+    result = _node(folder / "harness.mjs", js.as_uri(), weights, folder / "counts.json",
+                   folder / "out.json")
+    assert result.returncode == 0, result.stderr
+    out: dict[str, Any] = json.loads((folder / "out.json").read_text())
+    return out
+
+
 def _enc(value: Any, ids: dict[int, int]) -> Any:
     if isinstance(value, MLOperand):
         return {"operand": ids[id(value)]}
@@ -158,13 +171,7 @@ def test_module_replays_the_graph(family: str, tmp_path: Path) -> None:
     graph = FAMILIES[family]().graph
     p = plan(graph)
     js, _, weights = _write(graph, tmp_path)
-    counts = [[len(o.outputs), o.op in MULTI_OUTPUT_OPS] for o in graph.operations]
-    (tmp_path / "counts.json").write_text(json.dumps(counts))
-    (tmp_path / "harness.mjs").write_text(HARNESS)
-    result = _node(tmp_path / "harness.mjs", js.as_uri(), weights, tmp_path / "counts.json",
-                   tmp_path / "out.json")
-    assert result.returncode == 0, result.stderr
-    out = json.loads((tmp_path / "out.json").read_text())
+    out = _replay(graph, js, weights, tmp_path)
     calls = out["calls"]
 
     ids: dict[int, int] = {}
@@ -366,7 +373,8 @@ def _run_page(tmp_path: Path, graph: MLGraph, mode: str = "webnn", inputs: str =
     result = _node(tmp_path / "harness.mjs", tmp_path / "page.js", tmp_path / "model.weights",
                    tmp_path / "out.json", mode, inputs)
     assert result.returncode == 0, result.stderr
-    return json.loads((tmp_path / "out.json").read_text())
+    page: dict[str, Any] = json.loads((tmp_path / "out.json").read_text())
+    return page
 
 
 @needs_node

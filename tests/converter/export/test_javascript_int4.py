@@ -5,16 +5,14 @@ first) whether it comes from the weights blob, inline bytes or a splat."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from converter.serialize.plan import plan
-from converter.serialize.tables import MULTI_OUTPUT_OPS
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from converter.webnn.dtypes import pack_4bit, unpack_4bit
-from tests.converter.export.test_javascript import HARNESS, _node, _write, needs_node
+from tests.converter.export.test_javascript import _node, _replay, _write, needs_node
 
 
 def _graph() -> MLGraph:
@@ -39,14 +37,7 @@ def test_four_bit_constants_are_packed_uint8_arrays(tmp_path: Path) -> None:
     assert kinds == {(64, 4): "weights", (4, 4): "scalar", (1, 7): "bytes", (1, 1): "scalar"}
     js, _, weights = _write(graph, tmp_path)
     assert _node("--check", js).returncode == 0
-    counts = [[len(o.outputs), o.op in MULTI_OUTPUT_OPS] for o in graph.operations]
-    (tmp_path / "counts.json").write_text(json.dumps(counts))
-    (tmp_path / "harness.mjs").write_text(HARNESS)
-    result = _node(tmp_path / "harness.mjs", js.as_uri(), weights, tmp_path / "counts.json",
-                   tmp_path / "out.json")
-    assert result.returncode == 0, result.stderr
-    calls = [c for c in json.loads((tmp_path / "out.json").read_text())["calls"]
-             if c["op"] == "constant"]
+    calls = [c for c in _replay(graph, js, weights, tmp_path)["calls"] if c["op"] == "constant"]
     seen = 0
     for c, call in zip(p.constants, calls, strict=True):
         desc, data = call["args"]

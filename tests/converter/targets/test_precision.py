@@ -5,7 +5,6 @@ float16, as the spec's float16 operands are), and the float32 graph's own bytes 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -16,14 +15,12 @@ from onnx import TensorProto, helper, numpy_helper
 
 from converter.api import InvalidModel, convert, export, load, validate
 from converter.serialize.plan import plan
-from converter.serialize.tables import MULTI_OUTPUT_OPS
 from converter.targets.precision import FLOAT16_MAX, overflow_note, to_precision
 from converter.validate import make_inputs
 from converter.validate.core import TOLERANCES
 from tests.cli.models import tiny_cnn
 from tests.converter.export.test_javascript import (
-    HARNESS,
-    _node,
+    _replay,
     _run_page,
     _write,
     needs_node,
@@ -259,13 +256,7 @@ def test_javascript_passes_float32_inputs_and_float16_weights(cnn: Path, tmp_pat
     rounded weights' bytes), a cast first; the page writes a Float32Array input."""
     graph = convert(cnn, free_dims={"batch": 1}, precision="float16").graph
     js, _, weights = _write(graph, tmp_path)
-    counts = [[len(o.outputs), o.op in MULTI_OUTPUT_OPS] for o in graph.operations]
-    (tmp_path / "counts.json").write_text(json.dumps(counts))
-    (tmp_path / "harness.mjs").write_text(HARNESS)
-    result = _node(tmp_path / "harness.mjs", js.as_uri(), weights, tmp_path / "counts.json",
-                   tmp_path / "out.json")
-    assert result.returncode == 0, result.stderr
-    calls = json.loads((tmp_path / "out.json").read_text())["calls"]
+    calls = _replay(graph, js, weights, tmp_path)["calls"]
     assert calls[0]["op"] == "input"
     assert calls[0]["args"][1] == {"dataType": "float32", "shape": [1, 3, 16, 16]}
     constants = [c for c in calls if c["op"] == "constant"]
