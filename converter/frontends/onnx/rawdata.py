@@ -104,11 +104,15 @@ def _fields(buf: memoryview, start: int, end: int
         number, wire = key >> 3, key & 7
         if number == 0:
             raise _Malformed
-        if wire == 0:
-            _, stop = _varint(buf, body, end)
-        elif wire == 2:
-            length, body = _varint(buf, body, end)
+        if wire == 2:
+            length = buf[body] if body < end else 0x80
+            if length < 0x80:
+                body += 1
+            else:
+                length, body = _varint(buf, body, end)
             stop = body + length
+        elif wire == 0:
+            _, stop = _varint(buf, body, end)
         elif wire in (1, 5):
             stop = body + (8 if wire == 1 else 4)
         else:  # groups (3, 4) and invalid wire types

@@ -342,8 +342,10 @@ def _outer_names(np_node: onnx.NodeProto) -> set[str]:
     enclosing scopes."""
     names: set[str] = set()
     for attr in np_node.attribute:
-        graphs = [attr.g] if attr.type == AttributeProto.GRAPH else (
-            list(attr.graphs) if attr.type == AttributeProto.GRAPHS else [])
+        kind = attr.type
+        if kind != AttributeProto.GRAPH and kind != AttributeProto.GRAPHS:
+            continue
+        graphs = [attr.g] if kind == AttributeProto.GRAPH else list(attr.graphs)
         for g in graphs:
             local = ({vi.name for vi in g.input} | {t.name for t in g.initializer}
                      | {t.values.name for t in g.sparse_initializer} | {""})

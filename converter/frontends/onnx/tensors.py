@@ -217,6 +217,11 @@ def _schema_defaults(op_type: str, version: int, domain: str
                  if spec.default_value.type != AttributeProto.UNDEFINED)
 
 
+_INT, _FLOAT, _INTS, _FLOATS, _STRING = (int(AttributeProto.INT), int(AttributeProto.FLOAT),
+                                         int(AttributeProto.INTS), int(AttributeProto.FLOATS),
+                                         int(AttributeProto.STRING))
+
+
 def attribute_value(attr: AttributeProto, base_dir: Path | None = None,
                     label: str = "") -> Any:
     """An AttributeProto as a Python value: int, float, str, numpy array, tuple of those,
@@ -226,6 +231,18 @@ def attribute_value(attr: AttributeProto, base_dir: Path | None = None,
                            f"{quoted(attr.ref_attr_name)} of a function, but it is not inside "
                            "a function body")
     kind = attr.type
+    # the common kinds first, read directly (what helper.get_attribute_value gives, without
+    # its chain of type comparisons)
+    if kind == _INT:
+        return attr.i
+    if kind == _FLOAT:
+        return attr.f
+    if kind == _INTS:
+        return tuple(attr.ints)
+    if kind == _FLOATS:
+        return tuple(attr.floats)
+    if kind == _STRING:
+        return attr.s.decode("utf-8", errors="replace")
     if kind == AttributeProto.TENSOR:
         return tensor_to_array(attr.t, base_dir, label)
     if kind == AttributeProto.TENSORS:
