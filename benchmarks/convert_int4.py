@@ -21,7 +21,8 @@ ORT_ENABLE_ALL graph optimizations (onnxruntime's default, what a user gets),
 `intra_op_num_threads` = `--threads` (default 1, as benchmarks/transformer_zoo.py) on the
 CPU provider; `--repeat` rounds (default 9), the order alternating, a `gc.collect()` before
 each call; reported: the medians, the ratio convert/session (target < 1) and the spread
-(min-max) of each. `--profile` prints the cProfile top of one more conversion per model.
+(min-max) of each. `--profile` prints the cProfile top (by tottime, then
+by cumtime) of 10 more conversions per model.
 `--quick`: the tiny model, 3 rounds (tests/benchmarks/test_convert_int4.py). Results are
 printed as a table and written as JSON with --json.
 """
@@ -135,8 +136,10 @@ def bench(name: str, path: Path, shapes: Mapping[str, Sequence[int]], repeat: in
             "operations": operations, "repeat": repeat}
 
 
-def profile(path: Path, shapes: Mapping[str, Sequence[int]], top: int = 25) -> None:
-    """Print the cProfile top (cumulative) of one conversion."""
+def profile(path: Path, shapes: Mapping[str, Sequence[int]], top: int = 25,
+            rounds: int = 10) -> None:
+    """Print the cProfile top of `rounds` more conversions (after the timed ones: imports
+    and first-use caches excluded), by own time (tottime) and by cumulative time."""
     import cProfile
     import pstats
 
@@ -144,9 +147,11 @@ def profile(path: Path, shapes: Mapping[str, Sequence[int]], top: int = 25) -> N
 
     prof = cProfile.Profile()
     prof.enable()
-    converter.convert(str(path), input_shapes=shapes)
+    for _ in range(rounds):
+        converter.convert(str(path), input_shapes=shapes)
     prof.disable()
-    pstats.Stats(prof).sort_stats("cumulative").print_stats(top)
+    for key in ("tottime", "cumulative"):
+        pstats.Stats(prof).sort_stats(key).print_stats(top)
 
 
 def print_rows(rows: Sequence[Mapping[str, Any]]) -> None:
@@ -165,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--size", nargs="+", choices=sorted(SIZES), default=list(DEFAULT_SIZES))
     p.add_argument("--repeat", type=int, default=9)
     p.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
-    p.add_argument("--profile", action="store_true", help="cProfile one conversion each")
+    p.add_argument("--profile", action="store_true", help="cProfile 10 more conversions of each")
     p.add_argument("--quick", action="store_true", help="smoke run: tiny, 3 rounds")
     p.add_argument("--json", type=Path, default=None)
     args = p.parse_args(argv)

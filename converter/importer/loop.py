@@ -345,11 +345,13 @@ class Importer:
         stack = [o for o in produced if o.kind == "output"]
         while stack:
             o = stack.pop()
-            if known(o) or o.operator is None or id(o.operator) in new_ops:
+            operation = o.operator
+            if operation is None or id(operation) in new_ops or known(o):
                 continue
-            new_ops[id(o.operator)] = o.operator.op
-            stack.extend(d for d in o.operator.operand_inputs()
-                         if d.kind == "output" and not known(d))
+            new_ops[id(operation)] = operation.op
+            for d in operation.operand_inputs():
+                if d.kind == "output" and not known(d):
+                    stack.append(d)
         return list(new_ops.values())[::-1]
 
     def _store(self, node: Node, results: list[Any], before: int | None = None) -> None:

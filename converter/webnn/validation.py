@@ -138,6 +138,8 @@ def axes(op: str, what: str, values: Any, rank: int) -> tuple[int, ...]:
 def bidirectional_broadcast(op: str, a: tuple[int, ...], b: tuple[int, ...],
                             what: str = "inputs") -> tuple[int, ...]:
     """The numpy broadcast of two shapes, or MLTypeError."""
+    if a == b:
+        return tuple(a)
     rank = max(len(a), len(b))
     pa = (1,) * (rank - len(a)) + tuple(a)
     pb = (1,) * (rank - len(b)) + tuple(b)
