@@ -28,7 +28,8 @@ size 512 and 4 layers (`--large-size` changes both) built the same way
 (models/make_transformers.py with its LLM width and depth raised; cached beside the zoo's
 generated models). For each: `converter.convert`
 of the file (reading included) next to `onnxruntime.InferenceSession` on the same file
-(ORT_ENABLE_ALL, one thread), and the onnxruntime backend's compile (ONNX lowering +
+(ORT_ENABLE_ALL, one thread; benchmarks/convert_int4.py's `session_seconds`, which also
+makes and caches the `--large` Llama and gives its input shapes), and the onnxruntime backend's compile (ONNX lowering +
 session); medians of `--convert-repeat` interleaved runs.
 
 Targets (issue 11): geometric mean ≤ 1.2, worst ≤ 1.5 at 1 and 2 threads; converting an int4
@@ -61,10 +62,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
+import convert_int4 as ci  # noqa: E402  (benchmarks/convert_int4.py: Llamas, session time)
 import runtime_zoo as rz  # noqa: E402  (benchmarks/runtime_zoo.py: shared helpers)
 
 MANIFEST = ROOT / "models" / "zoo_transformers.toml"
-SCRIPT = ROOT / "models" / "make_transformers.py"
 QUICK_ROWS = ("transformers_bert_torchscript", "transformers_bert_int4",
               "transformers_llama_genai_int4")
 PAUSE_S = 0.01
@@ -252,46 +253,6 @@ def print_rows(rows: Sequence[Mapping[str, Any]]) -> None:
 
 
 # -- conversion vs session creation ----------------------------------------------------------
-def large_llama(hidden: int = LARGE["hidden"], layers: int = LARGE["layers"]) -> Path:
-    """A Llama of `hidden` width and `layers` layers through the onnxruntime-genai builder
-    (int4), made by models/make_transformers.py with its LLM width and depth raised; cached
-    beside the zoo's generated models (keyed by the script's bytes and the sizes)."""
-    import hashlib
-    import importlib.util
-
-    from converter.zoo.generated import cache_dir
-
-    key = hashlib.sha256(SCRIPT.read_bytes() + f"{hidden},{layers}".encode()).hexdigest()[:16]
-    out = cache_dir() / f"transformer_zoo_llama_h{hidden}_l{layers}_genai_int4-{key}.onnx"
-    if out.is_file():
-        return out
-    spec = importlib.util.spec_from_file_location("make_transformers_large", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module.LLM_HIDDEN, module.LAYERS = hidden, layers
-    tmp = out.with_name(f".{out.name}.{os.getpid()}")
-    try:
-        module.make(tmp, model="llama", variant="genai_int4")
-        os.replace(tmp, out)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return out
-
-
-def ort_session_seconds(path: Path, threads: int = 1) -> float:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    options.log_severity_level = 3
-    t = time.perf_counter()
-    ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-    return time.perf_counter() - t
-
-
 def bench_conversion(name: str, path: Path, convert_kwargs: Mapping[str, Any],
                      repeat: int) -> dict[str, Any]:
     """Median seconds of converter.convert(path), onnxruntime's session creation on the
@@ -308,7 +269,7 @@ def bench_conversion(name: str, path: Path, convert_kwargs: Mapping[str, Any],
                 result = converter.convert(str(path), **convert_kwargs)
                 times["convert"].append(time.perf_counter() - t)
             else:
-                times["ort_session"].append(ort_session_seconds(path))
+                times["ort_session"].append(ci.session_seconds(path, 1))
         t = time.perf_counter()
         get_backend("onnxruntime", "cpu", threads=1).compile(result.graph)
         times["backend_compile"].append(time.perf_counter() - t)
@@ -332,12 +293,10 @@ def conversion_section(names: Sequence[str], large: Sequence[int] | None, repeat
                                     repeat))
     if large:
         hidden, layers = large
-        path = large_llama(hidden, layers)
-        shapes = {"input_ids": [1, 8], "attention_mask": [1, 12]}
-        shapes.update({f"past_key_values.{i}.{kv}": [1, 2, 4, hidden // 4]
-                       for i in range(layers) for kv in ("key", "value")})
+        path = ci.llama_int4(hidden, layers)
         out.append(bench_conversion(f"llama_h{hidden}_l{layers}_genai_int4", path,
-                                    {"input_shapes": shapes}, repeat))
+                                    {"input_shapes": ci.input_shapes(hidden, layers)},
+                                    repeat))
     return out
 
 
