@@ -111,6 +111,16 @@ def _write(graph: MLGraph, folder: Path, stem: str = "model") -> tuple[Path, Pat
     return js, html, weights
 
 
+def _run_check(module: str, check: str, folder: Path) -> Any:
+    """The JSON that the script `check` prints when run in node with the generated `module`
+    (written to `folder` as model.mjs) given as a file URL argument."""
+    (folder / "model.mjs").write_text(module, encoding="utf-8")
+    (folder / "check.mjs").write_text(check, encoding="utf-8")
+    run = _node(folder / "check.mjs", (folder / "model.mjs").as_uri())
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
 def _replay(graph: MLGraph, js: Path, weights: Path, folder: Path) -> dict[str, Any]:
     """buildGraph(loadWeights()) of the written module `js` (with `weights`) run in node with
     HARNESS's recording MLGraphBuilder; what it recorded ({"calls": [...], ...})."""

@@ -8,8 +8,6 @@ oracle of the spec's quantizeLinear / dequantizeLinear; the generated JavaScript
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from converter.targets.check import check_graph
 from converter.targets.passes import lower
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from converter.webnn.limits import op_support_limits
+from tests.converter.export.test_javascript import _run_check, needs_node
 
 IO_TYPES = ["float32", "float16", "int32"]
 X = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)
@@ -124,7 +123,6 @@ def test_run_and_validate_against_onnxruntime(tmp_path: Path) -> None:
     assert report.passed and not report.target_violations
 
 
-NODE = shutil.which("node")
 _JS_CHECK = """
 const mod = await import(process.argv[2]);
 const x = mod.INPUTS.find((d) => d.name === "x");
@@ -136,20 +134,14 @@ console.log(JSON.stringify({x, y, fedType: fed.constructor.name, fed: Array.from
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@needs_node
 def test_javascript_converts_int8_inputs_and_outputs(io32: Target, tmp_path: Path) -> None:
     """The generated module (run in node) takes an Int8Array for the input carried in int32
     and gives the output back as an Int8Array."""
     from converter.export.javascript import to_javascript
 
     files = to_javascript(lower(_graph(), io32).graph, "model")
-    (tmp_path / "model.mjs").write_text(files.module, encoding="utf-8")
-    (tmp_path / "check.mjs").write_text(_JS_CHECK, encoding="utf-8")
-    assert NODE is not None
-    run = subprocess.run([NODE, str(tmp_path / "check.mjs"), (tmp_path / "model.mjs").as_uri()],
-                         capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    got = json.loads(run.stdout)
+    got = _run_check(files.module, _JS_CHECK, tmp_path)
     assert got["x"] == {"name": "x", "dataType": "int32", "shape": [16, 16],
                         "sourceDataType": "int8"}
     assert got["y"]["sourceDataType"] == "int8"

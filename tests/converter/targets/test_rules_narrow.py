@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +22,7 @@ from converter.targets import Target, load_target
 from converter.targets.passes import lower
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from converter.webnn.limits import op_support_limits
+from tests.converter.export.test_javascript import _node, _run_check, needs_node
 
 WIDE = ("int64", "uint64")
 
@@ -292,7 +291,6 @@ def test_run_takes_int64_feeds_and_gives_int64_outputs(tmp_path: Path) -> None:
         result.run({"ids": np.array([[1, 2, 3, 4, 2**32]], np.int64)})
 
 
-NODE = shutil.which("node")
 _JS_CHECK = """
 const mod = await import(process.argv[2]);
 const ids = mod.INPUTS.find((d) => d.name === "ids");
@@ -314,7 +312,7 @@ console.log(JSON.stringify({
 """
 
 
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@needs_node
 def test_javascript_converts_bigint64_inputs_and_outputs(no64: Target, tmp_path: Path) -> None:
     """The generated module (run in node) takes a BigInt64Array for an int64 input narrowed
     to int32, refuses a value beyond int32, and gives a narrowed int64 output back as a
@@ -328,13 +326,7 @@ def test_javascript_converts_bigint64_inputs_and_outputs(no64: Target, tmp_path:
     graph = lower(b.build({"emb": emb, "am": b.arg_max(emb, 2, output_data_type="int64")}),
                   no64).graph
     files = to_javascript(graph, "model")
-    (tmp_path / "model.mjs").write_text(files.module, encoding="utf-8")
-    (tmp_path / "check.mjs").write_text(_JS_CHECK, encoding="utf-8")
-    assert NODE is not None
-    run = subprocess.run([NODE, str(tmp_path / "check.mjs"), (tmp_path / "model.mjs").as_uri()],
-                         capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    got = json.loads(run.stdout)
+    got = _run_check(files.module, _JS_CHECK, tmp_path)
     assert got["ids"] == {"name": "ids", "dataType": "int32", "shape": [2, 3],
                           "sourceDataType": "int64"}
     assert got["am"]["dataType"] == "int32" and got["am"]["sourceDataType"] == "int64"
@@ -347,6 +339,5 @@ def test_javascript_converts_bigint64_inputs_and_outputs(no64: Target, tmp_path:
     script = re.search(r'<script type="module">(.*?)</script>', files.html, re.S)
     assert script is not None
     (tmp_path / "page.mjs").write_text(script.group(1), encoding="utf-8")
-    check = subprocess.run([NODE, "--check", str(tmp_path / "page.mjs")], capture_output=True,
-                           text=True, timeout=60)
+    check = _node("--check", tmp_path / "page.mjs")
     assert check.returncode == 0, check.stderr
