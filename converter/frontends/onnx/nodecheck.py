@@ -17,6 +17,7 @@ what they read (`op_mappings/_common/checks.py`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -64,10 +65,37 @@ def _type_name(kind: int) -> str:
     return name
 
 
+@dataclass(frozen=True)
+class _Rules:
+    """What `check_node` reads of a schema, read once per (op, opset, domain): onnx builds
+    new Python objects for `schema.inputs` and `schema.attributes` on every access."""
+
+    min_input: int
+    max_input: int
+    min_output: int
+    max_output: int
+    single_inputs: tuple[tuple[int, str], ...]
+    """(position, formal name) of every single (required, non-variadic) input."""
+    attributes: tuple[tuple[str, bool, int], ...]
+    """(name, required, type) of every attribute, in the schema's order."""
+
+
+@lru_cache(maxsize=4096)
+def _rules(op_type: str, version: int, domain: str) -> _Rules | None:
+    schema = schema_of(op_type, version, domain)
+    if schema is None:
+        return None
+    return _Rules(schema.min_input, schema.max_input, schema.min_output, schema.max_output,
+                  tuple((i, formal.name) for i, formal in enumerate(schema.inputs)
+                        if formal.option == _SINGLE),
+                  tuple((name, bool(spec.required), int(spec.type))
+                        for name, spec in schema.attributes.items()))
+
+
 def check_node(node: Node) -> None:
     """Raise `InvalidModel` when `node` does not fit its op's schema (see the module
     docstring); nothing when it fits or the op has no schema."""
-    schema = schema_of(node.op_type, node.version, node.domain)
+    schema = _rules(node.op_type, node.version, node.domain)
     if schema is None:
         return
     op = node.op_type
@@ -78,17 +106,18 @@ def check_node(node: Node) -> None:
     if n_out < schema.min_output or _trimmed(node.outputs) > schema.max_output:
         raise InvalidModel(f"the node has {n_out} output(s), {op} has "
                            f"{_count_text(schema.min_output, schema.max_output)}")
-    for i, formal in enumerate(schema.inputs):
-        if formal.option == _SINGLE and not node.input(i):
-            raise InvalidModel(f"required input {i} ({formal.name}) of {op} is missing")
+    for i, formal_name in schema.single_inputs:
+        if not node.input(i):
+            raise InvalidModel(f"required input {i} ({formal_name}) of {op} is missing")
+    if not schema.attributes:
+        return
     given = ({a.name: a for a in node.proto.attribute} if node.proto is not None else {})
-    for name, spec in schema.attributes.items():
+    for name, required, want in schema.attributes:
         attr = given.get(name)
         if attr is None:
-            if spec.required and name not in node.attrs:
+            if required and name not in node.attrs:
                 raise InvalidModel(f"required attribute {name!r} of {op} is missing")
             continue
-        want = int(spec.type)
         if want != AttributeProto.UNDEFINED and attr.type != want:
             raise InvalidModel(f"attribute {name!r} is {_type_name(attr.type)}, {op} expects "
                                f"{_type_name(want)}")
