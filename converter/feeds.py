@@ -13,6 +13,10 @@ fits (`InvalidModel` naming the input and the first value that does not), `sourc
 converts such outputs back to the source type. Likewise a graph input or output of an integer
 type a target lacks, carried in a wider one (rule widen-io: int8 given as int32): the values
 are converted to the wider type and back.
+
+A graph loaded from an export (`converter.load`) has no source-side descriptions: its
+`narrowed_inputs` / `narrowed_outputs` (read back from the export's `sourceDataTypes`) give
+the caller-side types, and `loaded_feeds` / `loaded_outputs` convert through them.
 """
 
 from __future__ import annotations
@@ -96,3 +100,21 @@ def source_outputs(output_infos: Iterable[Any], values: Mapping[str, Any]
             arr = arr.astype(vi.dtype)
         out[vi.name] = arr
     return out
+
+
+def loaded_feeds(graph: Any, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The inputs of `graph` (an `MLGraph`, e.g. loaded from an export) from caller-side
+    values keyed by input name: a narrowed / widened input (`graph.narrowed_inputs`) takes
+    its caller-side type (int64 values range-checked, `InvalidModel` naming the input and the
+    first value that does not fit), any other input the graph's own type (a plain cast)."""
+    return {name: graph_value(inputs[name], graph.narrowed_inputs.get(name, op.data_type),
+                              op.data_type, name)
+            for name, op in graph.inputs.items()}
+
+
+def loaded_outputs(graph: Any, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    """The outputs of `graph` (an `MLGraph`) in their caller-side types: narrowed / widened
+    ones (`graph.narrowed_outputs`) converted back (int32 -> int64), others unchanged."""
+    return {name: np.asarray(v).astype(graph.narrowed_outputs[name])
+            if name in graph.narrowed_outputs else np.asarray(v)
+            for name, v in values.items()}

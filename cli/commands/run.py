@@ -48,14 +48,17 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
     A graph over the run budgets (--max-tensor-bytes, --max-run-bytes) is refused before
     the inputs are read; --max-constant-bytes bounds each input array of the .npz file.
     --precision float16 runs the graph with its float32 weights and operations in float16
-    (inputs and outputs stay float32)."""
+    (inputs and outputs stay float32). Inputs and outputs a target narrowed (int64 carried
+    as int32) or widened take and give the caller-side type: int64 values are checked to fit."""
     with handled(debug, as_json), sigterm_raises():
         import os
         import tempfile
         import time
 
         from converter.budgets import using
+        from converter.errors import InvalidModel
         from converter.export.api import current_umask, load
+        from converter.feeds import loaded_feeds, loaded_outputs
         from converter.run_memory import check_run_memory
         from converter.validate import compile_graph
 
@@ -84,18 +87,21 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
             raise CommandError(f"{inputs_file}: inputs do not match the graph (missing "
                                f"{missing}, unexpected {extra}; the graph takes "
                                f"{sorted(want)})")
-        feeds: dict[str, np.ndarray] = {}
         for name, desc in want.items():
             arr = arrays[name]
             if list(arr.shape) != list(desc.shape):
                 raise CommandError(f"{inputs_file}: input {name!r} has shape "
                                    f"{list(arr.shape)}, the graph expects {list(desc.shape)}")
-            feeds[name] = arr.astype(desc.data_type, copy=False)
+        try:  # narrowed int64 inputs (sourceDataTypes of the export) range-checked
+            feeds = loaded_feeds(g, arrays)
+        except InvalidModel as exc:
+            raise CommandError(f"{inputs_file}: {exc}") from None
         with using(budgets):  # compile_graph checks the run budgets again
             exe = compile_graph(g, backend, device)
         start = time.perf_counter()
         results = exe.run(feeds)
         seconds = time.perf_counter() - start
+        results = loaded_outputs(g, results)  # narrowed int64 outputs back to int64
         tmp: str | None = None
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".npz",

@@ -6,7 +6,9 @@ Lenient as the reference importer: cast's `to=` is an alias of `dataType=`, `rou
 of `outputShapeRounding=` (`LEGACY_OPTIONS`); short dtype names (`f32`) are accepted as
 `dataType`/`outputDataType` values; `y = x;` reads as `identity(x)`; graph outputs that name
 an input or a constant are wrapped in `identity`; `dyn(...)` input dimensions take
-`free_dims[name]` or their maximum.
+`free_dims[name]` or their maximum. The caller-side types of a target's narrowed / widened
+inputs and outputs (the manifest's or safetensors metadata's `sourceDataTypes`,
+`converter.serialize.source_types`) become the graph's `narrowed_inputs` / `narrowed_outputs`.
 
 4-bit constants (`i4` / `u4`): their `@bytes` and weights bytes are read packed (two values
 per byte, low nibble first, as our writer stores them) or, when the length says so, one value
@@ -43,6 +45,7 @@ from converter.webnn.dtypes import (
 )
 
 from .errors import WebnnFormatError, WeightsMismatch
+from .source_types import with_source_types
 from .syntax import Arg, ConstDecl, GraphText, NodeDecl, Ref, TypeSpec
 from .tables import (
     DTYPE_VALUE_KEYS,
@@ -199,7 +202,10 @@ class GraphBuilder:
                                        "graph output", self.manifest.path if self.manifest
                                        else doc.source.path)
         graph: MLGraph = self._call(doc.outputs[0][1], "build", self.builder.build, outputs)
-        return graph
+        source = self.tensors if self.tensors is not None else self.manifest
+        return with_source_types(graph, getattr(source, "source_types", None),
+                                 (in_names, out_names),
+                                 source.path if source is not None else doc.source.path)
 
     def _call(self, pos: int, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:

@@ -13,7 +13,14 @@ The manifest (`WebnnPlan.manifest`): `{"format": "wg-weights-manifest", "version
 "endianness": "little", "tensors": {...}}` plus, when some graph input or output name is not a
 valid identifier, `"names": {"inputs": {identifier: original}, "outputs": {identifier:
 original}}` so the reader restores the original names exactly (other readers ignore the extra
-key). `byteOffset` values are absolute (the blob's 8-byte header included).
+key). `byteOffset` values are absolute (the blob's 8-byte header included). A graph lowered
+for a target whose callers hold some inputs or outputs in another type than the graph's
+(`MLGraph.narrowed_inputs` / `narrowed_outputs`: int64 carried as int32, rule narrow-int64;
+int8 carried as int32, rule widen-io) also gets `"sourceDataTypes": {"inputs": {identifier:
+type}, "outputs": {identifier: type}}` (long data type names), so that a reloaded graph
+converts its feeds (with the range check) and outputs as the converted one does; the
+`.safetensors` weights carry both tables in their metadata (`webnn.names`,
+`webnn.sourceDataTypes`). Other readers ignore these keys and see the graph's own types.
 
 Constants: uniform tensors whose value is exact in float32 become `@scalar(v)`, other tensors
 of at most `INLINE_BYTES` bytes `@bytes([...])`, everything else `@weights("<identifier>")`.
@@ -120,7 +127,22 @@ class WebnnPlan:
             names["outputs"] = renamed_out
         if names:
             out["names"] = names
+        types = self.source_data_types()
+        if types:
+            out["sourceDataTypes"] = types
         return out
+
+    def source_data_types(self) -> dict[str, dict[str, str]]:
+        """The caller-side types of the graph's narrowed / widened inputs and outputs by
+        identifier (`{"inputs": {...}, "outputs": {...}}`, sections without any left out;
+        empty when there are none): the manifest's `sourceDataTypes` (module docstring)."""
+        g = self.graph
+        by_output = {original: ident for ident, original in self.output_names.items()}
+        tables = {"inputs": {self.ident(g.inputs[n]): t for n, t in g.narrowed_inputs.items()
+                             if n in g.inputs},
+                  "outputs": {by_output[n]: t for n, t in g.narrowed_outputs.items()
+                              if n in by_output}}
+        return {k: v for k, v in tables.items() if v}
 
     def manifest_json(self) -> str:
         """The manifest as JSON text, one tensor entry per line."""

@@ -6,7 +6,9 @@ reference, i.e. the constant's identifier), little-endian, with the same placeme
 as the blob (`@scalar` / `@bytes` constants stay in the graph file). When some graph input or
 output name is not a valid identifier, the original names travel in the archive's metadata
 under `NAMES_METADATA_KEY` (JSON text `{"inputs": {identifier: original}, "outputs": {...}}`,
-the same table the manifest's `"names"` holds); other readers ignore it.
+the same table the manifest's `"names"` holds); other readers ignore it. Likewise the
+manifest's `"sourceDataTypes"` (the caller-side types of a target's narrowed / widened inputs
+and outputs, `converter.serialize.source_types`) under `SOURCE_TYPES_METADATA_KEY`.
 
 Reading: `SafetensorsWeights(path)` opens the archive once with `safe_open(framework="np")`
 (the package checks that the header and the data offsets cover the file exactly, so a
@@ -35,6 +37,7 @@ from converter.webnn.dtypes import STORAGE_TYPES, numpy_dtype
 
 from .errors import WebnnFormatError, WeightsMismatch
 from .plan import WebnnPlan
+from .source_types import SOURCE_TYPES_KEY, SOURCE_TYPES_METADATA_KEY, source_types_metadata
 from .weights import sanitize_key
 
 SAFETENSORS_DTYPES: dict[str, str] = {
@@ -60,9 +63,14 @@ def plan_tensors(plan_: WebnnPlan) -> dict[str, np.ndarray]:
 
 
 def names_metadata(plan_: WebnnPlan) -> dict[str, str] | None:
-    """The metadata carrying renamed input/output names, or None when no name changed."""
-    names = plan_.manifest().get("names")
-    return {NAMES_METADATA_KEY: json.dumps(names, ensure_ascii=False)} if names else None
+    """The metadata carrying renamed input/output names and the caller-side types of
+    narrowed / widened inputs and outputs, or None when there is neither."""
+    manifest = plan_.manifest()
+    out = {key: json.dumps(manifest[entry], ensure_ascii=False)
+           for key, entry in ((NAMES_METADATA_KEY, "names"),
+                              (SOURCE_TYPES_METADATA_KEY, SOURCE_TYPES_KEY))
+           if manifest.get(entry)}
+    return out or None
 
 
 def write_safetensors(plan_: WebnnPlan, path: str | os.PathLike[str]) -> Path:
@@ -98,7 +106,8 @@ def _names(metadata: Mapping[str, str] | None, path: str
 class SafetensorsWeights:
     """A `.safetensors` archive opened for reading tensor by tensor (a context manager;
     implements `graph_builder.TensorSource`). `names` is the (inputs, outputs) renaming table
-    from the metadata, or None."""
+    from the metadata, or None; `source_types` the (inputs, outputs) caller-side types, or
+    None."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         from safetensors import SafetensorError, safe_open
@@ -117,6 +126,8 @@ class SafetensorsWeights:
                                    f"{e}", self.path) from None
         self.keys = frozenset(keys)
         self.names = _names(metadata, self.path)
+        self.source_types = source_types_metadata(
+            (metadata or {}).get(SOURCE_TYPES_METADATA_KEY), self.path)
         self._offsets: dict[str, Any] | None = None
 
     def __enter__(self) -> SafetensorsWeights:

@@ -23,6 +23,7 @@ from typing import IO, Any, TypeGuard
 
 from .errors import WebnnFormatError
 from .plan import WebnnPlan, constant_bytes
+from .source_types import SOURCE_TYPES_KEY, SourceTypes, parse_source_types
 from .tables import (
     LONG_DTYPES,
     MANIFEST_FORMAT,
@@ -58,12 +59,15 @@ class TensorEntry:
 
 @dataclass(frozen=True)
 class Manifest:
-    """A validated manifest: tensor entries and the original input/output names."""
+    """A validated manifest: tensor entries, the original input/output names and the
+    caller-side types of narrowed / widened inputs and outputs (`source_types`, keyed by
+    identifier: `converter.serialize.source_types`)."""
 
     tensors: Mapping[str, TensorEntry]
     input_names: Mapping[str, str]
     output_names: Mapping[str, str]
     path: str
+    source_types: SourceTypes | None = None
 
     def find(self, key: str) -> TensorEntry | None:
         """The entry of `key` (exact, else a unique sanitised match), or None."""
@@ -143,7 +147,9 @@ def parse_manifest(text: str | bytes, path: str = "<manifest>") -> Manifest:
             raise WebnnFormatError(f"names.{section} must map identifiers to non-empty "
                                    "strings", path)
         maps.append(dict(m))
-    return Manifest(entries, maps[0], maps[1], path)
+    types = data.get(SOURCE_TYPES_KEY)
+    return Manifest(entries, maps[0], maps[1], path,
+                    None if types is None else parse_source_types(types, path))
 
 
 class WeightsBlob:

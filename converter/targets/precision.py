@@ -307,6 +307,11 @@ def to_precision(graph: MLGraph, precision: str) -> Halved:
     order = {name: built.inputs[name] for name in graph.inputs if name in built.inputs}
     if list(order) != list(built.inputs):  # the original's input order
         built = dataclasses.replace(built, inputs=order)
+    if graph.narrowed_inputs or graph.narrowed_outputs:  # integer IO is untouched: kept
+        built = dataclasses.replace(
+            built, narrowed_inputs={n: t for n, t in graph.narrowed_inputs.items()
+                                    if n in built.inputs},
+            narrowed_outputs=dict(graph.narrowed_outputs))
     return Halved(built, tuple(_notes(graph, p, before, after)), before, after,
                   tuple(p.kept))
 
