@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from converter.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
@@ -13,7 +14,11 @@ from op_mappings.tflite._util import data_in, finish, norm_axis
 
 @tflite_op("PACK", since=1)
 def pack(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
-    """Stack N tensors along a new axis."""
+    """Stack N tensors along a new axis; `values_count` must be N (LiteRT's rule)."""
+    count = int(node.attrs.get("values_count", len(node.inputs)))
+    if count != len(node.inputs):
+        raise InvalidModel(f"values_count is {count}, the operator lists {len(node.inputs)} "
+                           "input(s)")
     xs, raw = data_in(ctx, node, list(range(len(node.inputs))))
     rank = len(xs[0].shape)
     axis = int(node.attrs["axis"])

@@ -15,7 +15,7 @@ import pytest
 
 from converter.errors import ConversionError, ConversionFailed
 from converter.frontends.tflite.importer import convert_tflite
-from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, rand
+from tests.op_mappings.tflite.tflite_builder import ModelBuilder, Quant, S, rand
 
 
 def refused(model: bytes) -> str:
@@ -169,7 +169,153 @@ def test_composite_without_options() -> None:
 def test_conv_without_inputs() -> None:
     text = refused(_conv(inputs=lambda x, w, b: []))
     assert "CONV_2D 'y' (version 1): the operator lists 0 input(s), CONV_2D needs at " \
-           "least 2" in text
+           "least 3" in text
+
+
+# Found by tools/fuzz (seed 23, `tflite.op-io(inputs:drop)` on the int8 CNN): operators
+# missing an input LiteRT's kernel reads were accepted, and LiteRT then refused them or
+# crashed (SIGSEGV) running them. Oracle: LiteRT itself on the same bytes (a refusal in a
+# forked child, or the child killed by a signal), and the importer's refusal naming the rule.
+
+
+def _litert_fails(model: bytes) -> bool:
+    """Whether LiteRT refuses or crashes running `model` on ones (in a forked child)."""
+    import os
+    import signal
+
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 0
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
+            from ai_edge_litert.interpreter import Interpreter
+
+            interp = Interpreter(model_content=model)
+            interp.allocate_tensors()
+            for d in interp.get_input_details():
+                interp.set_tensor(d["index"], np.ones(d["shape"], d["dtype"]))
+            interp.invoke()
+        except BaseException:  # noqa: BLE001 - a refusal
+            code = 3
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        assert os.WTERMSIG(status) in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT)
+        return True
+    return os.WEXITSTATUS(status) != 0
+
+
+def _depthwise(dtype: str, inputs: Callable[[int, int, int], list[int]]) -> bytes:
+    mb = ModelBuilder()
+    if dtype == "int8":
+        x = mb.input("x", [1, 4, 4, 2], "int8", quant=Quant([0.05], [0]))
+        w = mb.const("w", rand(1, 3, 3, 2, low=-100, high=100, seed=1, dtype="int8"),
+                     quant=Quant([0.01, 0.02], [0, 0], 3))
+        b = mb.const("b", rand(2, low=-50, high=50, seed=2, dtype="int32"),
+                     quant=Quant([0.0005, 0.001], [0, 0]))
+        y = mb.output(mb.tensor("y", [1, 4, 4, 2], "int8", quant=Quant([0.1], [0])))
+    else:
+        x = mb.input("x", [1, 4, 4, 2])
+        w = mb.const("w", rand(1, 3, 3, 2, seed=1))
+        b = mb.const("b", rand(2, seed=2))
+        y = mb.output(mb.tensor("y", [1, 4, 4, 2]))
+    opts = S.DepthwiseConv2DOptionsT()
+    opts.padding, opts.strideH, opts.strideW, opts.depthMultiplier = S.Padding.SAME, 1, 1, 1
+    opts.dilationHFactor = opts.dilationWFactor = 1
+    mb.op("DEPTHWISE_CONV_2D", inputs(x, w, b), [y], opts, version=3)
+    return mb.build()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int8"])
+def test_depthwise_without_bias(dtype: str) -> None:
+    model = _depthwise(dtype, lambda x, w, b: [x, w])
+    assert _litert_fails(model)
+    text = refused(model)
+    assert "DEPTHWISE_CONV_2D 'y' (version 3): the operator lists 2 input(s), " \
+           "DEPTHWISE_CONV_2D needs at least 3" in text
+
+
+def test_depthwise_with_an_omitted_bias() -> None:
+    model = _depthwise("int8", lambda x, w, b: [x, w, -1])
+    assert _litert_fails(model)
+    assert "required input(s) [2] of DEPTHWISE_CONV_2D are omitted (-1)" in refused(model)
+
+
+def test_conv_without_bias() -> None:
+    model = _conv(inputs=lambda x, w, b: [x, w])
+    assert _litert_fails(model)
+    assert "the operator lists 2 input(s), CONV_2D needs at least 3" in refused(model)
+
+
+def _strided_slice(inputs: Callable[[int, int, int, int], list[int]]) -> bytes:
+    mb = ModelBuilder()
+    x = mb.input("x", [4, 6])
+    begin = mb.const("begin", np.array([0, 1], np.int32))
+    end = mb.const("end", np.array([4, 5], np.int32))
+    strides = mb.const("strides", np.array([1, 2], np.int32))
+    y = mb.output(mb.tensor("y", [4, 2]))
+    mb.op("STRIDED_SLICE", inputs(x, begin, end, strides), [y], S.StridedSliceOptionsT())
+    return mb.build()
+
+
+@pytest.mark.parametrize("how", ["dropped", "omitted"])
+def test_strided_slice_without_strides(how: str) -> None:
+    model = _strided_slice(lambda x, b, e, s: [x, b, e] if how == "dropped" else [x, b, e, -1])
+    assert _litert_fails(model)
+    text = refused(model)
+    assert ("needs at least 4" if how == "dropped" else
+            "required input(s) [3] of STRIDED_SLICE are omitted (-1)") in text
+
+
+def test_reshape_with_an_omitted_shape() -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3])
+    y = mb.output(mb.tensor("y", [3, 2]))
+    opts = S.ReshapeOptionsT()
+    opts.newShape = [3, 2]
+    mb.op("RESHAPE", [x, -1], [y], opts)
+    model = mb.build()
+    assert _litert_fails(model)
+    assert "input(s) [1] of RESHAPE are listed but omitted (-1)" in refused(model)
+
+
+def test_add_n_of_one_addend() -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 3])
+    y = mb.output(mb.tensor("y", [2, 3]))
+    mb.op("ADD_N", [x], [y])
+    model = mb.build()
+    assert _litert_fails(model)
+    assert "the operator lists 1 input(s), ADD_N needs at least 2" in refused(model)
+
+
+def test_pack_with_another_values_count() -> None:
+    mb = ModelBuilder()
+    a = mb.input("a", [2, 3])
+    b = mb.input("b", [2, 3])
+    y = mb.output(mb.tensor("y", [3, 2, 3]))
+    opts = S.PackOptionsT()
+    opts.valuesCount, opts.axis = 3, 0
+    mb.op("PACK", [a, b], [y], opts)
+    model = mb.build()
+    assert _litert_fails(model)
+    assert "values_count is 3, the operator lists 2 input(s)" in refused(model)
+
+
+def test_rnn_without_its_state_input() -> None:
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 3])
+    w = mb.const("w", rand(4, 3, seed=1))
+    r = mb.const("r", rand(4, 4, seed=2))
+    bias = mb.const("bias", rand(4, seed=3))
+    y = mb.output(mb.tensor("y", [1, 4]))
+    opts = S.RNNOptionsT()
+    mb.op("RNN", [x, w, r, bias], [y], opts)
+    model = mb.build()
+    assert _litert_fails(model)
+    assert "the operator lists 4 input(s), RNN lists 5 (omitted ones as -1)" in refused(model)
 
 
 def test_conv_with_an_omitted_filter() -> None:
