@@ -409,7 +409,9 @@ def run_graph(graph: Any, feeds: Mapping[str, np.ndarray], *, page: bool = True,
               name: str | None = None, timeout: float = JOB_TIMEOUT_S,
               setup: BrowserSetup | None = None) -> BrowserRun:
     """Run an MLGraph in the browser on `feeds` (by graph input name, in the graph's data
-    types) through its JavaScript export (see the module docstring). Raises
+    types; an input a target narrowed, `graph.narrowed_inputs`, goes in as int64 through the
+    module's `narrowInput` and such outputs come back through `widenOutput`, as int64) through
+    its JavaScript export (see the module docstring). Raises
     BrowserUnavailable when there is no browser; a graph the browser cannot build or run
     gives a BrowserRun with `error` set."""
     return run_graphs([(graph, feeds)], page=page, name=name, timeout=timeout,
@@ -427,7 +429,9 @@ def run_graphs(items: Sequence[tuple[Any, Mapping[str, np.ndarray]]], *, page: b
         jobs: list[dict[str, Any]] = []
         failed: dict[int, str] = {}
         for i, (graph, given) in enumerate(items):
-            feeds = {k: np.asarray(v, dtype=graph.inputs[k].data_type)
+            # a narrowed input in its caller-side type (int64): the JavaScript converts it
+            feeds = {k: np.asarray(v, dtype=graph.narrowed_inputs.get(
+                         k, graph.inputs[k].data_type))
                      for k, v in given.items() if k in graph.inputs}
             try:  # what `webnn-convert convert --format js` writes
                 with warnings.catch_warnings():  # the .webnn text is not needed here
