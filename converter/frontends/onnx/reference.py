@@ -1,4 +1,6 @@
-"""Running an ONNX model in onnxruntime, optionally keeping every intermediate value.
+"""Running an ONNX model in onnxruntime, optionally keeping every intermediate value. The
+session runs in a forked child (`converter.isolate`), so a model that crashes onnxruntime is
+one `NativeCrash` error.
 
 External data is read by onnxruntime from the model's folder; where `allow_roots` lets it lie
 elsewhere (`converter.confine`), the model is run from memory with that data inline.
@@ -20,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ReferenceFailed, exception_text
+from ...isolate import isolated
 from ..base import SourceRun
 
 
@@ -98,12 +101,22 @@ def _onnx_feeds(proto_inputs: list[str], source: Any, inputs: Mapping[str, np.nd
 def run_onnx(model: str | os.PathLike[str] | bytes | Any, source: Any,
              inputs: Mapping[str, np.ndarray], *, intermediates: bool = False,
              threads: int = 0) -> SourceRun:
-    """Run an ONNX model (path, bytes or ModelProto) in onnxruntime on CPU."""
+    """Run an ONNX model (path, bytes or ModelProto) in onnxruntime on CPU, in a forked
+    child (`converter.isolate`): a crash inside onnxruntime is a `NativeCrash`
+    ("onnxruntime crashed running ..."), not the end of this process."""
+    import onnxruntime  # noqa: F401 - imported once here, not in every child
+
+    label = _label(model)
+    return isolated(lambda: _run_onnx(model, source, inputs, intermediates, threads, label),
+                    framework="onnxruntime", label=label)
+
+
+def _run_onnx(model: Any, source: Any, inputs: Mapping[str, np.ndarray], intermediates: bool,
+              threads: int, label: str) -> SourceRun:
     import onnx
 
     notes: list[str] = []
     out_names = [vi.name for vi in source.outputs]
-    label = _label(model)
     model = _with_allowed_data(model)
     if not intermediates:
         if isinstance(model, onnx.ModelProto):

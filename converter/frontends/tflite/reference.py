@@ -1,5 +1,6 @@
 """Running a TFLite model in the LiteRT interpreter, optionally keeping every intermediate
-value.
+value. The interpreter runs in a forked child (`converter.isolate`), so a model that crashes
+LiteRT is one `NativeCrash` error.
 
 With `intermediates=True` the interpreter is created with
 `experimental_preserve_all_tensors=True` and without the default delegates (delegated
@@ -21,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ConversionError, ReferenceFailed, exception_text
+from ...isolate import isolated
 from ..base import SourceRun
 from .options import EXTRA_HINT
 
@@ -37,7 +39,9 @@ def run_tflite(model: str | os.PathLike[str] | bytes, source: Any,
                inputs: Mapping[str, np.ndarray], *, intermediates: bool = False,
                threads: int = 0) -> SourceRun:
     """Run a TFLite model in the LiteRT interpreter (`ai_edge_litert`, imported here only:
-    the `tflite` extra). Raises `LiteRTMissing` when it is not installed."""
+    the `tflite` extra). Raises `LiteRTMissing` when it is not installed. The interpreter
+    is loaded and run in a forked child (`converter.isolate`): a crash inside LiteRT is a
+    `NativeCrash` ("LiteRT crashed running ..."), not the end of this process."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError as exc:
@@ -55,9 +59,16 @@ def run_tflite(model: str | os.PathLike[str] | bytes, source: Any,
         kwargs["experimental_op_resolver_type"] = \
             OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
     label = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "the model"
+    return isolated(lambda: _load_and_run(Interpreter, kwargs, label, source, inputs,
+                                          intermediates),
+                    framework="LiteRT", label=label)
+
+
+def _load_and_run(interpreter: Any, kwargs: dict[str, Any], label: str, source: Any,
+                  inputs: Mapping[str, np.ndarray], intermediates: bool) -> SourceRun:
     with native_stderr_silenced():
         try:
-            interp = Interpreter(**kwargs)
+            interp = interpreter(**kwargs)
         except Exception as exc:  # noqa: BLE001 - LiteRT raises ValueError/RuntimeError
             raise ReferenceFailed(f"LiteRT could not load {label}: {exception_text(exc)}"
                                   ) from exc

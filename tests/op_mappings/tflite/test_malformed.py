@@ -187,6 +187,9 @@ def _litert_fails(model: bytes) -> bool:
     if pid == 0:  # pragma: no cover - the child
         code = 0
         try:
+            import faulthandler
+
+            faulthandler.disable()
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
