@@ -778,3 +778,44 @@ def test_an_onnxruntime_crash_is_one_line(tiny: Path, monkeypatch: pytest.Monkey
     line = one_error(invoke("validate", tiny, "--dim", "batch=1"))
     assert line == (f"error: onnxruntime crashed running {tiny} (SIGABRT): the model is "
                     "malformed or hits an onnxruntime bug")
+
+
+_SLOW_REFERENCE = """
+import os, sys, time
+from pathlib import Path
+import converter.frontends.onnx.reference as m
+flag = Path(sys.argv[1])
+def slow(*args, **kwargs):
+    flag.write_text(str(os.getpid()))  # in the forked child
+    time.sleep(60)
+m._run_onnx = slow
+from cli.main import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupting_the_reference_child(tiny: Path, tmp_path: Path,
+                                          sig: signal.Signals) -> None:
+    """The signal reaches only the CLI's process (as `kill PID` sends it): it exits 130 / 143
+    with its one line, and the forked reference child it was waiting for is gone too."""
+    flag = tmp_path / "child"
+    script = tmp_path / "slow_reference.py"
+    script.write_text(_SLOW_REFERENCE)
+    proc = subprocess.Popen([sys.executable, str(script), str(flag), "validate", str(tiny),
+                             "--dim", "batch=1"], env=_cli_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not (flag.exists() and flag.read_text()) and proc.poll() is None and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert flag.exists(), proc.communicate()[1]
+    child = int(flag.read_text())
+    assert child != proc.pid
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    word = "interrupted" if sig == signal.SIGINT else "terminated"
+    assert err.decode() == f"error: {word}\n"
+    with pytest.raises(ProcessLookupError):
+        os.kill(child, 0)
