@@ -23,7 +23,12 @@ lowered = lower(graph, target)       # lowered.graph, lowered.notes (one line pe
 result = apply_target(result, target)  # a ConversionResult rewritten, notes in its report
 ```
 
-Restrictions: a limits file must be a JSON object (the shape `opSupportLimits()` returns).
+Restrictions: a limits file must be a JSON object of the shape `opSupportLimits()` returns
+(`check_limits`: `preferredInputLayout` a string, `maxTensorByteLength` a non-negative
+integer, every other key an object: `input` / `constant` / `output` one limits entry, an
+operator one entry per operand role; an entry `{"dataTypes": [names], "rankRange": {"min":
+int, "max": int}}`, both optional); anything else is refused in one line naming the key. A
+name that is neither a shipped target nor a file is refused naming both possibilities.
 """
 
 from __future__ import annotations
@@ -102,6 +107,47 @@ def _thawed(value: Any) -> Any:
     return value
 
 
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _check_entry(entry: Any, where: str) -> None:
+    """One limits entry (`{"dataTypes": [...], "rankRange": {"min", "max"}}`)."""
+    if not isinstance(entry, dict):
+        raise InvalidModel(f"{where} is {json.dumps(entry)[:40]}, an object with dataTypes "
+                           "/ rankRange expected")
+    types = entry.get("dataTypes", [])
+    if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+        raise InvalidModel(f"{where}.dataTypes must be a list of data type names")
+    ranks = entry.get("rankRange", {})
+    if not isinstance(ranks, dict) or not all(_is_count(ranks.get(k, 0)) for k in
+                                              ("min", "max")):
+        raise InvalidModel(f"{where}.rankRange must be {{\"min\": int, \"max\": int}} "
+                           "(non-negative)")
+
+
+def check_limits(limits: Mapping[str, Any], where: str) -> None:
+    """Refuse (`InvalidModel` naming `where` and the key) a mapping that is not of the shape
+    `opSupportLimits()` returns (module docstring); unknown operator names are accepted
+    (newer browsers list operators this converter does not know)."""
+    for key, value in limits.items():
+        at = f"{where}: {key!r}"
+        if key == "preferredInputLayout":
+            if not isinstance(value, str):
+                raise InvalidModel(f"{at} must be a string (\"nchw\" or \"nhwc\")")
+        elif key == "maxTensorByteLength":
+            if not _is_count(value):
+                raise InvalidModel(f"{at} must be a non-negative integer")
+        elif key in ("input", "constant", "output"):
+            _check_entry(value, at)
+        elif not isinstance(value, dict):
+            raise InvalidModel(f"{at} is {json.dumps(value)[:40]}, an object of operand roles "
+                               "expected (an operator's limits)")
+        else:
+            for role, entry in value.items():
+                _check_entry(entry, f"{at}.{role}")
+
+
 def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
     """The target of a shipped name (`known_targets()`) or of an `opSupportLimits()` JSON
     file; raises InvalidModel naming the known targets when it is neither."""
@@ -125,16 +171,21 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
             raise InvalidModel(f"target {text}: unknown rules {unknown} in target.json")
         # the limits-driven rules follow from limits.json alone: every target has them
         rules = listed + tuple(r for r in LIMITS_RULES if r not in listed)
+        check_limits(limits, f"target {text}")
         return Target(text, browser, _frozen(dict(limits)), rules,
                       str(meta.get("description", "")), folder)
     path = Path(text)
     if not path.is_file():
-        raise InvalidModel(f"unknown target {text!r}: give one of {', '.join(known_targets())} "
+        pathlike = text.endswith(".json") or os.sep in text or "/" in text
+        what = (f"target {text!r}: " + ("no such file" if not path.exists() else "not a file")
+                + ";") if pathlike else f"unknown target {text!r}:"
+        raise InvalidModel(f"{what} give one of {', '.join(known_targets())} "
                            "or an opSupportLimits() JSON file (webnn-convert targets "
                            "--from-browser OUT.json)")
     limits = _read_json(path)
     if not isinstance(limits, dict):
         raise InvalidModel(f"target {path}: an opSupportLimits() file holds a JSON object")
+    check_limits(limits, f"target {path}")
     return Target(path.stem, "", _frozen(limits), LIMITS_RULES, f"opSupportLimits() of {path}")
 
 
@@ -168,4 +219,5 @@ def apply_target(result: Any, target: str | os.PathLike[str] | Target) -> Any:
     return dataclasses.replace(result, graph=graph, report=report, _executables={})
 
 
-__all__ = ["TARGETS_DIR", "Target", "apply_target", "known_targets", "load_target"]
+__all__ = ["TARGETS_DIR", "Target", "apply_target", "check_limits", "known_targets",
+           "load_target"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,8 +22,9 @@ ROOT = Path(__file__).resolve().parents[3]
 FOLDER = TARGETS_DIR / "chromium-tflite"
 
 
-def _sweep() -> dict:
-    return json.loads((FOLDER / "sweep.json").read_text(encoding="utf-8"))
+def _sweep() -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((FOLDER / "sweep.json").read_text(encoding="utf-8"))
+    return data
 
 
 def test_chromium_tflite_target_loads() -> None:
@@ -49,6 +51,35 @@ def test_unknown_or_broken_targets_are_one_clear_error(tmp_path: Path) -> None:
     bad.write_text("[1, 2]")
     with pytest.raises(InvalidModel, match="JSON object"):
         load_target(bad)
+    with pytest.raises(InvalidModel, match=r"target '.*missing\.json': no such file; give one "
+                                           r"of chromium-coreml"):
+        load_target(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(("limits", "message"), [
+    ({"add": 3}, r"'add' is 3, an object of operand roles expected"),
+    ({"add": {"a": {"dataTypes": "float32"}}}, r"'add'\.a\.dataTypes must be a list"),
+    ({"add": {"a": 1}}, r"'add'\.a is 1, an object"),
+    ({"input": {"rankRange": {"min": 0, "max": -1}}}, r"'input'\.rankRange must be"),
+    ({"output": []}, r"'output' is \[\], an object"),
+    ({"maxTensorByteLength": True}, r"'maxTensorByteLength' must be a non-negative integer"),
+    ({"preferredInputLayout": 1}, r"'preferredInputLayout' must be a string"),
+])
+def test_a_limits_file_not_shaped_like_op_support_limits_is_refused(
+        tmp_path: Path, limits: dict[str, object], message: str) -> None:
+    # before: {"add": 3} was read as a target lacking every operator, silently
+    bad = tmp_path / "limits.json"
+    bad.write_text(json.dumps(limits))
+    with pytest.raises(InvalidModel, match=r"target .*limits\.json: " + message):
+        load_target(bad)
+
+
+def test_every_shipped_limits_file_has_the_shape(tmp_path: Path) -> None:
+    for name in known_targets():
+        target = load_target(name)  # check_limits ran
+        copy = tmp_path / f"{name}.json"
+        copy.write_text(json.dumps(target.limits_dict()))
+        assert load_target(copy).limits_dict() == target.limits_dict()
 
 
 def test_stored_sweep_covers_every_case_and_explains_every_failure() -> None:
