@@ -5,9 +5,10 @@
   `ConversionFailed` lists every failed node with a count per op type.
 - Constant folding: when every input of a node is a constant, the node is evaluated at
   conversion time and its outputs become constants instead of operations: with the handler's
-  numpy `fold` function when it has one (data-movement ops), otherwise by replaying the
-  handler on a scratch builder whose inputs are constants and running that tiny graph on the
-  reference backend. `Shape` and `Size` always produce constants (every operand is static).
+  numpy `fold` function when it has one (data-movement ops; one that returns NotImplemented
+  for the values given leaves them to the replay), otherwise by replaying the handler on a
+  scratch builder whose inputs are constants and running that tiny graph on the reference
+  backend. `Shape` and `Size` always produce constants (every operand is static).
   Handlers may return numpy arrays for outputs that are constants.
 - Types: bool values travel as uint8 inside the graph (and come back as bool at the graph
   boundary); float64 constants and graph inputs become float32 with a warning in the report;
@@ -396,7 +397,8 @@ class Importer:
         if callable(handler.fold):
             args = [self.consts[i] if i else None for i in node.inputs]
             folded = handler.fold(self.ctx, node, args)  # None: keep this node in the graph
-            return None if folded is None else list(folded)
+            if folded is not NotImplemented:  # NotImplemented: fold by replaying the handler
+                return None if folded is None else list(folded)
         if self._fold_context is None:
             self._fold_context = ML().create_context()
         builder = MLGraphBuilder(self._fold_context)

@@ -5,6 +5,13 @@ Cast to BOOL is notEqual(x, 0) (uint8 inside the graph); from BOOL it is a cast 
 no-op. `saturate` and `round_mode` only concern float8 types, which are not supported.
 Restrictions: targets are WebNN's types plus BOOL and DOUBLE; float -> int out of range
 differs between backends (both truncate toward zero in range).
+
+Folding: a Cast of a constant between two WebNN types is computed with numpy (`fold_cast`),
+as the reference backend's cast computes it (anything -> float and int -> int with
+`astype`: rounding to nearest, two's-complement wrapping; float -> int truncating toward
+zero when every value is finite and in the target's range). The other constant Casts (to
+or from BOOL or DOUBLE, float -> int with NaN, infinities or out-of-range values) fold by
+replaying the handler on a scratch graph, as before.
 """
 
 from __future__ import annotations
@@ -13,10 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from converter.frontends.onnx.tensors import dtype_name
+from converter.frontends.onnx.tensors import ONNX_DTYPES
+from converter.frontends.onnx.tensors import dtype_name as dtype_name_onnx
 from converter.importer import ImportContext
 from converter.ir import Node
-from converter.webnn.dtypes import carrier_type
+from converter.webnn.dtypes import carrier_type, dtype_name
 from op_mappings.onnx import onnx_op
 
 
@@ -36,9 +44,38 @@ def cast_to(ctx: ImportContext, x: Any, target: str) -> Any:
     return ctx.builder.cast(x, inner)
 
 
-@onnx_op("Cast", since=6)
+def fold_cast(ctx: ImportContext, node: Node, values: list[Any]) -> Any:
+    """The folded value of a Cast of constant `values[0]` (see "Folding" in the module
+    docstring), or NotImplemented when the importer should fold it by replaying the handler
+    (casts to or from BOOL/DOUBLE or other non-WebNN types, float -> int with a NaN, an
+    infinity or a value outside the target's range)."""
+    x, to = values[0], node.attrs.get("to")
+    target = ONNX_DTYPES.get(to) if isinstance(to, int) else None
+    if target is None or not isinstance(x, np.ndarray):
+        return NotImplemented
+    source = dtype_name(x.dtype)
+    if carrier_type(source) != source or carrier_type(target) != target or not x.size:
+        return NotImplemented
+    if source == target:
+        return [x]
+    ctx.check_constant(x.shape, target, "the folded value (cast) would take")
+    dtype = np.dtype(target)
+    if x.dtype.kind == "f" and dtype.kind in "iu":
+        t = np.trunc(x.astype(np.float64))
+        info = np.iinfo(dtype)
+        # [min, max + 1) as float64 (max + 1 is a power of two, exact): in range, the
+        # reference's clip and its int64 top saturation change nothing
+        if not (np.isfinite(t).all() and t.min() >= float(info.min)
+                and t.max() < float(info.max) + 1.0):
+            return NotImplemented
+        return [t.astype(dtype)]
+    with np.errstate(over="ignore"):
+        return [x.astype(dtype)]
+
+
+@onnx_op("Cast", since=6, fold=fold_cast)
 def cast(ctx: ImportContext, node: Node) -> list[Any]:
-    return [cast_to(ctx, ctx.operand(node.inputs[0]), dtype_name(node.attrs["to"]))]
+    return [cast_to(ctx, ctx.operand(node.inputs[0]), dtype_name_onnx(node.attrs["to"]))]
 
 
 @onnx_op("CastLike", since=15)
