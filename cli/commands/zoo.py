@@ -113,13 +113,15 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
 
 
 def _profiles(text: str | None) -> tuple[str, ...]:
-    """`--profiles`: the target names given (each loadable), every built-in one for 'all'."""
+    """`--profiles`: the target names given (each loadable), 'all' standing for every
+    built-in one (also among others: `all,LIMITS.json`), each name once."""
     if text is None:
         return ()
     from converter.targets import known_targets, load_target
 
-    names = known_targets() if text.strip() == "all" else \
-        [n.strip() for n in text.split(",") if n.strip()]
+    given = [n.strip() for n in text.split(",") if n.strip()]
+    names = list(dict.fromkeys(k for n in given for k in (known_targets() if n == "all"
+                                                          else [n])))
     if not names:
         raise CommandError("--profiles: give target names separated by commas, or 'all'")
     for name in names:

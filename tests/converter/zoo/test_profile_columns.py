@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper
 
 from cli.main import cli
+from converter.targets import load_target
 from converter.zoo import read_manifest, run_zoo
 from converter.zoo.report import render_html, render_markdown
 
@@ -78,6 +79,14 @@ def test_cli_profiles_all_and_unknown(tmp_path: Path) -> None:
     assert doc["models"][0]["profiles"] == dict.fromkeys(doc["profiles"], "pass")
     res = CliRunner().invoke(cli, ["zoo", str(manifest), "--profiles", "firefox"])
     assert res.exit_code != 0 and "unknown target 'firefox'" in res.output
+    # 'all' among other names (was refused: "unknown target 'all'"), each name once
+    limits = tmp_path / "limits.json"
+    limits.write_text(json.dumps(load_target("chromium-coreml").limits_dict()))
+    res = CliRunner().invoke(cli, ["zoo", str(manifest), "--filter", "add", "--profiles",
+                                   f"chromium-dml,all,{limits}", "--json", "--no-progress"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["profiles"] == ["chromium-dml", "chromium-coreml",
+                                                  "chromium-tflite", str(limits)]
 
 
 def test_cli_target_without_browser_is_a_profile_column(tmp_path: Path) -> None:
