@@ -124,6 +124,7 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
                         "outputs": [{"name": v.name, "dtype": v.dtype,
                                      "shape": list(v.shape or ())} for v in result.outputs],
                         "operations": len(result.graph.operations),
+                        "target": target, "precision": precision,
                         "report": result.report.to_dict()})
             return
         click.echo(f"converted {model} ({source_format}) -> {folder} "

@@ -145,6 +145,8 @@ class ValidationReport:
     target_violations: tuple[Violation, ...] = ()
     """What the converted graph uses outside the target's limits
     (`converter.targets.check.check_graph`); any fails validation."""
+    precision: str = "float32"
+    """The precision converted for (`validate(precision=...)`)."""
 
     @property
     def passed(self) -> bool:
@@ -163,7 +165,7 @@ class ValidationReport:
         """Stable JSON form."""
         return {"model": self.model, "format": self.format, "backend": self.backend,
                 "device": self.device, "rtol": self.rtol, "atol": self.atol,
-                "tolerance_basis": self.tolerance_basis,
+                "tolerance_basis": self.tolerance_basis, "precision": self.precision,
                 "seed": self.seed, "verdict": "pass" if self.passed else "fail",
                 "max_abs": json_number(self.max_abs), "max_rel": json_number(self.max_rel),
                 "outputs": [c.to_dict() for c in self.outputs],
@@ -427,7 +429,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     return ValidationReport(label, fmt, backend, device, rtol, atol, seed, tuple(comparisons),
                             divergence, timings, counts, tuple(notes), checked, basis,
                             load_target(target).name if target is not None else "",
-                            violations)
+                            violations, precision)
 
 
 def _search_fits(result: Any, budgets: Budgets | None, notes: list[str]) -> bool:

@@ -51,6 +51,26 @@ def test_convert_validate_run_float16(tmp_path: Path) -> None:
     np.testing.assert_array_equal(outs["exported"], outs["at run"])
 
 
+def test_json_names_the_precision_and_target(tmp_path: Path) -> None:
+    # convert --json had neither, validate --json no precision
+    model = tiny_cnn(tmp_path / "cnn.onnx")
+    runner = CliRunner()
+    flags = ["--dim", "batch=1", "--target", "chromium-coreml", "--precision", "float16",
+             "--json"]
+    got = runner.invoke(cli, ["convert", str(model), "-o", str(tmp_path / "o"), *flags])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    assert doc["target"] == "chromium-coreml" and doc["precision"] == "float16"
+    got = runner.invoke(cli, ["validate", str(model), *flags])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    assert doc["target"]["name"] == "chromium-coreml" and doc["precision"] == "float16"
+    got = runner.invoke(cli, ["convert", str(model), "-o", str(tmp_path / "p"), "--dim",
+                              "batch=1", "--json"])
+    doc = json.loads(got.stdout)
+    assert doc["target"] is None and doc["precision"] == "float32"
+
+
 def test_bad_precision_is_one_error_line(tmp_path: Path) -> None:
     model = tiny_cnn(tmp_path / "cnn.onnx")
     for command in (["convert", str(model), "-o", str(tmp_path / "o")],
