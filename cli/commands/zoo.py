@@ -93,7 +93,8 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
                                  on_done=lambda name: bar.update(1, name),
                                  precision=precision, profiles=chosen)
         if browser:
-            report = _browser_pass(report, entries, want_progress(progress, as_json), target)
+            report = _browser_pass(report, entries, want_progress(progress, as_json), target,
+                                   precision)
         written = write_reports(report, Path(report_dir)) if report_dir else []
         if as_json:
             emit_json(report.to_dict())
@@ -129,11 +130,13 @@ def _profiles(text: str | None) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = None) -> Any:
+def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = None,
+                  precision: str = "float32") -> Any:
     """Run every converted model (status pass / fail) once more in a real browser, one after
     the other in this process (one Chromium at a time, whatever --jobs is): converted with the
-    entry's options (and for `target`, when given), fed the same inputs, compared with the
-    original framework under the entry's tolerances. Each result gets a note "real browser:
+    entry's options (and for `target`, when given, at `precision`), fed the same inputs,
+    compared with the original framework under the row's tolerances (the entry's, widened for
+    float16 as the row was). Each result gets a note "real browser:
     <verdict>" and the browser's comparisons as extra outputs named "<output> (browser)"; its
     status is unchanged."""
     from dataclasses import replace
@@ -164,14 +167,16 @@ def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = No
             result = convert(model, free_dims=dict(entry.free_dims) or None,
                              input_shapes=shapes or None,
                              pin_inputs=dict(entry.pin_inputs) or None,
-                             signature=entry.signature, fmt=fmt, target=target)
+                             signature=entry.signature, fmt=fmt, target=target,
+                             precision=precision)
             feeds = make_inputs(result.source, seed=entry.seed,
                                 overrides=entry_inputs(entry, result) or None)
             reference = run_source(fmt, model, result.source, feeds)
-            check = check_in_browser(result, feeds, reference.outputs, rtol=entry.rtol,
-                                     atol=entry.atol)
+            check = check_in_browser(result, feeds, reference.outputs,
+                                     rtol=r.rtol or entry.rtol, atol=r.atol or entry.atol)
             note = BROWSER_NOTE + f"{check.summary()} [{check.browser}" + (
-                f", target {target}]" if target else "]")
+                f", target {target}" if target else "") + (
+                f", {precision}]" if precision != "float32" else "]")
             outputs = tuple(dict(c.to_dict(), name=f"{c.name} (browser)")
                             for c in check.outputs)
         except BrowserUnavailable:
