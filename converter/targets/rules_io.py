@@ -69,10 +69,14 @@ def widen_io(rw: Rewrite, graph: MLGraph) -> tuple[dict[str, str], dict[str, str
     inputs, outputs = found
     for name, wide in inputs.items():
         rw.where = f"input {name!r}"
-        rw.note(NAME, f"graph input given as {wide} (range of its own type)")
+        own = rw.retype.get(graph.inputs[name].data_type, graph.inputs[name].data_type)
+        rw.note(NAME, f"{own} graph input given as {wide} (callers still give {own}; the "
+                      "feeds and the JavaScript convert it)")
     for name, wide in outputs.items():
         rw.where = f"output {name!r}"
-        rw.note(NAME, f"graph output returned as {wide}")
+        own = rw.retype.get(graph.outputs[name].data_type, graph.outputs[name].data_type)
+        rw.note(NAME, f"{own} graph output returned as {wide} (converted back to {own} for "
+                      "callers)")
     return inputs, outputs
 
 

@@ -68,6 +68,9 @@ def test_int8_io_carried_in_int32(io32: Target) -> None:
     assert g.inputs["x"].data_type == "int32" and g.outputs["y"].data_type == "int32"
     assert g.narrowed_inputs == {"x": "int8"} and g.narrowed_outputs == {"y": "int8"}
     assert any("rule widen-io" in n for n in lowered.notes), lowered.notes
+    # the notes name the callers' type, not only the carrier (was "graph input given as int32")
+    assert any("input 'x': int8 graph input given as int32" in n for n in lowered.notes)
+    assert any("output 'y': int8 graph output returned as int32" in n for n in lowered.notes)
     infos = [ValueInfo("x", "int8", X.shape)]
     feeds = graph_feeds(g, infos, {"x": X})
     assert feeds["x"].dtype == np.int32
