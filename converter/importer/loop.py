@@ -331,27 +331,30 @@ class Importer:
         that did not exist when `_mark()` was `before`."""
         # stored before: by the stamps `_Operands` gives (constant time per operand; a set
         # of the first `before` values per node made long unrolled loops quadratic)
-        if isinstance(self.operands, _Operands):
-            stamps = self.operands.stamps
-
-            def known(o: MLOperand) -> bool:
-                return stamps.get(id(o), before) < before
-        else:
-            first = set(map(id, islice(self.operands.values(), before)))
-
-            def known(o: MLOperand) -> bool:
-                return id(o) in first
-
         new_ops: dict[int, str] = {}
         stack = [o for o in produced if o.kind == "output"]
+        if isinstance(self.operands, _Operands):
+            stamps = self.operands.stamps
+            get = stamps.get
+            while stack:
+                o = stack.pop()
+                operation = o.operator
+                if operation is None or id(operation) in new_ops or get(id(o), before) < before:
+                    continue
+                new_ops[id(operation)] = operation.op
+                for d in operation.operand_tuple():
+                    if d.kind == "output" and get(id(d), before) >= before:
+                        stack.append(d)
+            return list(new_ops.values())[::-1]
+        first = set(map(id, islice(self.operands.values(), before)))
         while stack:
             o = stack.pop()
             operation = o.operator
-            if operation is None or id(operation) in new_ops or known(o):
+            if operation is None or id(operation) in new_ops or id(o) in first:
                 continue
             new_ops[id(operation)] = operation.op
-            for d in operation.operand_inputs():
-                if d.kind == "output" and not known(d):
+            for d in operation.operand_tuple():
+                if d.kind == "output" and id(d) not in first:
                     stack.append(d)
         return list(new_ops.values())[::-1]
 

@@ -269,7 +269,7 @@ def _walk(roots: list[MLOperand]) -> tuple[list[Operation], dict[str, MLOperand]
             order.append(operation)
             continue
         stack.append((operand, True))
-        for dep in reversed(list(operation.operand_inputs())):
+        for dep in reversed(operation.operand_tuple()):
             if dep.kind != "output" or id(dep.operator) not in seen_ops:
                 stack.append((dep, False))
     return order, inputs, list(constants.values())

@@ -15,12 +15,16 @@ if TYPE_CHECKING:
     from .base import BuilderBase
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class MLOperandDescriptor:
     """Data type and static shape of an operand (`shape == ()` is a scalar)."""
 
     data_type: str
     shape: tuple[int, ...]
+
+    def __init__(self, data_type: str, shape: tuple[int, ...]) -> None:
+        # frozen: written once, straight into the instance dictionary (one per operand)
+        self.__dict__.update(data_type=data_type, shape=shape)
 
     @property
     def rank(self) -> int:
@@ -118,17 +122,30 @@ class Operation:
 
     def operand_inputs(self) -> Iterator[MLOperand]:
         """Every operand this operation reads, in argument then option order."""
+        return iter(self.operand_tuple())
+
+    def operand_tuple(self) -> tuple[MLOperand, ...]:
+        """`operand_inputs()` as a tuple (found once: args and options are never changed)."""
         inputs: tuple[MLOperand, ...] | None = self.__dict__.get("_operand_inputs")
-        if inputs is None:  # found once (args and options are never changed)
-            inputs = tuple(_operands_in((*self.args, *self.options.values())))
+        if inputs is None:
+            inputs = _operands_in((*self.args, *self.options.values()))
             self.__dict__["_operand_inputs"] = inputs
-        return iter(inputs)
+        return inputs
 
 
-def _operands_in(values: Sequence[Any]) -> Iterator[MLOperand]:
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+"""Types of option values that are neither operands nor sequences of them."""
+
+
+def _operands_in(values: Sequence[Any]) -> tuple[MLOperand, ...]:
+    out: list[MLOperand] = []
     for value in values:
-        if isinstance(value, MLOperand):
-            yield value
-        elif type(value) in (list, tuple) or (
+        kind = type(value)
+        if kind in _PLAIN:
+            continue
+        if kind is MLOperand or isinstance(value, MLOperand):
+            out.append(value)
+        elif kind in (list, tuple) or (
                 isinstance(value, Sequence) and not isinstance(value, str)):
-            yield from (v for v in value if isinstance(v, MLOperand))
+            out.extend(v for v in value if isinstance(v, MLOperand))
+    return tuple(out)

@@ -284,6 +284,8 @@ def topological_order(nodes: Sequence[onnx.NodeProto], defined: set[str]) -> lis
     ready, the one first in the file). `defined` holds the names available before any node
     (graph inputs, initializers, ""). InvalidModel naming the node for an input that nothing
     defines, a value defined twice (ONNX graphs are in SSA form), or a cycle."""
+    if _in_file_order(nodes, defined):
+        return list(range(len(nodes)))
     producer: dict[str, int] = {}
     for index, np_node in enumerate(nodes):
         for out in np_node.output:
@@ -331,6 +333,27 @@ def topological_order(nodes: Sequence[onnx.NodeProto], defined: set[str]) -> lis
         raise InvalidModel(f"node {_node_label(nodes[index], index)} is on a cycle: its "
                            f"inputs depend on its own outputs (through {len(cycle)} node(s))")
     return order
+
+
+def _in_file_order(nodes: Sequence[onnx.NodeProto], defined: set[str]) -> bool:
+    """True when every node reads only values defined before it (`defined`, or outputs of
+    earlier nodes) and defines only new ones, and no node has a subgraph: the file's order
+    then is `topological_order`'s (one pass, no graph built). False says nothing: the full
+    sort then orders the nodes or names what is wrong."""
+    seen = set(defined)
+    for np_node in nodes:
+        if len(np_node.attribute) and any(
+                a.type == AttributeProto.GRAPH or a.type == AttributeProto.GRAPHS
+                for a in np_node.attribute):
+            return False
+        if not seen.issuperset(np_node.input):
+            return False
+        for out in np_node.output:
+            if out:
+                if out in seen:
+                    return False
+                seen.add(out)
+    return True
 
 
 def _node_label(np_node: onnx.NodeProto, index: int) -> str:

@@ -62,6 +62,14 @@ def _stats(ctx: ImportContext, s: Any, axes: list[int], eps: float, simplified: 
     return b.mul(centred, inv), mean, inv
 
 
+def _broadcast(a: Any, b: Any) -> tuple[int, ...] | None:
+    """numpy's broadcast of shapes `a` and `b`, or None when they do not broadcast."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        return None
+
+
 def _param(ctx: ImportContext, node: Node, index: int, shape: list[int], what: str) -> Any:
     """Input `index` (scale/bias) broadcast to the normalised `shape` (numpy rules), or None
     when omitted."""
@@ -69,11 +77,7 @@ def _param(ctx: ImportContext, node: Node, index: int, shape: list[int], what: s
     if not name:
         return None
     p = ctx.operand(name)
-    try:
-        target = np.broadcast_shapes(tuple(p.shape), tuple(shape))
-    except ValueError:
-        target = None
-    if target != tuple(shape):
+    if list(p.shape) != shape and _broadcast(p.shape, shape) != tuple(shape):
         raise InvalidModel(f"{node.op_type} {what} of shape {list(p.shape)} does not broadcast "
                            f"to the normalised shape {shape}")
     b = ctx.builder
@@ -150,10 +154,7 @@ def _skip_norm(ctx: ImportContext, node: Node, simplified: bool) -> list[Any]:
         raise InvalidModel(f"{node.op_type} input must be 2-D or 3-D, got shape "
                            f"{list(x.shape)}")
     hidden = x.shape[-1]
-    try:
-        fits = np.broadcast_shapes(tuple(skip.shape), tuple(x.shape)) == tuple(x.shape)
-    except ValueError:
-        fits = False
+    fits = skip.shape == x.shape or _broadcast(skip.shape, x.shape) == tuple(x.shape)
     if not fits or skip.rank < 2 or list(skip.shape[-2:]) != list(x.shape[-2:]):
         raise InvalidModel(f"{node.op_type} skip of shape {list(skip.shape)} does not broadcast "
                            f"to the input shape {list(x.shape)}")
