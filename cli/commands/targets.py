@@ -35,7 +35,8 @@ def target_option(fn: Any) -> Any:
              "chromium-tflite (Chromium's WebNN on the CPU, LiteRT), chromium-dml "
              "(DirectML), chromium-coreml (Core ML), listed by `webnn-convert targets`; "
              "or an opSupportLimits() JSON file (targets --from-browser): data types "
-             "only.")(fn)
+             "only, unless it equals a built-in target's limits (the browser that target "
+             "describes), whose rules then apply too.")(fn)
 
 
 @click.command()

@@ -13,7 +13,10 @@ that apply to it. `load_target(name_or_path)` gives one:
   `known_failures.json` lists the cases that still fail with the rules applied, with reasons;
 - a path to an `opSupportLimits()` JSON file (`webnn-convert targets --from-browser
   OUT.json`): a target named after the file whose rules are the limits-driven ones only
-  (data types outside its limits widened where that is exact).
+  (data types outside its limits widened where that is exact); a file whose limits equal a
+  shipped target's `limits.json` (what `--from-browser` writes in the browser that target
+  was swept in) is that browser: it gets that target's rules (its deviations) and browser
+  version too.
 
 ```python
 from converter.targets import apply_target, load_target
@@ -186,6 +189,12 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
     if not isinstance(limits, dict):
         raise InvalidModel(f"target {path}: an opSupportLimits() file holds a JSON object")
     check_limits(limits, f"target {path}")
+    same = next((n for n in known_targets() if (TARGETS_DIR / n / "limits.json").exists()
+                 and _read_json(TARGETS_DIR / n / "limits.json") == limits), None)
+    if same is not None:  # the browser a shipped target was swept in: its deviations too
+        shipped = load_target(same)
+        return Target(path.stem, shipped.browser, _frozen(limits), shipped.rules,
+                      f"opSupportLimits() of {path} (equal to {same}'s: its rules apply)")
     return Target(path.stem, "", _frozen(limits), LIMITS_RULES, f"opSupportLimits() of {path}")
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from converter.errors import InvalidModel
 from converter.targets import TARGETS_DIR, known_targets, load_target
-from converter.targets.passes import RULES
+from converter.targets.passes import LIMITS_RULES, RULES
 from converter.validate.sweep import all_cases, check_sweep, counts
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -72,6 +72,22 @@ def test_a_limits_file_not_shaped_like_op_support_limits_is_refused(
     bad.write_text(json.dumps(limits))
     with pytest.raises(InvalidModel, match=r"target .*limits\.json: " + message):
         load_target(bad)
+
+
+def test_a_limits_file_from_a_swept_browser_gets_its_deviation_rules(tmp_path: Path) -> None:
+    # `targets --from-browser` in Chromium 153 writes chromium-tflite's limits.json: the same
+    # browser, so its deviations (gatherelements-indices, pool-padding, ...) are lowered too
+    # (they were not: a limits file had the limits-driven rules only)
+    shipped = load_target("chromium-tflite")
+    copy = tmp_path / "chromium_limits.json"
+    copy.write_text(json.dumps(shipped.limits_dict(), indent=2, sort_keys=True))
+    t = load_target(copy)
+    assert t.name == "chromium_limits" and t.rules == shipped.rules
+    assert t.browser == shipped.browser and "chromium-tflite" in t.description
+    edited = shipped.limits_dict()
+    del edited["gatherElements"]
+    copy.write_text(json.dumps(edited))
+    assert set(load_target(copy).rules) == set(LIMITS_RULES)
 
 
 def test_every_shipped_limits_file_has_the_shape(tmp_path: Path) -> None:
