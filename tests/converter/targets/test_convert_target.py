@@ -75,8 +75,14 @@ def test_cli_convert_and_validate_take_target(pool_model: Path, tmp_path: Path) 
 
 def test_limits_file_target_on_the_command_line(pool_model: Path, tmp_path: Path) -> None:
     limits = tmp_path / "limits.json"
-    limits.write_text(json.dumps(load_target("chromium-tflite").limits_dict()))
-    r = CliRunner().invoke(cli, ["convert", str(pool_model), "-o", str(tmp_path / "out"),
-                                 "--target", str(limits), "--json"])
-    assert r.exit_code == 0, r.output
-    assert not any("pool-padding" in w for w in json.loads(r.stdout)["report"]["warnings"])
+    # equal to chromium-tflite's limits.json (targets --from-browser in that browser): the
+    # browser's deviations are lowered too; any other limits file: the limits-driven rules
+    same = load_target("chromium-tflite").limits_dict()
+    for edit, padded in ((False, True), (True, False)):
+        limits.write_text(json.dumps({**same, "maxTensorByteLength": 1 << 30} if edit
+                                     else same))
+        r = CliRunner().invoke(cli, ["convert", str(pool_model), "-o", str(tmp_path / "out"),
+                                     "--target", str(limits), "--json"])
+        assert r.exit_code == 0, r.output
+        warnings = json.loads(r.stdout)["report"]["warnings"]
+        assert any("pool-padding" in w for w in warnings) == padded, warnings

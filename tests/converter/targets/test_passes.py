@@ -104,6 +104,9 @@ def test_only_limits_rules_for_a_limits_file(tmp_path: Any) -> None:
     path = tmp_path / "my_browser.json"
     limits = TARGET.limits_dict()
     assert limits["pad"]["input"]["dataTypes"] == list(TARGET.limits["pad"]["input"]["dataTypes"])
+    # another browser's limits (an exact copy of chromium-tflite's is that browser: its rules
+    # apply, test_target_data)
+    limits["maxTensorByteLength"] = 1 << 30
     path.write_text(json.dumps(limits))
     target = load_target(path)
     assert target.name == "my_browser" and target.browser == ""
