@@ -3,15 +3,15 @@
 Cast to BOOL is notEqual(x, 0) (uint8 inside the graph); from BOOL it is a cast of the uint8
 0/1 values. Cast to DOUBLE produces float32 (with a warning). Casting to the same type is a
 no-op. `saturate` and `round_mode` only concern float8 types, which are not supported.
-Restrictions: targets are WebNN's types plus BOOL and DOUBLE; float -> int out of range
-differs between backends (both truncate toward zero in range).
-
 Folding: a Cast of a constant between two WebNN types is computed with numpy (`fold_cast`),
 as the reference backend's cast computes it (anything -> float and int -> int with
 `astype`: rounding to nearest, two's-complement wrapping; float -> int truncating toward
 zero when every value is finite and in the target's range). The other constant Casts (to
 or from BOOL or DOUBLE, float -> int with NaN, infinities or out-of-range values) fold by
-replaying the handler on a scratch graph, as before.
+replaying the handler on a scratch graph.
+
+Restrictions: targets are WebNN's types plus BOOL and DOUBLE; float -> int out of range
+differs between backends (both truncate toward zero in range).
 """
 
 from __future__ import annotations
