@@ -5,16 +5,20 @@ one of 500 mutants that must find nothing but clean rejections)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import onnx
 import pytest
 
@@ -30,7 +34,7 @@ from tools.fuzz.classify import (
     site_of,
 )
 from tools.fuzz.minimize import minimize
-from tools.fuzz.mutators import json_mut, onnx_mut, text_mut, tflite_mut
+from tools.fuzz.mutators import json_mut, limits_mut, onnx_mut, text_mut, tflite_mut
 from tools.fuzz.mutators.base import Mutation
 from tools.fuzz.runner import Pool, Runner
 
@@ -289,6 +293,72 @@ def test_text_and_json_mutators(corpus: list[seeds.Seed]) -> None:
                for i in range(20))
 
 
+def test_limits_seeds_and_mutants(corpus: list[seeds.Seed]) -> None:
+    """Each shipped target's limits.json and the small one beside model seeds; mutants are
+    structural (type and range damage, unknown / removed ops) or file-level (a FIFO, links
+    inside the folder, never to the canary: --target FILE is named by the caller)."""
+    from converter.targets import known_targets
+
+    limits = [s for s in corpus if "limits" in s.kinds]
+    assert {s.name.split(".")[0] for s in limits} == {f"limits-{n}" for n in
+                                                       [*known_targets(), "small"]}
+    seed = next(s for s in limits if s.name == "limits-small.tiny_cnn")
+    assert seed.model == "tiny_cnn.onnx" and seed.model in seed.files
+    json.loads(seed.files["limits.json"])
+    names: list[str] = []
+    for i in range(300):
+        mut = Mutation(dict(seed.files), "limits.json")
+        out = limits_mut.mutate_limits(seed.files["limits.json"], random.Random(i), mut)
+        names += mut.names
+        assert out != seed.files["limits.json"] or mut.links or mut.fifos or \
+            mut.names == ["limits.file-empty"] or "limits.rank" in mut.names[0]
+        assert "{canary}" not in mut.links.values()
+    kinds = {n.split("(")[0] for n in names}
+    assert {"limits.rank", "limits.dtypes", "limits.remove-op", "limits.restrict",
+            "limits.restrict-io", "limits.file-fifo", "limits.bytes-non-utf8"} <= kinds
+    case = mutators.make_case(0, seed, "limits", random.Random(3))
+    assert case.argv[:2] in (["convert", "m/tiny_cnn.onnx"], ["validate", "m/tiny_cnn.onnx"])
+    assert case.argv[case.argv.index("--target") + 1] == "m/limits.json"
+
+
+def test_model_runs_get_targets_and_float16_some_of_the_time(corpus: list[seeds.Seed]
+                                                             ) -> None:
+    seed = next(s for s in corpus if s.name == "tiny_cnn")
+    argvs = [mutators.make_case(i, seed, "onnx", random.Random(i)).argv for i in range(400)]
+    targeted = [a for a in argvs if "--target" in a]
+    half = [a for a in argvs if "--precision" in a]
+    assert 0.1 < len(targeted) / len(argvs) < 0.3 and 0.05 < len(half) / len(argvs) < 0.2
+    assert all(a[0] in ("convert", "validate") for a in targeted + half)
+    assert {a[a.index("--target") + 1] for a in targeted} == set(mutators.TARGETS)
+    assert all(a[a.index("--precision") + 1] == "float16" for a in half)
+
+
+def test_source_types_tables_are_seeded_and_mutated(corpus: list[seeds.Seed]) -> None:
+    seed = next(s for s in corpus if s.name == "one_hot.chromium-coreml.webnn.blob")
+    table = json.loads(seed.files["one_hot.manifest.json"])["sourceDataTypes"]
+    assert table == {"inputs": {"indices": "int64"}}
+    with np.load(io.BytesIO(seed.aux["inputs.npz"])) as z:
+        assert z["indices"].dtype == np.int64  # what callers hold, not the graph's int32
+    changed = 0
+    for i in range(40):
+        mut = Mutation({}, "x")
+        raw = json_mut.mutate_manifest(seed.files["one_hot.manifest.json"], random.Random(i),
+                                       mut)
+        if any("source-types" in n for n in mut.names):
+            changed += json.loads(raw)["sourceDataTypes"] != table
+    assert changed >= 8
+    st = next(s for s in corpus if s.name == "one_hot.chromium-coreml.webnn.safetensors")
+    blob = st.files["one_hot.safetensors"]
+    metas = []
+    for i in range(80):
+        mut = Mutation({}, "x")
+        out = json_mut.mutate_safetensors(blob, random.Random(i), mut)
+        if any(n.startswith("safetensors.source-types") for n in mut.names):
+            (n,) = struct.unpack_from("<Q", out, 0)
+            metas.append(json.loads(out[8:8 + n])["__metadata__"]["webnn.sourceDataTypes"])
+    assert len(metas) >= 3
+
+
 def test_commands_match_the_kind(corpus: list[seeds.Seed]) -> None:
     for kind in mutators.KINDS:
         seed = next((s for s in corpus if kind in s.kinds), None)
@@ -372,14 +442,14 @@ def test_minimize_keeps_the_class(tmp_path: Path) -> None:
 # -- campaigns --------------------------------------------------------------------------------
 
 
-def _campaign(tmp_path: Path, count: int, seed: int, minimize_s: int) -> dict:
+def _campaign(tmp_path: Path, count: int, seed: int, minimize_s: int) -> dict[str, Any]:
     out = tmp_path / "fuzz"
     proc = subprocess.run([sys.executable, "-m", "tools.fuzz", "run", "--seed", str(seed),
                            "--count", str(count), "--jobs", "2", "--out", str(out),
                            "--minimize-seconds", str(minimize_s), "--quiet"],
                           cwd=ROOT, capture_output=True, text=True, timeout=3600)
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
-    summary = json.loads((out / "summary.json").read_text())
+    summary: dict[str, Any] = json.loads((out / "summary.json").read_text())
     assert proc.returncode == (1 if summary["findings"] else 0)
     return summary
 

@@ -8,7 +8,11 @@
   the stored control-flow fixtures of tests/op_mappings/tflite/data (WHILE, IF);
 - WebNN graphs: some of those models converted and exported (`converter.export`) as `.webnn`
   and `.webnn.json`, each with a WGWT blob + manifest and with a `.safetensors` file, with an
-  inputs .npz for `webnn-convert run`.
+  inputs .npz for `webnn-convert run`; a few converted for chromium-coreml
+  (`TARGET_GRAPH_SOURCES`), whose narrowed / widened inputs and outputs give their manifest /
+  safetensors metadata a `sourceDataTypes` table;
+- limits files (`--target FILE`): each shipped target's `limits.json` and a small hand-written
+  one (`SMALL_LIMITS`), beside a model seed that `convert` / `validate` converts for it.
 
 Every seed is deterministic (seeded generators), so a campaign seed reproduces its mutants.
 """
@@ -39,6 +43,7 @@ class Seed:
     kinds: dict[str, str]                 # kind -> the file of that kind
     options: list[str] = field(default_factory=list)
     aux: dict[str, bytes] = field(default_factory=dict)
+    model: str = ""                       # limits seeds: the model file converted for them
 
     @property
     def is_graph(self) -> bool:
@@ -263,16 +268,20 @@ def tflite_seeds() -> list[Seed]:
 
 
 def _inputs_npz(result: Any) -> bytes:
+    """Random inputs of `result`'s graph, in the types its callers hold (the source types of
+    narrowed / widened inputs)."""
     import numpy as np
 
     rng = np.random.default_rng(11)
     arrays = {}
+    held = dict(getattr(result.graph, "narrowed_inputs", None) or {})
     for v in result.inputs:
         shape = tuple(int(d) for d in v.shape)
-        if np.dtype(v.dtype).kind in "iub":
-            arrays[v.name] = rng.integers(0, 2, shape).astype(v.dtype)
+        dtype = np.dtype(held.get(v.name, v.dtype))
+        if dtype.kind in "iub":
+            arrays[v.name] = rng.integers(0, 2, shape).astype(dtype)
         else:
-            arrays[v.name] = rng.uniform(-1, 1, shape).astype(v.dtype)
+            arrays[v.name] = rng.uniform(-1, 1, shape).astype(dtype)
     buf = io.BytesIO()
     np.savez(buf, **arrays)  # type: ignore[arg-type]  # (mypy matches allow_pickle)
     return buf.getvalue()
@@ -281,6 +290,11 @@ def _inputs_npz(result: Any) -> bytes:
 GRAPH_SOURCES = ("tiny_cnn", "attention", "gru_hardsigmoid", "int8_cnn", "one_hot")
 GRAPH_FORMATS = (("webnn", "blob"), ("webnn-json", "blob"), ("webnn", "safetensors"),
                  ("webnn-json", "safetensors"))
+# Converted for this target, these get a sourceDataTypes table (int64 inputs narrowed, int8
+# inputs / outputs widened); exported as .webnn with a blob + manifest and with safetensors.
+GRAPH_TARGET = "chromium-coreml"
+TARGET_GRAPH_SOURCES = ("attention", "int8_cnn", "one_hot")
+TARGET_GRAPH_FORMATS = (("webnn", "blob"), ("webnn", "safetensors"))
 
 
 def _kind_of(name: str) -> str | None:
@@ -292,8 +306,9 @@ def _kind_of(name: str) -> str | None:
     return None
 
 
-def _convert_seed(seed: Seed, folder: Path) -> Any:
-    """Convert a model seed in-process (as `convert` would) with its --dim options."""
+def _convert_seed(seed: Seed, folder: Path, target: str | None = None) -> Any:
+    """Convert a model seed in-process (as `convert` would) with its --dim options (and for
+    `target`)."""
     from converter.api import convert
 
     for name, data in seed.files.items():
@@ -305,7 +320,9 @@ def _convert_seed(seed: Seed, folder: Path) -> Any:
             key, _, val = value.partition("=")
             free_dims[key] = int(val)
     model = folder / next(iter(seed.kinds.values()))
-    return convert(str(model), free_dims=free_dims) if free_dims else convert(str(model))
+    kw: dict[str, Any] = {"target": target} if target else {}
+    return convert(str(model), free_dims=free_dims, **kw) if free_dims else \
+        convert(str(model), **kw)
 
 
 def export_graphs(models: list[Seed]) -> list[Seed]:
@@ -314,26 +331,84 @@ def export_graphs(models: list[Seed]) -> list[Seed]:
 
     out: list[Seed] = []
     by_name = {s.name: s for s in models}
+    plan = [(name, None, GRAPH_FORMATS) for name in GRAPH_SOURCES] + \
+        [(name, GRAPH_TARGET, TARGET_GRAPH_FORMATS) for name in TARGET_GRAPH_SOURCES]
     with tempfile.TemporaryDirectory(prefix="webnn-fuzz-seeds-") as tmp:
-        for name in GRAPH_SOURCES:
+        for name, target, formats in plan:
             if name not in by_name:
                 continue
-            src = Path(tmp) / name
+            label = f"{name}.{target}" if target else name
+            src = Path(tmp) / label
             src.mkdir()
-            result = _convert_seed(by_name[name], src)
+            result = _convert_seed(by_name[name], src, target)
             inputs = _inputs_npz(result)
-            for fmt, weights in GRAPH_FORMATS:
-                folder = Path(tmp) / f"{name}-{fmt}-{weights}"
+            for fmt, weights in formats:
+                folder = Path(tmp) / f"{label}-{fmt}-{weights}"
                 export(result, folder, format=fmt, weights=weights, stem=name)
                 files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())
                          if p.name != MARKER}
                 kinds = {k: n for n in files if (k := _kind_of(n)) is not None}
-                out.append(Seed(f"{name}.{fmt}.{weights}", files, kinds, [],
+                out.append(Seed(f"{label}.{fmt}.{weights}", files, kinds, [],
                                 {"inputs.npz": inputs}))
     return out
 
 
+# -- limits files ---------------------------------------------------------------------------
+
+
+# A small hand-written opSupportLimits(): the ops of the model seeds below, few types.
+SMALL_LIMITS: dict[str, Any] = {
+    "preferredInputLayout": "nhwc",
+    "maxTensorByteLength": 1 << 30,
+    "input": {"dataTypes": ["float32", "float16", "int32"], "rankRange": {"min": 0, "max": 4}},
+    "constant": {"dataTypes": ["float32", "float16", "int32"],
+                 "rankRange": {"min": 0, "max": 4}},
+    "output": {"dataTypes": ["float32", "float16", "int32"], "rankRange": {"min": 0, "max": 4}},
+    "conv2d": {"input": {"dataTypes": ["float32"], "rankRange": {"min": 4, "max": 4}},
+               "filter": {"dataTypes": ["float32"], "rankRange": {"min": 4, "max": 4}},
+               "bias": {"dataTypes": ["float32"], "rankRange": {"min": 1, "max": 1}},
+               "output": {"dataTypes": ["float32"], "rankRange": {"min": 4, "max": 4}}},
+    "relu": {"input": {"dataTypes": ["float32"], "rankRange": {"min": 0, "max": 4}},
+             "output": {"dataTypes": ["float32"], "rankRange": {"min": 0, "max": 4}}},
+    "reshape": {"input": {"dataTypes": ["float32", "int32"], "rankRange": {"min": 0, "max": 4}},
+                "output": {"dataTypes": ["float32", "int32"],
+                           "rankRange": {"min": 0, "max": 4}}},
+    "gemm": {"a": {"dataTypes": ["float32"], "rankRange": {"min": 2, "max": 2}},
+             "b": {"dataTypes": ["float32"], "rankRange": {"min": 2, "max": 2}},
+             "c": {"dataTypes": ["float32"], "rankRange": {"min": 0, "max": 2}},
+             "output": {"dataTypes": ["float32"], "rankRange": {"min": 2, "max": 2}}},
+    "cast": {"input": {"dataTypes": ["float32", "int32", "int8"],
+                       "rankRange": {"min": 0, "max": 4}},
+             "output": {"dataTypes": ["float32", "int32", "int8"],
+                        "rankRange": {"min": 0, "max": 4}}},
+}
+LIMITS_MODELS = ("tiny_cnn", "attention", "one_hot", "int8_cnn", "float_conv")
+
+
+def limits_seeds(models: list[Seed]) -> list[Seed]:
+    """A limits file (each shipped target's `limits.json`, and SMALL_LIMITS) beside a model
+    seed of LIMITS_MODELS (each file with each model)."""
+    import json
+
+    from converter.targets import TARGETS_DIR, known_targets
+
+    sources = {n: (TARGETS_DIR / n / "limits.json").read_bytes() for n in known_targets()
+               if (TARGETS_DIR / n / "limits.json").is_file()}
+    sources["small"] = (json.dumps(SMALL_LIMITS, indent=2) + "\n").encode()
+    by_name = {s.name: s for s in models}
+    out: list[Seed] = []
+    for model_name in LIMITS_MODELS:
+        model = by_name.get(model_name)
+        if model is None:
+            continue
+        model_file = next(iter(model.kinds.values()))
+        for source, data in sources.items():
+            out.append(Seed(f"limits-{source}.{model_name}", {**model.files, "limits.json": data},
+                            {"limits": "limits.json"}, list(model.options), model=model_file))
+    return out
+
+
 def corpus() -> list[Seed]:
-    """Every seed (model seeds first, then the exported graphs)."""
+    """Every seed (model seeds first, then the exported graphs, then the limits files)."""
     models = onnx_seeds() + tflite_seeds()
-    return models + export_graphs(models)
+    return models + export_graphs(models) + limits_seeds(models)

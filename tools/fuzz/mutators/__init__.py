@@ -1,9 +1,11 @@
 """Mutators by kind, and `make_case`: one seed + one kind -> one mutant with its command.
 
 Kinds (the kind of the file that is mutated): onnx, tflite (models, run with `convert`,
-`inspect` or `validate`), webnn, webnn-json, manifest, weights, safetensors (the files of an
-exported graph, run with `run`, sometimes `convert`/`inspect`, which must say what the file
-is). Each kind has a structure-aware mutator; every kind also gets generic byte mutations
+`inspect` or `validate`, some of them `--target NAME` and / or `--precision float16`), webnn,
+webnn-json, manifest, weights, safetensors (the files of an exported graph, run with `run`,
+sometimes `convert`/`inspect`, which must say what the file is; manifests and safetensors
+metadata get their `sourceDataTypes` table mutated too), limits (an `opSupportLimits()` JSON
+file given as `--target FILE` to `convert` / `validate` of a valid model). Each kind has a structure-aware mutator; every kind also gets generic byte mutations
 (flips, truncation, ...) some of the time, and graph kinds sometimes lose a companion file
 or get it replaced by a symlink to the canary or a FIFO. Some cases also get extreme
 command-line values (`--dim batch=2147483648`).
@@ -16,16 +18,21 @@ from collections.abc import Callable
 
 from ..case import CANARY_LINK, Case
 from ..seeds import Seed
-from . import json_mut, text_mut
+from . import json_mut, limits_mut, text_mut
 from .base import Mutation
 from .common import mutate_bytes
 
 MODEL_KINDS = ("onnx", "tflite")
 GRAPH_KINDS = ("webnn", "webnn-json", "manifest", "weights", "safetensors")
-KINDS = MODEL_KINDS + GRAPH_KINDS
+KINDS = MODEL_KINDS + GRAPH_KINDS + ("limits",)
 # How often each kind is picked (models carry most of the code).
 WEIGHTS = {"onnx": 36, "tflite": 20, "webnn": 14, "webnn-json": 10, "manifest": 8,
-           "weights": 4, "safetensors": 8}
+           "weights": 4, "safetensors": 8, "limits": 8}
+# How often a convert / validate of a model mutant is for a built-in target, and in float16
+# (independently): most runs still cover the target-less float32 surface.
+TARGETS = ("chromium-tflite", "chromium-dml", "chromium-coreml")
+TARGET_RATE = 0.2
+FLOAT16_RATE = 0.12
 
 
 def _onnx(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
@@ -44,14 +51,15 @@ STRUCTURED: dict[str, Callable[[bytes, random.Random, Mutation], bytes]] = {
     "onnx": _onnx, "tflite": _tflite, "webnn": text_mut.mutate,
     "webnn-json": json_mut.mutate_webnn_json, "manifest": json_mut.mutate_manifest,
     "weights": json_mut.mutate_weights, "safetensors": json_mut.mutate_safetensors,
+    "limits": limits_mut.mutate_limits,
 }
 
 
 # How often a mutant gets only generic byte mutations (protobuf and JSON mostly stop at the
 # parser then, flatbuffers and the WGWT blob go further), and bytes on top of a structured one.
 BYTES_ONLY = {"onnx": 0.05, "tflite": 0.12, "webnn": 0.08, "webnn-json": 0.05, "manifest": 0.05,
-              "weights": 0.3, "safetensors": 0.1}
-BYTES_ON_TOP = {"onnx": 0.04, "webnn-json": 0.04, "manifest": 0.04}
+              "weights": 0.3, "safetensors": 0.1, "limits": 0.0}
+BYTES_ON_TOP = {"onnx": 0.04, "webnn-json": 0.04, "manifest": 0.04, "limits": 0.0}
 
 
 def mutate_file(kind: str, data: bytes, rng: random.Random, mut: Mutation) -> bytes:
@@ -178,16 +186,34 @@ def mutate_args(options: list[str], rng: random.Random, mut: Mutation) -> list[s
     return opts
 
 
-def model_command(seed: Seed, model: str, rng: random.Random, options: list[str]
-                  ) -> list[str]:
-    what = rng.choices(["convert", "inspect", "validate"], [68, 17, 15])[0]
+def target_options(rng: random.Random, limits: str | None = None) -> list[str]:
+    """`--target` (the limits file `limits`, else a built-in target TARGET_RATE of the time)
+    and `--precision float16` (FLOAT16_RATE of the time)."""
+    opts = []
+    if limits is not None:
+        opts += ["--target", limits]
+    elif rng.random() < TARGET_RATE:
+        opts += ["--target", rng.choice(TARGETS)]
+    if rng.random() < FLOAT16_RATE:
+        opts += ["--precision", "float16"]
+    return opts
+
+
+def model_command(seed: Seed, model: str, rng: random.Random, options: list[str],
+                  limits: str | None = None) -> list[str]:
+    """convert / inspect / validate of `model` (convert / validate only with a limits
+    file)."""
+    what = rng.choices(["convert", "inspect", "validate"],
+                       [68, 17 if limits is None else 0, 15])[0]
     if what == "convert":
         fmt = rng.choices(["webnn", "all", "webnn-json", "js", "onnx"], [45, 25, 10, 12, 8])[0]
         argv = ["convert", model, "-o", "out", "--format", fmt]
         if rng.random() < 0.2:
             argv += ["--weights", "safetensors"]
-        return argv + options
-    return [what, model] + (options if what == "validate" else [])
+        return argv + target_options(rng, limits) + options
+    if what == "validate":
+        return [what, model] + target_options(rng, limits) + options
+    return [what, model]
 
 
 def graph_command(seed: Seed, graph: str, rng: random.Random) -> list[str]:
@@ -216,6 +242,8 @@ def make_case(index: int, seed: Seed, kind: str, rng: random.Random) -> Case:
             mutate_inputs(aux, rng, mut)
         graph = seed.kinds.get("webnn") or seed.kinds["webnn-json"]
         argv = graph_command(seed, f"m/{graph}", rng)
+    elif kind == "limits":
+        argv = model_command(seed, f"m/{seed.model}", rng, options, f"m/{target}")
     else:
         argv = model_command(seed, f"m/{target}", rng, options)
     return Case(index, kind, seed.name, target, argv, mut.files, mut.links, mut.fifos, aux,

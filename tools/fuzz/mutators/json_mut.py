@@ -150,6 +150,12 @@ def mutate_manifest(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
         assert isinstance(tensors, dict) and tensors
     except (ValueError, KeyError, TypeError, AssertionError):
         return mutate_json(data, rng, mut, "manifest")
+    if rng.random() < (0.4 if "sourceDataTypes" in doc else 0.08):
+        from .limits_mut import mutate_source_types
+
+        doc["sourceDataTypes"], how = mutate_source_types(doc.get("sourceDataTypes"), rng)
+        mut.note(f"manifest.source-types-{how}")
+        return dumps(doc, rng).encode("utf-8", "surrogatepass")
     if rng.random() < 0.3:
         return mutate_json(data, rng, mut, "manifest")
     key = rng.choice(sorted(tensors))
@@ -197,7 +203,7 @@ def mutate_safetensors(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
     (n,) = struct.unpack_from("<Q", data, 0)
     header, body = data[8:8 + n], data[8 + n:]
     how = rng.choice(["length", "offsets", "offsets", "dtype", "shape", "remove",
-                      "metadata", "json", "pad", "body"])
+                      "metadata", "json", "pad", "body", "source-types"])
     try:
         doc = json.loads(header)
         names = sorted(k for k in doc if k != "__metadata__")
@@ -209,7 +215,24 @@ def mutate_safetensors(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
         return struct.pack("<Q", new_n) + data[8:]
     key = rng.choice(names)
     entry = doc[key]
-    if how == "offsets" and isinstance(entry, dict):
+    if how == "source-types":  # the metadata's webnn.sourceDataTypes (a JSON string)
+        from .limits_mut import mutate_source_types
+
+        meta = doc.get("__metadata__")
+        meta = meta if isinstance(meta, dict) else {}
+        old = meta.get("webnn.sourceDataTypes")
+        try:
+            table = json.loads(old) if isinstance(old, str) else None
+        except ValueError:
+            table = None
+        new, detail = mutate_source_types(table, rng)
+        raw_table = rng.choices(["json", "bad-json", "not-string", "nest"], [8, 1, 1, 1])[0]
+        meta["webnn.sourceDataTypes"] = {
+            "json": json.dumps(new), "bad-json": json.dumps(new)[:-1] + "\x00",
+            "not-string": new, "nest": "[" * 100000 + "]" * 100000}[raw_table]
+        doc["__metadata__"] = meta
+        mut.note(f"safetensors.source-types-{detail}", raw_table)
+    elif how == "offsets" and isinstance(entry, dict):
         a, b = (entry.get("data_offsets") or [0, 0])[:2] if isinstance(
             entry.get("data_offsets"), list) and len(entry["data_offsets"]) >= 2 else (0, 0)
         entry["data_offsets"] = rng.choice([[b, a], [0, 2**63], [-1, 3], [a], [a, b, b],
