@@ -93,6 +93,11 @@ def validate(model: str, inputs_file: str | None, backend: str, device: str,
             if not as_json:
                 failed = [c.name for c in report.outputs if not c.passed]
                 where = (f"; {report.divergence.to_text()}" if report.divergence else "")
-                echo_error(f"{model}: output(s) {', '.join(map(quoted, failed))} outside "
-                           f"tolerance{where}")
+                if failed:
+                    echo_error(f"{model}: output(s) {', '.join(map(quoted, failed))} outside "
+                               f"tolerance{where}")
+                else:  # every output matches: the rewritten graph is outside the limits
+                    echo_error(f"{model}: the converted graph uses "
+                               f"{len(report.target_violations)} operand(s) outside target "
+                               f"{report.target}'s limits (listed above)")
             raise click.exceptions.Exit(EXIT_FAIL)

@@ -86,3 +86,19 @@ def test_limits_file_target_on_the_command_line(pool_model: Path, tmp_path: Path
         assert r.exit_code == 0, r.output
         warnings = json.loads(r.stdout)["report"]["warnings"]
         assert any("pool-padding" in w for w in warnings) == padded, warnings
+
+
+def test_validate_failing_only_on_the_limits_says_so(pool_model: Path, tmp_path: Path
+                                                     ) -> None:
+    """Every output matches but the graph uses an operator the limits file lacks: validate
+    fails naming the limits, not 'output(s)  outside tolerance' with no output (fuzz seed
+    30, limits.remove-op)."""
+    limits = tmp_path / "bare.json"
+    entry = {"dataTypes": ["float32"], "rankRange": {"min": 0, "max": 8}}
+    limits.write_text(json.dumps({"input": entry, "constant": entry, "output": entry}))
+    r = CliRunner().invoke(cli, ["validate", str(pool_model), "--target", str(limits)])
+    assert r.exit_code == 1, r.output
+    assert "averagePool2d" in r.stdout and " ok" in r.stdout
+    assert r.stderr.count("\n") == 1
+    assert r.stderr.startswith(f"error: {pool_model}: the converted graph uses ")
+    assert "outside target bare's limits" in r.stderr
