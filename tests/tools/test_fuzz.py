@@ -27,6 +27,7 @@ from tools.fuzz.case import CANARY_TOKEN, Case, case_rng, padded_path
 from tools.fuzz.classify import (
     CAUSE_END,
     CAUSE_MARKER,
+    NOT_CLEAN,
     Evidence,
     classify,
     control_char,
@@ -92,6 +93,16 @@ def test_signals_timeouts_memory_and_evidence() -> None:
     assert verdict(0, "", outside_writes=["evil"]) == "escape"
     assert verdict(2, "error: x\n", leftovers=[".out.export-1"]) == "leftover"
     assert verdict(0, "", js_errors=["m.js: SyntaxError"]) == "js"
+
+
+def test_a_contained_reference_crash_is_a_finding() -> None:
+    # converter.isolate turns a native crash of the reference into one clean line; the
+    # importer let that model through all the same, so a campaign must count it
+    line = ("error: LiteRT crashed running m/x.tflite (SIGSEGV): the model is malformed or "
+            "hits a LiteRT bug\n")
+    assert verdict(2, line, command="validate") == "contained"
+    assert "contained" in NOT_CLEAN
+    assert verdict(2, "error: LiteRT failed running m/x.tflite: bad\n") == "clean"
 
 
 def test_a_graph_convert_cannot_load_back_is_a_roundtrip_finding(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ Classes, in the order they are decided (the first that applies wins):
 | hang       | still running at the wall-time limit (killed; faulthandler's dump says where) |
 | memory     | MemoryError / bad_alloc / "Cannot allocate memory" under the RLIMIT_AS limit, or killed by SIGKILL (the OOM killer) |
 | crash      | killed by another signal (SIGSEGV, SIGABRT, ...) or an exit code other than 0, 1, 2 |
+| contained  | the reference framework (LiteRT, onnxruntime) crashed natively in its forked child (`converter.isolate`: "... crashed running ..."): the user saw one clean line, but the importer let through a model the framework cannot take, so it is a finding |
 | internal   | stderr says "internal error" (or a node failed with reason `[internal_error]`: a handler raised an unexpected exception) or shows a Python traceback |
 | leftover   | a failed `convert` left its output folder or a temporary `.export-*` folder, or `run` a temporary file |
 | js         | the generated JavaScript fails `node --check` (when node is installed), or the HTML page has a name that closes its <script> block |
@@ -29,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-CLASSES = ("ok", "clean", "escape", "hang", "memory", "crash", "internal", "leftover", "js",
-           "roundtrip", "multi-line")
+CLASSES = ("ok", "clean", "escape", "hang", "memory", "crash", "contained", "internal",
+           "leftover", "js", "roundtrip", "multi-line")
 NOT_CLEAN = CLASSES[2:]
 MEMORY_WORDS = ("MemoryError", "bad_alloc", "Cannot allocate memory", "Unable to allocate",
                 "ailed to allocate")
@@ -38,6 +39,7 @@ PROJECT_DIRS = ("converter/", "op_mappings/", "cli/")
 CAUSE_MARKER = "webnn-fuzz: the exception behind an [internal_error] node:"
 CAUSE_END = "webnn-fuzz: end of that exception"
 LINE_BREAKS = {"\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"}
+CONTAINED = re.compile(r"^error: .* crashed running ", re.MULTILINE)
 _TB_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _FH_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<func>\S+)')
 
@@ -151,6 +153,8 @@ def classify(command: str, exit_code: int | None, sig: int | None, timed_out: bo
         fatal = next((line for line in stderr.splitlines()
                       if line.startswith("Fatal Python error")), "")
         return Verdict("crash", f"killed by {name} {fatal}".strip(), site_of(stderr))
+    if exit_code == 2 and CONTAINED.search(stderr):
+        return Verdict("contained", _last_error(stderr)[:300])
     if "Traceback (most recent call last)" in stderr or "internal error" in stderr \
             or "[internal_error]" in stderr:
         last = _last_error(stderr) or next(
