@@ -30,7 +30,8 @@ Restrictions: a limits file must be a JSON object of the shape `opSupportLimits(
 (`check_limits`: `preferredInputLayout` a string, `maxTensorByteLength` a non-negative
 integer, every other key an object: `input` / `constant` / `output` one limits entry, an
 operator one entry per operand role; an entry `{"dataTypes": [names], "rankRange": {"min":
-int, "max": int}}`, both optional); anything else is refused in one line naming the key. A
+int, "max": int}}` with min <= max, both optional); anything else (JSON nested too deeply
+included) is refused in one line naming the key. A
 name that is neither a shipped target nor a file is refused naming both possibilities.
 """
 
@@ -92,6 +93,9 @@ def _read_json(path: Path) -> Any:
         raise InvalidModel(f"target {path}: cannot read it ({exc.strerror or exc})") from None
     except ValueError as exc:
         raise InvalidModel(f"target {path}: not JSON ({exc})") from None
+    except RecursionError:
+        raise InvalidModel(f"target {path}: not JSON an opSupportLimits() file can hold (its "
+                           "values nest too deeply)") from None
 
 
 def _frozen(value: Any) -> Any:
@@ -127,6 +131,9 @@ def _check_entry(entry: Any, where: str) -> None:
                                               ("min", "max")):
         raise InvalidModel(f"{where}.rankRange must be {{\"min\": int, \"max\": int}} "
                            "(non-negative)")
+    if "max" in ranks and ranks.get("min", 0) > ranks["max"]:
+        raise InvalidModel(f"{where}.rankRange has min {ranks.get('min', 0)} over max "
+                           f"{ranks['max']}")
 
 
 def check_limits(limits: Mapping[str, Any], where: str) -> None:

@@ -51,6 +51,9 @@ def test_unknown_or_broken_targets_are_one_clear_error(tmp_path: Path) -> None:
     bad.write_text("[1, 2]")
     with pytest.raises(InvalidModel, match="JSON object"):
         load_target(bad)
+    bad.write_text("[" * 100_000 + "]" * 100_000)  # fuzz seed 30: RecursionError before
+    with pytest.raises(InvalidModel, match="nest too deeply"):
+        load_target(bad)
     with pytest.raises(InvalidModel, match=r"target '.*missing\.json': no such file; give one "
                                            r"of chromium-coreml"):
         load_target(tmp_path / "missing.json")
@@ -64,6 +67,8 @@ def test_unknown_or_broken_targets_are_one_clear_error(tmp_path: Path) -> None:
     ({"output": []}, r"'output' is \[\], an object"),
     ({"maxTensorByteLength": True}, r"'maxTensorByteLength' must be a non-negative integer"),
     ({"preferredInputLayout": 1}, r"'preferredInputLayout' must be a string"),
+    ({"add": {"a": {"rankRange": {"min": 5, "max": 1}}}},
+     r"'add'\.a\.rankRange has min 5 over max 1"),
 ])
 def test_a_limits_file_not_shaped_like_op_support_limits_is_refused(
         tmp_path: Path, limits: dict[str, object], message: str) -> None:
