@@ -4,7 +4,7 @@ K comes from the weights (the input need not be 2-D nor end in K); keep_num_dims
 the result to the input's leading dims + [N]. Weights may be non-constant. Quantized and
 hybrid (int8 weights, float activations) models run as dequantize -> float gemm ->
 quantize; hybrid results are slightly more accurate than LiteRT's on-the-fly quantization.
-Restrictions: SHUFFLED4x16INT8 weights are rejected.
+Restrictions: SHUFFLED4x16INT8 weights are rejected; weights must be 2-D [N, K] with K > 0.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from converter.errors import InvalidModel, UnsupportedAttribute
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
+from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import activation, fin, fout
 
 
@@ -30,7 +31,10 @@ def fully_connected(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     bias = fin(ctx, node, 2) if len(node.inputs) > 2 else None
     assert x is not None and w is not None
     b = ctx.builder
+    rank(w, 2, "weights (input 1)")
     n, k = w.shape
+    if k == 0:
+        raise InvalidModel("weights (input 1) have 0 columns (K = 0)")
     total = int(np.prod(x.shape, dtype=np.int64))
     if total % k:
         raise InvalidModel(f"input of {total} elements cannot be flattened to [-1, {k}]")

@@ -388,3 +388,17 @@ def test_well_formed_models_still_convert() -> None:
     result = convert_tflite(_conv())
     out = result.run({"x": np.ones((1, 4, 4, 2), np.float32)})
     assert out["y"].shape == (1, 4, 4, 3)
+
+
+@pytest.mark.parametrize("w_shape", [[12], [3, 2, 2]])
+def test_fully_connected_weights_not_n_by_k(w_shape: list[int]) -> None:
+    """FULLY_CONNECTED whose weights are not 2-D [N, K] (LiteRT's kernel requires a 2-D
+    filter; fuzz seed 30: an operator retargeted to FULLY_CONNECTED inside a WHILE body)."""
+    mb = ModelBuilder()
+    x = mb.input("x", [2, 4])
+    w = mb.const("w", np.zeros(w_shape, np.float32))
+    y = mb.output(mb.tensor("y", [2, 3]))
+    o = S.FullyConnectedOptionsT()
+    mb.op("FULLY_CONNECTED", [x, w, -1], [y], o)
+    text = refused(mb.build())
+    assert "FULLY_CONNECTED" in text and "weights (input 1)" in text
