@@ -112,8 +112,13 @@ def qparams(info: TensorInfo, rank: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def dequantize_value(value: np.ndarray, info: TensorInfo) -> np.ndarray:
-    """Float32 value of a quantized constant (float64 inside, rounded once)."""
+    """Float32 value of a quantized constant (float64 inside, rounded once); InvalidModel when
+    its per-axis scales do not match the size of its quantized dimension."""
     scale, zp = qparams(info, value.ndim)
+    axis = info.quant.quantized_dimension if info.quant is not None else 0
+    if scale.size > 1 and scale.size != value.shape[axis]:
+        raise InvalidModel(f"tensor {info.tensor_name!r}: {scale.size} per-axis scales for "
+                           f"dimension {axis} of size {value.shape[axis]}")
     real: np.ndarray = (value.astype(np.float64) - zp) * scale.astype(np.float64)
     return real.astype(np.float32)
 

@@ -402,3 +402,23 @@ def test_fully_connected_weights_not_n_by_k(w_shape: list[int]) -> None:
     mb.op("FULLY_CONNECTED", [x, w, -1], [y], o)
     text = refused(mb.build())
     assert "FULLY_CONNECTED" in text and "weights (input 1)" in text
+
+
+@pytest.mark.parametrize(("b_quant", "words"), [
+    (Quant([0.01, 0.02, 0.03], [0, 0, 0]), "3 per-axis scales for dimension 0 of size 2"),
+])
+def test_per_axis_quantization_not_matching_the_tensor(b_quant: Quant, words: str) -> None:
+    """A constant's per-axis scales that do not match the size of its quantized dimension
+    (LiteRT refuses them when it prepares the kernel; fuzz seed 31, tflite.quantization)."""
+    mb = ModelBuilder()
+    x = mb.input("x", [1, 4, 4, 2], "int8", quant=Quant([0.05], [0]))
+    w = mb.const("w", rand(1, 3, 3, 2, low=-100, high=100, seed=1, dtype="int8"),
+                 quant=Quant([0.01, 0.02], [0, 0], 3))
+    b = mb.const("b", rand(2, low=-50, high=50, seed=2, dtype="int32"), quant=b_quant)
+    y = mb.output(mb.tensor("y", [1, 4, 4, 2], "int8", quant=Quant([0.1], [0])))
+    opts = S.DepthwiseConv2DOptionsT()
+    opts.padding, opts.strideH, opts.strideW, opts.depthMultiplier = S.Padding.SAME, 1, 1, 1
+    opts.dilationHFactor = opts.dilationWFactor = 1
+    mb.op("DEPTHWISE_CONV_2D", [x, w, b], [y], opts, version=3)
+    text = refused(mb.build())
+    assert f"tensor 'b': {words}" in text
