@@ -145,7 +145,7 @@ def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = No
     from converter.frontends.detect import detect_format
     from converter.validate import check_in_browser, make_inputs, run_source
     from converter.validate.browser import BrowserUnavailable, ensure_browser
-    from converter.zoo import entry_inputs, load_model
+    from converter.zoo import convert_options, entry_inputs, load_model
     from converter.zoo.report import BROWSER_NOTE
 
     ensure_browser()  # no browser: one error for the whole run
@@ -162,13 +162,8 @@ def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = No
         try:
             model = load_model(entry)
             fmt = detect_format(model)
-            shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
-                                                   entry.input_specs.items() if "shape" in v}
-            result = convert(model, free_dims=dict(entry.free_dims) or None,
-                             input_shapes=shapes or None,
-                             pin_inputs=dict(entry.pin_inputs) or None,
-                             signature=entry.signature, fmt=fmt, target=target,
-                             precision=precision)
+            result = convert(model, fmt=fmt, target=target, precision=precision,
+                             **convert_options(entry))
             feeds = make_inputs(result.source, seed=entry.seed,
                                 overrides=entry_inputs(entry, result) or None)
             reference = run_source(fmt, model, result.source, feeds)

@@ -18,6 +18,7 @@ from .report import render_html, render_markdown, write_reports
 from .runner import ZooReport, ZooResult, run_entry, run_zoo
 from .sources import (
     ModelChanged,
+    convert_options,
     entry_inputs,
     load_model,
     randomize_constant_of_shape,
@@ -25,7 +26,8 @@ from .sources import (
     stored_outputs,
 )
 
-__all__ = ["ModelChanged", "ZooEntry", "ZooReport", "ZooResult", "default_manifests",
-           "entry_inputs", "load_model", "materialize", "randomize_constant_of_shape",
-           "read_manifest", "read_manifests", "recipe_inputs", "render_html", "render_markdown",
-           "run_entry", "run_zoo", "stored_outputs", "write_reports"]
+__all__ = ["ModelChanged", "ZooEntry", "ZooReport", "ZooResult", "convert_options",
+           "default_manifests", "entry_inputs", "load_model", "materialize",
+           "randomize_constant_of_shape", "read_manifest", "read_manifests", "recipe_inputs",
+           "render_html", "render_markdown", "run_entry", "run_zoo", "stored_outputs",
+           "write_reports"]

@@ -28,7 +28,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from .manifest import ZooEntry, materialize
-from .sources import ModelChanged, check_digest, entry_inputs, load_model, stored_outputs
+from .sources import (
+    ModelChanged,
+    check_digest,
+    convert_options,
+    entry_inputs,
+    load_model,
+    stored_outputs,
+)
 
 STATUSES = ("pass", "fail", "error", "skipped")
 
@@ -186,13 +193,8 @@ def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: 
         check_digest(entry)
         model = load_model(entry)
         fmt = detect_format(model)
-        shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
-                                               entry.input_specs.items() if "shape" in v}
-        result = convert(model, free_dims=dict(entry.free_dims) or None,
-                         input_shapes=shapes or None,
-                         pin_inputs=dict(entry.pin_inputs) or None,
-                         signature=entry.signature, fmt=fmt, precision=precision,
-                         target=target)
+        result = convert(model, fmt=fmt, precision=precision, target=target,
+                         **convert_options(entry))
         timings["convert"] = time.perf_counter() - start
         rtol, atol = entry.rtol, entry.atol
         if precision != "float32":

@@ -136,6 +136,15 @@ def spec_inputs(entry: ZooEntry, result: Any) -> dict[str, Any]:
     return out
 
 
+def convert_options(entry: ZooEntry) -> dict[str, Any]:
+    """The `convert()` keyword arguments the entry sets: its free dimensions, input shapes
+    (`input_shapes`, else the shapes of its per-input specs), pinned inputs and signature."""
+    shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
+                                           entry.input_specs.items() if "shape" in v}
+    return {"free_dims": dict(entry.free_dims) or None, "input_shapes": shapes or None,
+            "pin_inputs": dict(entry.pin_inputs) or None, "signature": entry.signature}
+
+
 def entry_inputs(entry: ZooEntry, result: Any) -> dict[str, np.ndarray]:
     """Every input override the entry defines for the converted model `result`: its recipe
     (over the converted model's inputs, pinned ones excluded), its per-input specs, then its
