@@ -4,15 +4,14 @@ backend, comparing with the cases' own expected values and tolerances."""
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from converter.validate.sweep import case_array, wpt_number
-from converter.webnn import ML, MLGraph, MLGraphBuilder, MLOperand
+from converter.validate.sweep import case_array, case_graph
+from converter.webnn import ML, MLGraph, MLGraphBuilder
 
 WPT_DIR = Path(__file__).parent / "data" / "wpt"
 
@@ -41,67 +40,11 @@ def load_cases() -> list[WptCase]:
     return out
 
 
-def snake(name: str) -> str:
-    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
-    return re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s).lower()
-
-
-def method_name(op: str) -> str:
-    special = {"isNaN": "is_nan", "gatherND": "gather_nd", "scatterND": "scatter_nd",
-               "l2Pool2d": "l2_pool2d", "conv2d": "conv2d", "convTranspose2d": "conv_transpose2d",
-               "averagePool2d": "average_pool2d", "maxPool2d": "max_pool2d",
-               "resample2d": "resample2d", "reduceL1": "reduce_l1", "reduceL2": "reduce_l2"}
-    return special.get(op, snake(op))
-
-
 def build_graph(case: dict[str, Any], ctx: Any, nonfinite: bool = True
                 ) -> tuple[MLGraph, dict[str, np.ndarray]]:
-    """The graph of a WPT case built with `ctx` (constant inputs as constants) and the feeds
-    of its other inputs. Strings naming operands resolve to them; integer strings (BigInt
-    literals) become numbers, and so do "NaN" / "Infinity" / "-Infinity" when `nonfinite`
-    (otherwise they stay strings, which the builder rejects)."""
-    b = MLGraphBuilder(ctx)
-    graph_desc = case["graph"]
-    operands: dict[str, MLOperand] = {}
-    feeds: dict[str, np.ndarray] = {}
-    for name, spec in graph_desc["inputs"].items():
-        arr = case_array(spec["data"], spec["descriptor"])
-        if spec.get("constant"):
-            operands[name] = b.constant(arr)
-        else:
-            operands[name] = b.input(name, shape=list(arr.shape), data_type=arr.dtype.name)
-            feeds[name] = arr
-
-    numbers = r"-?\d+|NaN|-?Infinity" if nonfinite else r"-?\d+"
-
-    def resolve(value: Any) -> Any:
-        if isinstance(value, str) and value in operands:
-            return operands[value]
-        if isinstance(value, str) and re.fullmatch(numbers, value):
-            return wpt_number(value)  # a BigInt literal or a non-finite number
-        if isinstance(value, list) and value and all(
-                isinstance(v, str) and v in operands for v in value):
-            return [operands[v] for v in value]
-        return value
-
-    for op in graph_desc["operators"]:
-        args, kwargs = [], {}
-        for arg in op["arguments"]:
-            (key, value), = arg.items()
-            if key == "options":
-                for opt, val in value.items():
-                    kwargs[snake(LEGACY_OPTIONS.get(opt, opt))] = resolve(val)
-            else:
-                args.append(resolve(value))
-        result = getattr(b, method_name(op["name"]))(*args, **kwargs)
-        names = op["outputs"]
-        if isinstance(names, str):
-            operands[names] = result
-        else:
-            for n, r in zip(names, result, strict=True):
-                operands[n] = r
-    graph = b.build({name: operands[name] for name in graph_desc["expectedOutputs"]})
-    return graph, feeds
+    """The graph of a WPT case built with `ctx` and the feeds of its other inputs
+    (`converter.validate.sweep.case_graph`, which the browser sweep builds with too)."""
+    return case_graph(case, MLGraphBuilder(ctx), nonfinite=nonfinite)
 
 
 def build_and_run(case: dict[str, Any], backend: str = "reference") -> dict[str, np.ndarray]:

@@ -182,9 +182,13 @@ def case_array(data: Any, desc: Mapping[str, Any]) -> np.ndarray:
     return arr.reshape(shape)
 
 
-def case_graph(case: Mapping[str, Any], builder: MLGraphBuilder
+def case_graph(case: Mapping[str, Any], builder: MLGraphBuilder, nonfinite: bool = True
                ) -> tuple[MLGraph, dict[str, np.ndarray]]:
-    """The graph of a case (constant inputs as constants) and the feeds of its inputs."""
+    """The graph of a case (constant inputs as constants) and the feeds of its inputs.
+    Strings naming operands resolve to them; integer strings (BigInt literals) become
+    numbers, and so do "NaN" / "Infinity" / "-Infinity" when `nonfinite` (otherwise they
+    stay strings, which the builder rejects). An unknown operator or option is a
+    ValueError."""
     desc = case["graph"]
     operands: dict[str, MLOperand] = {}
     feeds: dict[str, np.ndarray] = {}
@@ -197,11 +201,13 @@ def case_graph(case: Mapping[str, Any], builder: MLGraphBuilder
                                            data_type=arr.dtype.name)
             feeds[name] = arr
 
+    numbers = r"-?\d+|NaN|-?Infinity" if nonfinite else r"-?\d+"
+
     def resolve(value: Any) -> Any:
         if isinstance(value, str) and value in operands:
             return operands[value]
-        if isinstance(value, str) and re.fullmatch(r"-?\d+|NaN|-?Infinity", value):
-            return wpt_number(value)
+        if isinstance(value, str) and re.fullmatch(numbers, value):
+            return wpt_number(value)  # a BigInt literal or a non-finite number
         if isinstance(value, list) and value and all(isinstance(v, str) and v in operands
                                                      for v in value):
             return [operands[v] for v in value]
