@@ -101,7 +101,7 @@ def manifest_models() -> list[Model] | None:
     files with the same pinned inputs (face_detection_front = face_detection_short_range) are
     listed once."""
     from converter.frontends.detect import detect_format
-    from converter.zoo import default_manifests, entry_inputs, load_model, read_manifests
+    from converter.zoo import default_manifests, read_manifests
 
     manifests = default_manifests(ROOT)
     if not manifests:
@@ -114,23 +114,24 @@ def manifest_models() -> list[Model] | None:
         key = f"{entry.sha256 or _digest(Path(entry.path))} {pins}"
         if key not in chosen or entry.weights == "random":
             chosen[key] = entry
-    models = []
-    for key, entry in chosen.items():
+    return [entry_model(entry, key, entry.format or detect_format(entry.path))
+            for key, entry in chosen.items()]
 
-        def load(entry: Any = entry) -> bytes:
-            model = load_model(entry)
-            return model if isinstance(model, bytes) else Path(model).read_bytes()
 
-        shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
-                                               entry.input_specs.items() if "shape" in v}
-        kwargs: dict[str, Any] = {"free_dims": dict(entry.free_dims) or None,
-                                  "input_shapes": shapes or None,
-                                  "signature": entry.signature}
-        fmt = entry.format or detect_format(entry.path)
-        models.append(Model(entry.name, load, fmt, kwargs,
-                            {k: np.asarray(v) for k, v in entry.pin_inputs.items()},
-                            lambda result, entry=entry: entry_inputs(entry, result), key))
-    return models
+def entry_model(entry: Any, key: str, fmt: str) -> Model:
+    """The benchmark `Model` of a zoo entry: its bytes loaded on demand, its conversion
+    options (`converter.zoo.convert_options` less the pins, which `Model` carries itself,
+    as feeds too), its pinned inputs and its input overrides."""
+    from converter.zoo import convert_options, entry_inputs, load_model
+
+    def load() -> bytes:
+        model = load_model(entry)
+        return model if isinstance(model, bytes) else Path(model).read_bytes()
+
+    kwargs = {k: v for k, v in convert_options(entry).items() if k != "pin_inputs"}
+    return Model(entry.name, load, fmt, kwargs,
+                 {k: np.asarray(v) for k, v in entry.pin_inputs.items()},
+                 lambda result: entry_inputs(entry, result), key)
 
 
 def discover_models() -> list[Model]:

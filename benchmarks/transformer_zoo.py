@@ -76,7 +76,6 @@ LARGE = {"hidden": 512, "layers": 4}
 def transformer_rows(names: Sequence[str] | None = None) -> list[tuple[rz.Model, Any]]:
     """(Model, ZooEntry) for the rows of the transformer zoo (all, or those named), in
     manifest order; rows whose model cannot be generated are left out with a message."""
-    from converter.zoo import entry_inputs, load_model
     from converter.zoo.manifest import read_manifest
 
     out = []
@@ -84,19 +83,7 @@ def transformer_rows(names: Sequence[str] | None = None) -> list[tuple[rz.Model,
         if entry.path is None:
             print(f"{entry.name}: skipped ({entry.missing})", file=sys.stderr)
             continue
-
-        def load(entry: Any = entry) -> bytes:
-            model = load_model(entry)
-            return model if isinstance(model, bytes) else Path(model).read_bytes()
-
-        shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
-                                               entry.input_specs.items() if "shape" in v}
-        kwargs: dict[str, Any] = {"free_dims": dict(entry.free_dims) or None,
-                                  "input_shapes": shapes or None}
-        out.append((rz.Model(entry.name, load, "onnx", kwargs,
-                             {k: np.asarray(v) for k, v in entry.pin_inputs.items()},
-                             lambda result, entry=entry: entry_inputs(entry, result),
-                             entry.name), entry))
+        out.append((rz.entry_model(entry, entry.name, "onnx"), entry))
     return out
 
 
