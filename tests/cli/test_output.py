@@ -16,7 +16,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from onnx import TensorProto, helper, numpy_helper
 from cli.main import cli
 from converter.export.api import MARKER
 from tests.cli.models import ROOT, tiny_cnn
+from tests.timing import HANG_GUARD_S, wait_for
 
 TINY_FILES = ["tiny.manifest.json", "tiny.webnn", "tiny.weights"]
 ALL_SUFFIXES = [".html", ".js", ".manifest.json", ".onnx", ".webnn", ".weights"]
@@ -271,7 +271,7 @@ def test_modes_follow_the_umask(tiny: Path, tmp_path: Path, umask: int) -> None:
                  ["run", str(out), "--inputs", str(tmp_path / "in.npz"), "-o",
                   str(tmp_path / "o.npz")]):
         p = subprocess.run([sys.executable, "-c", code, oct(umask), *args], env=_cli_env(),
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=HANG_GUARD_S)
         assert p.returncode == 0, p.stderr
     assert stat.S_IMODE(out.stat().st_mode) == 0o777 & ~umask
     for f in [*out.iterdir(), tmp_path / "o.npz"]:
@@ -311,13 +311,11 @@ def test_a_signal_during_export_leaves_nothing_behind(tiny: Path, tmp_path: Path
     proc = subprocess.Popen([sys.executable, str(script), str(flag), "convert", str(tiny),
                              "--dim", "batch=1", "-o", str(out), "--format", "all"],
                             env=_cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while not flag.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_for(lambda: flag.exists() or proc.poll() is not None)
     assert flag.exists(), proc.communicate()[1]
     assert Path(flag.read_text()).is_dir()  # the temporary folder exists now
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode != 0
     assert b"Traceback" not in err
     if sig == signal.SIGTERM:
@@ -354,7 +352,7 @@ def _run_in_terminal(args: list[str]) -> tuple[int, str, str]:
         elif proc.poll() is not None:
             break
     stdout = proc.stdout.read().decode() if proc.stdout else ""
-    proc.wait(timeout=60)
+    proc.wait(timeout=HANG_GUARD_S)
     os.close(master)
     return proc.returncode, stdout, b"".join(chunks).decode(errors="replace")
 

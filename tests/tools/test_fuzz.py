@@ -420,10 +420,9 @@ class _Child(Runner):
 
 
 def test_pool_kills_a_hanging_child_at_the_time_limit(tmp_path: Path) -> None:
-    start = time.monotonic()
+    """The child sleeps forever: the run returns only because the pool killed it."""
     result = _Child("sleep", timeout=0.5).run(["x"], tmp_path)
     assert result.timed_out and result.signal is not None
-    assert time.monotonic() - start < 10
 
 
 def test_pool_reports_signals_and_exit_codes(tmp_path: Path) -> None:

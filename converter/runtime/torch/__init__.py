@@ -39,7 +39,7 @@ from ...webnn.backends import register_backend
 try:
     import torch
 except ImportError:  # pragma: no cover - exercised only without torch installed
-    torch = None  # type: ignore[assignment]
+    torch = None
 
 _OP_MODULES = ("conv", "elementwise", "gather", "linalg", "normalization", "pool", "quantize",
                "recurrent", "reduce", "resample", "shape")
@@ -80,7 +80,7 @@ if torch is not None:
             t = t.cpu()
             copy = False
         t = t.contiguous() if not copy else t.clone(memory_format=torch.contiguous_format)
-        arr = t.numpy()
+        arr: np.ndarray = t.numpy()
         if data_type == "uint64":
             return arr.view(np.uint64)
         if data_type == "uint32":
@@ -88,7 +88,8 @@ if torch is not None:
         return arr
 
     def _storage_ptr(t: torch.Tensor) -> int:
-        return t.untyped_storage().data_ptr()
+        ptr: int = t.untyped_storage().data_ptr()
+        return ptr
 
     @contextlib.contextmanager
     def _precision(threads: int | None, cuda: bool) -> Iterator[None]:

@@ -157,7 +157,7 @@ def gru(node: Node) -> Fn:
                 cur = gru_step(xw[s], cur, r[d], bias, r_bias, h, layout, reset_after, acts)
                 seq[s] = cur
             hiddens.append(cur)
-            sequences.append(torch.stack(seq))  # type: ignore[arg-type]
+            sequences.append(torch.stack(seq))
         out = [torch.stack(hiddens)]
         return out + [torch.stack(sequences, dim=1)] if sequence_out else out
 
@@ -196,7 +196,7 @@ def lstm(node: Node) -> Fn:
                 seq[s] = cur_h
             hiddens.append(cur_h)
             cells.append(cur_c)
-            sequences.append(torch.stack(seq))  # type: ignore[arg-type]
+            sequences.append(torch.stack(seq))
         out = [torch.stack(hiddens), torch.stack(cells)]
         return out + [torch.stack(sequences, dim=1)] if sequence_out else out
 

@@ -65,13 +65,13 @@ def _elementwise(op: str, data_type: str) -> Reduce:
     """What the reduction does to a single element (reducing over no axes)."""
     floating = data_type in ("float32", "float16")
     if op == "reduceL1":
-        return (lambda x: x) if data_type in ("uint32", "uint64") else torch.abs
+        return (lambda x: x) if data_type in ("uint32", "uint64") else (lambda x: torch.abs(x))
     if op == "reduceSumSquare":
         return (lambda x: x * x) if floating else (lambda x: int64(x) * int64(x))
     if op == "reduceL2":
-        return torch.abs
+        return lambda x: torch.abs(x)
     if op == "reduceLogSum":
-        return torch.log
+        return lambda x: torch.log(x)
     return lambda x: x
 
 

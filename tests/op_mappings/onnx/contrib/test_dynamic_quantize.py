@@ -12,6 +12,7 @@ import onnx
 import pytest
 from onnx import helper
 
+from tests.backends import backend_params
 from tests.op_mappings.onnx.contrib.oracle import expect_error
 from tests.op_mappings.onnx.contrib.quant_oracle import MS, model, run_compare
 from tests.op_mappings.onnx.harness import run_ort
@@ -62,13 +63,14 @@ def test_dynamic_quantize_matmul(btype: str, per_column: bool, zp: bool, bias: b
     _run("DynamicQuantizeMatMul", names, values, ("B", "bs", "bz", "bias"))
 
 
-def test_dynamic_quantize_matmul_batched_runtime_b_and_backends() -> None:
+@pytest.mark.parametrize("backend", backend_params("reference", "onnxruntime", "torch"))
+def test_dynamic_quantize_matmul_batched_runtime_b_and_backends(backend: str) -> None:
     values: dict[str, Any] = {  # A all positive: its zero point is 0
               "A": RNG.uniform(0.1, 4, (2, 3, 40)).astype(np.float32),
               "B": _ints((40, 6), "int8"), "bs": np.float32(0.02),
               "bz": np.int8(3), "bias": RNG.standard_normal(6).astype(np.float32)}
     _run("DynamicQuantizeMatMul", ["A", "B", "bs", "bz", "bias"], values, ("bs", "bz"),
-         backends=("reference", "onnxruntime", "torch"))
+         backends=(backend,))
 
 
 @pytest.mark.parametrize(("atype", "btype"), [("int8", "int8"), ("uint8", "int8"),
@@ -99,11 +101,12 @@ def test_matmul_integer_to_float_int8_a_uint8_b() -> None:
     run_compare(m, {"A": a}, {"y": want}, "MatMulIntegerToFloat(int8, uint8)", 1e-6, 1e-6)
 
 
-def test_matmul_integer_to_float_optional_inputs_and_backends() -> None:
+@pytest.mark.parametrize("backend", backend_params("reference", "onnxruntime", "torch"))
+def test_matmul_integer_to_float_optional_inputs_and_backends(backend: str) -> None:
     values = {"A": _ints((4, 16), "uint8"), "B": _ints((16, 3), "int8"),
               "as": np.array(0.1, np.float32), "bs": np.array(0.05, np.float32)}
     _run("MatMulIntegerToFloat", ["A", "B", "as", "bs"], values, ("as", "bs"),
-         backends=("reference", "onnxruntime", "torch"))
+         backends=(backend,))
 
 
 def _bad(op: str, names: list[str], values: dict[str, Any]) -> onnx.ModelProto:

@@ -14,6 +14,7 @@ import pytest
 from onnx import helper
 
 import converter
+from tests.backends import backend_params
 from tests.op_mappings.onnx.contrib.oracle import expect_error
 from tests.op_mappings.onnx.contrib.quant_oracle import MS, model, pack_bits, run_compare
 from tests.op_mappings.onnx.harness import run_ort
@@ -131,11 +132,12 @@ def test_float16() -> None:
     _check(Case(dtype="float16", zp="uint8", bias=True, seed=11), rtol=2e-3, atol=2e-3)
 
 
-def test_backends() -> None:
+@pytest.mark.parametrize("backend", backend_params("onnxruntime", "torch"))
+def test_backends(backend: str) -> None:
     _check(Case(k=128, block=32, zp="uint8", bias=True, a_shape=(2, 5), seed=12),
-           backends=("onnxruntime", "torch"))
+           backends=(backend,))
     _check(Case(k=128, block=32, zp="float", g_idx="shuffled", seed=13),
-           backends=("onnxruntime", "torch"))
+           backends=(backend,))
 
 
 @pytest.mark.parametrize(("bits", "k", "zp"), [(4, 256, "uint8"), (4, 40, None),

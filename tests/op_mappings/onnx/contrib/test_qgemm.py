@@ -12,6 +12,7 @@ import pytest
 from onnx import helper
 
 import converter
+from tests.backends import backend_params
 from tests.op_mappings.onnx.contrib.oracle import expect_error
 from tests.op_mappings.onnx.contrib.quant_oracle import MS, model, run_compare
 from tests.op_mappings.onnx.harness import run_ort
@@ -87,10 +88,11 @@ def test_quantized_output(atype: str, btype: str, c: str | None, per_column: boo
     assert diff.max() <= 1 and np.mean(diff != 0) <= 0.05
 
 
-def test_runtime_b_and_backends() -> None:
+@pytest.mark.parametrize("backend", backend_params("reference", "onnxruntime", "torch"))
+def test_runtime_b_and_backends(backend: str) -> None:
     m, feeds = _case("uint8", "int8", 0, 0, True, "full", False, alpha=2.0, const_b=False)
     run_compare(m, feeds, run_ort(m, feeds), "QGemm", 1e-6, 1e-5,
-                ("reference", "onnxruntime", "torch"))
+                (backend,))
 
 
 def _bad(names: list[str], shapes: dict[str, tuple[int, ...]] | None = None,

@@ -17,6 +17,7 @@ import pytest
 from onnx import helper
 
 import converter
+from tests.backends import backend_params
 from tests.op_mappings.onnx.contrib.oracle import expect_error
 from tests.op_mappings.onnx.contrib.quant_oracle import MS, model
 from tests.op_mappings.onnx.harness import run_ort
@@ -75,7 +76,8 @@ def test_binary(op: str, dtype: str, sa: tuple[int, ...], sb: tuple[int, ...]) -
     _run(op, list(values), values, ("a", "b"), label=f"{op}[{dtype}]")
 
 
-def test_binary_without_zero_points_and_backends() -> None:
+@pytest.mark.parametrize("backend", backend_params("reference", "onnxruntime", "torch"))
+def test_binary_without_zero_points_and_backends(backend: str) -> None:
     """Omitted zero points are 0 (onnxruntime's type inference rejects omitted A/B zero
     points, so its oracle model states them)."""
     values: dict[str, Any] = {"a": _q((3, 16), "uint8"), "as": np.float32(0.02),
@@ -90,14 +92,14 @@ def test_binary_without_zero_points_and_backends() -> None:
         oracle = model([helper.make_node(op, ["a", "as", "az", "b", "bs", "bz", "cs"], ["y"],
                                          domain=MS)], feeds, inits | zeros)
         want = run_ort(oracle, feeds)["y"]
-        for backend in ("reference", "onnxruntime", "torch"):
-            got = converter.convert(ours).run(feeds, backend=backend)["y"]
-            np.testing.assert_array_equal(got, want)
+        got = converter.convert(ours).run(feeds, backend=backend)["y"]
+        np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("backend", backend_params("reference", "onnxruntime", "torch"))
 @pytest.mark.parametrize("dtype", ["uint8", "int8"])
 @pytest.mark.parametrize("op", ["QLinearSigmoid", "QLinearLeakyRelu"])
-def test_activations(op: str, dtype: str) -> None:
+def test_activations(op: str, dtype: str, backend: str) -> None:
     x = np.arange(256, dtype=np.int64).reshape(4, 64)
     x = (x - 128 if dtype == "int8" else x).astype(dtype)  # every input value once
     values = {"x": x, "xs": np.float32(0.07), "xz": _zp(dtype, 140), "ys": np.float32(0.0041),
@@ -107,7 +109,7 @@ def test_activations(op: str, dtype: str) -> None:
         values["ys"] = np.float32(0.05)
         values["yz"] = _zp(dtype, 150)
     _run(op, list(values), values, ("x",), attrs, label=f"{op}[{dtype}]",
-         backends=("reference", "onnxruntime", "torch"))
+         backends=(backend,))
 
 
 def test_leaky_relu_default_alpha() -> None:
@@ -153,15 +155,16 @@ def test_global_average_pool(dtype: str, channels_last: int) -> None:
          max_fraction=0.1)
 
 
+@pytest.mark.parametrize("backend", backend_params("reference", "onnxruntime", "torch"))
 @pytest.mark.parametrize("dtype", ["uint8", "int8"])
 @pytest.mark.parametrize("axis", [1, -1])
-def test_concat(dtype: str, axis: int) -> None:
+def test_concat(dtype: str, axis: int, backend: str) -> None:
     values = {"ys": np.float32(0.06), "yz": _zp(dtype, 128),
               "a": _q((2, 3, 4), dtype), "as": np.float32(0.05), "az": _zp(dtype, 120),
               "b": _q((2, 3, 4), dtype), "bs": np.float32(0.06), "bz": _zp(dtype, 128),
               "c": _q((2, 3, 4), dtype), "cs": np.float32(0.2), "cz": _zp(dtype, 100)}
     _run("QLinearConcat", list(values), values, ("a", "b", "c"), {"axis": axis},
-         label=f"QLinearConcat[{dtype}]", backends=("reference", "onnxruntime", "torch"))
+         label=f"QLinearConcat[{dtype}]", backends=(backend,))
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int8"])
