@@ -8,6 +8,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,7 +17,15 @@ import numpy as np
 
 from converter.errors import exception_text, quoted
 
-from .output import BUDGETS_KEY, CommandError, given_budgets
+from .help import BudgetOption
+from .output import (
+    BUDGETS_KEY,
+    STARTED_KEY,
+    VERBOSITY_KEY,
+    CommandError,
+    given_budgets,
+    verbosity,
+)
 
 BACKENDS = ("reference", "onnxruntime", "torch")
 DEVICES = ("cpu", "cuda")
@@ -376,32 +385,70 @@ def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., 
         for name in reversed(names):
             spec = SPECS[name]
             default = amount_text(spec, int(getattr(DEFAULTS, name)))
-            fn = click.option(spec.flag, metavar="SIZE" if spec.is_bytes else "N",
+            fn = click.option(spec.flag, cls=BudgetOption,
+                              metavar="SIZE" if spec.is_bytes else "N",
                               default=None, expose_value=False, callback=store(name),
-                              help=f"Budget: {spec.help} [default: {default}"
+                              help=f"{spec.help[:1].upper()}{spec.help[1:]} [default: {default}"
                                    f"{'; e.g. 4GiB, 500MB' if spec.is_bytes else ''}].")(fn)
         return fn
 
     return decorate
 
 
+DEBUG_HELP = ("Show the traceback of an error, and every Python warning (not only the "
+              "notices).")
+"""--debug as README describes it: tracebacks, and every warning instead of the notices."""
+
+
 def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """--json, --debug, -q/--quiet and -v/--verbose (`verbosity_options`)."""
     fn = click.option("--json", "as_json", is_flag=True,
                       help="Machine-readable JSON on stdout.")(fn)
-    fn = click.option("--debug", is_flag=True, help="Show tracebacks of errors.")(fn)
-    return fn
+    fn = click.option("--debug", is_flag=True, help=DEBUG_HELP)(fn)
+    return verbosity_options(fn)
+
+
+def verbosity_options(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """-q/--quiet (no progress, no warnings on stderr; errors still print) and -v/--verbose
+    (progress on, with timings), one of them; kept in `click.Context.meta` (`verbosity()`),
+    not passed to the command."""
+
+    def store(level: int) -> Callable[[click.Context, click.Parameter, bool], None]:
+        def callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+            ctx.meta.setdefault(STARTED_KEY, time.monotonic())  # for --verbose timings
+            if not value:
+                return
+            if ctx.meta.get(VERBOSITY_KEY, level) != level:
+                raise click.UsageError("-q/--quiet and -v/--verbose exclude each other",
+                                       ctx=ctx)
+            ctx.meta[VERBOSITY_KEY] = level
+
+        return callback
+
+    fn = click.option("-v", "--verbose", is_flag=True, expose_value=False,
+                      callback=store(1),
+                      help="More progress detail on stderr: every step with the seconds "
+                           "since the start, node counts, the total time.")(fn)
+    return click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=store(-1),
+                        help="Nothing on stderr but errors: no progress, no warnings.")(fn)
 
 
 def progress_option(fn: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--progress/--no-progress", default=None,
-                        help="Progress messages on stderr (default: when it is a terminal).")(fn)
+                        help="Progress messages on stderr (default: when it is a terminal; "
+                             "on with -v, off with -q).")(fn)
 
 
 def want_progress(flag: bool | None, as_json: bool = False) -> bool:
-    """--progress/--no-progress when given; else on when stderr is a terminal and the
-    output is not --json."""
+    """Off with -q/--quiet; else --progress/--no-progress when given; else on with
+    -v/--verbose, or when stderr is a terminal and the output is not --json."""
+    level = verbosity()
+    if level < 0:
+        return False
     if flag is not None:
         return flag
+    if level > 0:
+        return True
     if as_json:
         return False
     try:

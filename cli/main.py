@@ -21,7 +21,7 @@ from typing import Any
 import click
 
 from .commands import COMMANDS
-from .output import EXIT_BAD, EXIT_SIGINT, echo_error
+from .output import EXIT_BAD, EXIT_SIGINT, echo_error, stdout_may_close
 
 
 class _UsageLine(click.ClickException):
@@ -75,8 +75,10 @@ for _command in COMMANDS:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point (`webnn-convert`)."""
-    cli.main(args=list(argv) if argv is not None else None, prog_name="webnn-convert")
+    """Console entry point (`webnn-convert`). A reader that closes stdout early (`... |
+    head -1`) ends the output quietly: the command still exits with its own status."""
+    with stdout_may_close():
+        cli.main(args=list(argv) if argv is not None else None, prog_name="webnn-convert")
 
 
 if __name__ == "__main__":  # pragma: no cover

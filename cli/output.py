@@ -4,12 +4,14 @@ back), progress on stderr, JSON output, and SIGTERM handling."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 import traceback
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TextIO
 
 import click
 
@@ -41,7 +43,8 @@ def handled(debug: bool, as_json: bool) -> Iterator[None]:
 
     Python warnings raised within the block are held back (`warnings_shown`): a failure
     prints only its error line; a success prints the notices among them as `warning: ...`
-    lines."""
+    lines (none with --quiet, unless --debug). With --verbose a last progress line says how
+    long the command took."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")
         failed = True
@@ -50,8 +53,10 @@ def handled(debug: bool, as_json: bool) -> Iterator[None]:
                 yield
             failed = False
         finally:
-            if debug or not failed:
+            if debug or (not failed and verbosity() >= 0):
                 warnings_shown(caught, everything=debug)
+    if verbosity() > 0:
+        click.echo(f"{_prefix(True)} done", err=True)
 
 
 def warnings_shown(caught: Sequence[warnings.WarningMessage], *, everything: bool) -> None:
@@ -148,18 +153,41 @@ def plain(exc: BaseException) -> str:
     return exception_text(exc)
 
 
-class Progress:
-    """Progress on stderr, silent unless `enabled`: `say(message)` prints one line;
-    `nodes(label)` shows a bar over the source nodes the importer converts within the block
-    (`converter.importer.IMPORT_PROGRESS`). click hides the bar when stderr is not a
-    terminal (it prints the label once)."""
+VERBOSITY_KEY = "webnn_convert.verbosity"
+"""Where -q/--quiet (-1) and -v/--verbose (1) of the running command are kept
+(`click.Context.meta`, with the time the command started under `STARTED_KEY`)."""
+STARTED_KEY = "webnn_convert.started"
 
-    def __init__(self, enabled: bool) -> None:
+
+def verbosity() -> int:
+    """-1 with -q/--quiet, 1 with -v/--verbose, else 0 (also outside a command)."""
+    ctx = click.get_current_context(silent=True)
+    return int(ctx.meta.get(VERBOSITY_KEY, 0)) if ctx is not None else 0
+
+
+def _prefix(timed: bool) -> str:
+    """"[webnn-convert]", with the seconds since the command started when `timed`."""
+    ctx = click.get_current_context(silent=True)
+    started = ctx.meta.get(STARTED_KEY) if ctx is not None else None
+    if not timed or started is None:
+        return "[webnn-convert]"
+    return f"[webnn-convert {time.monotonic() - started:.2f}s]"
+
+
+class Progress:
+    """Progress on stderr, silent unless `enabled`: `say(message)` prints one line (with
+    `verbose`, prefixed with the seconds since the command started, so each step's time
+    shows); `nodes(label)` shows a bar over the source nodes the importer converts within
+    the block (`converter.importer.IMPORT_PROGRESS`). click hides the bar when stderr is
+    not a terminal (it prints the label once)."""
+
+    def __init__(self, enabled: bool, verbose: bool = False) -> None:
         self.enabled = enabled
+        self.verbose = verbose
 
     def __call__(self, message: str) -> None:
         if self.enabled:
-            click.echo(f"[webnn-convert] {message} ...", err=True)
+            click.echo(f"{_prefix(self.verbose)} {message} ...", err=True)
 
     @contextmanager
     def nodes(self, label: str) -> Iterator[None]:
@@ -186,11 +214,75 @@ class Progress:
             if bars:
                 bars[0].render_progress()  # the last steps may not have been drawn
                 bars[0].render_finish()
+            if self.verbose and bars:
+                click.echo(f"{_prefix(True)} {label}: {bars[0].pos} source nodes", err=True)
 
 
 def progress_reporter(enabled: bool) -> Progress:
-    """The progress reporter of a command (callable with a message, see `Progress`)."""
-    return Progress(enabled)
+    """The progress reporter of a command (callable with a message, see `Progress`); with
+    -v/--verbose its lines carry timings."""
+    return Progress(enabled, verbose=verbosity() > 0)
+
+
+# -- a reader that stops reading ------------------------------------------------------------
+
+
+class QuietPipe:
+    """A stand-in for sys.stdout that goes quiet when the reader closes its end (`... |
+    head -1`): the write or flush that meets the closed pipe (BrokenPipeError) points file
+    descriptor 1 at os.devnull and every later write lands there, so the command finishes
+    its work and exits with its own status, and the interpreter's last flush cannot fail.
+    Everything else is the wrapped stream's."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self._silence()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._silence()
+
+    def _silence(self) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+        try:
+            self._stream.flush()  # what was buffered goes to os.devnull
+        except OSError:
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def stdout_may_close() -> Iterator[None]:
+    """Within the block, sys.stdout is a `QuietPipe` (a closed stdout ends quietly)."""
+    real = sys.stdout
+    if real is None or isinstance(real, QuietPipe):
+        yield
+        return
+    sys.stdout = QuietPipe(real)
+    try:
+        yield
+    finally:
+        sys.stdout = real
+        try:
+            real.flush()
+        except BrokenPipeError:
+            QuietPipe(real)._silence()
+        except (OSError, ValueError):
+            pass
 
 
 @contextmanager

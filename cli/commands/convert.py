@@ -17,6 +17,7 @@ from ..common import (
     progress_option,
     want_progress,
 )
+from ..help import GroupedHelp
 from ..output import (
     CommandError,
     describe,
@@ -39,7 +40,8 @@ def precision_option(fn: Any) -> Any:
              "then uses float16 tolerances. float32: the graph as converted.")(fn)
 
 
-@click.command()
+@click.command(cls=GroupedHelp, first=("outdir", "fmt", "dims", "shapes", "target", "precision",
+                                       "weights", "stem", "force"))
 @click.argument("model", type=click.Path())
 @click.option("-o", "--output", "outdir", default=None, type=click.Path(file_okay=False),
               help="Folder to write into [default: next to MODEL, named after it: "

@@ -11,6 +11,7 @@ from ..common import (
     budget_options,
     common_options,
 )
+from ..help import GroupedHelp
 from ..output import (
     EXIT_BAD,
     echo_error,
@@ -20,7 +21,7 @@ from ..output import (
 )
 
 
-@click.command()
+@click.command(cls=GroupedHelp, first=("signature",))
 @click.argument("model", type=click.Path())
 @click.option("--signature", default=None, metavar="KEY", help="TFLite SignatureDef.")
 @budget_options("max_constant_bytes")

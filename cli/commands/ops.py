@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..common import DEBUG_HELP, verbosity_options
 from ..output import (
     EXIT_FAIL,
     CommandError,
@@ -23,7 +24,8 @@ from ..support_table import SOURCES
 @click.option("--check", "check_file", type=click.Path(dir_okay=False), default=None,
               help="Compare the table between the ops-table markers of this file with the "
                    "generated markdown; exit 1 when they differ.")
-@click.option("--debug", is_flag=True, help="Show tracebacks of errors.")
+@click.option("--debug", is_flag=True, help=DEBUG_HELP)
+@verbosity_options
 def ops(source: str, fmt: str, check_file: str | None, debug: bool) -> None:
     """Print the op support table generated from the mapping registries."""
     with handled(debug, False):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -15,6 +16,7 @@ from ..common import (
     common_options,
     load_npz,
 )
+from ..help import GroupedHelp
 from ..output import (
     CommandError,
     emit_json,
@@ -26,12 +28,13 @@ from ..output import (
 from .convert import precision_option
 
 
-@click.command()
+@click.command(cls=GroupedHelp, first=("inputs_file", "out", "backend", "device", "precision"))
 @click.argument("graph", type=click.Path())
 @click.option("--inputs", "inputs_file", required=True, type=click.Path(dir_okay=False),
               help=".npz of input arrays by name.")
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False),
-              help=".npz file to write the outputs to.")
+@click.option("-o", "--output", "out", default=None, type=click.Path(dir_okay=False),
+              help=".npz file to write the outputs to [default: none; the outputs are "
+                   "printed: name, data type, shape and the first values].")
 @click.option("--backend", type=click.Choice(BACKENDS), default="reference",
               show_default=True)
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
@@ -39,11 +42,13 @@ from .convert import precision_option
 @budget_options("max_constant_bytes", "max_tensor_bytes", "max_run_bytes")
 @allow_root_option
 @common_options
-def run(graph: str, inputs_file: str, out: str, backend: str, device: str, precision: str,
+def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str, precision: str,
         allow_roots: tuple[str, ...], debug: bool, as_json: bool) -> None:
-    """Run a converted GRAPH (.webnn file or its folder) on INPUTS and save the outputs.
+    """Run a converted GRAPH (.webnn file or its folder) on INPUTS and save the outputs (-o)
+    or print them.
 
-    The .npz file appears only complete (written beside it under a temporary name, then
+    Without -o every output is printed (name, data type, shape, the first values; --json:
+    the values as lists). The .npz file of -o appears only complete (written beside it under a temporary name, then
     renamed), with the mode the umask gives; errors name OUT, never the temporary file.
     A graph over the run budgets (--max-tensor-bytes, --max-run-bytes) is refused before
     the inputs are read; --max-constant-bytes bounds each input array of the .npz file.
@@ -62,16 +67,23 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
         from converter.run_memory import check_run_memory
         from converter.validate import compile_graph
 
-        out_path = Path(out)
-        out_folder = out_path.absolute().parent
-        if not out_folder.is_dir():
+        out_path = Path(out) if out is not None else None
+        out_folder = out_path.absolute().parent if out_path is not None else None
+        if out_folder is not None and not out_folder.is_dir():
             raise CommandError(f"{out}: cannot write the outputs: the folder {out_folder} "
                                "does not exist")
         if not Path(graph).exists():
             raise CommandError(f"{graph}: no such file or directory")
+        source = source_model(graph)
+        if source is not None:
+            raise CommandError(_convert_first(graph, f"is {source}"))
         try:
             g = load(graph, allow_roots=allow_roots)
         except (ValueError, OSError) as exc:
+            source = source_model(graph, by_suffix=True)
+            if source is not None:  # a damaged or unusual model file
+                raise CommandError(_convert_first(graph, f"is named like {source}")
+                                   ) from None
             raise CommandError(f"{graph}: cannot load the graph ({plain(exc)})") from None
         if precision != "float32":
             from converter.targets.precision import to_precision
@@ -102,6 +114,9 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
         results = exe.run(feeds)
         seconds = time.perf_counter() - start
         results = loaded_outputs(g, results)  # narrowed int64 outputs back to int64
+        if out_path is None or out_folder is None:
+            _show_outputs(graph, backend, device, precision, seconds, results, as_json)
+            return
         tmp: str | None = None
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".npz",
@@ -128,3 +143,70 @@ def run(graph: str, inputs_file: str, out: str, backend: str, device: str, preci
         click.echo(f"ran {graph} on {backend} ({device}) in {seconds * 1e3:.1f} ms -> {out}")
         for k, v in results.items():
             click.echo(f"  {k}  {np.asarray(v).dtype.name} {list(np.shape(v))}")
+
+
+SHOWN_VALUES = 8
+"""How many values of each output `run` without -o prints (the first ones, flattened)."""
+
+
+def source_model(path: str, *, by_suffix: bool = False) -> str | None:
+    """"an ONNX model" / "a TFLite model" when `path` is a model file a front end reads (by
+    content; with `by_suffix` also by its suffix), not a WebNN graph; None otherwise (a
+    folder, an unreadable file, a graph)."""
+    from converter.frontends.base import registered
+
+    p = Path(path)
+    if not p.is_file():
+        return None
+    try:
+        with open(p, "rb") as f:
+            head = f.read(64)
+    except OSError:
+        return None
+    suffix = p.suffix.lower() if by_suffix else ""
+    for fe in registered().values():
+        if fe.sniff(head, "") or (suffix and fe.sniff(head, suffix)):
+            article = "an" if fe.label[:1].upper() in "AEIOU" else "a"
+            return f"{article} {fe.label} model"
+    return None
+
+
+def _convert_first(graph: str, what: str) -> str:
+    """The error for a source model given to `run` (`what`: "is an ONNX model", ...)."""
+    import shlex
+
+    return (f"{graph} {what}, not a converted WebNN graph: convert it first "
+            f"(`webnn-convert convert {shlex.quote(graph)}`), then run the folder it writes; "
+            f"`webnn-convert validate {shlex.quote(graph)}` compares the two")
+
+
+def _preview(value: Any) -> str:
+    """The first `SHOWN_VALUES` values of an array, flattened, "..." when there are more."""
+    arr = np.asarray(value)
+    flat = arr.reshape(-1)[:SHOWN_VALUES]
+    if arr.dtype.kind == "f":
+        items = [np.format_float_positional(float(v), precision=6, unique=True, trim="-")
+                 if np.isfinite(v) else str(float(v)) for v in flat]
+    else:
+        items = [str(v.item()) for v in flat]
+    more = ", ..." if arr.size > SHOWN_VALUES else ""
+    return f"[{', '.join(items)}{more}]"
+
+
+def _show_outputs(graph: str, backend: str, device: str, precision: str, seconds: float,
+                  results: dict[str, Any], as_json: bool) -> None:
+    """`run` without -o: every output on stdout (JSON: with all its values)."""
+    if as_json:
+        emit_json({"graph": graph, "output": None, "backend": backend, "device": device,
+                   "precision": precision, "seconds": seconds,
+                   "outputs": {k: {"dtype": np.asarray(v).dtype.name,
+                                   "shape": list(np.shape(v)),
+                                   "values": np.asarray(v).tolist()}
+                               for k, v in results.items()}})
+        return
+    click.echo(f"ran {graph} on {backend} ({device}) in {seconds * 1e3:.1f} ms "
+               "(no -o: outputs printed, not saved)")
+    width = max((len(k) for k in results), default=0)
+    for k, v in results.items():
+        arr = np.asarray(v)
+        click.echo(f"  {k:<{width}}  {arr.dtype.name} {list(arr.shape)}  {_preview(arr)}")

@@ -19,6 +19,7 @@ from ..common import (
     progress_option,
     want_progress,
 )
+from ..help import GroupedHelp
 from ..output import (
     EXIT_FAIL,
     echo_error,
@@ -30,7 +31,8 @@ from .convert import precision_option
 from .targets import target_option
 
 
-@click.command()
+@click.command(cls=GroupedHelp, first=("inputs_file", "backend", "device", "rtol", "atol", "dims",
+                                       "shapes", "target", "precision"))
 @click.argument("model", type=click.Path())
 @click.option("--inputs", "inputs_file", type=click.Path(dir_okay=False), default=None,
               help=".npz of input arrays by name (overrides the generated ones).")
