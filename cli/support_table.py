@@ -1,8 +1,9 @@
 """The op support table, generated from the op_mappings registries (never hand-edited).
 
 `support_rows(source)` gives the registry rows; `render_markdown` / `render_json` format
-them; `check_readme(text, generated)` compares the table a README holds between the markers
-`<!-- ops-table:start -->` and `<!-- ops-table:end -->` with the generated one.
+them; `check_readme(text, generated)` compares the table a document holds between the markers
+`<!-- ops-table:start -->` and `<!-- ops-table:end -->` with the generated one (the project's
+table is in docs/operators.md: `webnn-convert ops --check docs/operators.md`).
 """
 
 from __future__ import annotations
@@ -85,16 +86,16 @@ def readme_table(text: str) -> str | None:
 
 
 def check_readme(text: str, generated: str) -> tuple[bool, str]:
-    """(equal, unified diff) of the README's table and the generated table. Raises
-    ValueError when the markers are missing."""
+    """(equal, unified diff) of the table a document holds (docs/operators.md) and the
+    generated table. Raises ValueError when the markers are missing."""
     import difflib
 
     current = readme_table(text)
     if current is None:
-        raise ValueError(f"the README has no {START} ... {END} markers")
+        raise ValueError(f"no {START} ... {END} markers")
     want = generated.strip()
     if current == want:
         return True, ""
-    diff = difflib.unified_diff(current.splitlines(), want.splitlines(), "README",
+    diff = difflib.unified_diff(current.splitlines(), want.splitlines(), "document",
                                 "generated", lineterm="")
     return False, "\n".join(diff)

@@ -11,10 +11,10 @@ from converter.api import Budgets, convert
 result = convert("big.onnx", budgets=Budgets(max_constant_bytes="4GiB", max_trip_count=10_000))
 ```
 
-`BUDGETS` describes every field (default, command-line flag, what it bounds); the README's
-"Budgets" table is generated from the same descriptions. Byte budgets accept sizes as ints or
-strings (`parse_size`: "2GiB", "500MB", "1.5G", "4096"); count budgets ints (or "65536",
-"64k").
+`BUDGETS` describes every field (default, command-line flag, what it bounds); the "Budgets"
+table of docs/security.md (between the `budgets-table` markers) is generated from the same
+descriptions. Byte budgets accept sizes as ints or strings (`parse_size`: "2GiB", "500MB",
+"1.5G", "4096"); count budgets ints (or "65536", "64k").
 
 Two budgets bound running a converted graph rather than converting it
 (`converter.run_memory`): `max_tensor_bytes`, the largest single tensor of a run (an input, a
@@ -278,7 +278,8 @@ def using(budgets: Budgets | None) -> Iterator[Budgets]:
 
 
 def markdown_table() -> str:
-    """The README's budget table (one row per budget)."""
+    """The budget table of docs/security.md, between its `<!-- budgets-table:start -->` and
+    `<!-- budgets-table:end -->` markers (one row per budget; a test checks it is current)."""
     rows = ["| Budget (Python field) | Flag | Default | What it bounds |", "|---|---|---|---|"]
     for spec in BUDGETS:
         default = int(getattr(DEFAULTS, spec.name))

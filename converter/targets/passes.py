@@ -24,8 +24,8 @@ Rules whose `limits` flag is set follow from the limits alone and apply to any t
 limits (a limits file given as the target): they widen data types the target's
 `opSupportLimits()` lacks where that is exact.
 
-The rules (see `RULES`; the README's "Chromium's deviations" table lists what each works
-around): pool-padding, pool-dilations, convtranspose-groups, convtranspose-dilations,
+The rules (see `RULES`; the "Chromium's deviations" table of docs/targets.md lists what each
+works around): pool-padding, pool-dilations, convtranspose-groups, convtranspose-dilations,
 convtranspose-padding, scatterelements-indices, slice-strides, gatherelements-indices
 (behaviour of Chromium's LiteRT backend); widen-types, reduce-l1-unsigned, clamp-minmax,
 abs-minmax, dequantize-uint4, float32-compute, dequantize-widen (`rules_casts`),

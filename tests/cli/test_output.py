@@ -455,14 +455,14 @@ def test_no_checker_warning_for_random_weights_of_ir3_models(tmp_path: Path) -> 
     assert r.exit_code == 0 and "onnx.checker" not in r.output, r.output
 
 
-# -- README -------------------------------------------------------------------------------------
+# -- docs/cli.md ----------------------------------------------------------------------------------
 
 
-def test_readme_explains_statuses_and_the_output_options() -> None:
+def test_docs_explain_statuses_and_the_output_options() -> None:
     from converter.importer import STATUSES
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### The conversion report", 1)[1].split("\n## ", 1)[0]
+    readme = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    section = readme.split("## The conversion report", 1)[1].split("\n## ", 1)[0]
     rows = re.findall(r"^\| `(\w+)` \| (.+) \|$", section, re.M)
     assert [name for name, _ in rows] == list(STATUSES)
     row = next(line for line in readme.splitlines() if line.startswith("| `webnn-convert convert"))
