@@ -27,28 +27,40 @@ document, section 5: `model.safetensors`, `<stem>.safetensors`, `<stem>.weights`
 `model.weights` (a blob with `<stem>.manifest.json` or `manifest.json`). Those files must lie
 inside the graph's folder once symlinks are resolved, or in a folder of `allow_roots`.
 
-Output folders (`export(..., force=False)`):
+Output folders (`export(..., force=False)`; `converter.export.folder` has the details):
 
-- Everything is written into a temporary folder beside `outdir` (`.<name>.export-XXXX` in
-  its parent) and moved into place only once every file has been written; on failure or
-  interruption (KeyboardInterrupt, or SIGTERM turned into an exception, as the CLI does)
-  nothing is left behind: no partial file and no temporary folder.
-- A new `outdir` is created by renaming the temporary folder (one atomic step).
+- Everything is written into a temporary folder INSIDE `outdir`
+  (`.webnn-converter.export-XXXX`, so on `outdir`'s own file system: `outdir` may be a mount
+  point) and moved into place by renames only once every file has been written. Until then
+  the folder's previous files are untouched: on an error, a full disk, SIGINT or SIGTERM
+  (which the CLI turns into an exception) the temporary folder is removed and `outdir` is
+  as it was (removed again when this export created it). A process killed outright
+  (`kill -9`) leaves its temporary folder, which the next export into `outdir` removes.
+- Moving in is renames and unlinks only (no data written; SIGINT/SIGTERM wait until it
+  ends): the marker first, listing old and new files, then each file, then the stale files
+  of the previous export go, then the final marker. Only a `kill -9` or power loss within
+  those few renames can leave old and new files side by side (each file whole, all listed in
+  the marker, so the next export replaces them without `force`). A reader looking at the
+  folder during the renames may see old and new files side by side too. The folder itself
+  keeps its identity (a web server or shell running inside it keeps working).
+- Exports into one folder take turns: an exclusive lock on the folder is held while one
+  removes stale temporary folders, claims the folder and moves its files in, so two
+  concurrent exports never mix; the last one to move in wins, whole.
 - Our folders carry a marker file, `.webnn-converter.json`, listing the files the last
-  export wrote. An existing folder that is empty, or whose every entry is listed in its
-  marker, is ours: its files are replaced (each by an atomic rename) and the files of the
-  previous export that this one does not write are removed, so switching `format="all"` to
-  `format="webnn"` or changing the stem leaves no stale file. The folder itself keeps its
-  identity (a web server or shell running inside it keeps working); a reader looking at the
-  folder during the few renames may see old and new files side by side.
+  export wrote with their size and SHA-256. An existing folder that is empty, or whose every
+  entry is listed in its marker with unchanged content, is ours: its files are replaced and
+  the files of the previous export that this one does not write are removed, so switching
+  `format="all"` to `format="webnn"` or changing the stem leaves no stale file.
 - Any other non-empty folder is refused (`FolderNotOurs`, a FileExistsError, naming the
-  folder and a file we did not write) unless `force=True`. `force=True` merges into any
-  folder: our files are moved in (same-named files replaced) and nothing is removed, so
-  several exports (another stem, another format) can share one folder; the marker then
-  lists the files it listed before plus the new ones (other files stay unlisted, so such a
-  folder keeps needing `force`).
+  folder and a file we did not write, or one that changed since) unless `force=True`.
+  `force=True` merges into any folder: our files are moved in (same-named files replaced)
+  and nothing is removed, so several exports (another stem, another format) can share one
+  folder; the marker then lists the files it listed before plus the new ones (other files
+  stay unlisted, so such a folder keeps needing `force`).
 - Written files get the mode `0o666 & ~umask`, a created folder `0o777 & ~umask` (as `open()`
   and `mkdir()` would give; `tempfile` makes them private).
+- Errors are one line naming `outdir`: `ExportFolderError` (an OSError) for a folder that
+  cannot be created or written (disk full, read-only, a symbolic link to nothing).
 
 `default_stem(model)` and `default_outdir(model)` give the names the CLI uses when `--stem` and
 `-o` are not given: the model file's stem made a plain file name (`models/My Net.onnx` ->
@@ -59,12 +71,10 @@ model's file name: its `stem` defaults to "model".
 from __future__ import annotations
 
 import contextlib
+import errno
 import importlib
-import json
 import os
 import re
-import shutil
-import tempfile
 import warnings
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -83,6 +93,17 @@ from converter.serialize.text_writer import write_webnn
 from converter.serialize.weights import write_weights
 from converter.webnn import MLContext, MLGraph
 
+from .folder import (
+    MARKER,
+    ExportFolderError,
+    FolderNotOurs,
+    TempFolder,
+    claim,
+    locked_folder,
+    remove_if_created,
+    replace,
+    sweep,
+)
 from .javascript import check_stem, write_javascript
 
 FORMATS = ("webnn", "webnn-json", "js", "onnx", "all")
@@ -180,8 +201,6 @@ def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str,
     return written
 
 
-MARKER = ".webnn-converter.json"
-"""The marker file of folders `export()` wrote (JSON: generator, version, files)."""
 OUTPUT_SUFFIXES = (".webnn", JSON_SUFFIX, ".weights", ".manifest.json", ".safetensors", ".js",
                    ".html", ".onnx", ".onnx.data")
 """Every suffix `export()` appends to the stem."""
@@ -217,76 +236,16 @@ def current_umask() -> int:
     return mask
 
 
-def _marked_files(folder: Path) -> set[str] | None:
-    """The file names the marker of `folder` lists (None without a readable marker)."""
-    try:
-        data = json.loads((folder / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("generator") != "webnn-converter":
-        return None
-    files = data.get("files")
-    if not isinstance(files, list):
-        return None
-    return {f for f in files if isinstance(f, str) and f and "/" not in f and f not in (
-        ".", "..", MARKER)}
-
-
-def _write_marker(folder: Path, files: Iterable[str], mode: int) -> None:
-    """Write (atomically) the marker of `folder` listing `files`."""
-    from converter import __version__
-
-    text = json.dumps({"generator": "webnn-converter", "version": __version__,
-                       "files": sorted(set(files))}, indent=2) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f"{MARKER}.", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, folder / MARKER)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-class FolderNotOurs(FileExistsError):
-    """`export()` refused a non-empty folder that it did not write; `reason` says why (one
-    line, without the folder name)."""
-
-    reason: str = ""
-
-
 def check_outdir(outdir: str | os.PathLike[str], *, force: bool = False) -> None:
     """Raise the error `export(..., outdir, force=force)` would raise for the folder itself
-    (ValueError for a file-system root, NotADirectoryError, FolderNotOurs) without writing
-    anything, so that a caller can fail before a long conversion."""
+    (ValueError for a file-system root, NotADirectoryError, FolderNotOurs, ExportFolderError
+    for a dangling symlink) without writing anything, so that a caller can fail before a
+    long conversion. Listed files are compared by size only here; `export()` compares their
+    SHA-256 too."""
     target = Path(os.path.abspath(outdir))
     if target.parent == target:
         raise ValueError(f"export: {outdir} is a file-system root; choose a folder")
-    _claim(target, force, Path(outdir))
-
-
-def _claim(folder: Path, force: bool, shown: Path) -> set[str] | None:
-    """Check that `export()` may write into `folder` (named `shown` in messages): None when
-    it does not exist, else the names of the files of an earlier export there (removable
-    when stale). Raises `FolderNotOurs` for a non-empty folder we did not write, unless
-    `force`."""
-    if not folder.exists():
-        return None
-    if not folder.is_dir():
-        raise NotADirectoryError(f"export: {shown} exists and is not a folder")
-    entries = sorted(p.name for p in folder.iterdir())
-    ours = _marked_files(folder) or set()
-    others = [e for e in entries if e not in ours and e != MARKER]
-    if others and not force:
-        why = (f"was not written by webnn-converter (no {MARKER} marker)"
-               if MARKER not in entries else
-               f"holds {others[0]!r}, which webnn-converter did not write")
-        err = FolderNotOurs(f"export: {shown} is not empty and {why}; refusing to write "
-                            "into it without force=True (CLI: --force)")
-        err.reason = f"not empty and {why}"
-        raise err
-    return {e for e in entries if e in ours}
+    claim(target, force, Path(outdir), verify=False)
 
 
 def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "webnn",
@@ -302,11 +261,12 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     Without `force` the folder must be absent, empty or written by an earlier export, whose
     files are replaced (stale ones removed); `force=True` merges into any folder and removes
     nothing (see the module docstring). Raises ValueError for a bad argument,
-    NotADirectoryError / `FolderNotOurs` (a FileExistsError) for an unusable `outdir`, and
-    whatever the writers raise (nothing is left behind then). `BudgetExceeded` when the
-    files would be larger than the `max_export_bytes` budget (`budgets`, default the
-    active ones; estimated before anything is written, see `export_size`), or when the
-    writers run out of memory.
+    NotADirectoryError / `FolderNotOurs` (a FileExistsError) for an unusable `outdir`,
+    `ExportFolderError` (an OSError naming `outdir`) when the folder cannot be written (disk
+    full, read-only, ...), and whatever the writers raise (nothing is left behind then).
+    `BudgetExceeded` when the files would be larger than the `max_export_bytes` budget
+    (`budgets`, default the active ones; estimated before anything is written, see
+    `export_size`), or when the writers run out of memory.
     """
     graph = _graph_of(graph_or_result)
     if format not in FORMATS:
@@ -314,55 +274,63 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     if weights not in WEIGHTS:
         raise ValueError(f"export: weights {weights!r} is not one of {', '.join(WEIGHTS)}")
     budgets = budgets if budgets is not None else active_budgets()
-    budgets.check("max_export_bytes", export_size(graph, format, weights),
-                  f"the {format} export would write about")
+    size = export_size(graph, format, weights)
+    budgets.check("max_export_bytes", size, f"the {format} export would write about")
     check_stem(stem)
     outdir = Path(outdir)
     check_outdir(outdir, force=force)  # fail early, before the work
     target = Path(os.path.abspath(outdir))
-    parent = target.parent
-    parent.mkdir(parents=True, exist_ok=True)
     mask = current_umask()
     file_mode, dir_mode = 0o666 & ~mask, 0o777 & ~mask
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.export-", dir=parent))
+    with locked_folder(target, outdir, dir_mode) as created:
+        try:
+            sweep(target)
+            tmp = TempFolder(target, outdir)
+        except BaseException:
+            remove_if_created(target, created)
+            raise
+    done = False
     try:
         try:
-            written = _write_all(graph, tmp, format, stem, name if name is not None else stem,
-                                 weights)
+            written = _write_all(graph, tmp.path, format, stem,
+                                 name if name is not None else stem, weights)
+            for n in tmp.files():
+                os.chmod(tmp.path / n, file_mode)
         except MemoryError:
             raise out_of_memory(budgets, "the export") from None
-        names = [p.name for p in written]
-        files = sorted(p.name for p in tmp.iterdir())  # `written` and anything else there
-        for n in files:
-            os.chmod(tmp / n, file_mode)
-        previous = _claim(target, force, outdir)  # again: it may have changed meanwhile
-        if previous is None:
-            _write_marker(tmp, files, file_mode)
-            os.chmod(tmp, dir_mode)
+        except OSError as e:
+            if isinstance(e, ExportFolderError):
+                raise
+            raise ExportFolderError(e.errno or errno.EIO, _write_failure(e, outdir, tmp.path,
+                                                                         format, size)
+                                    ) from None
+        with locked_folder(target, outdir, dir_mode):
+            previous = claim(target, force, outdir) or {}  # again: it may have changed
             try:
-                os.rename(tmp, target)
-            except OSError:
-                if not target.is_dir():
-                    raise
-                previous = _claim(target, force, outdir) or set()  # appeared meanwhile
-            else:
-                return [outdir / n for n in names]
-        # Marker first, listing old and new files, so that an interruption leaves a folder
-        # that is still recognised as ours; stale files go last, then the final marker.
-        _write_marker(tmp, previous | set(files), file_mode)
-        os.replace(tmp / MARKER, target / MARKER)
-        for n in files:
-            os.replace(tmp / n, target / n)
-        if not force:
-            for stale in sorted(previous - set(files)):
-                with contextlib.suppress(FileNotFoundError):
-                    (target / stale).unlink()
-            _write_marker(tmp, files, file_mode)
-            os.replace(tmp / MARKER, target / MARKER)
-        return [outdir / n for n in names]
+                replace(target, tmp, previous, force, file_mode)
+            except OSError as e:
+                raise ExportFolderError(e.errno or errno.EIO, f"export: cannot move the files "
+                                        f"into {outdir}: {e.strerror or e}") from None
+            done = True
+            tmp.close()
+        return [outdir / p.name for p in written]
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        if not done:
+            with contextlib.suppress(OSError), locked_folder(target, outdir, dir_mode,
+                                                             create=False):
+                tmp.close()
+                remove_if_created(target, created)
+        tmp.close()  # without the lock when the folder is gone; a no-op otherwise
+
+
+def _write_failure(e: OSError, outdir: Path, tmp: Path, format: str, size: int) -> str:
+    """One line for an OSError of the writers: the user's folder, the file (when known, by
+    its final name), the cause."""
+    what = f"the {format} files"
+    if e.filename and Path(os.fsdecode(e.filename)).parent == tmp:
+        what = Path(os.fsdecode(e.filename)).name
+    return (f"export: cannot write {what} into {outdir}: {e.strerror or e} (the export "
+            f"writes about {size} bytes); the folder was left as it was")
 
 
 TEXT_BYTES_PER_OPERATION = 160
@@ -433,5 +401,6 @@ def _graph_file_in(folder: Path) -> Path:
                            str(folder))
 
 
-__all__ = ["FORMATS", "MARKER", "OUTPUT_SUFFIXES", "WEIGHTS", "FolderNotOurs", "check_outdir",
+__all__ = ["FORMATS", "MARKER", "OUTPUT_SUFFIXES", "WEIGHTS", "ExportFolderError",
+           "FolderNotOurs", "check_outdir",
            "current_umask", "default_outdir", "default_stem", "export", "load"]
