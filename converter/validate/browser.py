@@ -1,16 +1,12 @@
 """Running converted graphs in a real browser: a headless Chromium whose WebNN runs on the CPU
 (LiteRT/XNNPACK), driven by `tools/browser/run_page.mjs` (Node.js + puppeteer-core).
 
-Set-up (`ensure_browser`, once per process, under a file lock): Node.js >= 18 and npm must be
-on PATH; the npm packages pinned in `tools/browser/package.json` / `package-lock.json`
-(`@sparticuz/chromium`, a Chromium build that unpacks itself into the temp folder, and
-`puppeteer-core`) are installed with `npm ci` into the cache folder `browser_home()`
-(`$WEBNN_BROWSER_HOME`, default `~/.cache/webnn-converter/browser`; never the repository),
-whose `tmp/` is the browser's private TMPDIR; then the browser starts once (unpacking itself)
-and must create a WebNN context (its `opSupportLimits()` is kept). `$WEBNN_CHROME` names
-another Chromium executable to use instead. The browser starts with `--no-sandbox --headless=new
---disable-gpu-sandbox --enable-features=WebMachineLearningNeuralNetwork`. Anything missing
-raises `BrowserUnavailable` with the reason.
+Set-up and the harness process live in `browser_setup` (`ensure_browser`: Node.js, `npm ci`
+of tools/browser's pinned packages into the cache folder `browser_home()`, announced on
+stderr; `run_jobs`), `browser_process` (the harness and its browser never outlive a call) and
+`page_server` (the local server the browser loads pages from); they are re-exported here.
+The browser starts with `--no-sandbox --headless=new --disable-gpu-sandbox
+--enable-features=WebMachineLearningNeuralNetwork`.
 
 A run (`run_graph`) exports the graph as JavaScript (`<stem>.js`, `.html`, `.weights`) into
 a temporary folder, serves it on 127.0.0.1 (a free port) and, in one browser session:
@@ -32,14 +28,8 @@ input float16 ...", not as a crash.
 from __future__ import annotations
 
 import base64
-import functools
-import http.server
 import json
-import os
-import shutil
-import subprocess
 import tempfile
-import threading
 import urllib.parse
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
@@ -51,214 +41,19 @@ import numpy as np
 
 from ..export.api import export
 from ..serialize.tables import op_signature
+from .browser_setup import (
+    ENV_CHROME,
+    ENV_HOME,
+    JOB_TIMEOUT_S,
+    BrowserSetup,
+    BrowserUnavailable,
+    browser_home,
+    ensure_browser,
+    failure,
+    run_jobs,
+)
 from .compare import Comparison
-
-ENV_HOME = "WEBNN_BROWSER_HOME"
-ENV_CHROME = "WEBNN_CHROME"
-TOOLS = Path(__file__).resolve().parents[2] / "tools" / "browser"
-"""The harness sources (run_page.mjs, module_page.html, package.json + lock)."""
-HARNESS = "/__webnn_harness__/"
-"""URL prefix under which the server serves the harness pages and the inputs."""
-MIN_NODE = 18
-INSTALL_TIMEOUT_S = 900.0
-JOB_TIMEOUT_S = 300.0
-
-
-class BrowserUnavailable(OSError):
-    """Node.js, npm, the npm packages or the browser could not be found or installed; the
-    message says which and what to do."""
-
-
-@dataclass(frozen=True)
-class BrowserSetup:
-    """A usable browser: the cache folder, Node.js, the browser's version, executable and
-    flags, and its WebNN's `opSupportLimits()` (a default context)."""
-
-    home: Path
-    node: str
-    browser: str
-    executable: str
-    flags: tuple[str, ...]
-    limits: Mapping[str, Any] = field(default_factory=dict)
-
-    def env(self) -> dict[str, str]:
-        """The environment run_page.mjs runs with (private TMPDIR in the cache folder)."""
-        tmp = self.home / "tmp"
-        tmp.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, TMPDIR=str(tmp), WEBNN_BROWSER_HOME=str(self.home))
-        return env
-
-
-def browser_home() -> Path:
-    """The cache folder holding the npm packages and the unpacked browser."""
-    given = os.environ.get(ENV_HOME)
-    if given:
-        return Path(given).expanduser().resolve()
-    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(cache).expanduser().resolve() / "webnn-converter" / "browser"
-
-
-def _tool(*command: str, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-          timeout: float = 120.0, what: str) -> str:
-    try:
-        done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
-                              timeout=timeout, check=False)
-    except FileNotFoundError:
-        raise BrowserUnavailable(f"{what}: {command[0]} not found") from None
-    except subprocess.TimeoutExpired:
-        raise BrowserUnavailable(f"{what}: no answer after {timeout:.0f} s") from None
-    if done.returncode != 0:
-        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-8:])
-        raise BrowserUnavailable(f"{what} failed (exit {done.returncode}): {tail}")
-    return done.stdout
-
-
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None:
-        raise BrowserUnavailable("Node.js is not installed (the browser harness runs on it): "
-                                 "install Node.js >= 18 and npm, e.g. `apt-get install nodejs "
-                                 "npm`")
-    version = _tool(node, "--version", what="node --version").strip()
-    try:
-        major = int(version.lstrip("v").split(".")[0])
-    except ValueError:
-        major = 0
-    if major < MIN_NODE:
-        raise BrowserUnavailable(f"Node.js {version} is too old: the browser harness needs "
-                                 f"Node.js >= {MIN_NODE}")
-    return node
-
-
-def _install(home: Path) -> None:
-    """`npm ci` of tools/browser's pinned packages into `home` unless already there."""
-    wanted = {name: (TOOLS / name).read_bytes() for name in ("package.json",
-                                                             "package-lock.json")}
-    installed = (home / "node_modules" / ".package-lock.json").exists() and all(
-        (home / name).exists() and (home / name).read_bytes() == data
-        for name, data in wanted.items())
-    if installed:
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        raise BrowserUnavailable("npm is not installed (it installs the browser harness' "
-                                 "packages): install it, e.g. `apt-get install npm`")
-    for name, data in wanted.items():
-        (home / name).write_bytes(data)
-    env = dict(os.environ, TMPDIR=str(home / "tmp"))
-    _tool(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", cwd=home, env=env,
-          timeout=INSTALL_TIMEOUT_S,
-          what=f"installing @sparticuz/chromium and puppeteer-core into {home} (npm ci)")
-
-
-@functools.cache
-def _setup(home: Path, chrome: str | None) -> BrowserSetup:
-    if not (TOOLS / "run_page.mjs").exists():
-        raise BrowserUnavailable(f"the browser harness is missing ({TOOLS}): it ships with "
-                                 "the source checkout of webnn-converter (tools/browser)")
-    node = _node()
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "tmp").mkdir(exist_ok=True)
-    import fcntl
-
-    with open(home / ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # one installer / unpacker at a time
-        _install(home)
-        # the first start unpacks the browser; the page checks that WebNN works
-        probe = BrowserSetup(home, node, "", "", ())
-        with tempfile.TemporaryDirectory(prefix="webnn-browser-") as folder, \
-                PageServer(folder) as server:
-            answer = run_jobs([{"url": server.url(f"{HARNESS}module_page.html?limits=1"),
-                                "timeoutMs": 60000}], probe)
-    result = (answer.get("results") or [{}])[0]
-    if not result.get("ok") or not isinstance(result.get("limits"), dict):
-        raise BrowserUnavailable(f"{answer.get('browser')} ({answer.get('executable')}) has "
-                                 f"no usable WebNN: {_failure(result)}")
-    return BrowserSetup(home, node, str(answer["browser"]), str(answer["executable"]),
-                        tuple(answer["flags"]), result["limits"])
-
-
-def ensure_browser() -> BrowserSetup:
-    """Install (first time) and start-check the browser; raises BrowserUnavailable."""
-    return _setup(browser_home(), os.environ.get(ENV_CHROME))
-
-
-def run_jobs(jobs: Sequence[Mapping[str, Any]], setup: BrowserSetup | None = None
-             ) -> dict[str, Any]:
-    """Run page jobs (see tools/browser/run_page.mjs) in one browser session; returns its
-    JSON answer ({browser, executable, flags, results})."""
-    setup = setup or ensure_browser()
-    total = sum(float(j.get("timeoutMs", JOB_TIMEOUT_S * 1000)) / 1000 for j in jobs) + 60
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump({"jobs": list(jobs)}, f)
-    try:
-        out = _tool(setup.node, str(TOOLS / "run_page.mjs"), "--jobs", f.name,
-                    env=setup.env(), timeout=total, what="running pages in the browser")
-    finally:
-        os.unlink(f.name)
-    try:
-        answer: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        raise BrowserUnavailable(f"the browser harness gave no JSON: {out[-500:]!r}") from None
-    return answer
-
-
-# -- serving ----------------------------------------------------------------------------------
-
-
-class PageServer:
-    """Serves `folder` on 127.0.0.1 (a free port) in a background thread, plus the harness
-    pages (tools/browser) and the in-memory `extra` files under HARNESS."""
-
-    def __init__(self, folder: str | os.PathLike[str],
-                 extra: Mapping[str, bytes] | None = None) -> None:
-        files = dict(extra or {})
-        root = str(folder)
-
-        class Handler(http.server.SimpleHTTPRequestHandler):
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__(*args, directory=root, **kwargs)
-
-            def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                path = urllib.parse.urlsplit(self.path).path
-                if path.startswith(HARNESS):
-                    name = path[len(HARNESS):]
-                    if name in files:
-                        data, kind = files[name], "application/json"
-                    elif name in ("module_page.html",):
-                        data, kind = (TOOLS / name).read_bytes(), "text/html; charset=utf-8"
-                    else:
-                        self.send_error(404)
-                        return
-                    self.send_response(200)
-                    self.send_header("Content-Type", kind)
-                    self.send_header("Content-Length", str(len(data)))
-                    self.send_header("Cache-Control", "no-store")
-                    self.end_headers()
-                    self.wfile.write(data)
-                    return
-                super().do_GET()
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                pass
-
-        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self.port = int(self._server.server_address[1])
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def __enter__(self) -> PageServer:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
+from .page_server import HARNESS, TOOLS, PageServer
 
 # -- limits -----------------------------------------------------------------------------------
 
@@ -396,15 +191,6 @@ class BrowserRun:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _failure(result: Mapping[str, Any]) -> str:
-    stage = result.get("stage")
-    text = str(result.get("error") or "no result")
-    status = str(result.get("status") or "")
-    if status and status not in text:
-        text += f" (page status: {status})"
-    return f"{stage}: {text}" if stage and stage != "done" else text
-
-
 def run_graph(graph: Any, feeds: Mapping[str, np.ndarray], *, page: bool = True,
               name: str | None = None, timeout: float = JOB_TIMEOUT_S,
               setup: BrowserSetup | None = None) -> BrowserRun:
@@ -475,14 +261,14 @@ def _run_of(graph: Any, browser: str, results: list[dict[str, Any]], page: bool
     limits = module["limits"] if isinstance(module.get("limits"), dict) else None
     problems = tuple(limit_problems(graph, limits)) if limits else ()
     outputs = _decode(module.get("outputs")) if module.get("ok") else None
-    error = "" if module.get("ok") else _failure(module)
+    error = "" if module.get("ok") else failure(module)
     page_outputs, page_error = None, ""
     if page and len(results) > 1:
         shown = results[1]
         if shown.get("ok"):
             page_outputs = _decode(shown.get("outputs"))
         else:
-            page_error = _failure(shown)
+            page_error = failure(shown)
     timings = {f"browser_{k}": float(v) / 1000 for k, v in (module.get("timings") or {}).items()
                if isinstance(v, (int, float))}
     return BrowserRun(browser, limits, outputs, page_outputs, error, page_error, problems,
@@ -577,6 +363,7 @@ def classify(run: BrowserRun, outputs: Sequence[Comparison],
                         "; ".join(notes), run.problems, timings)
 
 
-__all__ = ["BrowserCheck", "BrowserRun", "BrowserSetup", "BrowserUnavailable", "PageServer",
-           "browser_home", "browser_limits", "classify", "ensure_browser", "limit_problems",
-           "run_graph", "run_graphs", "run_jobs"]
+__all__ = ["ENV_CHROME", "ENV_HOME", "HARNESS", "TOOLS", "BrowserCheck", "BrowserRun",
+           "BrowserSetup", "BrowserUnavailable", "PageServer", "browser_home",
+           "browser_limits", "classify", "ensure_browser", "limit_problems", "run_graph",
+           "run_graphs", "run_jobs"]

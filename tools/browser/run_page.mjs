@@ -4,6 +4,9 @@
 //   node run_page.mjs URL [URL ...]        one job per URL, awaiting globalThis.__webnnResult
 //   node run_page.mjs --jobs JOBS.json     jobs described in a file ("-": stdin)
 //   node run_page.mjs --prepare            unpack the browser, print its path and version
+//   --lifeline                             (with any of the above) stdin is a pipe from the
+//                                          caller: when it closes, or the parent process
+//                                          changes (the caller died), close the browser, exit
 //
 // A job is {url, result?, ready?, fill?, click?, timeoutMs?}: open `url`; when `ready` names a
 // global promise, await it (a result with ok === false ends the job); set the value of each
@@ -11,7 +14,14 @@
 // global promise named `result` (default "__webnnResult"). ArrayBuffers and typed arrays in
 // the result come back as {"$base64": ..., "type": ...}. Output: {browser, executable,
 // results: [{ok, ..., console: [...]}]}; a job that throws or times out gives
-// {ok: false, stage, error, status} (status: the page's #status text, if any).
+// {ok: false, stage, error, status} (status: the page's #status text, if any). The answer is
+// ONE line of ASCII: every non-ASCII character, U+2028, U+2029 and U+0085 included, is
+// written as a \uXXXX escape, so a reader may split the output at "\n" and nothing else.
+//
+// The browser never outlives this script: it is launched over a pipe (--remote-debugging-
+// pipe: Chromium exits when the pipe closes, even if this process is SIGKILLed), and SIGINT,
+// SIGTERM, SIGHUP and the --lifeline triggers kill its process group and exit (130, 143,
+// 129, 1).
 //
 // Browser: WEBNN_CHROME (an executable) if set, else the npm package @sparticuz/chromium,
 // which unpacks itself into the temp folder (set TMPDIR to a private folder). The npm
@@ -45,12 +55,59 @@ async function executable() {
   return chromium.executablePath();
 }
 
+let browser = null;
+
+// Kill the browser's process group (puppeteer launches it as a session of its own) at once.
+function killBrowser() {
+  const pid = browser?.process()?.pid;
+  if (!pid) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
+  }
+}
+
+// Exit now; puppeteer's own "exit" hook also kills a browser still being launched.
+function shutdown(code) {
+  killBrowser();
+  process.exit(code);
+}
+
+for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]]) {
+  process.on(signal, () => shutdown(code));
+}
+
+function watchLifeline() {
+  const stdin = process.stdin;
+  for (const event of ["end", "close", "error"]) stdin.on(event, () => shutdown(1));
+  stdin.on("data", () => {});
+  stdin.resume();
+  stdin.unref?.();
+  const parent = process.ppid;
+  setInterval(() => { if (process.ppid !== parent) shutdown(1); }, 250).unref();
+}
+
+function asciiJson(value) {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g,
+    (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+
+async function launch(puppeteer, exe) {
+  browser = await puppeteer.launch({executablePath: exe, headless: true, args: [...FLAGS],
+                                    pipe: true, handleSIGINT: false, handleSIGTERM: false,
+                                    handleSIGHUP: false});
+  return browser;
+}
+
 function parseArgs(argv) {
   const jobs = [];
   let prepare = false;
+  let lifeline = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     if (arg === "--prepare") prepare = true;
+    else if (arg === "--lifeline") lifeline = true;
     else if (arg === "--jobs") {
       const file = argv[++i];
       const text = readFileSync(file === "-" ? 0 : file, "utf8");
@@ -59,7 +116,7 @@ function parseArgs(argv) {
     } else if (arg.startsWith("--")) throw new Error(`unknown option ${arg}`);
     else jobs.push({url: arg});
   }
-  return {jobs, prepare};
+  return {jobs, prepare, lifeline};
 }
 
 // Runs inside the page: awaits the global promise and encodes binary members.
@@ -84,7 +141,7 @@ async function awaitResult(name) {
   return encode(await globalThis[name]);
 }
 
-async function runJob(browser, job) {
+async function runJob(job) {
   const page = await browser.newPage();
   const console_ = [];
   page.on("console", (m) => console_.push(`${m.type()}: ${m.text()}`));
@@ -142,31 +199,35 @@ async function runJob(browser, job) {
 }
 
 async function main() {
-  const {jobs, prepare} = parseArgs(process.argv.slice(2));
+  const {jobs, prepare, lifeline} = parseArgs(process.argv.slice(2));
+  if (lifeline) watchLifeline();
   const exe = await executable();
   if (prepare && jobs.length === 0) {
     const puppeteer = await load("puppeteer-core");
-    const browser = await puppeteer.launch({executablePath: exe, headless: true, args: [...FLAGS]});
+    await launch(puppeteer, exe);
     const version = await browser.version();
     await browser.close();
-    process.stdout.write(JSON.stringify({browser: version, executable: exe, flags: FLAGS}) + "\n");
+    process.stdout.write(asciiJson({browser: version, executable: exe, flags: FLAGS}) + "\n");
     return;
   }
-  if (jobs.length === 0) throw new Error("usage: node run_page.mjs URL... | --jobs FILE | --prepare");
+  if (jobs.length === 0) {
+    throw new Error("usage: node run_page.mjs [--lifeline] URL... | --jobs FILE | --prepare");
+  }
   const puppeteer = await load("puppeteer-core");
-  const browser = await puppeteer.launch({executablePath: exe, headless: true, args: [...FLAGS]});
+  await launch(puppeteer, exe);
   const version = await browser.version();
   const results = [];
   try {
-    for (const job of jobs) results.push(await runJob(browser, job));
+    for (const job of jobs) results.push(await runJob(job));
   } finally {
     await browser.close();
   }
-  process.stdout.write(JSON.stringify({browser: version, executable: exe, flags: FLAGS,
-                                       results}) + "\n");
+  process.stdout.write(asciiJson({browser: version, executable: exe, flags: FLAGS,
+                                  results}) + "\n");
 }
 
 main().catch((e) => {
   process.stderr.write(`run_page: ${e?.stack ?? e}\n`);
+  killBrowser();
   process.exit(1);
 });
