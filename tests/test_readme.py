@@ -1,13 +1,16 @@
 """The README works for a newcomer: its two set-up commands are there character for character
-(CI runs the second), the files the first one writes are git-ignored, its Python example runs
-as written (in a temporary folder holding the generated tiny CNN it converts) and so does the
+(CI runs the second), the files the first one writes are git-ignored, its quick tour runs
+after it, its Python example runs as written (in a temporary folder holding the generated tiny CNN it converts) and so does the
 full one of docs/python-api.md, every relative link of the README and docs/ resolves to a file
 and heading of the repository, and the generated blocks of docs/ are checked and rewritten by
 tools.doc_tables."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,6 +83,38 @@ def test_first_command_outputs_are_ignored() -> None:
     folder = re.search(r" -o (\S+)", SETUP[0])
     assert model and folder
     assert f"/{model.group(1)}" in ignored and f"/{folder.group(1)}/" in ignored
+
+
+def test_quick_tour_runs(tmp_path: Path) -> None:
+    """The quick tour's commands run as written after command 1 (the real CLI, in a folder
+    holding only what command 1 wrote), and leave nothing .gitignore lacks."""
+    block = re.search(r"## Quick tour\n.*?```bash\n(.*?)```", README, re.S)
+    assert block, "README has no quick tour"
+    lines = [line for line in block.group(1).splitlines() if "COMMAND" not in line]
+    assert {"inspect", "convert", "validate", "run", "ops", "targets", "zoo"} <= {
+        line.split()[1] for line in lines if line.startswith("webnn-convert ")}
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (bindir / "webnn-convert").write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" -c "import sys; from cli.main import main; '
+        f'sys.argv[0] = \'webnn-convert\'; main()" "$@"\n')
+    for script in bindir.iterdir():
+        script.chmod(0o755)
+    work = tmp_path / "checkout"
+    work.mkdir()
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    first = subprocess.run(["python", str(ROOT / "models" / "make_tiny_cnn.py"), "tiny_cnn.onnx"],
+                           cwd=work, env=env, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    for line in lines:
+        r = subprocess.run(["bash", "-c", line], cwd=work, env=env, capture_output=True,
+                           text=True, timeout=600)  # a hang guard only
+        assert r.returncode == 0, f"{line}\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}"
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    for made in work.iterdir():
+        assert f"/{made.name}{'/' if made.is_dir() else ''}" in ignored, made.name
 
 
 def test_readme_is_short() -> None:
