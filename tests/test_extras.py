@@ -3,7 +3,7 @@ TFLite models, and `validate` on one says in one line which extra runs it.
 
 - Fast: a subprocess with `ai_edge_litert` blocked (`sys.modules["ai_edge_litert"] = None`)
   converts TFLite models to the same files as with LiteRT installed, and `validate` exits 2
-  naming `pip install 'webnn-converter[tflite]'`.
+  naming `pip install -e '.[tflite]'` (run from the checkout's root).
 - Fast: the core options decoder (`converter.frontends.tflite.options`, on the `tflite`
   package) gives exactly the dicts LiteRT's object API gives, for every options table of the
   schema, with defaults and with set fields.
@@ -32,7 +32,8 @@ from tests.cli.models import tiny_tflite
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "op_mappings" / "tflite" / "data"
-HINT = "pip install 'webnn-converter[tflite]'"
+HINT = "pip install -e '.[tflite]'"
+"""The hint from the root of a checkout (`converter.install.install_hint`)."""
 BLOCKED_MAIN = ("import sys; sys.modules['ai_edge_litert'] = None\n"
                 "from cli.main import main\n"
                 "main(sys.argv[1:])")
@@ -47,11 +48,11 @@ def _run(argv: Sequence[object], cwd: Path, timeout: float = 600
                           text=True, timeout=timeout, check=False)
 
 
-def _check_missing_litert(result: subprocess.CompletedProcess[str]) -> None:
+def _check_missing_litert(result: subprocess.CompletedProcess[str], hint: str = HINT) -> None:
     assert result.returncode == 2, result.stdout + result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    assert lines[0].endswith(HINT) and "LiteRT interpreter" in lines[0]
+    assert lines[0].endswith(hint) and "LiteRT interpreter" in lines[0]
     assert "Traceback" not in result.stderr
 
 
@@ -207,4 +208,5 @@ def test_core_install_converts_tflite(tmp_path: Path) -> None:
         r = _run([exe, "convert", model, "-o", out], tmp_path)
         assert r.returncode == 0, r.stderr
         assert any(p.suffix == ".webnn" for p in out.iterdir())
-    _check_missing_litert(_run([exe, "validate", tmp_path / "tiny.tflite"], tmp_path))
+    _check_missing_litert(_run([exe, "validate", tmp_path / "tiny.tflite"], tmp_path),
+                          f"pip install -e '{copy}[tflite]'")  # an editable install elsewhere

@@ -18,16 +18,21 @@ from ..support_table import SOURCES
 
 @click.command()
 @click.option("--source", type=click.Choice([*SOURCES, "all"]), default="all",
-              show_default=True)
+              show_default=True,
+              help="Which registry's table: one source format, or all: every format's "
+                   "table, one after the other.")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
-              show_default=True)
+              show_default=True, help="Markdown tables or one JSON document.")
 @click.option("--check", "check_file", type=click.Path(dir_okay=False), default=None,
               help="Compare the table between the ops-table markers of this file with the "
                    "generated markdown; exit 1 when they differ.")
 @click.option("--debug", is_flag=True, help=DEBUG_HELP)
 @verbosity_options
 def ops(source: str, fmt: str, check_file: str | None, debug: bool) -> None:
-    """Print the op support table generated from the mapping registries."""
+    """Print the op support table generated from the mapping registries (--source all:
+    every source format's). With --check FILE, compare the table between FILE's ops-table
+    markers with the generated one instead: exit 0 when they are equal, 1 with the diff
+    when they differ."""
     with handled(debug, False):
         from ..support_table import SOURCES, check_readme, render_json, render_markdown
 

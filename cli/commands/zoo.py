@@ -59,8 +59,12 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
         device: str, filters: tuple[str, ...], include_slow: bool, browser: bool,
         target: str | None, profiles: str | None, precision: str, progress: bool | None,
         debug: bool, as_json: bool) -> None:
-    """Convert and validate every model of the MANIFESTS (default: models/zoo.toml and
-    models/zoo_tflite.toml, where they exist) and write the reports. With --precision
+    """Convert and validate every model of the MANIFESTS and write the reports.
+
+    Without MANIFESTS: models/zoo.toml and models/zoo_tflite.toml of the current folder,
+    else of the source tree (checkout) this package runs from, the ones that exist; an
+    installed package has none (they are in the project's repository, with
+    models/zoo_transformers.toml): pass one. With --precision
     float16 every model is converted to float16 weights and compute and validated under
     float16 tolerances (each entry's, at least the float16 defaults)."""
     with handled(debug, as_json):
@@ -69,8 +73,7 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
 
         paths = [Path(m) for m in manifests] or default_manifests()
         if not paths:
-            raise CommandError("no manifest given and none of models/zoo.toml, "
-                               "models/zoo_tflite.toml exists")
+            raise CommandError(_no_manifest())
         entries = read_manifests(paths, generate=False)  # generated models: when run
         if filters:
             entries = [e for e in entries if any(f.lower() in e.name.lower() for f in filters)]
@@ -111,6 +114,20 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
                 click.echo(f"wrote {p}")
         if not report.passed:
             raise click.exceptions.Exit(EXIT_FAIL)
+
+
+def _no_manifest() -> str:
+    """The error for `zoo` without MANIFESTS where no default manifest exists."""
+    from converter.install import source_tree
+
+    root = source_tree()
+    missing = (f"neither the current folder nor the checkout {root} has" if root is not None
+               else "neither the current folder nor the installed package (it ships none) "
+                    "has")
+    return (f"no manifest given, and {missing} models/zoo.toml or models/zoo_tflite.toml: "
+            "pass one (`webnn-convert zoo MANIFEST.toml`); the shipped manifests are "
+            "models/zoo.toml, models/zoo_tflite.toml and models/zoo_transformers.toml of the "
+            "project's source repository")
 
 
 def _profiles(text: str | None) -> tuple[str, ...]:

@@ -449,6 +449,8 @@ def describe_directory(path: Path, label: str, readable: str,
     names = set(entries)
     if "saved_model.pb" in names or "saved_model.pbtxt" in names:
         return ForeignFormat(SAVED_MODEL.message(label, readable), kind=SAVED_MODEL.key)
+    if EXPORT_MARKER in names:
+        return _export_folder(label, [n for n in entries if n != EXPORT_MARKER])
     models = [n for n in entries if n.lower().endswith(tuple(readable_suffixes))]
     if models:
         shown = ", ".join(str(Path(label) / n) for n in models[:3])
@@ -469,6 +471,28 @@ def describe_directory(path: Path, label: str, readable: str,
         return ForeignFormat(HUGGINGFACE.message(label, readable), kind=HUGGINGFACE.key)
     return ForeignFormat(f"{label} is a folder, not a model file: pass the model file itself "
                          f"({readable})", kind="directory")
+
+
+EXPORT_MARKER = ".webnn-converter.json"
+"""The marker file of a folder `webnn-convert convert` wrote (a copy of
+`converter.export.api.MARKER`: detection does not import the exporter)."""
+
+
+def _export_folder(label: str, entries: Sequence[str]) -> ForeignFormat:
+    """The error for a folder webnn-convert wrote (`entries`: its files), which may hold the
+    converter's own ONNX export beside the WebNN graph: that is not the source model."""
+    graphs = [n for n in entries if n.endswith((".webnn", ".webnn.json"))]
+    if graphs:
+        stem = graphs[0].removesuffix(".json").removesuffix(".webnn")
+        graph = str(Path(label) / graphs[0])
+        return ForeignFormat(
+            f"{label} is a folder webnn-convert wrote, holding a WebNN graph (the export of "
+            f"{stem}), not a model to convert: run it with `{RUN_HINT.format(path=graph)}`; "
+            "to inspect or convert, pass the source model instead", kind="webnn")
+    shown = ", ".join(entries[:4]) + (", ..." if len(entries) > 4 else "")
+    return ForeignFormat(
+        f"{label} is a folder webnn-convert wrote ({shown or 'no files'}): pass the source "
+        "model instead", kind="webnn")
 
 
 def file_error(model: Path | bytes, label: str, readable: str,

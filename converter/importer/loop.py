@@ -1,8 +1,10 @@
 """The importer loop: a `SourceGraph` -> WebNN builder calls (architecture.md sections 2-4).
 
 - Every node is visited. A node without a handler, or whose handler fails, is recorded and
-  poisons its outputs; nodes reading poisoned values are skipped silently. At the end one
-  `ConversionFailed` lists every failed node with a count per op type.
+  poisons its outputs; nodes reading poisoned values are skipped (their handlers cannot run
+  without the values), except those of an op type no handler or body converts at all, which
+  fail too (`has_body`). At the end one `ConversionFailed` lists every failed node with a
+  count per op type, so an op type nobody maps is listed wherever it sits in the graph.
 - Constant folding: when every input of a node is a constant, the node is evaluated at
   conversion time and its outputs become constants instead of operations: with the handler's
   numpy `fold` function when it has one (data-movement ops; one that returns NotImplemented
@@ -214,11 +216,14 @@ class Importer:
         if outs and all(o in self.consts for o in outs):  # Constant nodes the reader decoded
             self._record(node, "folded")
             return
+        handler = self.lookup(node.op_type, node.domain, node.version)
         if any(i in self.poisoned for i in node.inputs if i):
             self.poisoned.update(outs)
-            self._record(node, "skipped")
+            if handler is None and not self.has_body(node):  # unsupported wherever it is
+                self.fail(node, UnsupportedOp(self.no_handler_message(node)))
+            else:
+                self._record(node, "skipped")
             return
-        handler = self.lookup(node.op_type, node.domain, node.version)
         if handler is None:
             try:
                 inlined = self._inline(node)
@@ -284,6 +289,12 @@ class Importer:
     def _inline(self, node: Node) -> bool:
         """Convert `node` through a body the source format defines for its op (e.g. an ONNX
         function) when no handler exists; False when there is none (extension point)."""
+        return False
+
+    def has_body(self, node: Node) -> bool:
+        """Whether `_inline` could convert `node` (a node without a handler) through a body
+        its source format defines for the op, told without converting it (extension point;
+        asked for nodes that read a failed node's output)."""
         return False
 
     def _track_bool(self, node: Node) -> None:

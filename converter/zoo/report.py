@@ -21,11 +21,15 @@ from .runner import ZooReport, ZooResult
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Write `text` to `path` through a temporary file beside it and one rename."""
+    """Write `text` to `path` through a temporary file beside it and one rename; the file
+    gets the mode the umask gives (0644 under umask 022), as every other output."""
+    from ..export.api import current_umask
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):

@@ -56,7 +56,7 @@ from ...result import ConversionResult
 from ...webnn import MLContext, MLOperand
 from .nodecheck import check_node, schema_of
 from .reader import read_onnx, topological_order
-from .subgraph import expand_function, expand_graph, function_body
+from .subgraph import expand_function, expand_graph, function_body, schema_functions
 
 _NUMPY_TYPES = frozenset({"bool", "float16", "float32", "float64", "int8", "int16", "int32",
                           "int64", "uint8", "uint16", "uint32", "uint64"})
@@ -226,6 +226,17 @@ class ONNXImporter(Importer):
         else:
             self._record(node, "decomposed" if len(ops) > 1 else "native", ops)
         return True
+
+    def has_body(self, node: Node) -> bool:
+        """A model-local function or a schema function body (plain or context-dependent)
+        defines `node`'s op."""
+        if (node.domain, node.op_type) in (self.source.functions or {}):
+            return True
+        try:
+            schema = schema_functions(node.op_type, node.version, node.domain)
+        except Exception:  # noqa: BLE001 - unknown op or domain: no body
+            return False
+        return bool(schema.has_function or schema.has_context_dependent_function)
 
     _declined: Node | None = None
     """The node whose handler raised `UseFunctionBody`, while its body is being inlined."""

@@ -34,8 +34,9 @@ import tflite
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
-EXTRA_HINT = "pip install 'webnn-converter[tflite]'"
-"""What installs the newest TFLite schema (and the LiteRT interpreter)."""
+EXTRA = "tflite"
+"""The extra that installs the newest TFLite schema (and the LiteRT interpreter); its
+command is `converter.install.install_hint(EXTRA)`."""
 
 
 def _enum(cls: Any) -> dict[int, str]:
@@ -137,7 +138,10 @@ def unknown_options_note() -> str:
     extra whose newer schema may know it (empty when LiteRT is installed)."""
     if litert_schema() is not None:
         return ""
-    return f" (its options are not read; LiteRT's newer schema may know it: {EXTRA_HINT})"
+    from ...install import install_hint
+
+    return (" (its options are not read; LiteRT's newer schema may know it: "
+            f"{install_hint(EXTRA)})")
 
 
 def decode(table_name: str, table: Table) -> dict[str, Any] | None:
@@ -202,6 +206,6 @@ def sparse_vector_class(kind: int) -> type | None:
     return {1: tflite.Int32Vector, 2: tflite.Uint16Vector, 3: tflite.Uint8Vector}.get(kind)
 
 
-__all__ = ["BUILTIN_NAMES", "EXTRA_HINT", "OPTIONS2_NAMES", "OPTIONS_NAMES",
+__all__ = ["BUILTIN_NAMES", "EXTRA", "OPTIONS2_NAMES", "OPTIONS_NAMES",
            "QUANTIZATION_DETAILS", "builtin_name", "decode", "defaults", "litert_schema",
            "sparse_vector_class", "tensor_external_buffer", "unknown_options_note"]

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from ...errors import ConversionError, ReferenceFailed, exception_text
+from ...install import install_hint
 from ...isolate import isolated
 from ..base import SourceRun
-from .options import EXTRA_HINT
+from .options import EXTRA
 
 
 class LiteRTMissing(ConversionError):
@@ -46,7 +47,7 @@ def run_tflite(model: str | os.PathLike[str] | bytes, source: Any,
         from ai_edge_litert.interpreter import Interpreter, OpResolverType
     except ImportError as exc:
         raise LiteRTMissing("running TFLite models (validation) needs the LiteRT interpreter, "
-                            f"which is not installed: {EXTRA_HINT}") from exc
+                            f"which is not installed: {install_hint(EXTRA)}") from exc
     kwargs: dict[str, Any] = {}
     if isinstance(model, (bytes, bytearray)):
         kwargs["model_content"] = bytes(model)

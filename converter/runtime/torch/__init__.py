@@ -299,7 +299,9 @@ if torch is not None:
 
 def _factory(device: str = "cpu", **options: Any) -> Any:
     if torch is None:
-        raise ValueError("the torch backend needs PyTorch: install webnn-converter[torch]")
+        from ...install import install_hint
+
+        raise ValueError(f"the torch backend needs PyTorch: {install_hint('torch')}")
     unknown = sorted(set(options) - {"threads", "compile", "cuda_graphs"})
     if unknown:
         raise ValueError(f"the torch backend takes threads, compile and cuda_graphs, "

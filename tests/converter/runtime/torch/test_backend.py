@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -52,8 +53,8 @@ def test_without_torch_the_factory_says_what_to_install() -> None:
             "except ValueError as exc:\n"
             "    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert "install webnn-converter[torch]" in out.stdout
+                         check=True, cwd=Path(__file__).resolve().parents[4])
+    assert "pip install -e '.[torch]'" in out.stdout  # from the checkout's root
 
 
 def test_compiled_once_and_reused() -> None:
