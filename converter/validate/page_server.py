@@ -177,7 +177,8 @@ class PageServer:
         self._server = _Server(("127.0.0.1", 0), Handler)
         self.port = int(self._server.server_address[1])
         allowed.update({f"127.0.0.1:{self.port}", f"localhost:{self.port}"})
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.1}, daemon=True)
 
     def url(self, path: str) -> str:
         """The address of `path` (absolute, e.g. '/g0/model.html') on this server."""
