@@ -241,11 +241,15 @@ def check_outdir(outdir: str | os.PathLike[str], *, force: bool = False) -> None
     (ValueError for a file-system root, NotADirectoryError, FolderNotOurs, ExportFolderError
     for a dangling symlink) without writing anything, so that a caller can fail before a
     long conversion. Listed files are compared by size only here; `export()` compares their
-    SHA-256 too."""
+    SHA-256 too. Takes the folder's lock for the check (waits while an export moves its
+    files in)."""
     target = Path(os.path.abspath(outdir))
     if target.parent == target:
         raise ValueError(f"export: {outdir} is a file-system root; choose a folder")
-    claim(target, force, Path(outdir), verify=False)
+    with contextlib.ExitStack() as stack:
+        with contextlib.suppress(OSError):  # absent, not a folder, not lockable: see claim
+            stack.enter_context(locked_folder(target, Path(outdir), 0, create=False))
+        claim(target, force, Path(outdir), verify=False)
 
 
 def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "webnn",

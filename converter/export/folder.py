@@ -177,6 +177,8 @@ def is_our_temp(path: Path) -> bool:
         return False
     try:
         return (path / TEMP_OWNER).is_file() or not any(path.iterdir())
+    except FileNotFoundError:
+        return True  # removed meanwhile by its owner
     except OSError:
         return False
 
