@@ -15,6 +15,7 @@ from typing import Any
 import click
 import numpy as np
 
+from converter.budgets import CONVERSION_BUDGETS as _CONVERSION_BUDGETS
 from converter.errors import exception_text, quoted
 
 from .help import BudgetOption
@@ -355,10 +356,11 @@ def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
     return budget_options(*CONVERSION_BUDGETS)(fn)
 
 
-CONVERSION_BUDGETS = ("max_constant_bytes", "max_total_constant_bytes", "max_unrolled_nodes",
-                      "max_trip_count", "max_recurrent_steps", "max_nesting")
-"""The budgets (`converter.budgets`) `model_options` adds flags for; `--max-export-bytes`
-is the convert command's own."""
+CONVERSION_BUDGETS = _CONVERSION_BUDGETS
+"""The budgets (`converter.budgets.CONVERSION_BUDGETS`, from the one table) `model_options`
+adds flags for; `--max-export-bytes` is the convert command's own."""
+
+
 def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator adding one flag per named budget (`--max-constant-bytes SIZE`, ...). The
     values are not passed to the command: `given_budgets()` collects them."""

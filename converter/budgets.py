@@ -101,6 +101,34 @@ class Budgets:
         "the sequence length of a recurrent op decomposed from primitives, which is unrolled "
         "step by step (ONNX RNN/GRU/LSTM that WebNN's gru/lstm cannot express, TFLite "
         "LSTM/RNN sequences): each step adds about ten graph operations"))
+    max_nodes: int = field(default=250_000, metadata=_spec(
+        "--max-nodes", "nodes", "one conversion",
+        "source nodes one conversion would meet, counted when the model is read, before "
+        "anything is converted: the nodes of the main graph plus those of every subgraph "
+        "(ONNX If branches, Loop/Scan bodies, TFLite IF/WHILE/CALL_ONCE subgraphs) and "
+        "model-local function body, each counted once per place it is inlined (loop bodies "
+        "once; unrolling is --max-unrolled-nodes)"))
+    max_inlined_nodes: int = field(default=65536, metadata=_spec(
+        "--max-inlined-nodes", "nodes", "subgraphs and function bodies",
+        "the part of --max-nodes inside subgraphs and function bodies, counted before "
+        "anything is converted: a tree of nested If nodes or a function calling functions "
+        "asks for work that grows with every level while the file stays small"))
+    max_derived_bytes: int = field(default=256 * MiB, metadata=_spec(
+        "--max-derived-bytes", "bytes", "derived constants",
+        "constants a model derives at conversion time beyond what its file stores (folded "
+        "values, densified sparse tensors, zero-filled variable tensors, constants handlers "
+        "build): each one, and all of them added up, may take this plus --max-derived-ratio "
+        "times the model's size (its file, or its weights when they are larger), so a tiny "
+        "file cannot ask for gigabytes; checked with --max-constant-bytes, before allocating"))
+    max_derived_ratio: int = field(default=32, metadata=_spec(
+        "--max-derived-ratio", "x the model's size", "derived constants",
+        "how many times the model's size its derived constants may take on top of "
+        "--max-derived-bytes (see there)"))
+    max_manifest_bytes: int = field(default=1 * MiB, metadata=_spec(
+        "--max-manifest-bytes", "bytes", "one manifest",
+        "the JSON manifest of an exported graph's weights blob (`.manifest.json`), checked "
+        "before it is parsed: this plus 16 times the size of the weights file it describes "
+        "(an honest entry takes about 150 bytes per tensor)"))
     max_nesting: int = field(default=16, metadata=_spec(
         "--max-nesting", "levels", "nesting",
         "how deeply function bodies and subgraphs (ONNX If/Loop/Scan bodies, TFLite "
@@ -122,6 +150,11 @@ class Budgets:
         "until its last reader; validate's divergence search keeps every value, and is "
         "skipped with a note when that is over)"))
 
+    source_bytes: int | None = field(default=None, compare=False, repr=False)
+    """The size of the model being converted (`for_source`): with it, every one-constant
+    check (`check("max_constant_bytes", ...)`) also checks the derived-constant limit
+    (`derived_limit`). Not a budget: no flag, not in `BUDGETS`."""
+
     def __post_init__(self) -> None:
         for spec in BUDGETS:
             raw = getattr(self, spec.name)
@@ -132,22 +165,55 @@ class Budgets:
         """A copy with some fields changed (None values are ignored)."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
+    def for_source(self, size: int) -> Budgets:
+        """A copy that knows the model's size in bytes (`source_bytes`): derived constants
+        are then bounded relative to it (`derived_limit`)."""
+        return replace(self, source_bytes=max(int(size), 0))
+
+    def derived_limit(self) -> int | None:
+        """Bytes the model may derive (each derived constant and all of them together):
+        `max_derived_bytes + max_derived_ratio x source_bytes`; None while the model's size
+        is unknown."""
+        if self.source_bytes is None:
+            return None
+        return int(self.max_derived_bytes) + int(self.max_derived_ratio) * self.source_bytes
+
     def check(self, name: str, amount: int, subject: str) -> None:
         """Raise `BudgetExceeded` when `amount` is over budget `name`. `subject` starts the
         message and is followed by the amount: "the folded constant would take" ->
-        "the folded constant would take 7.8 GiB, over the budget of 2 GiB for one constant"."""
+        "the folded constant would take 7.8 GiB, over the budget of 2 GiB for one constant".
+        A one-constant check (`max_constant_bytes`) also checks the derived limit once the
+        model's size is known (`for_source`)."""
         limit = int(getattr(self, name))
         if amount > limit:
             raise over_budget(name, amount, limit, subject)
+        if name == "max_constant_bytes":
+            self.check_derived(amount, subject)
+
+    def check_derived(self, amount: int, subject: str) -> None:
+        """Raise `BudgetExceeded` when `amount` derived bytes (one constant, or the sum so
+        far) are over `derived_limit` (nothing while the model's size is unknown)."""
+        limit = self.derived_limit()
+        if limit is not None and amount > limit:
+            raise over_derived(self, amount, limit, subject)
 
     def to_dict(self) -> dict[str, int]:
         return {spec.name: int(getattr(self, spec.name)) for spec in BUDGETS}
 
 
 BUDGETS: tuple[BudgetSpec, ...] = tuple(
-    BudgetSpec(f.name, *f.metadata["budget"]) for f in fields(Budgets))
+    BudgetSpec(f.name, *f.metadata["budget"]) for f in fields(Budgets) if "budget" in f.metadata)
 """Every budget in field order."""
 SPECS: Mapping[str, BudgetSpec] = {s.name: s for s in BUDGETS}
+RUN_BUDGETS = ("max_tensor_bytes", "max_run_bytes")
+"""The budgets of running a converted graph (`converter.run_memory`)."""
+READ_BUDGETS = ("max_manifest_bytes",)
+"""The budgets of reading an exported graph (`converter.serialize`)."""
+CONVERSION_BUDGETS: tuple[str, ...] = tuple(
+    s.name for s in BUDGETS
+    if s.name not in (*RUN_BUDGETS, *READ_BUDGETS, "max_export_bytes"))
+"""The budgets of converting a model: the flags every model-reading command has
+(`cli.common.model_options`); the export, run and read budgets are their commands' own."""
 
 
 def amount_text(spec: BudgetSpec, amount: int) -> str:
@@ -162,6 +228,23 @@ def over_budget(name: str, amount: int, limit: int, subject: str) -> BudgetExcee
     message = (f"{subject} {amount_text(spec, amount)}{exact}, over the budget of "
                f"{amount_text(spec, limit)} for {spec.scope}")
     return BudgetExceeded(message, budget=name, flag=spec.flag, amount=amount, limit=limit)
+
+
+def over_derived(budgets: Budgets, amount: int, limit: int, subject: str) -> BudgetExceeded:
+    """The error of `amount` derived bytes over `limit` (`Budgets.check_derived`): it names
+    the model's size and both flags that raise the limit."""
+    size = budgets.source_bytes or 0
+    exact = f" ({amount:,} bytes)" if amount >= KiB else ""
+    message = (f"{subject} {format_bytes(amount)}{exact}, over the budget of "
+               f"{format_bytes(limit)} for constants derived from a {format_bytes(size)} "
+               f"model ({format_bytes(int(budgets.max_derived_bytes))} + "
+               f"{int(budgets.max_derived_ratio)} x its size)")
+    return BudgetExceeded(
+        message, budget="max_derived_bytes", flag="--max-derived-bytes", amount=amount,
+        limit=limit,
+        hint_cli="raise it with --max-derived-bytes or --max-derived-ratio",
+        hint_python="raise it with budgets=Budgets(max_derived_bytes=...) or "
+                    "max_derived_ratio=...")
 
 
 def out_of_memory(budgets: Budgets | None = None, during: str = "the conversion"

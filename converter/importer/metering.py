@@ -25,12 +25,16 @@ def itemsize(dtype: Any) -> int:
 
 class Meter:
     """The budgets of one import and what it has spent: `constant_bytes` (folded values and
-    graph constants so far), `unrolled` (source nodes converted inside unrolled loop bodies,
-    nested loops included) and `loop_depth` (loops being unrolled now)."""
+    graph constants so far), `derived_bytes` (the part of them made at conversion time:
+    folded values and handler-built constants, not the model's own weights; bounded by
+    `Budgets.derived_limit` once the model's size is known), `unrolled` (source nodes
+    converted inside unrolled loop bodies, nested loops included) and `loop_depth` (loops
+    being unrolled now)."""
 
     def __init__(self, budgets: Budgets) -> None:
         self.budgets = budgets
         self.constant_bytes = 0
+        self.derived_bytes = 0
         self.unrolled = 0
         self.loop_depth = 0
 
@@ -40,10 +44,16 @@ class Meter:
         it bring the conversion's constants over `max_total_constant_bytes`?"""
         self.budgets.check("max_constant_bytes", size, subject)
         self._check_total(size)
+        self._check_derived(size)
 
     def _check_total(self, size: int) -> None:
         self.budgets.check("max_total_constant_bytes", self.constant_bytes + size,
                            "the constants of this conversion would take")
+
+    def _check_derived(self, size: int) -> None:
+        if self.derived_bytes:
+            self.budgets.check_derived(self.derived_bytes + size,
+                                       "the constants derived by this conversion would take")
 
     def add_constant(self, size: int, *, single: bool = True,
                      subject: str = "the folded constant would take") -> None:
@@ -51,8 +61,11 @@ class Meter:
         it as one constant)."""
         if single:
             self.budgets.check("max_constant_bytes", size, subject)
+            self._check_derived(size)
         self._check_total(size)
         self.constant_bytes += size
+        if single:
+            self.derived_bytes += size
 
     def node(self) -> None:
         """A source node is about to be converted (counted when inside an unrolled loop)."""

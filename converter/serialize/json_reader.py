@@ -312,7 +312,9 @@ def loads_json(text: str | bytes, weights: bytes | None = None,
     """Build an MLGraph from an in-memory `.webnn.json` document (and optionally the WGWT
     weights bytes and manifest JSON)."""
     doc, in_names, out_names = parse_json(text, path)
-    man = parse_manifest(manifest, f"{path} (manifest)") if manifest is not None else None
+    man = parse_manifest(manifest, f"{path} (manifest)",
+                         weights_bytes=None if weights is None else len(weights)) \
+        if manifest is not None else None
     blob = (WeightsBlob(bytes(weights), None, len(weights), f"{path} (weights)")
             if weights is not None else None)
     graph = GraphBuilder(doc, man, blob, context or ML().create_context(), free_dims or {},

@@ -42,7 +42,9 @@ def loads(text: str, weights: bytes | None = None, manifest: str | bytes | None 
           ) -> MLGraph:
     """Build an MLGraph from in-memory `.webnn` text, weights bytes and manifest JSON."""
     doc = parse(text, path)
-    man = parse_manifest(manifest, f"{path} (manifest)") if manifest is not None else None
+    man = parse_manifest(manifest, f"{path} (manifest)",
+                         weights_bytes=None if weights is None else len(weights)) \
+        if manifest is not None else None
     blob = (WeightsBlob(bytes(weights), None, len(weights), f"{path} (weights)")
             if weights is not None else None)
     return GraphBuilder(doc, man, blob, context or ML().create_context(), free_dims or {},
@@ -146,7 +148,8 @@ def build_graph(doc: GraphText, graph_path: Path, *, weights_path: str | Path | 
         else:
             if found.manifest is not None:
                 man = parse_manifest(read_file(found.manifest, MAX_MANIFEST_BYTES),
-                                     str(found.manifest))
+                                     str(found.manifest),
+                                     weights_bytes=_file_size(found.weights))
             if found.weights is not None:
                 wpath = found.weights
                 try:
@@ -197,3 +200,13 @@ def read_file(path: Path, limit: int) -> bytes:
 
 __all__ = ["WeightsFiles", "build_graph", "find_companions", "find_weights", "graph_stem",
            "load_webnn", "loads", "read_file"]
+
+
+def _file_size(path: Path | None) -> int | None:
+    """The size of the weights file a manifest describes (None: none, or unreadable)."""
+    if path is None:
+        return None
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None

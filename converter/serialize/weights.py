@@ -88,10 +88,57 @@ def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def parse_manifest(text: str | bytes, path: str = "<manifest>") -> Manifest:
-    """Validate a manifest's structure (types, ranges); file bounds are checked on load."""
+MANIFEST_RATIO = 16
+"""A manifest may take `max_manifest_bytes` plus this many times its weights file."""
+
+
+def check_manifest_size(size: int, weights_bytes: int | None, path: str) -> None:
+    """Refuse a manifest of `size` bytes before it is parsed (`json.loads` takes about 16
+    times the text in memory, and as long): over `max_manifest_bytes` (the active budgets,
+    `converter.budgets`) plus `MANIFEST_RATIO` times the size of the weights file it
+    describes (`weights_bytes`; None: no weights file). `BudgetExceeded` names the file."""
+    from ..budgets import active, format_bytes, over_budget
+
+    budgets = active()
+    limit = int(budgets.max_manifest_bytes) + MANIFEST_RATIO * max(weights_bytes or 0, 0)
+    if size > limit:
+        base = format_bytes(int(budgets.max_manifest_bytes))
+        raise over_budget("max_manifest_bytes", size, limit,
+                          f"{path}: the manifest of a {weights_bytes or 0:,}-byte weights "
+                          f"file (at most {base} + {MANIFEST_RATIO} x its size) takes")
+
+
+MAX_INT_DIGITS = 20
+"""The most digits a manifest integer may have (offsets, lengths and dimensions are below
+2**64, 20 digits); longer ones are refused before Python converts them."""
+
+
+class _LongInteger(ValueError):
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise _LongInteger(digits)
+    return int(text)
+
+
+def parse_manifest(text: str | bytes, path: str = "<manifest>", *,
+                   weights_bytes: int | None = -1) -> Manifest:
+    """Validate a manifest's structure (types, ranges); file bounds are checked on load.
+    Its size is checked first (`check_manifest_size`) against the weights file of
+    `weights_bytes` (None: none; -1, the default: not checked, for callers that checked)."""
+    if weights_bytes is None or weights_bytes >= 0:
+        check_manifest_size(len(text), weights_bytes, path)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_bounded_int)
+    except _LongInteger as e:
+        raise WebnnFormatError(f"an integer with {e.digits} digits; manifest integers "
+                               f"(offsets, lengths, dimensions) have at most {MAX_INT_DIGITS}",
+                               path) from None
     except json.JSONDecodeError as e:
         raise WebnnFormatError(f"invalid JSON: {e.msg}", path, e.lineno, e.colno) from None
     except (UnicodeDecodeError, RecursionError) as e:

@@ -43,9 +43,27 @@ def convert(model: str | os.PathLike[str] | bytes | Any, *, label: str,
     """
     if signature:
         raise InvalidModel(f"{label}: signatures apply to TFLite models only")
-    with using(budgets) as active_budgets:
-        return _convert(model, label, free_dims, input_shapes, pin_inputs, input_dims,
-                        active_budgets)
+    with using(budgets) as given:
+        sized = given.for_source(_model_bytes(model))  # derived constants scale with it
+        with using(sized) as active_budgets:
+            return _convert(model, label, free_dims, input_shapes, pin_inputs, input_dims,
+                            active_budgets)
+
+
+def _model_bytes(model: Any) -> int:
+    """The size of the model as given: its file, its bytes or its serialised proto (the
+    base of the derived-constant budget; see `Budgets.for_source`)."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return len(model)
+    if isinstance(model, (str, os.PathLike)):
+        try:
+            return os.stat(model).st_size
+        except OSError:
+            return 0
+    try:
+        return int(model.ByteSize())
+    except Exception:  # noqa: BLE001 - not a proto: no size known
+        return 0
 
 
 def _convert(model: Any, label: str, free_dims: Mapping[str, int] | None,
@@ -61,6 +79,9 @@ def _convert(model: Any, label: str, free_dims: Mapping[str, int] | None,
         exc.add_fixes(c.fix for c in proto_view(proto).control_inputs()
                       if c.name not in pinned)
         raise
+    weights = sum(int(getattr(v, "nbytes", 0)) for v in source.constants.values())
+    if budgets.source_bytes is not None and weights > budgets.source_bytes:
+        budgets = budgets.for_source(weights)  # external data: the weights are the model
     try:
         result = import_onnx(source, budgets=budgets)
     except ConversionFailed as exc:

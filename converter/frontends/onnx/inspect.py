@@ -125,9 +125,11 @@ def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
     from op_mappings.onnx import handlers, lookup
 
     from .reader import _value_info, load_proto, model_functions
+    from .sizing import size_model
     from .subgraph import schema_functions
 
     proto, _, label = load_proto(model if not isinstance(model, Path) else str(model))
+    size_model(proto, label)  # recursion, nesting and node counts bound the walk below
     graph = proto.graph
     opsets: dict[str, int] = {}
     for entry in proto.opset_import:

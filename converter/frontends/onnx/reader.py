@@ -52,6 +52,7 @@ from ...errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
 from ...ir import Dim, Node, SourceGraph, ValueInfo
 from ..free_dims import InputDims, check_free_dim_values, check_input_dims, fixes_for
 from .rawdata import split_raw_data, tensor_view
+from .sizing import size_model
 from .tensors import (
     _sparse_to_array,
     constant_node_value,
@@ -219,6 +220,7 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
               input_dims: InputDims | None = None) -> SourceGraph:
     """Read an ONNX model into a `SourceGraph` (see the module docstring)."""
     proto, base_dir, label, views = _load_split(model)
+    size_model(proto, label)  # node counts, nesting, recursion: before any other work
     warnings: list[str] = []
     # Given a ModelProto, the checker looks for external data relative to the working
     # directory; given the path it looks beside the model, where the data is.

@@ -217,9 +217,20 @@ def convert_tflite(model: str | os.PathLike[str] | bytes, signature: str | None 
     """
     from op_mappings.tflite import lookup
 
-    with using(budgets) as active_budgets:
+    with using(budgets) as given, using(given.for_source(_model_bytes(model))) as active_budgets:
         source: TFLiteSourceGraph = read_tflite(
             model, signature=signature, input_shapes=input_shapes, input_dims=input_dims,
             settings={"fold_fp16": bool(fold_fp16), **settings})
         result = TFLiteImporter(source, lookup, context, budgets=active_budgets).run()
     return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
+
+
+def _model_bytes(model: str | os.PathLike[str] | bytes) -> int:
+    """The size of the model file or bytes (the base of the derived-constant budget:
+    `converter.budgets.Budgets.for_source`)."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return len(model)
+    try:
+        return os.stat(model).st_size
+    except (OSError, TypeError, ValueError):
+        return 0

@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 import tflite
 
+from ...budgets import active, nbytes
 from ...errors import InvalidModel
 from ...ir import ValueInfo
 from ..free_dims import InputDims
@@ -94,6 +95,10 @@ class _Reader:
         self.label = label
         self.settings = MappingProxyType(dict(settings))
         self.warnings: list[str] = []
+        given = active()
+        self.budgets = given if given.source_bytes is not None else given.for_source(self.size)
+        """The active budgets, knowing the file's size (derived constants: densified
+        sparse tensors, zero-filled variables are bounded relative to it)."""
 
     def fail(self, message: str) -> InvalidModel:
         return InvalidModel(f"{self.label}: {message}")
@@ -213,6 +218,10 @@ class _Reader:
             if value is not None and i not in inputs:
                 consts[info.name] = value
             elif info.is_variable and i not in inputs and info.dtype in NUMPY_READABLE:
+                self.budgets.check("max_constant_bytes",  # before allocating the zeros
+                               nbytes(info.shape, np.dtype(info.dtype).itemsize),
+                               f"{self.label}: the variable tensor {info.tensor_name!r} "
+                               "would start as zeros of")
                 consts[info.name] = _ro(np.zeros(info.shape, info.dtype))
                 self.warnings.append(f"variable tensor {info.tensor_name!r} starts as zeros")
         nodes = []
@@ -358,7 +367,8 @@ class _Reader:
             return None
         count = int(np.prod(info.shape, dtype=np.int64))
         if info.sparsity is not None:
-            return _ro(densify(np.asarray(flat), info.shape, info.sparsity, what, self.label))
+            return _ro(densify(np.asarray(flat), info.shape, info.sparsity, what, self.label,
+                               self.budgets))
         if info.dtype in ("int4", "uint4") and flat.size in (count + 1,) and count % 2:
             flat = flat[:count]
         if flat.size != count:

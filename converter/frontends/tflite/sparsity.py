@@ -8,19 +8,28 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...budgets import active, nbytes
+from ...budgets import Budgets, active, nbytes
 from ...errors import InvalidModel
 from .records import SparsityInfo
 
 
 def densify(values: np.ndarray, shape: Sequence[int], sp: SparsityInfo, what: str = "tensor",
-            label: str = "") -> np.ndarray:
+            label: str = "", budgets: Budgets | None = None) -> np.ndarray:
     """The dense tensor of a TFLite sparse constant (TACO-style format: dense and CSR
     levels in `traversal_order`, block dimensions after the tensor's own).
-    Vectorised per level: positions and coordinates are carried as arrays."""
+    Vectorised per level: positions and coordinates are carried as arrays. The dense size
+    is checked first against `budgets` (default the active ones; the reader passes them
+    knowing the file's size, so a tiny file cannot densify to gigabytes)."""
     shape = tuple(int(d) for d in shape)
-    active().check("max_constant_bytes", nbytes(shape, values.dtype.itemsize),
-                   f"{label}: the sparse {what} would densify to")
+    budgets = budgets or active()
+    budgets.check("max_constant_bytes", nbytes(shape, values.dtype.itemsize),
+                  f"{label}: the sparse {what} would densify to")
+
+    def check_frontier(size: int, arrays: int) -> None:
+        """The index arrays of the next level (`arrays` int64 arrays of `size`): the
+        metadata's dense sizes are not tied to the shape, so they are budgeted too."""
+        budgets.check("max_constant_bytes", nbytes(size, 8 * arrays),
+                      f"{label}: densifying the sparse {what} needs index arrays of")
     n = len(shape)
     order, bmap, levels = sp.traversal_order, sp.block_map, sp.dim_metadata
     k = len(bmap)
@@ -35,6 +44,7 @@ def densify(values: np.ndarray, shape: Sequence[int], sp: SparsityInfo, what: st
             size = meta.dense_size
             if size < 0 or pos.size * max(size, 1) > 1 << 31:
                 raise InvalidModel(f"{label}: {what}: sparse dense level size {size} too large")
+            check_frontier(pos.size * max(size, 1), len(coords) + 3)
             new_pos = (pos[:, None] * size + np.arange(size)[None, :]).reshape(-1)
             coords = [np.repeat(c, size) for c in coords]
             coords.append(np.tile(np.arange(size, dtype=np.int64), pos.size))
@@ -49,6 +59,7 @@ def densify(values: np.ndarray, shape: Sequence[int], sp: SparsityInfo, what: st
             if np.any(counts < 0) or (ends.size and ends.max() > idx.size):
                 raise InvalidModel(f"{label}: {what}: sparse segments out of range")
             total = int(counts.sum())
+            check_frontier(total, len(coords) + 4)
             first = np.repeat(np.cumsum(counts) - counts, counts)
             new_pos = np.arange(total, dtype=np.int64) - first + np.repeat(starts, counts)
             new_pos = new_pos.astype(np.int64)
