@@ -129,6 +129,9 @@ def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
         raise InvalidModel(f"tensor {quoted(tensor_name)} has external data without a "
                            "location")
     what = f"tensor {quoted(tensor_name)}: external data location"
+    if "\0" in location:
+        raise InvalidModel(f"{what} {quoted(location)} contains a NUL character, which no "
+                           "file name can hold")
     check_relative(location, what)
     try:
         target = confined(base_dir / location, base_dir, what, location)
