@@ -273,6 +273,62 @@ def test_attribute_mutators_reach_extremes(corpus: list[seeds.Seed]) -> None:
     assert {0, -1, 2**63 - 1} & values
 
 
+def test_amplification_mutators_reach_every_shape(corpus: list[seeds.Seed]) -> None:
+    """ONNX: If chains and trees, doubling and recursive functions, big derived constants
+    and sparse dense shapes; TFLite: big variable tensors, sparse dense shapes and dense
+    levels. The mutants stay parseable and small (the point is a small file)."""
+    seed = next(s for s in corpus if s.name == "tiny_cnn")
+    seen: set[str] = set()
+    for i in range(60):
+        model = onnx_mut.parse(seed.files["tiny_cnn.onnx"])
+        detail = onnx_mut.amplify(model, random.Random(i), Mutation({}, "x"))
+        assert detail is not None
+        seen.add(detail.split(":")[0])
+        assert len(onnx_mut.parse(model.SerializeToString()).graph.node) >= 1
+        assert model.ByteSize() < 2 << 20
+    assert {"if-chain", "if-tree", "doubling", "recursive", "sparse", "ConstantOfShape",
+            "Expand", "Tile", "Range"} <= seen
+    tfl = next(s for s in corpus if "tflite" in s.kinds)
+    S = tflite_mut.schema()
+    if S is None:
+        return
+    hows = set()
+    for i in range(30):
+        m = S.ModelT.InitFromPackedBuf(tfl.files[tfl.kinds["tflite"]], 0)
+        detail = tflite_mut.amplify(m, random.Random(i), Mutation({}, "x"))
+        assert detail is not None
+        hows.add(detail.split(":")[0])
+        assert len(tflite_mut._pack(S, m)) < 64 << 10
+    assert hows == {"variable", "sparse-shape", "sparse-levels"}
+
+
+def test_max_memory_caps_the_child_and_memory_error_is_a_finding(tmp_path: Path) -> None:
+    """--max-memory parses sizes; a run that allocates past the cap (a 1 GiB constant the
+    raised budgets allow, under a 512 MiB cap) ends in MemoryError: class 'memory', never
+    'clean', although the CLI printed one error line."""
+    from tools.fuzz.cli import _memory, _parser
+    from tools.fuzz.runner import SubprocessRunner
+
+    args = _parser().parse_args(["run", "--out", "x", "--max-memory", "512MiB"])
+    assert _memory(args) == 512 << 20
+    assert _memory(_parser().parse_args(["run", "--out", "x"])) == 4 << 30
+    from onnx import TensorProto, helper, numpy_helper
+
+    value = helper.make_tensor("v", TensorProto.FLOAT, [1], [1.0])
+    graph = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["s"], ["y"], name="n", value=value)], "g", [],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array([16384, 16384], np.int64), "s")])
+    (tmp_path / "m").mkdir()
+    onnx.save_model(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]),
+                    tmp_path / "m" / "big.onnx")
+    result = SubprocessRunner(timeout=600, memory=512 << 20).run(
+        ["convert", "m/big.onnx", "-o", "out", "--max-derived-bytes", "4GiB"], tmp_path)
+    cls = classify("convert", result.exit_code, result.signal, result.timed_out,
+                   result.stdout, result.stderr).cls
+    assert cls == "memory", result.stderr
+
+
 def test_tflite_mutators(corpus: list[seeds.Seed]) -> None:
     tfl = [s for s in corpus if "tflite" in s.kinds]
     if not tfl:

@@ -204,7 +204,8 @@ class Campaign:
         if not by_kind:
             raise SystemExit(f"no seeds for kinds {', '.join(kinds)}")
         self.log(f"{len(corpus)} seeds; kinds {', '.join(by_kind)}; {self.count} mutants, "
-                 f"{self.jobs} jobs, {self.runner.mode} mode, timeout {self.runner.timeout}s")
+                 f"{self.jobs} jobs, {self.runner.mode} mode, timeout {self.runner.timeout}s, "
+                 f"address space {self.runner.memory / (1 << 30):g} GiB")
         names = sorted(by_kind)
         weights = [mutators.WEIGHTS.get(k, 1) for k in names]
         node = shutil.which("node")
@@ -368,6 +369,7 @@ class Campaign:
             "seed": self.seed, "count": self.count, "done": self.done,
             "interrupted": self.interrupted, "jobs": self.jobs,
             "mode": self.runner.mode, "timeout": self.runner.timeout,
+            "max_memory": self.runner.memory,
             "seconds": round(self.seconds, 1), "kinds": kinds,
             "counts": {c: dict(self.counts[c]) for c in CLASSES if self.counts[c]},
             "not_clean": sum(sum(self.counts[c].values()) for c in NOT_CLEAN),

@@ -2,7 +2,7 @@
 
     python -m tools.fuzz run --seed 1 --count 2000 --jobs 2 --out /tmp/fuzz_out \
         [--kinds onnx,tflite,webnn,webnn-json,manifest,weights,safetensors] [--timeout 20]
-        [--memory-gib 4] [--mode fork|subprocess] [--minimize-seconds 300]
+        [--max-memory 4GiB] [--mode fork|subprocess] [--minimize-seconds 300]
     python -m tools.fuzz repro /tmp/fuzz_out/cases/internal/onnx-00042 [--original]
         [--mode subprocess|fork] [--keep DIR]
     python -m tools.fuzz seeds DIR [--check]
@@ -35,7 +35,10 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--kinds", default=",".join(KINDS),
                    help=f"comma-separated kinds to mutate (default: all: {','.join(KINDS)})")
     r.add_argument("--timeout", type=float, default=20.0, help="wall-time limit per run (s)")
-    r.add_argument("--memory-gib", type=float, default=4.0, help="RLIMIT_AS per run (GiB)")
+    r.add_argument("--max-memory", type=_size, default=None, metavar="SIZE",
+                   help="address-space cap of each child (RLIMIT_AS), e.g. 4GiB (default); "
+                        "a run that ends in MemoryError under it is a 'memory' finding")
+    r.add_argument("--memory-gib", type=float, default=4.0, help=argparse.SUPPRESS)
     r.add_argument("--mode", choices=["fork", "subprocess"], default="fork",
                    help="fork a warm parent (fast) or start a fresh interpreter per run")
     r.add_argument("--minimize-seconds", type=float, default=300.0,
@@ -46,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     q.add_argument("--original", action="store_true", help="not the minimised form")
     q.add_argument("--mode", choices=["fork", "subprocess"], default="subprocess")
     q.add_argument("--timeout", type=float, default=20.0)
-    q.add_argument("--memory-gib", type=float, default=4.0)
+    q.add_argument("--max-memory", type=_size, default=None, metavar="SIZE")
+    q.add_argument("--memory-gib", type=float, default=4.0, help=argparse.SUPPRESS)
     q.add_argument("--keep", type=Path, default=None,
                    help="lay the case out in this (new) folder and keep it")
     s = sub.add_parser("seeds", help="write the seed corpus to a folder")
@@ -54,6 +58,23 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--check", action="store_true",
                    help="run each seed's command unmutated and print its class")
     return p
+
+
+def _size(text: str) -> int:
+    """A byte size ("4GiB", "512MiB", "4294967296") for --max-memory."""
+    from converter.budgets import parse_size
+
+    try:
+        return parse_size(text, "--max-memory")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _memory(args: argparse.Namespace) -> int:
+    """--max-memory, else the older --memory-gib (4 GiB by default)."""
+    if args.max_memory is not None:
+        return int(args.max_memory)
+    return int(args.memory_gib * (1 << 30))
 
 
 def _kinds(text: str) -> tuple[str, ...]:
@@ -73,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "run":
         from .campaign import Campaign
 
-        runner = make_runner(args.mode, args.timeout, int(args.memory_gib * (1 << 30)))
+        runner = make_runner(args.mode, args.timeout, _memory(args))
         campaign = Campaign(args.seed, args.count, args.out, runner, jobs=args.jobs,
                             kinds=_kinds(args.kinds), minimize_seconds=args.minimize_seconds,
                             progress=not args.quiet)
@@ -84,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "repro":
         from .campaign import repro
 
-        runner = make_runner(args.mode, args.timeout, int(args.memory_gib * (1 << 30)))
+        runner = make_runner(args.mode, args.timeout, _memory(args))
         verdict, result, case = repro(args.case, runner, original=args.original,
                                       keep=args.keep)
         saved_path = args.case / "verdict.json"

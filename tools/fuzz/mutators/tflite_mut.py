@@ -325,6 +325,58 @@ def dup_ops(m: Any, rng: random.Random, mut: Mutation) -> str | None:
     return str(len(sg.operators))
 
 
+BIG_DIMS = [[16384, 16384], [8192, 8192], [65536, 65536], [1 << 20, 4096], [100_000, 21_000]]
+"""Shapes asking for 256 MiB to 16 GiB of float32 from a few bytes of file."""
+
+
+def _sparsity(S: Any, levels: list[int], csr: bool) -> Any:
+    """Sparsity parameters of dense levels of `levels` sizes (the last one CSR over one
+    value when `csr`)."""
+    sp = S.SparsityParametersT()
+    sp.traversalOrder, sp.blockMap = list(range(len(levels))), []
+    dims = []
+    for i, size in enumerate(levels):
+        d = S.DimensionMetadataT()
+        if csr and i == len(levels) - 1:
+            d.format = 1
+            for attr, values in (("arraySegments", [0, 1]), ("arrayIndices", [0])):
+                vec = S.Int32VectorT()
+                vec.values = values
+                setattr(d, attr + "Type", S.SparseIndexVector.Int32Vector)
+                setattr(d, attr, vec)
+        else:
+            d.format, d.denseSize = 0, size
+        dims.append(d)
+    sp.dimMetadata = dims
+    return sp
+
+
+def amplify(m: Any, rng: random.Random, mut: Mutation) -> str | None:
+    """A few bytes that ask for gigabytes: a tensor made a variable (zero-filled when read)
+    of a big shape, a constant given a big dense shape through sparsity parameters, or
+    sparsity whose dense level sizes are far larger than the tensor's shape."""
+    S = schema()
+    ts = _tensors(m)
+    if S is None or not ts:
+        return None
+    _, t = rng.choice(ts)
+    dims = rng.choice(BIG_DIMS)
+    how = rng.choice(["variable", "sparse-shape", "sparse-levels"])
+    if how == "variable":
+        t.isVariable, t.buffer, t.shape = True, 0, list(dims)
+    elif how == "sparse-shape":
+        t.shape = list(dims)
+        t.sparsity = _sparsity(S, [1, dims[1]], csr=True)
+        buf = S.BufferT()
+        buf.data = [0, 0, 128, 63]  # one float32 1.0 (four int8 values)
+        m.buffers = list(m.buffers or []) + [buf]
+        t.buffer = len(m.buffers) - 1
+    else:
+        rank = max(len(_list(t.shape)), 1)
+        t.sparsity = _sparsity(S, [rng.choice([1 << 16, 1 << 20, 3 << 20])] * rank, csr=False)
+    return f"{how}:{dims}"
+
+
 MUTATORS: list[tuple[str, StructMutator]] = [
     ("shape", shape), ("shape", shape), ("type", ttype), ("buffer-index", buffer_index),
     ("buffer-data", buffer_data), ("buffer-data", buffer_data),
@@ -333,6 +385,7 @@ MUTATORS: list[tuple[str, StructMutator]] = [
     ("subgraphs", subgraphs), ("options", options), ("options", options),
     ("quantization", quantization), ("names", tflite_names), ("signature", signature),
     ("version", version), ("custom-options", custom_options), ("dup-ops", dup_ops),
+    ("amplify", amplify),
 ]
 
 
