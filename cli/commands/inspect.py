@@ -30,7 +30,10 @@ from ..output import (
 def inspect(model: str, signature: str | None, allow_roots: tuple[str, ...], debug: bool,
             as_json: bool) -> None:
     """Show MODEL's inputs, outputs, free dimensions and op types with their support status,
-    without converting it. Exits 2 when an op type is unsupported."""
+    without writing anything. The status comes from the checks convert runs (a trial
+    import, free dimensions at their suggested sizes or 1): an op type some of whose nodes
+    convert refuses is listed unsupported with the reason. Exits 2 when an op type is
+    unsupported."""
     with handled(debug, as_json):
         from converter.budgets import using
         from converter.validate.inspect import inspect_model

@@ -265,7 +265,8 @@ class ModelInfo:
             pins = render_fixes([c.fix for c in self.control_inputs], interface)
             lines.append(f"shape/control inputs: {names}; pin with {pins} (they only decide "
                          "shapes, sizes or control flow)")
-        lines.append(f"ops: {self.node_count} nodes, {len(self.ops)} types, "
+        types = len({o.key for o in self.ops})  # a type whose nodes partly fail has two rows
+        lines.append(f"ops: {self.node_count} nodes, {types} types, "
                      f"{len(self.unsupported)} unsupported")
         width = max((len(o.key) for o in self.ops), default=0)
         for o in self.ops:
