@@ -20,12 +20,14 @@ operation at the peak, the amount, the budget and its flag) before anything exec
 graph: `converter.validate` calls it before the reference framework, our backends or the
 browser run a model (and for the graph that keeps every intermediate value when it looks
 for a divergence), `compile_graph` and `ConversionResult.run` before a backend runs one, the
-`run` command before it loads the inputs. Restriction: operands of a graph built with
+`run` command before it loads the inputs, and `MLContext.compute` / `dispatch` before every
+run (the budgets active then; the importer's folds included). Restriction: operands of a graph built with
 dynamic shapes do not exist here (WebNN shapes are static).
 """
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -115,13 +117,31 @@ def estimate(graph: Any, *, keep_all: bool = False) -> RunMemory:
     return RunMemory(largest_bytes, largest, resident + peak, peak_at, resident)
 
 
+_ESTIMATES: weakref.WeakKeyDictionary[Any, RunMemory] = weakref.WeakKeyDictionary()
+"""`estimate(graph)` of the graphs checked so far (a built graph never changes): a graph
+computed many times is measured once."""
+
+
+def _estimate(graph: Any, keep_all: bool) -> RunMemory:
+    if keep_all:
+        return estimate(graph, keep_all=True)
+    try:
+        cached = _ESTIMATES.get(graph)
+    except TypeError:  # not weakly referenceable: measure every time
+        return estimate(graph)
+    if cached is None:
+        cached = _ESTIMATES[graph] = estimate(graph)
+    return cached
+
+
 def check_run_memory(graph: Any, budgets: Budgets | None = None, *,
                      what: str = "running the graph", keep_all: bool = False) -> RunMemory:
     """`estimate(graph, keep_all=keep_all)`, raising `BudgetExceeded` when its largest
     tensor is over `max_tensor_bytes` or its peak over `max_run_bytes` of `budgets` (the
-    active budgets when None). `what` starts the message ("running m.onnx")."""
+    active budgets when None). `what` starts the message ("running m.onnx"). The estimate
+    of a graph is measured once (`MLContext.compute` / `dispatch` check every run)."""
     b = budgets or active()
-    memory = estimate(graph, keep_all=keep_all)
+    memory = _estimate(graph, keep_all)
     if memory.largest_bytes > b.max_tensor_bytes:
         raise over_budget("max_tensor_bytes", memory.largest_bytes, b.max_tensor_bytes,
                           f"{what}: {memory.largest} would take")

@@ -1,7 +1,10 @@
 """ML, MLContext and MLTensor: contexts, tensors, dispatch and the compute() convenience.
 
 The spec's promise-returning methods are synchronous here: `read_tensor` returns the data,
-`dispatch` runs the graph before returning.
+`dispatch` runs the graph before returning. `compute` and `dispatch` check the run budgets
+first (`converter.run_memory`: the largest tensor and the estimated peak of the run against
+the active `max_tensor_bytes` / `max_run_bytes`), so a graph asking for more is one
+`BudgetExceeded`, never an allocation that fails half way.
 """
 
 from __future__ import annotations
@@ -152,7 +155,7 @@ class MLContext:
                 raise MLTypeError("dispatch: constant tensors cannot be graph inputs or outputs")
         _match("dispatch", "inputs", inputs, graph.input_descriptors)
         _match("dispatch", "outputs", outputs, graph.output_descriptors)
-        results = self._run(graph, {n: t.data for n, t in inputs.items()})
+        results = self._run(graph, {n: t.data for n, t in inputs.items()}, "dispatch")
         for name, tensor in outputs.items():
             tensor._data = results[name]
 
@@ -179,9 +182,16 @@ class MLContext:
                 raise MLTypeError(f"compute: input {name!r} is {arr.dtype}{list(arr.shape)}, "
                                   f"the graph expects {desc.data_type}{list(desc.shape)}")
             arrays[name] = arr
-        return self._run(graph, arrays)
+        return self._run(graph, arrays, "compute")
 
-    def _run(self, graph: MLGraph, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    def _run(self, graph: MLGraph, arrays: dict[str, np.ndarray], what: str
+             ) -> dict[str, np.ndarray]:
+        """Run `graph` on the backend, after checking the run budgets (`BudgetExceeded`:
+        its largest tensor or its estimated peak is over the active `max_tensor_bytes` /
+        `max_run_bytes`, `converter.run_memory`)."""
+        from ..run_memory import check_run_memory
+
+        check_run_memory(graph, what=what)
         key = self.backend.name
         executable = graph._compiled.get(key)
         if executable is None:

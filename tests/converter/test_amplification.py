@@ -340,3 +340,30 @@ def test_padded_manifest_is_refused_before_parsing(tmp_path: Path) -> None:
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
     assert "the manifest of a" in lines[0] and "max-manifest-bytes" in lines[0], lines[0]
+
+
+# -- running: MLContext.compute / dispatch check the run budgets (issue 27 item 13) -----------
+
+
+def test_compute_and_dispatch_check_the_run_budgets() -> None:
+    from converter.budgets import using
+    from converter.webnn import ML, MLGraphBuilder
+
+    ctx = ML().create_context()
+    builder = MLGraphBuilder(ctx)
+    x = builder.input("x", [1], "float32")
+    graph = builder.build({"y": builder.expand(x, [1024, 1024])})  # 4 MiB output
+    feeds = {"x": np.ones(1, np.float32)}
+    with using(Budgets(max_tensor_bytes="1MiB")):
+        with pytest.raises(BudgetExceeded, match=r"^compute: the output of expand .*4 MiB.*"
+                                                 r"over the budget of 1 MiB"):
+            ctx.compute(graph, feeds)
+        inp = ctx.create_tensor([1], "float32", writable=True)
+        ctx.write_tensor(inp, feeds["x"])
+        out = ctx.create_tensor([1024, 1024], "float32", readable=True)
+        with pytest.raises(BudgetExceeded, match="^dispatch: .*max_tensor_bytes"):
+            ctx.dispatch(graph, {"x": inp}, {"y": out})
+    with using(Budgets(max_run_bytes="2MiB")):
+        with pytest.raises(BudgetExceeded, match="over the budget of 2 MiB for one run"):
+            ctx.compute(graph, feeds)
+    assert ctx.compute(graph, feeds)["y"].shape == (1024, 1024)  # the defaults allow it
