@@ -58,6 +58,7 @@ from ..errors import ConversionError, InvalidModel
 from ..export.api import export, load
 from ..feeds import graph_feeds, source_outputs
 from ..ir import Dim
+from ..isolate import isolated
 from .core import compile_graph
 from .inspect import inspect_model
 
@@ -440,7 +441,17 @@ class Decoder(_GreedyLoop):
 class OnnxRuntimeDecoder(_GreedyLoop):
     """The same loop run by onnxruntime on the original model (one InferenceSession, CPU,
     `threads` intra-op threads, ORT_ENABLE_ALL): the oracle of `Decoder`. The cache is
-    "growing" (the model as exported) unless `cache="fixed"`."""
+    "growing" (the model as exported) unless `cache="fixed"`.
+
+    Isolation (`converter.isolate`): the session is first created once in a forked child,
+    so that a model crashing onnxruntime while it loads and optimises the graph is one
+    `NativeCrash` error instead of killing this process; the session that runs is then
+    created here (creation costs twice, once per decoder). The runs themselves are not
+    isolated: a session's intra-op thread pool does not survive `fork`, so each step would
+    have to create the session again in its child (seconds per token for a real decoder)
+    and send the logits and the whole KV cache back through a pipe, which would distort the
+    timings this oracle exists to measure; its feeds are the ones this loop makes from the
+    model's declared layout, not a stranger's."""
 
     def __init__(self, model: str | os.PathLike[str], *, threads: int = 0,
                  cache: str = "growing", kv_shape: tuple[int, int] | None = None) -> None:
@@ -451,8 +462,12 @@ class OnnxRuntimeDecoder(_GreedyLoop):
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(model), options,
-                                            providers=["CPUExecutionProvider"])
+
+        def create() -> Any:
+            return ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+
+        isolated(lambda: create() is not None, framework="onnxruntime", label=str(model))
+        self.session = create()
         self._outputs = [o.name for o in self.session.get_outputs()]
 
     def _run(self, feeds: dict[str, np.ndarray], seq: int, past: int, buffer: int

@@ -367,3 +367,36 @@ def test_compute_and_dispatch_check_the_run_budgets() -> None:
         with pytest.raises(BudgetExceeded, match="over the budget of 2 MiB for one run"):
             ctx.compute(graph, feeds)
     assert ctx.compute(graph, feeds)["y"].shape == (1024, 1024)  # the defaults allow it
+
+
+# -- the onnxruntime decoder oracle creates its session in a forked child first ---------------
+
+
+def test_decoder_oracle_survives_a_crash_while_the_session_is_created(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """onnxruntime crashing natively while it loads a decoder (here: SIGSEGV from the session
+    constructor) is one `NativeCrash` naming the model; this process goes on."""
+    import signal
+
+    import onnxruntime as ort
+
+    from converter.isolate import NativeCrash, can_isolate
+    from converter.validate.generate import OnnxRuntimeDecoder
+    from tests.converter.validate.test_generate import _concat_decoder
+
+    if not can_isolate():
+        pytest.skip("no os.fork")
+    model = _concat_decoder(tmp_path / "decoder.onnx")
+
+    def crash(*args: Any, **kwargs: Any) -> Any:
+        import faulthandler
+
+        faulthandler.disable()
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+    monkeypatch.setattr(ort, "InferenceSession", crash)
+    with pytest.raises(NativeCrash, match=r"onnxruntime crashed running .*decoder\.onnx "
+                                          r"\(SIGSEGV\)"):
+        OnnxRuntimeDecoder(model)
+    monkeypatch.undo()
+    assert OnnxRuntimeDecoder(model).generate([3, 5], 2).tokens
