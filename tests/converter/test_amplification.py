@@ -400,3 +400,59 @@ def test_decoder_oracle_survives_a_crash_while_the_session_is_created(
         OnnxRuntimeDecoder(model)
     monkeypatch.undo()
     assert OnnxRuntimeDecoder(model).generate([3, 5], 2).tokens
+
+
+# -- TFLite control flow: subgraph trees and recursion ------------------------------------------
+
+
+def _tflite_if_tree(levels: int, recursive: bool = False) -> bytes:
+    """Subgraph 1 adds x + x; subgraph k (2..levels) is an IF whose both branches are
+    subgraph k - 1 (2^levels operators inlined from a few hundred bytes per level); the main
+    subgraph is an IF of subgraph `levels` both ways. `recursive`: subgraph 1 is an IF of
+    itself instead."""
+    from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S
+
+    def if_op(mb: Any, x: int, y: int, index: int) -> None:
+        c = mb.const("c", np.array(True))
+        o = S.IfOptionsT()
+        o.thenSubgraphIndex = o.elseSubgraphIndex = index
+        mb.op("IF", [c, x], [y], o)
+
+    mb = ModelBuilder()
+    x = mb.input("x", [1])
+    y = mb.output(mb.tensor("y", [1]))
+    for k in range(1, levels + 1):
+        mb.subgraph(f"s{k}")
+        sx = mb.input("x", [1])
+        sy = mb.output(mb.tensor("y", [1]))
+        if k == 1 and not recursive:
+            mb.op("ADD", [sx, sx], [sy], S.AddOptionsT())
+        else:
+            if_op(mb, sx, sy, k if k == 1 else k - 1)
+    mb.use(0)
+    if_op(mb, x, y, levels)
+    return mb.build()
+
+
+def test_tflite_subgraph_tree_is_counted_not_expanded(tmp_path: Path) -> None:
+    path = tmp_path / "tree.tflite"
+    path.write_bytes(_tflite_if_tree(12))
+    code, err, _ = _cli("convert", path, "-o", tmp_path / "out", "--max-inlined-nodes", "1000")
+    line = _refused(code, err, "--max-inlined-nodes")
+    assert "IF" in line and "over the budget of 1,000 nodes" in line
+    path.write_bytes(_tflite_if_tree(30))  # 2^30 operators: counted in one linear walk
+    code, err, peak = _cli("convert", path, "-o", tmp_path / "out", "--max-nesting", "64")
+    _refused(code, err, "--max-inlined-nodes")
+    assert peak < PEAK_RSS_KB, f"peak RSS {peak} KiB"
+    path.write_bytes(_tflite_if_tree(3))  # 8 ADDs: converts
+    code, err, _ = _cli("convert", path, "-o", tmp_path / "small")
+    assert code == 0, err
+
+
+def test_tflite_recursive_subgraph_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "rec.tflite"
+    path.write_bytes(_tflite_if_tree(1, recursive=True))
+    code, err, _ = _cli("convert", path, "-o", tmp_path / "out")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert "subgraph 1 inlines itself through control flow (subgraphs 1 -> 1)" in lines[0]

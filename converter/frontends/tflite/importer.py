@@ -48,6 +48,7 @@ from ...ir import Node
 from ...result import ConversionResult
 from ...webnn import MLContext, MLOperand
 from .reader import TFLiteModel, TFLiteNode, TFLiteSourceGraph, read_tflite
+from .sizing import size_tflite
 
 _HINT = "add a handler in op_mappings/tflite/, or replace the op in the source model"
 
@@ -221,6 +222,9 @@ def convert_tflite(model: str | os.PathLike[str] | bytes, signature: str | None 
         source: TFLiteSourceGraph = read_tflite(
             model, signature=signature, input_shapes=input_shapes, input_dims=input_dims,
             settings={"fold_fp16": bool(fold_fp16), **settings})
+        parsed = source.model
+        size_tflite(source.nodes, parsed.subgraphs if parsed is not None else (),
+                    parsed.label if parsed is not None else "model", active_budgets)
         result = TFLiteImporter(source, lookup, context, budgets=active_budgets).run()
     return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
 
