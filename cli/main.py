@@ -15,13 +15,15 @@ Progress goes to stderr.
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Sequence
 from typing import Any
 
 import click
 
+from . import signals
 from .commands import COMMANDS
-from .output import EXIT_BAD, EXIT_SIGINT, echo_error, stdout_may_close
+from .output import EXIT_BAD, echo_error, report_signal, stdout_may_close
 
 
 class _UsageLine(click.ClickException):
@@ -52,15 +54,18 @@ class OneLineErrors(click.Group):
             raise _UsageLine(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
+        try:  # a signal raises only within (`cli.signals`): click's main never sees one
+            return signals.raising_call(super().invoke, ctx)
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as exc:
             raise _UsageLine(exc) from None
         except KeyboardInterrupt:
-            echo_error("interrupted")
-            raise click.exceptions.Exit(EXIT_SIGINT) from None
+            report_signal(signal.SIGINT, False)
+        except SystemExit as exc:
+            if exc.code == 128 + signal.SIGTERM:
+                report_signal(signal.SIGTERM, False)
+            raise
 
 
 @click.group(cls=OneLineErrors, context_settings={"help_option_names": ["-h", "--help"]})
@@ -82,4 +87,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    main()
+    from .entry import main as entry_main
+
+    entry_main()

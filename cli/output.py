@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 import traceback
@@ -16,6 +17,8 @@ from typing import Any, NoReturn, TextIO
 import click
 
 from converter.errors import exception_text, one_line, quoted
+
+from . import signals
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD = 0, 1, 2
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -95,14 +98,14 @@ def _errors_reported(debug: bool, as_json: bool) -> Iterator[None]:
     except (click.exceptions.Exit, click.ClickException, click.Abort):
         raise
     except KeyboardInterrupt:
-        _report("interrupted", EXIT_SIGINT, {"reason_code": "interrupted",
-                                             "message": "interrupted"}, as_json)
+        report_signal(signal.SIGINT, as_json)
     except SystemExit as exc:
         if exc.code == EXIT_SIGTERM:
-            _report("terminated", EXIT_SIGTERM, {"reason_code": "terminated",
-                                                 "message": "terminated"}, as_json)
+            report_signal(signal.SIGTERM, as_json)
         raise
     except Exception as exc:  # noqa: BLE001 - every error becomes a message + exit code
+        if signals.received():  # the interruption, turned into another error on its way
+            report_signal(signals.received(), as_json)
         if debug:
             traceback.print_exc(file=sys.stderr)
         code, message, data = error_parts(exc)
@@ -138,8 +141,22 @@ def _report(message: str, code: int, data: dict[str, Any], as_json: bool) -> NoR
     raise click.exceptions.Exit(code) from None
 
 
+def report_signal(sig: int, as_json: bool) -> NoReturn:
+    """Exit 128 + `sig` with the one line of an interruption (`error: interrupted` for
+    SIGINT, `error: terminated` for SIGTERM), unless this process printed its `error:`
+    line already (`cli.signals.mark_announced`, only under the console entry point)."""
+    word = "interrupted" if sig == signal.SIGINT else "terminated"
+    if signals.mark_announced():
+        click.echo(f"error: {word}", err=True)
+        if as_json:
+            click.echo(json.dumps({"error": {"reason_code": word, "message": word}},
+                                  indent=2))
+    raise click.exceptions.Exit(128 + sig) from None
+
+
 def echo_error(message: str) -> None:
     """Print `error: MESSAGE` on stderr as one line (`converter.errors.one_line`)."""
+    signals.mark_announced()  # an interruption after it adds no second line
     click.echo(f"error: {one_line(message)}", err=True)
 
 
@@ -288,8 +305,12 @@ def stdout_may_close() -> Iterator[None]:
 @contextmanager
 def sigterm_raises() -> Iterator[None]:
     """Within the block, SIGTERM raises SystemExit(143) (so `finally` clauses, such as the
-    export's removal of its temporary folder, run) instead of killing the process."""
-    import signal
+    export's removal of its temporary folder, run) instead of killing the process. Under
+    the console entry point (`cli.signals` installed) the process-lifetime handler already
+    does so: nothing changes then."""
+    if signals.installed():
+        yield
+        return
 
     def handler(signum: int, frame: Any) -> None:
         raise SystemExit(128 + signum)
