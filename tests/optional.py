@@ -1,6 +1,5 @@
-"""The runtime backends a test can run on, as pytest parameters: a backend whose optional
-package is missing (torch: `pip install -e '.[torch]'`) is a skip with the reason, never a
-failure."""
+"""Optional packages in tests: a test whose optional package is missing (torch for the torch
+backend, LiteRT for TFLite oracles) is a skip with the reason, never a failure."""
 
 from __future__ import annotations
 
@@ -8,14 +7,21 @@ import importlib.util
 
 import pytest
 
+LITERT_MISSING = "LiteRT is not installed (pip install -e '.[tflite]')"
+
 # the optional package each backend needs, and how to install it from a checkout
 _NEEDS = {"torch": ("torch", "pip install -e '.[torch]'")}
+
+
+def installed(module: str) -> bool:
+    """Whether `module` can be imported here (without importing it)."""
+    return importlib.util.find_spec(module) is not None
 
 
 def missing(backend: str) -> str | None:
     """Why `backend` cannot run here (its package is not installed), or None."""
     need = _NEEDS.get(backend)
-    if need is None or importlib.util.find_spec(need[0]) is not None:
+    if need is None or installed(need[0]):
         return None
     return f"the {backend} backend needs {need[0]}, which is not installed ({need[1]})"
 

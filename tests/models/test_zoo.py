@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from converter.zoo import ZooEntry, default_manifests, read_manifests, run_entry
+from tests.optional import LITERT_MISSING, installed
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRIES = read_manifests(default_manifests(ROOT))
@@ -51,6 +52,8 @@ def test_manifest_entries_are_complete() -> None:
 def test_model_matches_original(entry: ZooEntry) -> None:
     if entry.path is None:
         pytest.skip(entry.missing)
+    if entry.path.endswith(".tflite") and not installed("ai_edge_litert"):
+        pytest.skip(LITERT_MISSING)
     result = run_entry(entry)
     assert result.status == "pass", f"{entry.name}: {result.message} {result.outputs}"
     assert result.conversion.get("unsupported", 0) == 0

@@ -12,10 +12,10 @@ import onnx
 import pytest
 from onnx import helper
 
-from tests.backends import backend_params
 from tests.op_mappings.onnx.contrib.oracle import expect_error
 from tests.op_mappings.onnx.contrib.quant_oracle import MS, model, run_compare
 from tests.op_mappings.onnx.harness import run_ort
+from tests.optional import backend_params
 
 RNG = np.random.default_rng(17)
 
