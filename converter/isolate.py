@@ -55,15 +55,40 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _child(fn: Callable[[], Any], write_fd: int) -> None:  # pragma: no cover - in the child
-    """Run `fn` and send its result; never returns."""
+_INTERRUPTS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _reaped(pid: int, options: int) -> int | None:
+    """The wait status of child `pid` once reaped (`os.waitpid`), None while it runs (with
+    WNOHANG)."""
+    reaped, status = os.waitpid(pid, options)
+    return status if reaped == pid else None
+
+
+def _kill_and_reap(pid: int) -> None:
+    """Kill child `pid` (SIGKILL) and reap it, unless it was reaped already (its pid may
+    then belong to another process: it is never signalled)."""
+    try:
+        if _reaped(pid, os.WNOHANG) is not None:
+            return
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):  # reaped before
+        pass
+
+
+def _child(fn: Callable[[], Any], write_fd: int,
+           mask: Any) -> None:  # pragma: no cover - in the child
+    """Run `fn` and send its result; never returns. SIGINT/SIGTERM are blocked on entry
+    (`isolated`): their default actions are set before `mask` is restored."""
     code = 0
     try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         import faulthandler
 
         faulthandler.disable()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         try:
             payload = pickle.dumps((_OK, fn()), protocol=pickle.HIGHEST_PROTOCOL)
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
@@ -108,24 +133,26 @@ def isolated(fn: Callable[[], T], *, framework: str, label: str) -> T:
         except (AttributeError, ValueError, OSError):  # closed or replaced streams
             pass
     read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read_fd)
-        _child(fn, write_fd)
-    os.close(write_fd)
-    reaped = False
+    # SIGINT/SIGTERM wait while the process forks: the child must not run this process's
+    # handlers before it has set its own (`_child`)
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
     try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child
+            os.close(read_fd)
+            _child(fn, write_fd, mask)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    status: int | None = None
+    try:
+        os.close(write_fd)
         with os.fdopen(read_fd, "rb", closefd=True) as pipe:
             data = _read_all(pipe.fileno())
-        _, status = os.waitpid(pid, 0)
-        reaped = True
+        status = _reaped(pid, 0)
     finally:
-        if not reaped:  # interrupted while waiting: the child goes too
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except (ProcessLookupError, ChildProcessError):
-                pass
+        if status is None:  # interrupted while waiting: the child goes too
+            _kill_and_reap(pid)
+    assert status is not None  # the child was reaped, or the interruption went on
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
         how = _signal_name(-code)
