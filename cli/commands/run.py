@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 import numpy as np
+
+from converter.errors import quoted
 
 from ..common import (
     BACKENDS,
@@ -114,6 +117,12 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
         results = exe.run(feeds)
         seconds = time.perf_counter() - start
         results = loaded_outputs(g, results)  # narrowed int64 outputs back to int64
+        if out_path is not None:
+            for name in results:
+                problem = npz_name_problem(name)
+                if problem:
+                    raise CommandError(f"{out}: cannot write output {quoted(name)} to an .npz "
+                                       f"file: {problem}")
         if out_path is None or out_folder is None:
             _show_outputs(graph, backend, device, precision, seconds, results, as_json)
             return
@@ -121,9 +130,8 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
         try:
             fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".npz",
                                        dir=out_folder)
-            saved = {k: np.asarray(v) for k, v in results.items()}
             with os.fdopen(fd, "wb") as f:
-                np.savez(f, **saved)  # type: ignore[arg-type]  # (mypy matches allow_pickle)
+                write_npz(f, results)
             os.chmod(tmp, 0o666 & ~current_umask())
             os.replace(tmp, out_path)
         except OSError as exc:  # the message must not name the temporary file
@@ -143,6 +151,40 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
         click.echo(f"ran {graph} on {backend} ({device}) in {seconds * 1e3:.1f} ms -> {out}")
         for k, v in results.items():
             click.echo(f"  {k}  {np.asarray(v).dtype.name} {list(np.shape(v))}")
+
+
+def npz_name_problem(name: str) -> str | None:
+    """Why output `name` cannot be an entry `NAME.npy` of an .npz file read back under the
+    same name (`numpy.load`), None when it can: an empty name, a path separator (`/`,
+    `\\`), a `.` or `..` name (a zip tool would write outside its folder) or a control
+    character. Every other name is kept exactly (`allow_pickle`, `file`, any Unicode)."""
+    if not name:
+        return "the name is empty"
+    if "/" in name or "\\" in name:
+        return "the name holds a path separator"
+    if name in (".", ".."):
+        return "the name is a folder name"
+    if any(ord(c) < 32 or 127 <= ord(c) < 160 for c in name):
+        return "the name holds a control character"
+    return None
+
+
+def write_npz(f: BinaryIO, arrays: Mapping[str, Any]) -> None:
+    """Write `arrays` to `f` as an .npz archive (uncompressed, as `numpy.savez` writes: one
+    `NAME.npy` entry per array, no pickles), names as given; they must pass
+    `npz_name_problem` (a ValueError otherwise). Unlike `numpy.savez(f, **arrays)`, names
+    that are its own parameters (`file`, `allow_pickle`) are kept."""
+    import zipfile
+
+    for name in arrays:
+        problem = npz_name_problem(name)
+        if problem:
+            raise ValueError(f"output {quoted(name)}: {problem}")
+    with zipfile.ZipFile(f, mode="w", compression=zipfile.ZIP_STORED,
+                         allowZip64=True) as zf:
+        for name, value in arrays.items():
+            with zf.open(f"{name}.npy", mode="w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
 
 
 SHOWN_VALUES = 8
