@@ -10,11 +10,21 @@ from converter.errors import InvalidModel
 from converter.importer import ImportContext
 from converter.webnn import MLOperand
 
+MAX_INTS = 1 << 16
+"""The most values `ints` turns into a Python list: what it reads are shapes, axes,
+permutations, pads, begins and sizes, split sizes (a handful each). A hostile model can give
+a 256 MiB constant there: as a Python list that is gigabytes and minutes, and any message
+quoting it megabytes."""
+
 
 def ints(value: Any, what: str = "the value") -> list[int]:
     """A constant or attribute as a list of Python ints; InvalidModel when it is not real
-    numbers (absent, complex, strings) or holds NaN or an infinity."""
+    numbers (absent, complex, strings), holds NaN or an infinity, or has more than
+    `MAX_INTS` values."""
     arr = np.asarray(value)
+    if arr.size > MAX_INTS:
+        raise InvalidModel(f"{what} has {arr.size:,} values; a list of sizes, axes or "
+                           f"indices has at most {MAX_INTS:,}")
     if arr.dtype.kind not in "biuf":
         kind = "absent" if value is None else f"of type {arr.dtype}"
         raise InvalidModel(f"{what} must be integers, it is {kind}")

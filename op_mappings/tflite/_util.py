@@ -47,7 +47,7 @@ def norm_axes(axes: Any, rank: int) -> list[int]:
 
 
 def const_ints(ctx: ImportContext, node: TFLiteNode, i: int) -> list[int]:
-    return ints(ctx.const_input(node, i))
+    return ints(ctx.const_input(node, i), f"input {i}")
 
 
 # -- activations and padding --------------------------------------------------------------

@@ -456,3 +456,35 @@ def test_tflite_recursive_subgraph_is_refused(tmp_path: Path) -> None:
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
     assert "subgraph 1 inlines itself through control flow (subgraphs 1 -> 1)" in lines[0]
+
+
+# -- found by the fixed-seed campaign (seed 40) ------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["onnx", "tflite"])
+def test_a_huge_shape_vector_is_refused_before_becoming_a_list(fmt: str, tmp_path: Path
+                                                               ) -> None:
+    """Seed 40: a TFLite variable tensor of [8192, 8192] int32 (zeros, within the derived
+    budget) read as a SLICE size / RESHAPE shape became a Python list of 67 million ints
+    (gigabytes, over 20 s, and an error message quoting all of them). A list of sizes, axes
+    or indices has at most 65,536 values: the node is refused naming the input."""
+    n = 70_000
+    if fmt == "onnx":
+        model = _model([helper.make_node("Reshape", ["x", "s"], ["y"], name="r")],
+                       inits=[numpy_helper.from_array(np.ones(n, np.int64), "s")])
+        path = _save(model, tmp_path / "r.onnx")
+    else:
+        from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S
+
+        mb = ModelBuilder()
+        x = mb.input("x", [1])
+        s = mb.const("s", np.ones(n, np.int32))
+        y = mb.output(mb.tensor("y", [1]))
+        mb.op("RESHAPE", [x, s], [y], S.ReshapeOptionsT())
+        path = tmp_path / "r.tflite"
+        path.write_bytes(mb.build())
+    code, err, _ = _cli("convert", path, "-o", tmp_path / "out")
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 1, err
+    assert "has 70,000 values; a list of sizes, axes or indices has at most 65,536" in lines[0]
+    assert len(lines[0]) < 1000
