@@ -18,7 +18,8 @@ With `lifeline=True` the command's stdin is a pipe this process never writes to:
 when this process dies in any way (even SIGKILL), which run_page.mjs (`--lifeline`) takes as
 the order to close its browser and exit. Restrictions: POSIX only (process groups, signals);
 step 1 needs Linux's /proc (elsewhere only the command's own group is killed). A second
-Ctrl-C during the grace period skips the rest of it (straight to SIGKILL), never the kill.
+Ctrl-C or SIGTERM during the grace period skips the rest of it (straight to SIGKILL), never
+the kill.
 """
 
 from __future__ import annotations
@@ -111,7 +112,10 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 def stop(process: subprocess.Popen[bytes], grace: float = GRACE_S) -> None:
     """SIGTERM the command's group, wait up to `grace` for it, SIGKILL its group and the
-    groups of all its descendants, then reap it (see the module docstring)."""
+    groups of all its descendants, then reap it (see the module docstring). An interruption
+    meanwhile (KeyboardInterrupt, SystemExit) cuts the grace short, never the kills, and is
+    raised again at the end."""
+    pending: BaseException | None = None
     groups: set[int] = set()
     if not _exited(process):
         groups = descendant_groups(process.pid)
@@ -120,17 +124,19 @@ def stop(process: subprocess.Popen[bytes], grace: float = GRACE_S) -> None:
             deadline = time.monotonic() + grace
             while not _exited(process) and time.monotonic() < deadline:
                 time.sleep(POLL_S)
-        except KeyboardInterrupt:
-            pass  # a second Ctrl-C: no more grace
+        except BaseException as exc:  # noqa: BLE001 - a second Ctrl-C or SIGTERM: no grace
+            pending = exc
         groups |= descendant_groups(process.pid)
     for pgid in {process.pid, *groups}:
         _signal_group(pgid, signal.SIGKILL)
     while True:
         try:
-            process.wait()
-            return
-        except KeyboardInterrupt:
-            continue  # the group is SIGKILLed: this wait ends at once
+            process.wait()  # SIGKILLed: ends at once
+            break
+        except BaseException as exc:  # noqa: BLE001 - raised below, after the reaping
+            pending = pending or exc
+    if pending is not None:
+        raise pending
 
 
 def _drain(stream: IO[bytes] | None, sink: list[bytes]) -> None:
