@@ -113,7 +113,7 @@ class Budgets:
         "the part of --max-nodes inside subgraphs and function bodies, counted before "
         "anything is converted: a tree of nested If nodes or a function calling functions "
         "asks for work that grows with every level while the file stays small"))
-    max_derived_bytes: int = field(default=256 * MiB, metadata=_spec(
+    max_derived_bytes: int = field(default=64 * MiB, metadata=_spec(
         "--max-derived-bytes", "bytes", "derived constants",
         "constants a model derives at conversion time beyond what its file stores (folded "
         "values, densified sparse tensors, zero-filled variable tensors, constants handlers "

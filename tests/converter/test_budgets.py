@@ -53,7 +53,7 @@ def test_defaults_and_table() -> None:
     assert DEFAULTS.to_dict() == {
         "max_constant_bytes": 2 * GiB, "max_total_constant_bytes": 16 * GiB,
         "max_unrolled_nodes": 65536, "max_trip_count": 4096, "max_recurrent_steps": 8192,
-        "max_nodes": 250_000, "max_inlined_nodes": 65536, "max_derived_bytes": 256 << 20,
+        "max_nodes": 250_000, "max_inlined_nodes": 65536, "max_derived_bytes": 64 << 20,
         "max_derived_ratio": 32, "max_manifest_bytes": 1 << 20,
         "max_nesting": 16, "max_export_bytes": 32 * GiB, "max_tensor_bytes": 2 * GiB,
         "max_run_bytes": 32 * GiB}
