@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from .manifest import ZooEntry, default_manifests, materialize, read_manifest, read_manifests
 from .report import render_html, render_markdown, write_reports
-from .runner import ZooReport, ZooResult, run_entry, run_zoo
+from .runner import Budget, ZooReport, ZooResult, run_entry, run_zoo
 from .sources import (
     ModelChanged,
     convert_options,
@@ -26,8 +26,11 @@ from .sources import (
     stored_outputs,
 )
 
-__all__ = ["ModelChanged", "ZooEntry", "ZooReport", "ZooResult", "convert_options",
+run = run_zoo
+"""`run_zoo` (`converter.zoo.run(entries, client=...)` runs them on a Dask cluster)."""
+
+__all__ = ["Budget", "ModelChanged", "ZooEntry", "ZooReport", "ZooResult", "convert_options",
            "default_manifests", "entry_inputs", "load_model", "materialize",
            "randomize_constant_of_shape", "read_manifest", "read_manifests", "recipe_inputs",
-           "render_html", "render_markdown", "run_entry", "run_zoo", "stored_outputs",
+           "render_html", "render_markdown", "run", "run_entry", "run_zoo", "stored_outputs",
            "write_reports"]

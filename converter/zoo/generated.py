@@ -108,3 +108,22 @@ def generate(script: str | Path, args: Mapping[str, Any] | None = None, suffix: 
         if os.path.exists(tmp):
             os.unlink(tmp)
     return out
+
+
+_PRELOADED: set[str] = set()
+
+
+def preload(script: str | Path) -> None:
+    """Import generator `script` in this process and call its optional `preload()` (which
+    imports the generator's heavy dependencies), once per script content: a zoo worker does
+    it before forking each model's child (`converter.zoo.cluster`), so the children share
+    those imports instead of importing them again. Errors of the script propagate."""
+    script = Path(script)
+    key = hashlib.sha256(script.read_bytes()).hexdigest()[:16]
+    if key in _PRELOADED:
+        return
+    module = _load(script, f"preload_{key}")
+    hook = getattr(module, "preload", None)
+    if callable(hook):
+        hook()
+    _PRELOADED.add(key)

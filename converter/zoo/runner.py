@@ -8,12 +8,16 @@ mismatch) or "skipped" (the model file is not available: `reason_code` "not_avai
 or the caller chose not to run it, e.g. a slow entry: "not_run"; `message` says why in both
 cases; a pending entry (`read_manifest(..., generate=False)`) is generated first, its
 generator's failure is an "error" with reason_code "generator_failed").
-The model, its inputs and stored
-outputs come from `converter.zoo.sources` (random weights, input recipes). `run_zoo` runs entries in a `ProcessPoolExecutor` (spawned
-workers; onnxruntime / backends use one thread each when several jobs run) or in-process
-for `jobs=1`, calling `on_done(name)` as each one finishes, and keeps manifest order. An
+The model, its inputs and stored outputs come from `converter.zoo.sources` (random weights,
+input recipes).
+
+`run_zoo` runs entries on one of three engines, calling `on_done(name)` as each one
+finishes, and keeps manifest order: a `dask.distributed` cluster (`converter.zoo.cluster`:
+a scheduler's address or client, or a LocalCluster of `jobs` workers when Dask is installed,
+the `cluster` extra), a `ProcessPoolExecutor` of spawned workers (the plain install, jobs >
+1), or this process (jobs = 1). Workers run onnxruntime / backends with one thread each. An
 interruption (KeyboardInterrupt, SIGTERM turned into SystemExit as the CLI does) cancels the
-entries not started and terminates the workers, whose temporary files are removed.
+entries not started and stops the workers (pool workers remove their temporary files).
 """
 
 from __future__ import annotations
@@ -38,6 +42,19 @@ from .sources import (
 )
 
 STATUSES = ("pass", "fail", "error", "skipped")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one model may use when it runs isolated (`converter.zoo.isolation`): wall-clock
+    `seconds` and address-space `memory` bytes (None or 0: unlimited)."""
+
+    seconds: float | None = None
+    memory: int | None = None
+
+    @property
+    def limited(self) -> bool:
+        return bool(self.seconds) or bool(self.memory)
 
 
 @dataclass(frozen=True)
@@ -67,6 +84,9 @@ class ZooResult:
     (`converter.targets.check.summary`); any makes the row fail."""
     profiles: dict[str, str] = field(default_factory=dict)
     """Per built-in profile run (`run_entry(profiles=...)`): its verdict (`profile_verdict`)."""
+    attempts: int = 1
+    """How many times an engine started the model (Dask: a worker lost while running it
+    makes the scheduler start it again elsewhere); more than 1 is said in the reports."""
 
     @property
     def total_seconds(self) -> float:
@@ -86,7 +106,34 @@ class ZooResult:
                 "conversion": dict(self.conversion), "operations": self.operations,
                 "notes": list(self.notes),
                 **({"unsupported": list(self.unsupported)} if self.unsupported else {}),
-                **({"profiles": dict(self.profiles)} if self.profiles else {})}
+                **({"profiles": dict(self.profiles)} if self.profiles else {}),
+                **({"attempts": self.attempts} if self.attempts != 1 else {})}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ZooResult:
+        """The result `to_dict` gave (a report.json row)."""
+        def number(v: Any) -> float | None:
+            return None if v is None else float(v)
+
+        return cls(name=str(d["name"]), status=str(d["status"]), format=str(d.get("format", "")),
+                   path=d.get("path"), source=str(d.get("source", "")),
+                   licence=str(d.get("licence", "")), message=str(d.get("message", "")),
+                   reason_code=str(d.get("reason_code", "")), rtol=float(d.get("rtol", 0.0)),
+                   atol=float(d.get("atol", 0.0)), max_abs=number(d.get("max_abs")),
+                   max_rel=number(d.get("max_rel")),
+                   outputs=tuple(dict(o) for o in d.get("outputs", ())),
+                   divergence=d.get("divergence"),
+                   timings={k: float(v) for k, v in dict(d.get("timings", {})).items()},
+                   conversion={k: int(v) for k, v in dict(d.get("conversion", {})).items()},
+                   operations=int(d.get("operations", 0)), notes=tuple(d.get("notes", ())),
+                   unsupported=tuple(d.get("unsupported", ())),
+                   profiles=dict(d.get("profiles", {})), attempts=int(d.get("attempts", 1)))
+
+    def retry_text(self) -> str:
+        """'started N times (a worker running it was lost)' when retried, else ''."""
+        if self.attempts <= 1:
+            return ""
+        return f"started {self.attempts} times (a worker running it was lost)"
 
 
 def profile_verdict(r: ZooResult) -> str:
@@ -109,6 +156,14 @@ class ZooReport:
     seconds: float
     profiles: tuple[str, ...] = ()
     """The profiles each row was also run under (a report column each)."""
+    engine: str = ""
+    """What ran the models: "in-process", "process pool", "dask LocalCluster" or
+    "dask <scheduler address>"; merged shards: "merged"."""
+    shard: str = ""
+    """"K/N" for one shard of a run (`converter.zoo.shards`), else ""."""
+    order: tuple[str, ...] = ()
+    """A shard's report: the names of every model of the whole run, in manifest order
+    (what `merge` orders the merged rows by); () otherwise."""
 
     def counts(self) -> dict[str, int]:
         return {s: sum(r.status == s for r in self.results) for s in STATUSES}
@@ -124,7 +179,19 @@ class ZooReport:
                 "started": self.started, "seconds": round(self.seconds, 3),
                 "summary": {"total": len(self.results), **self.counts()},
                 **({"profiles": list(self.profiles)} if self.profiles else {}),
+                **({"engine": self.engine} if self.engine else {}),
+                **({"shard": self.shard, "order": list(self.order)} if self.shard else {}),
                 "models": [r.to_dict() for r in self.results]}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> ZooReport:
+        """The report `to_dict` gave (a report.json)."""
+        return cls(results=tuple(ZooResult.from_dict(m) for m in d.get("models", ())),
+                   backend=str(d.get("backend", "")), device=str(d.get("device", "")),
+                   jobs=int(d.get("jobs", 1)), started=str(d.get("started", "")),
+                   seconds=float(d.get("seconds", 0.0)),
+                   profiles=tuple(d.get("profiles", ())), engine=str(d.get("engine", "")),
+                   shard=str(d.get("shard", "")), order=tuple(d.get("order", ())))
 
     def to_text(self) -> str:
         width = max((len(r.name) for r in self.results), default=4)
@@ -135,6 +202,8 @@ class ZooReport:
             if r.divergence:
                 detail = (f"first diverging node {r.divergence.get('op_type')} "
                           f"{r.divergence.get('node')!r}")
+            if r.attempts > 1:
+                detail = "; ".join(filter(None, [detail, r.retry_text()]))
             lines.append(f"{r.name:<{width}}  {r.status.upper():<7} {err:<17} "
                          f"{r.total_seconds:7.2f}s  {detail}".rstrip())
             lines += [f"{'':<{width}}  {p}: {r.profiles[p]}" for p in self.profiles
@@ -250,7 +319,12 @@ def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: 
 
 
 def _worker(entry: ZooEntry, backend: str, device: str, threads: int,
-            precision: str = "float32", profiles: Sequence[str] = ()) -> ZooResult:
+            precision: str = "float32", profiles: Sequence[str] = (),
+            budget: Budget | None = None) -> ZooResult:
+    if budget is not None and budget.limited:
+        from .isolation import isolated_entry
+
+        return isolated_entry(entry, backend, device, threads, precision, profiles, budget)
     return run_entry(entry, backend, device, threads, precision=precision, profiles=profiles)
 
 
@@ -279,15 +353,28 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         proc.join(timeout=10)
 
 
+ENGINES = ("auto", "dask", "pool")
+
+
 def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "reference",
             device: str = "cpu", on_done: Callable[[str], None] | None = None,
             skip: Mapping[str, str] | None = None, precision: str = "float32",
-            profiles: Sequence[str] = ()) -> ZooReport:
+            profiles: Sequence[str] = (), client: Any = None, scheduler: str | None = None,
+            engine: str = "auto", budget: Budget | None = None) -> ZooReport:
     """Run every entry (see the module docstring). `skip` maps entry names to a reason:
     those entries are not run and appear in the report as "skipped" with that reason
     (reason_code "not_run"), e.g. slow entries without --include-slow. `precision` converts
     every entry to it (`run_entry`). `profiles` (target names) adds one verdict per profile
-    to each row (`run_entry(profiles=...)`; the report has a column per profile)."""
+    to each row (`run_entry(profiles=...)`; the report has a column per profile).
+
+    What runs the models (`converter.zoo.cluster` for Dask): a `dask.distributed` `client`,
+    or the scheduler at address `scheduler` (one task per model); else with `jobs` > 1 a
+    Dask LocalCluster of `jobs` worker processes when `distributed` is installed and
+    `engine` is "auto" or "dask", the process pool otherwise ("pool", or no Dask); else this
+    process. `budget` (`Budget`) bounds each model's time and memory, the model then running
+    in a forked child (`converter.zoo.isolation`; Dask tasks always do)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
     started = datetime.now(UTC).isoformat(timespec="seconds")
     t0 = time.perf_counter()
     done = on_done or (lambda _name: None)
@@ -304,45 +391,88 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
         elif e.path is None and not e.pending:
             results[i] = run_entry(e, backend, device, precision=precision)
             done(e.name)
-    workers = min(jobs, len(runnable))
-    if workers <= 1:
-        for i in runnable:
-            results[i] = run_entry(entries[i], backend, device, precision=precision,
-                                   profiles=profiles)
-            done(entries[i].name)
-    else:
-        import multiprocessing
 
-        ctx = multiprocessing.get_context("spawn")
-        env_threads = os.environ.get("OMP_NUM_THREADS")
-        os.environ["OMP_NUM_THREADS"] = "1"
-        try:
-            pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                                       initializer=_worker_signals)
-            try:
-                futures = {pool.submit(_worker, entries[i], backend, device, 1, precision,
-                                       tuple(profiles)): i
-                           for i in runnable}
-                for fut in as_completed(futures):
-                    i = futures[fut]
-                    try:
-                        results[i] = fut.result()
-                    except Exception as exc:  # noqa: BLE001 - a crashed worker
-                        e = entries[i]
-                        results[i] = ZooResult(e.name, "error", path=e.path, source=e.source,
-                                               licence=e.licence,
-                                               message=f"worker failed: {type(exc).__name__}: "
-                                                       f"{exc}", reason_code="worker_crash",
-                                               rtol=e.rtol, atol=e.atol)
-                    done(entries[i].name)
-            except BaseException:  # interrupted (SIGINT, SIGTERM): stop the workers now
-                _stop_workers(pool)
-                raise
-            pool.shutdown()
-        finally:
-            if env_threads is None:
-                os.environ.pop("OMP_NUM_THREADS", None)
-            else:
-                os.environ["OMP_NUM_THREADS"] = env_threads
+    def record(i: int, result: ZooResult) -> None:
+        results[i] = result
+        done(entries[i].name)
+
+    workers = min(jobs, len(runnable))
+    use_dask = client is not None or scheduler is not None or (
+        workers > 1 and engine != "pool" and _dask_installed(engine))
+    if use_dask:
+        from .cluster import run_on_dask
+
+        label, retried = run_on_dask([(i, entries[i]) for i in runnable], record, jobs=jobs,
+                                     backend=backend, device=device, precision=precision,
+                                     profiles=tuple(profiles), budget=budget or Budget(),
+                                     client=client, scheduler=scheduler)
+        import dataclasses
+
+        for i, n in retried.items():
+            r = results[i]
+            if r is not None:
+                results[i] = dataclasses.replace(r, attempts=n)
+    elif workers <= 1:
+        label = "in-process"
+        for i in runnable:
+            record(i, _worker(entries[i], backend, device, 0, precision, tuple(profiles),
+                              budget))
+    else:
+        label = "process pool"
+        _run_pool(entries, runnable, record, workers, backend, device, precision,
+                  tuple(profiles), budget)
     return ZooReport(tuple(r for r in results if r is not None), backend, device, jobs,
-                     started, time.perf_counter() - t0, tuple(profiles))
+                     started, time.perf_counter() - t0, tuple(profiles), engine=label)
+
+
+def _dask_installed(engine: str) -> bool:
+    """Whether `dask.distributed` can be imported; with `engine` "dask", an error when not."""
+    import importlib.util
+
+    found = importlib.util.find_spec("distributed") is not None
+    if not found and engine == "dask":
+        from ..errors import ConversionError
+
+        raise ConversionError("the Dask engine needs dask.distributed: pip install "
+                              "'webnn-converter[cluster]'")
+    return found
+
+
+def _run_pool(entries: Sequence[ZooEntry], runnable: Sequence[int],
+              record: Callable[[int, ZooResult], None], workers: int, backend: str,
+              device: str, precision: str, profiles: tuple[str, ...],
+              budget: Budget | None) -> None:
+    """The plain install's engine: a ProcessPoolExecutor of `workers` spawned processes."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    env_threads = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = "1"
+    try:
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                                   initializer=_worker_signals)
+        try:
+            futures = {pool.submit(_worker, entries[i], backend, device, 1, precision,
+                                   profiles, budget): i
+                       for i in runnable}
+            for fut in as_completed(futures):
+                i = futures[fut]
+                try:
+                    result = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a crashed worker
+                    e = entries[i]
+                    result = ZooResult(e.name, "error", path=e.path, source=e.source,
+                                       licence=e.licence,
+                                       message=f"worker failed: {type(exc).__name__}: "
+                                               f"{exc}", reason_code="worker_crash",
+                                       rtol=e.rtol, atol=e.atol)
+                record(i, result)
+        except BaseException:  # interrupted (SIGINT, SIGTERM): stop the workers now
+            _stop_workers(pool)
+            raise
+        pool.shutdown()
+    finally:
+        if env_threads is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = env_threads
