@@ -105,6 +105,7 @@ from .folder import (
     sweep,
 )
 from .javascript import check_stem, write_javascript
+from .onnx_file import save_streamed, streamed_size
 
 FORMATS = ("webnn", "webnn-json", "js", "onnx", "all")
 WEIGHTS = ("blob", "safetensors")
@@ -136,7 +137,7 @@ def _write_onnx(module: Any, graph: MLGraph, folder: Path, stem: str) -> list[Pa
     model = module.to_onnx(graph)
     path = folder / f"{stem}.onnx"
     try:
-        size = model.ByteSize()
+        size = streamed_size(model)  # model.ByteSize() would encode the whole model
     except Exception:  # noqa: BLE001 - protobuf refuses to size >2 GiB messages
         size = ONNX_EXTERNAL_DATA_THRESHOLD + 1
     if size > ONNX_EXTERNAL_DATA_THRESHOLD:
@@ -144,7 +145,7 @@ def _write_onnx(module: Any, graph: MLGraph, folder: Path, stem: str) -> list[Pa
         onnx.save_model(model, str(path), save_as_external_data=True,
                         all_tensors_to_one_file=True, location=data_name)
         return [path, folder / data_name]
-    onnx.save_model(model, str(path))
+    save_streamed(model, path)  # not the whole serialized model in memory at once
     return [path]
 
 

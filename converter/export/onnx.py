@@ -160,12 +160,18 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
         compact_constants(e, COMPACT_MIN_BYTES)
     outputs = [helper.make_tensor_value_info(name, ONNX_TYPES[o.data_type], list(o.shape))
                for name, o in zip(out_names, graph.outputs.values(), strict=True)]
-    body = helper.make_graph(e.nodes, "webnn_graph", inputs, outputs, e.initializers)
+    body = helper.make_graph(e.nodes, "webnn_graph", inputs, outputs)
     opsets = [helper.make_opsetid("", opset)]
     ir_version = helper.find_min_ir_version_for(opsets)
     if any(node.domain == CONTRIB_DOMAIN for node in e.nodes):
         opsets.append(helper.make_opsetid(CONTRIB_DOMAIN, 1))
     model = helper.make_model(body, opset_imports=opsets, producer_name="webnn-converter")
+    # Moved in one at a time (each copied, then freed): make_graph + make_model would hold
+    # three copies of the weights at once.
+    initializers, e.initializers = e.initializers, []
+    initializers.reverse()
+    while initializers:
+        model.graph.initializer.append(initializers.pop())
     model.ir_version = ir_version
     helper.set_model_props(model, {"webnn_output_names": json.dumps(list(graph.outputs))})
     return model
