@@ -19,6 +19,7 @@ import multiprocessing
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -118,6 +119,74 @@ def test_concurrent_exports_into_one_folder_never_mix(tmp_path: Path, fmt_a: str
     for i in range(ROUNDS):
         check_marker(base / f"r{i}")
     assert leftovers(base) == []
+
+
+PAUSING_EXPORT = """
+import os, sys, time
+from pathlib import Path
+from tests.converter.export.test_export_integrity import small_graph
+from converter.export.api import export
+out, seed, fmt, paused, go = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+if paused:  # pause after the marker and one file are moved in, until `go` exists
+    real, calls = os.replace, []
+    def replace(src, dst, **kwargs):
+        real(src, dst, **kwargs)
+        calls.append(dst)
+        if len(calls) == 2:
+            Path(paused).write_text("paused")
+            while not os.path.exists(go):
+                time.sleep(0.02)
+    os.replace = replace
+export(small_graph(seed, extra=seed % 2 == 1), out, format=fmt, stem="m")
+"""
+
+
+def _blocked_on_a_lock(pid: int) -> bool:
+    """Whether process `pid` waits for a file lock (a `->` line of /proc/locks)."""
+    for line in Path("/proc/locks").read_text().splitlines():
+        fields = line.split()
+        if "->" in fields and str(pid) in fields:
+            return True
+    return False
+
+
+@pytest.mark.skipif(not Path("/proc/locks").exists(), reason="needs Linux /proc/locks")
+def test_an_export_waits_while_another_moves_its_files_in(tmp_path: Path) -> None:
+    """Deterministic interleaving: A stops between two renames of its move-in; B, started
+    then, must not change the folder until A is done (old code: B ran through and A then
+    finished its renames on top of B's files)."""
+    refs = {}
+    for seed, fmt in ((1, "all"), (2, "webnn")):
+        export(small_graph(seed, extra=seed % 2 == 1), tmp_path / f"ref{seed}", format=fmt,
+               stem="m")
+        refs[seed] = contents(tmp_path / f"ref{seed}")
+    out = tmp_path / "out"
+    export(small_graph(3), out, format="js", stem="m")
+    paused, go = tmp_path / "paused", tmp_path / "go"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parents[3]),
+                                         env.get("PYTHONPATH", "")])
+
+    def start(seed: int, fmt: str, pause: bool) -> subprocess.Popen[bytes]:
+        return subprocess.Popen([sys.executable, "-c", PAUSING_EXPORT, str(out), str(seed),
+                                 fmt, str(paused) if pause else "", str(go)], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    a = start(1, "all", True)
+    deadline = time.monotonic() + 300  # hang guards only
+    while not paused.exists() and a.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert paused.exists(), a.communicate()[1]
+    b = start(2, "webnn", False)
+    while b.poll() is None and not _blocked_on_a_lock(b.pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    go.write_text("go")
+    for p in (a, b):
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err.decode()
+    assert contents(out) == refs[2]  # B moved in after A, whole
+    check_marker(out)
+    assert leftovers(tmp_path) == []
 
 
 # -- file systems ------------------------------------------------------------------------------
