@@ -80,9 +80,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from converter.budgets import Budgets, out_of_memory
+from converter.budgets import Budgets, format_bytes, out_of_memory
 from converter.budgets import active as active_budgets
 from converter.confine import allowed_roots, confined
+from converter.files import NotRegularFile, open_regular
 from converter.serialize.errors import WebnnFormatError
 from converter.serialize.json_reader import is_json_document, load_webnn_json
 from converter.serialize.json_writer import write_webnn_json
@@ -311,11 +312,7 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
                                     ) from None
         with locked_folder(target, outdir, dir_mode):
             previous = claim(target, force, outdir) or {}  # again: it may have changed
-            try:
-                replace(target, tmp, previous, force, file_mode)
-            except OSError as e:
-                raise ExportFolderError(e.errno or errno.EIO, f"export: cannot move the files "
-                                        f"into {outdir}: {e.strerror or e}") from None
+            replace(target, outdir, tmp, previous, force, file_mode)
             done = True
             tmp.close()
         return [outdir / p.name for p in written]
@@ -335,7 +332,7 @@ def _write_failure(e: OSError, outdir: Path, tmp: Path, format: str, size: int) 
     if e.filename and Path(os.fsdecode(e.filename)).parent == tmp:
         what = Path(os.fsdecode(e.filename)).name
     return (f"export: cannot write {what} into {outdir}: {e.strerror or e} (the export "
-            f"writes about {size} bytes); the folder was left as it was")
+            f"writes about {format_bytes(size)}); the folder was left as it was")
 
 
 TEXT_BYTES_PER_OPERATION = 160
@@ -381,8 +378,10 @@ def load(path: str | os.PathLike[str], *, context: MLContext | None = None,
             p = _graph_file_in(p)
             confined(p, path, "the graph file")
         try:
-            with open(p, "rb") as f:
+            with open_regular(p, "the graph file") as f:
                 head = f.read(64)
+        except NotRegularFile as e:
+            raise WebnnFormatError(str(e.strerror), str(p)) from None
         except OSError as e:
             raise WebnnFormatError(f"cannot read: {e.strerror}", str(p)) from None
         loader = load_webnn_json if is_json_document(head) else load_webnn
@@ -393,7 +392,7 @@ def load(path: str | os.PathLike[str], *, context: MLContext | None = None,
 
 def _graph_file_in(folder: Path) -> Path:
     for preferred in ("model.webnn", f"model{JSON_SUFFIX}"):
-        if (folder / preferred).is_file():
+        if (folder / preferred).exists():  # not a regular file: `load` says what it is
             return folder / preferred
     texts = sorted(folder.glob("*.webnn"))
     jsons = sorted(folder.glob(f"*{JSON_SUFFIX}"))

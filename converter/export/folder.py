@@ -211,8 +211,11 @@ def claim(folder: Path, force: bool, shown: Path, *, verify: bool = True
         if not records:
             others.append((name, f"which {MARKER} lists without a checksum (written by an "
                                  "older webnn-converter or edited)"))
-        elif force:
-            mine[name] = records[-1]
+        elif force and len(records) == 1:
+            mine[name] = records[0]  # kept in the marker unchecked: nothing is removed
+        elif force:  # left by a killed replacement: old or new content
+            if (found := _matching(entry, records, verify)) is not None:
+                mine[name] = found
         elif (found := _matching(entry, records, verify)) is not None:
             mine[name] = found
         else:
@@ -409,30 +412,41 @@ def signals_deferred() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
-def replace(target: Path, tmp: TempFolder, previous: Mapping[str, FileRecord], force: bool,
-            file_mode: int) -> dict[str, FileRecord]:
-    """Move the files of `tmp` into `target` (with the folder's lock held): the marker first
-    (state "replacing", listing old and new files), then each file by an atomic rename,
-    then (unless `force`) the previous export's files this one did not write are removed,
-    and the final marker goes in. Both markers are written into `tmp` first, so this step
-    writes no data into `target` (a full disk cannot stop it half-way). With `force`, the
-    previous records are kept (nothing is removed). Returns the final records."""
-    files = tmp.files()
-    new = {n: file_record(tmp.path / n) for n in files}
-    final = dict(new) if not force else {**{n: r for n, r in previous.items()
-                                            if (target / n).exists()}, **new}
-    staging, done = tmp.path / f"{MARKER}.replacing", tmp.path / MARKER
-    _write_file(staging, marker_text(previous, new), file_mode)
-    _write_file(done, marker_text(final), file_mode)
-    with signals_deferred():
-        os.replace(staging, target / MARKER)
-        for n in files:
-            os.replace(tmp.path / n, target / n)
-        if not force:
-            for stale in sorted(set(previous) - set(new)):
-                with contextlib.suppress(FileNotFoundError):
-                    (target / stale).unlink()
-        os.replace(done, target / MARKER)
+def replace(target: Path, shown: Path, tmp: TempFolder, previous: Mapping[str, FileRecord],
+            force: bool, file_mode: int) -> dict[str, FileRecord]:
+    """Move the files of `tmp` into `target` (named `shown` in messages; with the folder's
+    lock held): the marker first (state "replacing", listing old and new files), then each
+    file by an atomic rename, then (unless `force`) the previous export's files this one did
+    not write are removed, and the final marker goes in. Both markers are written into `tmp`
+    first, so this step writes no data into `target` (a full disk cannot stop it half-way).
+    With `force`, the previous records are kept (nothing is removed). Returns the final
+    records; `ExportFolderError` names `shown` (and says whether anything was moved)."""
+    try:
+        files = tmp.files()
+        new = {n: file_record(tmp.path / n) for n in files}
+        final = dict(new) if not force else {**{n: r for n, r in previous.items()
+                                                if (target / n).exists()}, **new}
+        staging, done = tmp.path / f"{MARKER}.replacing", tmp.path / MARKER
+        _write_file(staging, marker_text(previous, new), file_mode)
+        _write_file(done, marker_text(final), file_mode)
+    except OSError as e:
+        raise ExportFolderError(e.errno or errno.EIO, f"export: cannot write the marker "
+                                f"{MARKER} into {shown}: {e.strerror or e}; the folder was "
+                                "left as it was") from None
+    try:
+        with signals_deferred():
+            os.replace(staging, target / MARKER)
+            for n in files:
+                os.replace(tmp.path / n, target / n)
+            if not force:
+                for stale in sorted(set(previous) - set(new)):
+                    with contextlib.suppress(FileNotFoundError):
+                        (target / stale).unlink()
+            os.replace(done, target / MARKER)
+    except OSError as e:
+        raise ExportFolderError(e.errno or errno.EIO, f"export: cannot move the files into "
+                                f"{shown}: {e.strerror or e}; its marker lists what is there "
+                                "(the next export replaces it)") from None
     return final
 
 
