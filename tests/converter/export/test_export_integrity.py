@@ -100,7 +100,7 @@ def test_concurrent_exports_into_one_folder_never_mix(tmp_path: Path, fmt_a: str
     for i in range(0, ROUNDS, 2):  # half the rounds replace an earlier export
         shutil.copytree(tmp_path / "earlier", base / f"r{i}")
     ctx = multiprocessing.get_context("spawn")
-    barrier, errors = ctx.Barrier(2), ctx.Queue()
+    barrier, errors = ctx.Barrier(2, timeout=300), ctx.Queue()  # hang guard
     procs = [ctx.Process(target=_worker, args=(str(base), seed, fmt, ROUNDS, spread, barrier,
                                              errors))
              for seed, fmt in ((1, fmt_a), (2, fmt_b))]
