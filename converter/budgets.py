@@ -236,8 +236,8 @@ def over_derived(budgets: Budgets, amount: int, limit: int, subject: str) -> Bud
     size = budgets.source_bytes or 0
     exact = f" ({amount:,} bytes)" if amount >= KiB else ""
     message = (f"{subject} {format_bytes(amount)}{exact}, over the budget of "
-               f"{format_bytes(limit)} for constants derived from a {format_bytes(size)} "
-               f"model ({format_bytes(int(budgets.max_derived_bytes))} + "
+               f"{format_bytes(limit)} for constants derived from a model of "
+               f"{format_bytes(size)} ({format_bytes(int(budgets.max_derived_bytes))} + "
                f"{int(budgets.max_derived_ratio)} x its size)")
     return BudgetExceeded(
         message, budget="max_derived_bytes", flag="--max-derived-bytes", amount=amount,

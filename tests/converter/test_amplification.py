@@ -488,3 +488,23 @@ def test_a_huge_shape_vector_is_refused_before_becoming_a_list(fmt: str, tmp_pat
     assert code == 2 and len(lines) == 1, err
     assert "has 70,000 values; a list of sizes, axes or indices has at most 65,536" in lines[0]
     assert len(lines[0]) < 1000
+
+
+@pytest.mark.parametrize("op", ["Range", "Tile"])
+def test_validate_of_a_folded_quarter_gigabyte_is_refused(op: str, tmp_path: Path) -> None:
+    """Seed 40: `validate` of a 300-byte model folding a Range / Tile to 256 MiB (within the
+    first default of 256 MiB derived) ran out of a 4 GiB address space comparing the outputs
+    (float64 copies and differences). 64 MiB + 32 x the model's size refuses it before."""
+    if op == "Range":
+        inits = [numpy_helper.from_array(np.array(v, np.float32), k)
+                 for k, v in (("a", 0.0), ("b", float(8192 * 8192)), ("d", 1.0))]
+        node = helper.make_node("Range", ["a", "b", "d"], ["y"], name="n")
+    else:
+        inits = [numpy_helper.from_array(np.ones([1, 1], np.float32), "one"),
+                 numpy_helper.from_array(np.array([8192, 8192], np.int64), "s")]
+        node = helper.make_node("Tile", ["one", "s"], ["y"], name="n")
+    path = _save(_model([node], inits=inits, inputs=[]), tmp_path / "m.onnx")
+    code, err, peak = _cli("validate", path)
+    line = _refused(code, err, "--max-derived-bytes")
+    assert f"{op} 'n'" in line and "256 MiB" in line and "derived from a model of" in line
+    assert peak < PEAK_RSS_KB, f"peak RSS {peak} KiB"
