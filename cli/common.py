@@ -17,6 +17,7 @@ import numpy as np
 
 from converter.budgets import CONVERSION_BUDGETS as _CONVERSION_BUDGETS
 from converter.errors import exception_text, quoted
+from converter.files import NotRegularFile, open_regular
 
 from .help import BudgetOption
 from .output import (
@@ -236,10 +237,12 @@ def npy_header_problem(f: Any, available: int) -> str | None:
 def _npy(path: str) -> np.ndarray:
     """The array of a .npy file (no pickles, numbers only)."""
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "the array file") as f:
             problem = npy_header_problem(f, os.fstat(f.fileno()).st_size)
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file") from None
+    except NotRegularFile as exc:
+        raise ValueError(str(exc)) from None
     except OSError as exc:
         raise ValueError(f"{path}: cannot read it ({exc.strerror or exception_text(exc)})"
                          ) from None
@@ -277,10 +280,12 @@ def load_npz(path: str) -> dict[str, np.ndarray]:
     import zipfile
 
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "the inputs file") as f:
             head = f.read(4)
     except FileNotFoundError:
         raise CommandError(f"{path}: no such file") from None
+    except NotRegularFile as exc:
+        raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"{path}: cannot read it ({exc.strerror or exception_text(exc)})"
                            ) from None

@@ -22,6 +22,7 @@ import os
 from pathlib import Path
 
 from ..errors import InvalidModel
+from ..files import NotRegularFile, open_regular
 from . import foreign
 from .base import Frontend, registered
 
@@ -62,10 +63,14 @@ def detect_format(model: str | os.PathLike[str] | bytes | bytearray) -> str:
         if path.is_dir():
             readable, suffixes = _readable(frontends)
             raise foreign.describe_directory(path, label, readable, suffixes)
-        if not path.is_file():
-            raise InvalidModel(f"model file {str(path)!r} does not exist or is not a file")
-        with open(path, "rb") as f:
-            head = f.read(HEAD_BYTES)
+        try:  # a FIFO or device is refused before it is read (converter.files)
+            with open_regular(path, "the model file") as f:
+                head = f.read(HEAD_BYTES)
+        except NotRegularFile as exc:
+            raise InvalidModel(str(exc)) from None
+        except OSError:
+            raise InvalidModel(f"model file {str(path)!r} does not exist or is not a file"
+                               ) from None
         suffix = path.suffix.lower()
     for fe in frontends.values():
         if fe.sniff(head, ""):

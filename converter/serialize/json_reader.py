@@ -348,7 +348,7 @@ def load_webnn_json(path: str | os.PathLike[str], *, weights_path: str | Path | 
     `<stem>.weights` + manifest, `model.weights` + manifest). `free_dims` sets dynamic
     dimensions by name (default: their maximum)."""
     path = Path(path)
-    raw = read_file(path, MAX_TEXT_BYTES)
+    raw = read_file(path, MAX_TEXT_BYTES, "the graph file")
     doc, in_names, out_names = parse_json(raw, str(path))
     graph = build_graph(doc, path, weights_path=weights_path, manifest_path=manifest_path,
                         context=context, free_dims=free_dims,

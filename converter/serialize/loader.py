@@ -18,8 +18,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from converter.confine import confined
+from converter.files import FileTooLarge, NotRegularFile, open_regular, read_bounded
 from converter.webnn import ML, MLContext, MLGraph
 
 from .errors import WebnnFormatError
@@ -59,11 +61,11 @@ def find_companions(path: Path) -> tuple[Path | None, Path | None]:
     stem = graph_stem(path)
     folder = path.parent
     weights = next((p for p in (folder / f"{stem}.weights", folder / "model.weights")
-                    if p.is_file()), None)
+                    if p.exists()), None)
     names = [f"{stem}.manifest.json", "manifest.json"]
     if weights is not None and weights.name == "model.weights":
         names.insert(0, "model.manifest.json")
-    manifest = next((folder / n for n in names if (folder / n).is_file()), None)
+    manifest = next((folder / n for n in names if (folder / n).exists()), None)
     return weights, manifest
 
 
@@ -92,17 +94,22 @@ def find_weights(path: Path) -> WeightsFiles:
     stem = graph_stem(path)
     folder = path.parent
     for candidate in (folder / "model.safetensors", folder / f"{stem}.safetensors"):
-        if candidate.is_file():
+        if candidate.exists():
             return WeightsFiles(candidate, None, None)
     return WeightsFiles(None, *find_companions(path))
 
 
 def _is_wgwt(path: Path) -> bool:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path, "the weights file") as f:
             return f.read(4) == WEIGHTS_MAGIC
     except OSError as e:
-        raise WebnnFormatError(f"cannot read: {e.strerror}", str(path)) from None
+        raise WebnnFormatError(_reason(e), str(path)) from None
+
+
+def _reason(e: OSError) -> str:
+    """What an OSError of opening a graph's file says in a WebnnFormatError."""
+    return str(e.strerror) if isinstance(e, NotRegularFile) else f"cannot read: {e.strerror}"
 
 
 def build_graph(doc: GraphText, graph_path: Path, *, weights_path: str | Path | None = None,
@@ -146,18 +153,20 @@ def build_graph(doc: GraphText, graph_path: Path, *, weights_path: str | Path | 
             if names is None:
                 names = tensors.names
         else:
-            if found.manifest is not None:
-                man = parse_manifest(read_file(found.manifest, MAX_MANIFEST_BYTES),
-                                     str(found.manifest),
-                                     weights_bytes=_file_size(found.weights))
-            if found.weights is not None:
-                wpath = found.weights
+            f: BinaryIO | None = None
+            size = 0
+            if found.weights is not None:  # opened first: the manifest is checked against it
                 try:
-                    f = stack.enter_context(open(wpath, "rb"))
+                    f = stack.enter_context(open_regular(found.weights, "the weights file"))
                     size = os.fstat(f.fileno()).st_size
                 except OSError as e:
-                    raise WebnnFormatError(f"cannot read: {e.strerror}", str(wpath)) from None
-                blob = WeightsBlob(None, f, size, str(wpath))
+                    raise WebnnFormatError(_reason(e), str(found.weights)) from None
+            if found.manifest is not None:
+                man = parse_manifest(read_file(found.manifest, MAX_MANIFEST_BYTES,
+                                               "the manifest"), str(found.manifest),
+                                     weights_bytes=size if f is not None else None)
+            if f is not None:
+                blob = WeightsBlob(None, f, size, str(found.weights))
         return GraphBuilder(doc, man, blob, ctx, free_dims or {}, max_scalar_bytes, names,
                             tensors).run()
 
@@ -175,7 +184,7 @@ def load_webnn(path: str | Path, *, weights_path: str | Path | None = None,
     is read slice by slice (never wholly in memory).
     """
     path = Path(path)
-    raw = read_file(path, MAX_TEXT_BYTES)
+    raw = read_file(path, MAX_TEXT_BYTES, "the graph file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -186,27 +195,18 @@ def load_webnn(path: str | Path, *, weights_path: str | Path | None = None,
                        context=context, free_dims=free_dims, max_scalar_bytes=max_scalar_bytes)
 
 
-def read_file(path: Path, limit: int) -> bytes:
-    """The whole file; larger than `limit` bytes, or unreadable, is a WebnnFormatError."""
+def read_file(path: Path, limit: int, what: str = "the file") -> bytes:
+    """The whole regular file (`converter.files.read_bounded`: a FIFO, device or folder is
+    refused, at most `limit` + 1 bytes are read); larger than `limit` bytes, not a regular
+    file, or unreadable, is a WebnnFormatError."""
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > limit:
-                raise WebnnFormatError(f"the file is larger than {limit} bytes", str(path))
-            return f.read()
+        return read_bounded(path, limit, what)
+    except FileTooLarge:
+        raise WebnnFormatError(f"the file is larger than {limit} bytes", str(path)) from None
     except OSError as e:
-        raise WebnnFormatError(f"cannot read: {e.strerror}", str(path)) from None
+        raise WebnnFormatError(_reason(e), str(path)) from None
 
 
 __all__ = ["WeightsFiles", "build_graph", "find_companions", "find_weights", "graph_stem",
            "load_webnn", "loads", "read_file"]
 
-
-def _file_size(path: Path | None) -> int | None:
-    """The size of the weights file a manifest describes (None: none, or unreadable)."""
-    if path is None:
-        return None
-    try:
-        return os.stat(path).st_size
-    except OSError:
-        return None

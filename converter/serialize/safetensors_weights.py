@@ -29,10 +29,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 import numpy as np
 
+from converter.files import NotRegularFile, open_regular, read_at
 from converter.webnn.dtypes import STORAGE_TYPES, numpy_dtype
 
 from .errors import WebnnFormatError, WeightsMismatch
@@ -44,6 +45,9 @@ SAFETENSORS_DTYPES: dict[str, str] = {
     "float32": "F32", "float16": "F16", "int32": "I32", "uint32": "U32", "int64": "I64",
     "uint64": "U64", "int8": "I8", "uint8": "U8",
 }
+_NUMPY_OF = {"F32": "<f4", "F16": "<f2", "I32": "<i4", "U32": "<u4", "I64": "<i8",
+             "U64": "<u8", "I8": "i1", "U8": "u1"}
+"""The (little-endian) numpy type of each safetensors dtype of SAFETENSORS_DTYPES."""
 NAMES_METADATA_KEY = "webnn.names"
 # safetensors refuses headers above 100 MB; read no more than that ourselves either.
 MAX_HEADER_BYTES = 100_000_000
@@ -113,15 +117,21 @@ class SafetensorsWeights:
         from safetensors import SafetensorError, safe_open
 
         self.path = str(path)
-        try:
-            self._size = os.stat(self.path).st_size
+        self._data: BinaryIO | None = None
+        try:  # tensors are read from this descriptor (safe_open maps the file: a file
+            # truncated while mapped would be a SIGBUS), the header through safe_open
+            self._data = open_regular(self.path, "the safetensors weights file")
+            self._size = os.fstat(self._data.fileno()).st_size
             self._handle: Any = cast(Any, safe_open(self.path, framework="np"))
             self._file = self._handle.__enter__()
             keys = list(self._file.keys())
             metadata = self._file.metadata()
         except OSError as e:
-            raise WebnnFormatError(f"cannot read: {e.strerror}", self.path) from None
+            self.close()
+            reason = e.strerror if isinstance(e, NotRegularFile) else f"cannot read: {e.strerror}"
+            raise WebnnFormatError(str(reason), self.path) from None
         except SafetensorError as e:
+            self.close()
             raise WebnnFormatError(f"not a valid safetensors file (truncated or corrupt?): "
                                    f"{e}", self.path) from None
         self.keys = frozenset(keys)
@@ -142,6 +152,9 @@ class SafetensorsWeights:
         handle, self._handle = getattr(self, "_handle", None), None
         if handle is not None:
             handle.__exit__(None, None, None)
+        data, self._data = getattr(self, "_data", None), None
+        if data is not None:
+            data.close()
 
     def find(self, key: str) -> str | None:
         """The archive key for `@weights` reference `key` (exact, else a unique sanitised
@@ -171,29 +184,38 @@ class SafetensorsWeights:
             need = wanted or "no safetensors dtype"
             raise WeightsMismatch(f"safetensors tensor {found!r} is {st_dtype}, the "
                                   f"declaration is {data_type} (needs {need}) ({self.path})")
-        arr = self._file.get_tensor(found)
-        return np.asarray(arr, dtype=numpy_dtype(data_type)).reshape(shape)
+        begin, end = self._data_offsets(found)
+        stored = np.dtype(_NUMPY_OF[st_dtype])
+        if end - begin != stored.itemsize * int(np.prod(shape, dtype=np.int64)):
+            raise WebnnFormatError(f"tensor {found!r}: {end - begin} bytes for "
+                                   f"{list(shape)} {st_dtype}", self.path)
+        raw = self._read(begin, end, found)
+        return np.frombuffer(raw, stored).astype(numpy_dtype(data_type), copy=False
+                                                 ).reshape(shape)
+
+    def _read(self, begin: int, end: int, key: str) -> bytearray:
+        """Bytes [begin, end) of the archive, copied (`converter.files.read_at`)."""
+        assert self._data is not None
+        try:
+            return read_at(self._data, begin, end - begin, self.path, f"tensor {key!r}")
+        except OSError as e:
+            raise WebnnFormatError(str(e.strerror), self.path) from None
 
     def _bf16_as_float32(self, key: str, shape: tuple[int, ...]) -> np.ndarray:
         """numpy has no bfloat16: read the raw bytes (offsets from the header the package
         has validated) and widen them exactly (bfloat16 is the top half of float32)."""
         begin, end = self._data_offsets(key)
-        with open(self.path, "rb") as f:
-            f.seek(begin)
-            raw = f.read(end - begin)
-        if len(raw) != end - begin:  # pragma: no cover - the file changed under us
-            raise WebnnFormatError(f"tensor {key!r}: short read", self.path)
+        raw = self._read(begin, end, key)
         bits = np.frombuffer(raw, "<u2").astype(np.uint32) << np.uint32(16)
         return bits.view(np.float32).reshape(shape)
 
     def _data_offsets(self, key: str) -> tuple[int, int]:
         if self._offsets is None:
-            with open(self.path, "rb") as f:
-                n = int.from_bytes(f.read(8), "little")
-                if n > min(MAX_HEADER_BYTES, self._size - 8):  # pragma: no cover - validated
-                    raise WebnnFormatError("safetensors header larger than the file",
-                                           self.path)
-                header = json.loads(f.read(n))
+            n = int.from_bytes(self._read(0, 8, "(header size)"), "little")
+            if n > min(MAX_HEADER_BYTES, self._size - 8):  # pragma: no cover - validated
+                raise WebnnFormatError("safetensors header larger than the file",
+                                       self.path)
+            header = json.loads(bytes(self._read(8, 8 + n, "(header)")))
             self._offsets = {"__data__": 8 + n, **header}
         base = self._offsets["__data__"]
         begin, end = self._offsets[key]["data_offsets"]

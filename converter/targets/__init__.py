@@ -46,6 +46,7 @@ from types import MappingProxyType
 from typing import Any
 
 from ..errors import InvalidModel
+from ..files import FileTooLarge, NotRegularFile, read_bounded
 
 TARGETS_DIR = Path(__file__).resolve().parent
 """The folder holding one sub-folder of data per named target."""
@@ -85,10 +86,14 @@ def known_targets() -> list[str]:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        if path.stat().st_size > MAX_LIMITS_BYTES:
-            raise InvalidModel(f"target {path}: larger than {MAX_LIMITS_BYTES >> 20} MiB")
-        return json.loads(path.read_text(encoding="utf-8"))
+    try:  # a regular file only, at most MAX_LIMITS_BYTES + 1 bytes read (converter.files)
+        return json.loads(read_bounded(path, MAX_LIMITS_BYTES, "the limits file"
+                                       ).decode("utf-8"))
+    except FileTooLarge:
+        raise InvalidModel(f"target {path}: larger than {MAX_LIMITS_BYTES >> 20} MiB"
+                           ) from None
+    except NotRegularFile as exc:
+        raise InvalidModel(f"target {exc}") from None
     except OSError as exc:
         raise InvalidModel(f"target {path}: cannot read it ({exc.strerror or exc})") from None
     except ValueError as exc:
@@ -185,7 +190,7 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
         return Target(text, browser, _frozen(dict(limits)), rules,
                       str(meta.get("description", "")), folder)
     path = Path(text)
-    if not path.is_file():
+    if not path.exists():
         pathlike = text.endswith(".json") or os.sep in text or "/" in text
         what = (f"target {text!r}: " + ("no such file" if not path.exists() else "not a file")
                 + ";") if pathlike else f"unknown target {text!r}:"

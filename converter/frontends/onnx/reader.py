@@ -36,7 +36,6 @@ initializers are densified; string tensors are numpy object arrays.
 from __future__ import annotations
 
 import heapq
-import mmap
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -49,6 +48,7 @@ from google.protobuf.message import DecodeError
 from onnx import AttributeProto
 
 from ...errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
+from ...files import NotRegularFile, read_regular
 from ...ir import Dim, Node, SourceGraph, ValueInfo
 from ..free_dims import InputDims, check_free_dim_values, check_input_dims, fixes_for
 from .rawdata import split_raw_data, tensor_view
@@ -78,9 +78,7 @@ def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto
     if isinstance(model, (bytes, bytearray)):
         return _parse(bytes(model), "<bytes>"), None, "<bytes>"
     path = Path(model)
-    if not path.is_file():
-        raise InvalidModel(f"model file {str(path)!r} does not exist or is not a file")
-    return _parse(path.read_bytes(), str(path)), path.resolve().parent, str(path)
+    return _parse(_read_model_file(path), str(path)), path.resolve().parent, str(path)
 
 
 def _load_split(model: str | os.PathLike[str] | bytes | onnx.ModelProto
@@ -97,26 +95,28 @@ def _load_split(model: str | os.PathLike[str] | bytes | onnx.ModelProto
         label, base_dir = "<bytes>", None
     else:
         path = Path(model)
-        if not path.is_file():
-            raise InvalidModel(f"model file {str(path)!r} does not exist or is not a file")
+        data = _read_model_file(path)
         label, base_dir = str(path), path.resolve().parent
-        data = _map_file(path)
     split = split_raw_data(data)
     if split is None:
         return _parse(bytes(data), label), base_dir, label, {}
     return _parse(split.skeleton, label), base_dir, label, split.views
 
 
-def _map_file(path: Path) -> bytes | memoryview:
-    """The file's bytes as a read-only memory map (its pages are read when touched; the
-    map lives as long as a view of it), or read into memory when it cannot be mapped (an
-    empty file, a pipe)."""
+def _read_model_file(path: Path) -> bytes:
+    """The model file's bytes, read into memory (`converter.files.read_regular`): never
+    memory-mapped, so a file truncated while it is converted cannot kill the process with
+    SIGBUS. InvalidModel when it is missing, unreadable or not a regular file (a FIFO, a
+    device, a folder)."""
     try:
-        with open(path, "rb") as fh:
-            mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-    except (OSError, ValueError):
-        return path.read_bytes()
-    return memoryview(mapped)
+        return read_regular(path, "the model file")
+    except FileNotFoundError:
+        raise InvalidModel(f"model file {str(path)!r} does not exist") from None
+    except NotRegularFile as exc:
+        raise InvalidModel(str(exc)) from None
+    except OSError as exc:
+        raise InvalidModel(f"model file {str(path)!r} cannot be read "
+                           f"({exc.strerror or exception_text(exc)})") from None
 
 
 def _checkable(proto: onnx.ModelProto, views: Mapping[int, memoryview]) -> onnx.ModelProto:

@@ -4,10 +4,11 @@ attribute values with the schema defaults filled in, and Constant node values.""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import onnx
@@ -15,6 +16,7 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
 from ...confine import check_relative, confined
 from ...errors import InvalidModel, exception_text, quoted
+from ...files import array_at, open_regular, read_at
 from ...ir import Node
 from .nodecheck import schema_of
 
@@ -76,9 +78,17 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path | None, label: str) -> n
 
 def _external_array(tensor: TensorProto, info: Mapping[str, str], path: Path,
                     location: str) -> np.ndarray:
-    """The value of `tensor` from its external data file `path` (inside the model's folder)."""
+    """The value of `tensor` from its external data file `path` (inside the model's folder),
+    read into memory (`converter.files`: a regular file only, never memory-mapped, so a file
+    truncated meanwhile is an OSError naming it, never a SIGBUS)."""
+    with open_regular(path, "the external data file") as fh:
+        return _external_from(tensor, info, fh, path, location)
+
+
+def _external_from(tensor: TensorProto, info: Mapping[str, str], fh: BinaryIO, path: Path,
+                   location: str) -> np.ndarray:
     offset = _external_int(info, "offset", tensor.name)
-    size = path.stat().st_size
+    size = os.fstat(fh.fileno()).st_size
     length = _external_int(info, "length", tensor.name) if info.get("length") else size - offset
     if offset < 0 or length < 0 or offset + length > size:
         raise InvalidModel(f"tensor {tensor.name!r}: external data range offset={offset} "
@@ -94,11 +104,9 @@ def _external_array(tensor: TensorProto, info: Mapping[str, str], path: Path,
                                f"{list(shape)} {dtype} needs {count * np_dtype.itemsize}")
         if count == 0:
             return np.zeros(shape, dtype)
-        arr = np.memmap(path, dtype=np_dtype, mode="r", offset=offset, shape=shape)
+        arr = array_at(fh, offset, np_dtype, shape, path, "the external data file")
         return arr if np_dtype.isnative else arr.astype(dtype)
-    with open(path, "rb") as fh:
-        fh.seek(offset)
-        raw = fh.read(length)
+    raw = bytes(read_at(fh, offset, length, path, "the external data file"))
     copy = TensorProto()
     copy.CopyFrom(tensor)
     del copy.external_data[:]
@@ -135,7 +143,7 @@ def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
     check_relative(location, what)
     try:
         target = confined(base_dir / location, base_dir, what, location)
-        found = target.is_file()
+        found = target.exists()  # not a regular file: its reader says what it is
     except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop, ...
         raise InvalidModel(f"tensor {quoted(tensor_name)}: external data file "
                            f"{quoted(location)} cannot be opened ({exception_text(exc)})"

@@ -48,7 +48,6 @@ complex, resource and variant tensors are kept as dtype names without data conve
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 from collections.abc import Mapping, Sequence
@@ -61,6 +60,7 @@ import tflite
 
 from ...budgets import active, nbytes
 from ...errors import InvalidModel
+from ...files import NotRegularFile, read_regular
 from ...ir import ValueInfo
 from ..free_dims import InputDims
 from . import options as schema
@@ -491,12 +491,17 @@ def _open(model: str | os.PathLike[str] | bytes | bytearray | memoryview) -> tup
     if isinstance(model, (bytes, bytearray, memoryview)):
         return bytes(model), "<bytes>"
     path = Path(model)
-    if not path.is_file():
-        raise InvalidModel(f"model file {str(path)!r} does not exist or is not a file")
-    if path.stat().st_size == 0:
+    try:  # read, never memory-mapped: a file truncated meanwhile cannot SIGBUS the process
+        data = read_regular(path, "the model file")
+    except FileNotFoundError:
+        raise InvalidModel(f"model file {str(path)!r} does not exist") from None
+    except NotRegularFile as exc:
+        raise InvalidModel(str(exc)) from None
+    except OSError as exc:
+        raise InvalidModel(f"model file {str(path)!r} cannot be read "
+                           f"({exc.strerror or exc})") from None
+    if not data:
         raise InvalidModel(f"{path}: not a TFLite model (empty file)")
-    with open(path, "rb") as fh:
-        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     return data, str(path)
 
 
