@@ -42,7 +42,7 @@ from .convert import precision_option
               show_default=True)
 @click.option("--device", type=click.Choice(DEVICES), default="cpu", show_default=True)
 @precision_option
-@budget_options("max_constant_bytes", "max_tensor_bytes", "max_run_bytes")
+@budget_options("max_constant_bytes", "max_tensor_bytes", "max_run_bytes", "max_manifest_bytes")
 @allow_root_option
 @common_options
 def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str, precision: str,
@@ -81,7 +81,8 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
         if source is not None:
             raise CommandError(_convert_first(graph, f"is {source}"))
         try:
-            g = load(graph, allow_roots=allow_roots)
+            with using(given_budgets()):  # --max-manifest-bytes
+                g = load(graph, allow_roots=allow_roots)
         except (ValueError, OSError) as exc:
             source = source_model(graph, by_suffix=True)
             if source is not None:  # a damaged or unusual model file

@@ -340,6 +340,9 @@ def test_padded_manifest_is_refused_before_parsing(tmp_path: Path) -> None:
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1, err
     assert "the manifest of a" in lines[0] and "max-manifest-bytes" in lines[0], lines[0]
+    code, err, _ = _cli("run", tmp_path / "g", "--inputs", tmp_path / "in.npz",
+                        "--max-manifest-bytes", "8MiB")
+    assert code == 0, err
 
 
 # -- running: MLContext.compute / dispatch check the run budgets (issue 27 item 13) -----------
