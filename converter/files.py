@@ -127,9 +127,14 @@ def read_bounded(path: str | os.PathLike[str], limit: int, what: str = "the file
 
 def read_regular(path: str | os.PathLike[str], what: str = "the file") -> bytes:
     """The whole regular file `path` (`open_regular`: `NotRegularFile` for a FIFO, device
-    or folder), copied into memory, never mapped."""
+    or folder), copied into memory, never mapped; `FileTruncated` when it ends before the
+    size it had when opened (truncated while read: a cut protobuf may still parse)."""
     with open_regular(path, what) as f:
-        return f.read()
+        size = os.fstat(f.fileno()).st_size
+        data = f.read()
+    if len(data) < size:
+        raise FileTruncated(path, what, 0, size, len(data))
+    return data
 
 
 def read_at(f: BinaryIO, offset: int, length: int, path: str | os.PathLike[str],
@@ -158,10 +163,12 @@ def _pread_into(fd: int, view: memoryview, offset: int) -> int:
 def array_at(f: BinaryIO, offset: int, dtype: np.dtype, shape: tuple[int, ...],
              path: str | os.PathLike[str], what: str = "the file") -> np.ndarray:
     """The array of `dtype` and `shape` stored at `offset` of open file `f` (read as
-    `read_at` reads: a writable copy, `FileTruncated` when the file ends early)."""
+    `read_at` reads, `FileTruncated` when the file ends early): read-only, over a buffer
+    nothing else can write, so that the graph builder keeps it without a copy (as it kept
+    the read-only memory maps these reads replace)."""
     count = int(np.prod(shape, dtype=np.int64))
     buf = read_at(f, offset, count * dtype.itemsize, path, what)
-    return np.frombuffer(buf, dtype=dtype, count=count).reshape(shape)
+    return np.frombuffer(memoryview(buf).toreadonly(), dtype=dtype, count=count).reshape(shape)
 
 
 __all__ = ["FileTooLarge", "FileTruncated", "NotRegularFile", "array_at", "check_regular",

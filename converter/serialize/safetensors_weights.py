@@ -190,8 +190,8 @@ class SafetensorsWeights:
             raise WebnnFormatError(f"tensor {found!r}: {end - begin} bytes for "
                                    f"{list(shape)} {st_dtype}", self.path)
         raw = self._read(begin, end, found)
-        return np.frombuffer(raw, stored).astype(numpy_dtype(data_type), copy=False
-                                                 ).reshape(shape)
+        arr = np.frombuffer(memoryview(raw).toreadonly(), stored)  # kept uncopied
+        return arr.astype(numpy_dtype(data_type), copy=False).reshape(shape)
 
     def _read(self, begin: int, end: int, key: str) -> bytearray:
         """Bytes [begin, end) of the archive, copied (`converter.files.read_at`)."""
