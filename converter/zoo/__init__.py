@@ -13,9 +13,11 @@ with random weights applied, input recipes, stored outputs), for tests and bench
 
 from __future__ import annotations
 
+from .engines import run_zoo
 from .manifest import ZooEntry, default_manifests, materialize, read_manifest, read_manifests
+from .records import Budget, ZooReport, ZooResult
 from .report import render_html, render_markdown, write_reports
-from .runner import Budget, ZooReport, ZooResult, run_entry, run_zoo
+from .runner import run_entry
 from .sources import (
     ModelChanged,
     convert_options,

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from .manifest import ZooEntry
-from .runner import Budget, ZooResult
+from .records import Budget, ZooResult
 
 EVENT_PREFIX = "webnn-zoo-"
 CONNECT_TIMEOUT = "30s"
@@ -105,7 +105,7 @@ def local_client(jobs: int, retries: int = 1) -> Iterator[Any]:
                           "distributed.worker.daemon": False,
                           "distributed.admin.low-level-log-length": 100_000}):
         cluster = dd.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
-                               host="127.0.0.1", dashboard_address=None,
+                               host="127.0.0.1", dashboard_address="127.0.0.1:0",
                                silence_logs=logging.ERROR,
                                env={"OMP_NUM_THREADS": "1"})
         try:

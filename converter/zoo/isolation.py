@@ -31,7 +31,8 @@ import time
 from collections.abc import Sequence
 
 from .manifest import ZooEntry
-from .runner import Budget, ZooResult, run_entry
+from .records import Budget, ZooResult
+from .runner import run_entry
 
 
 def _signal_name(number: int) -> str:
@@ -53,6 +54,9 @@ def _child(write_fd: int, entry: ZooEntry, backend: str, device: str, threads: i
     code = 0
     try:
         os.setpgid(0, 0)
+        import faulthandler
+
+        faulthandler.disable()  # a crash is reported by the parent, not dumped here
         _orphan_watch()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -17,7 +17,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from .runner import ZooReport, ZooResult
+from .records import ZooReport, ZooResult
 
 
 def write_text_atomic(path: Path, text: str) -> Path:

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import InvalidModel
 from .manifest import ZooEntry
-from .runner import ZooReport
+from .records import ZooReport
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .manifest import ZooEntry, read_manifest
-from .runner import ZooReport, ZooResult
+from .records import ZooReport, ZooResult
 
 STAGES = ("exported", "converted", "validated", "matched")
 _EXPORT_FAILURES = ("generator_failed", "timeout", "crashed", "worker_lost", "worker_crash",

@@ -1,0 +1,106 @@
+"""Each zoo model in a child of its worker (converter.zoo.isolation): a crash, a model past
+its time budget or past its memory budget fails that model with its reason and the others
+go on; the plain install (no Dask) runs the zoo's --jobs N on its process pool."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cli.main import cli
+from converter.zoo import Budget, read_manifest, run_zoo
+from tests.converter.zoo.test_shards import RELU, zoo_manifest
+
+HOSTILE = RELU + '''
+
+def crash(path: Path) -> None:
+    import os
+
+    os.abort()
+
+
+def hang(path: Path) -> None:
+    import time
+
+    while True:
+        time.sleep(1)
+
+
+def hog(path: Path, gib: int = 4) -> None:
+    block = bytearray(gib << 30)
+    path.write_bytes(bytes(block[:1]))
+'''
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WEBNN_CONVERTER_CACHE", str(tmp_path / "cache"))
+
+
+def _hostile(folder: Path) -> Path:
+    for kind in ("crash", "hang", "hog"):
+        (folder / f"make_{kind}.py").write_text(HOSTILE.replace(f"def {kind}(", "def make("))
+    (folder / "make_relu.py").write_text(RELU)
+    path = folder / "zoo.toml"
+    path.write_text("".join(f'[[model]]\nname = "{n}"\nsource = "generated:make_{n}.py"\n\n'
+                            for n in ("relu", "crash", "hang", "hog")))
+    return path
+
+
+def _address_space() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not hasattr(os, "fork") or not Path("/proc/self/statm").exists(),
+                    reason="isolation needs os.fork; the memory budget is read from /proc")
+def test_crash_timeout_and_memory_fail_only_their_model(tmp_path: Path) -> None:
+    entries = read_manifest(_hostile(tmp_path), generate=False)
+    budget = Budget(seconds=5, memory=_address_space() + (1 << 30))
+    report = run_zoo(entries, jobs=1, budget=budget)
+    rows = {r.name: r for r in report.results}
+    assert rows["relu"].status == "pass"
+    assert (rows["crash"].status, rows["crash"].reason_code) == ("error", "crashed")
+    assert "SIGABRT" in rows["crash"].message
+    assert (rows["hang"].status, rows["hang"].reason_code) == ("error", "timeout")
+    assert "time budget of 5 s" in rows["hang"].message
+    assert rows["hog"].status == "error" and "MemoryError" in rows["hog"].message
+    assert report.engine == "in-process"
+
+
+def test_cli_model_timeout(tmp_path: Path) -> None:
+    manifest = _hostile(tmp_path)
+    r = CliRunner().invoke(cli, ["zoo", str(manifest), "--filter", "hang", "--filter", "relu",
+                                 "--model-timeout", "3", "--json"])
+    assert r.exit_code == 1, r.output
+    rows = {m["name"]: m for m in json.loads(r.stdout)["models"]}
+    assert rows["relu"]["status"] == "pass" and rows["hang"]["reason_code"] == "timeout"
+    r = CliRunner().invoke(cli, ["zoo", str(manifest), "--model-memory", "lots"])
+    assert r.exit_code == 2 and "--model-memory" in r.stderr
+
+
+def test_plain_install_runs_jobs_on_the_process_pool(tmp_path: Path) -> None:
+    """Without dask.distributed importable, --jobs 2 runs on the process pool, with the
+    same report as the in-process run."""
+    manifest = zoo_manifest(tmp_path)
+    code = (
+        "import sys, json\n"
+        "sys.modules['distributed'] = None  # as if the cluster extra were not installed\n"
+        "from converter.zoo import read_manifest, run_zoo\n"
+        "from converter.zoo.shards import comparable\n"
+        f"entries = read_manifest({str(manifest)!r}, generate=False)\n"
+        "pool = run_zoo(entries, jobs=2)\n"
+        "one = run_zoo(entries, jobs=1)\n"
+        "print(json.dumps([pool.engine, one.engine, comparable(pool) == comparable(one),\n"
+        "                  pool.counts()]))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, cwd=Path(__file__).resolve().parents[3], check=True)
+    engine, single, same, counts = json.loads(out.stdout.strip().splitlines()[-1])
+    assert (engine, single, same) == ("process pool", "in-process", True)
+    assert counts == {"pass": 5, "fail": 0, "error": 1, "skipped": 1}
