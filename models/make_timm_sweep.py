@@ -81,6 +81,12 @@ def _timm() -> Any:
     return timm
 
 
+def preload() -> None:
+    """Import the heavy dependencies (`converter.zoo.generated.preload`)."""
+    _timm()
+    import torch.onnx  # noqa: F401
+
+
 @contextlib.contextmanager
 def _quiet() -> Iterator[None]:
     disabled = logging.root.manager.disable
@@ -137,19 +143,30 @@ def make(path: Path, arch: str = "resnet18", exporter: str = "torchscript", size
     if exporter == "dynamo":
         _require("onnxscript")
     with _quiet():
-        model, x = build(arch, size, seed)
-        import torch
+        try:
+            _export(path, arch, exporter, size, seed)
+        except ModuleNotFoundError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - the exporters' messages print whole graphs
+            lines = str(exc).strip().splitlines()
+            text = f"{type(exc).__name__}: {lines[0] if lines else ''}"
+            raise RuntimeError(text[:300]) from None
 
-        with torch.no_grad():
-            if exporter == "torchscript":
-                torch.onnx.export(model, (x,), str(path), input_names=["image"],
-                                  output_names=["logits"], opset_version=OPSET_TORCHSCRIPT,
-                                  do_constant_folding=True, dynamo=False)
-            else:
-                program = torch.onnx.export(model, (x,), input_names=["image"],
-                                            output_names=["logits"], opset_version=OPSET_DYNAMO,
-                                            dynamo=True, external_data=False, verbose=False)
-                program.save(str(path), external_data=False)
+
+def _export(path: Path, arch: str, exporter: str, size: int, seed: int) -> None:
+    model, x = build(arch, size, seed)
+    import torch
+
+    with torch.no_grad():
+        if exporter == "torchscript":
+            torch.onnx.export(model, (x,), str(path), input_names=["image"],
+                              output_names=["logits"], opset_version=OPSET_TORCHSCRIPT,
+                              do_constant_folding=True, dynamo=False)
+        else:
+            program = torch.onnx.export(model, (x,), input_names=["image"],
+                                        output_names=["logits"], opset_version=OPSET_DYNAMO,
+                                        dynamo=True, external_data=False, verbose=False)
+            program.save(str(path), external_data=False)
 
 
 def representatives() -> dict[str, str]:
