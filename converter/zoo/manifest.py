@@ -15,7 +15,9 @@ A manifest lists models; each entry is a table with:
   `.onnx`; a generator whose dependency is not installed makes the entry skipped); it runs
   when the manifest is read, or with `read_manifest(..., generate=False)` only when the
   entry is run (see "Lazy generation"); `url` alone is recorded as provenance but never
-  downloaded (the entry is skipped);
+  downloaded (the entry is skipped), unless the entry has `fetch = true`: then the process
+  that runs the entry downloads it (http, https, file; `converter.zoo.fetch`, cached like
+  generated models), lazily as generated entries are;
 - `source`, `licence`/`license`, `description`: provenance, copied into the reports;
   `sha256`: the model file's digest (a changed file is an error, not a silent re-baseline);
 - conversion options: `free_dims` (or `dims`) {name: int}, `input_shapes` (or `shapes`)
@@ -64,7 +66,7 @@ _PATH_KEYS = ("path", "file", "model")
 _KNOWN = {"name", *_PATH_KEYS, "package", "url", "source", "licence", "license", "free_dims",
           "dims", "input_shapes", "shapes", "pin_inputs", "pins", "signature", "rtol", "atol",
           "tolerance", "seed", "inputs", "slow", "format", "description", "notes", "weights",
-          "reference_output", "input_scale", "sha256", "args"}
+          "reference_output", "input_scale", "sha256", "args", "fetch"}
 INPUT_RECIPES = ("onnx-dummy", "normal")
 WEIGHTS = ("as-is", "random")
 
@@ -328,6 +330,13 @@ def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path, generate: bo
         rel, package, dist = None, None, None
         resolved, missing = _generated(t, base, generate)
         if resolved is None and not missing:
+            pending = dict(t)
+    elif t.get("fetch") is True and isinstance(t.get("url"), str) and _location(t)[0] is None:
+        from .fetch import fetched
+
+        rel, package, dist, missing = None, None, None, ""
+        resolved = fetched(t["url"], _suffix(str(t.get("format", "")))) if generate else None
+        if resolved is None:
             pending = dict(t)
     else:
         rel, package, dist = _location(t)

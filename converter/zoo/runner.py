@@ -7,7 +7,8 @@ framework or the entry's stored reference output), "error" (conversion or run fa
 mismatch) or "skipped" (the model file is not available: `reason_code` "not_available";
 or the caller chose not to run it, e.g. a slow entry: "not_run"; `message` says why in both
 cases; a pending entry (`read_manifest(..., generate=False)`) is generated first, its
-generator's failure is an "error" with reason_code "generator_failed").
+generator's failure is an "error" with reason_code "generator_failed", a `fetch = true`
+URL that cannot be read "fetch_failed").
 The model, its inputs and stored outputs come from `converter.zoo.sources` (random weights,
 input recipes).
 
@@ -69,7 +70,9 @@ def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: 
         except ConversionError as exc:
             return ZooResult(entry.name, "error", path=None, source=entry.source,
                              licence=entry.licence, message=str(exc),
-                             reason_code="generator_failed", rtol=entry.rtol, atol=entry.atol,
+                             reason_code="fetch_failed" if "url" in entry.pending
+                             and "source" not in entry.pending else "generator_failed",
+                             rtol=entry.rtol, atol=entry.atol,
                              timings={"total": time.perf_counter() - start})
     base: dict[str, Any] = {"name": entry.name, "path": entry.path, "source": entry.source,
                             "licence": entry.licence, "rtol": entry.rtol, "atol": entry.atol}

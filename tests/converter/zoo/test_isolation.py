@@ -104,3 +104,44 @@ def test_plain_install_runs_jobs_on_the_process_pool(tmp_path: Path) -> None:
     engine, single, same, counts = json.loads(out.stdout.strip().splitlines()[-1])
     assert (engine, single, same) == ("process pool", "in-process", True)
     assert counts == {"pass": 5, "fail": 0, "error": 1, "skipped": 1}
+
+
+def test_models_named_by_url_are_read_by_the_worker(tmp_path: Path) -> None:
+    """`url` + `fetch = true`: the process running the entry downloads the model (here from
+    a server on 127.0.0.1), checked against `sha256`; `url` alone stays provenance."""
+    import hashlib
+    import http.server
+    import threading
+    from functools import partial
+
+    served = tmp_path / "served"
+    served.mkdir()
+    (tmp_path / "make_relu.py").write_text(RELU)
+    from converter.zoo.generated import generate
+
+    model = generate(tmp_path / "make_relu.py", {"n": 3}, folder=served)
+    digest = hashlib.sha256(model.read_bytes()).hexdigest()
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_port}/{model.name}"
+        manifest = tmp_path / "zoo.toml"
+        manifest.write_text(
+            f'[[model]]\nname = "web"\nurl = "{url}"\nfetch = true\nsha256 = "{digest}"\n\n'
+            f'[[model]]\nname = "changed"\nurl = "{url}?v=2"\nfetch = true\n'
+            f'sha256 = "{"0" * 64}"\n\n'
+            f'[[model]]\nname = "gone"\nurl = "{url}.missing"\nfetch = true\n\n'
+            f'[[model]]\nname = "provenance"\nurl = "{url}"\n')
+        entries = read_manifest(manifest, generate=False)
+        assert [e.path for e in entries] == [None] * 4
+        rows = {r.name: r for r in run_zoo(entries, jobs=1).results}
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert rows["web"].status == "pass" and Path(rows["web"].path or "").is_file()
+    assert rows["changed"].reason_code == "model_changed"
+    assert rows["gone"].reason_code == "fetch_failed" and "404" in rows["gone"].message
+    assert rows["provenance"].status == "skipped" and "not downloaded" in \
+        rows["provenance"].message
