@@ -170,11 +170,8 @@ def _unraisable(previous: Callable[[Any], object]) -> Callable[[Any], object]:
         exc = unraisable.exc_value
         state = _STATE
         if state.first and state.raised and isinstance(exc, (KeyboardInterrupt, SystemExit)):
-            state.raised = False
-            state.count -= 1  # the signal comes again: not one more
-            import _thread
-
-            _thread.interrupt_main(signal.Signals(state.first))
+            state.raised = False  # from another thread: a signal raised here is lost again
+            _deliver_again_soon()
             return
         previous(unraisable)
 
