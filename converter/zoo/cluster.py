@@ -102,7 +102,6 @@ def local_client(jobs: int, retries: int = 1) -> Iterator[Any]:
     dask: Any = importlib.import_module("dask")
     dd = _distributed()
     with dask.config.set({"distributed.scheduler.allowed-failures": retries,
-                          "distributed.worker.daemon": False,
                           "distributed.admin.low-level-log-length": 100_000}):
         cluster = dd.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address="127.0.0.1:0",

@@ -65,9 +65,11 @@ def _err(r: ZooResult) -> str:
 def _detail(r: ZooResult) -> str:
     if r.divergence:
         d = r.divergence
-        return (f"first diverging node: {d.get('op_type')} {d.get('node')!r} "
+        text = (f"first diverging node: {d.get('op_type')} {d.get('node')!r} "
                 f"(output {d.get('output')!r}, max abs {d.get('max_abs')})")
-    return r.message.splitlines()[0] if r.message else ""
+    else:
+        text = r.message.splitlines()[0] if r.message else ""
+    return "; ".join(filter(None, [text, r.retry_text()]))
 
 
 def _md(text: object) -> str:

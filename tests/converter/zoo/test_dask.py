@@ -159,6 +159,7 @@ def test_scheduler_run_survives_a_killed_worker_and_matches_the_local_run(
     assert report["engine"] == f"dask {cluster}"
     assert rows["killed"]["status"] == "pass" and rows["killed"]["attempts"] >= 2, rows["killed"]
     assert "started 2 times (a worker running it was lost)" in output, output
+    assert "started 2 times" in (remote / "report.md").read_text()
     assert rows["crash"]["reason_code"] == "crashed" and "SIGABRT" in rows["crash"]["message"]
     deadline = time.monotonic() + HANG_GUARD
     while _alive(child) and time.monotonic() < deadline:  # the killed worker's model child
