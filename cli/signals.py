@@ -9,8 +9,10 @@ out) a signal is only recorded: `raising_call` raises a recorded one on entry, a
 ends the process with 130 / 143 and one `error: interrupted` / `error: terminated` line
 whenever a signal was recorded, even one that arrived after the result was printed.
 
-Rules: the first signal decides the exit code (SIGINT 130, SIGTERM 143); only one exception
-is raised per process (a second Ctrl-C does not interrupt the clean-up the first started);
+Rules: the first signal decides the exit code (SIGINT 130, SIGTERM 143); a signal during an
+import (the CLI's own at start-up, a front end's later) raises once the import is done (a
+thread delivers it again every `REDELIVER_S`): onnx's nanobind extension turns an exception
+raised while it initializes into a C++ abort; only one exception is raised per process (a second Ctrl-C does not interrupt the clean-up the first started);
 a third signal ends the process at once (its line, 128 + the first signal; temporary output
 may remain). A signal ignored when the process started (`nohup`, `cmd &` in a script) stays
 ignored. `finish` runs the atexit functions, flushes the streams, blocks both signals and
