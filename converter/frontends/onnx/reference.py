@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import ReferenceFailed, exception_text
+from ...files import open_regular, read_at
 from ...isolate import isolated
 from ..base import SourceRun
 
@@ -70,9 +71,11 @@ def _with_allowed_data(model: Any) -> Any:
     for tensor in tensors:
         info = {e.key: e.value for e in tensor.external_data}
         path = safe_external_path(base_dir, info.get("location", ""), tensor.name)
-        with open(path, "rb") as f:
-            f.seek(int(info.get("offset", 0) or 0))
-            raw = f.read(int(info["length"])) if info.get("length") else f.read()
+        with open_regular(path, "the external data file") as f:  # converter.files
+            offset = int(info.get("offset", 0) or 0)
+            length = int(info["length"]) if info.get("length") else \
+                os.fstat(f.fileno()).st_size - offset
+            raw = bytes(read_at(f, offset, length, path, "the external data file"))
         del tensor.external_data[:]
         tensor.data_location = TensorProto.DEFAULT
         tensor.raw_data = raw
