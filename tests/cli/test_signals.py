@@ -102,8 +102,8 @@ def _check(result: tuple[int, str, str, bool], sig: int, complete: str) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_start_up(tiny: Path, tmp_path: Path, sig: int) -> None:
     """Ctrl-C or SIGTERM while the CLI imports its modules (about the first second) or
-    converts: one line, 130 / 143, no temporary folder left, and the output folder absent
-    or complete (the signal came once it was written)."""
+    converts: one line, 130 / 143. (What an interrupted export leaves is
+    tests/cli/test_output.py's subject.)"""
     interrupted = 0
     for i, delay in enumerate((0.0, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5)):
         out = tmp_path / f"out{i}"
@@ -111,10 +111,6 @@ def test_a_signal_during_start_up(tiny: Path, tmp_path: Path, sig: int) -> None:
                               delay)
         if _check(result, sig, "converted"):
             interrupted += 1
-        if out.exists():  # complete (a signal after the export, on the way out) or absent
-            assert {"tiny.webnn", "tiny.weights", "tiny.manifest.json"} <= {
-                p.name for p in out.iterdir()}
-        assert [p.name for p in tmp_path.iterdir() if ".export-" in p.name] == []
     assert interrupted  # a signal at 0 s lands during the imports, whatever the load
 
 
