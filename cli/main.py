@@ -7,7 +7,8 @@ Every command is a thin layer over the library (`converter.validate`, `converter
 Exit codes: 0 success; 1 validation failure (an output outside tolerance, a zoo model that
 fails, a README table that differs from the generated one); 2 unsupported model or bad input
 (missing/corrupt file, unsupported op, bad option value); 130 / 143 when interrupted by
-SIGINT / SIGTERM (temporary output removed). Errors are one line on stderr (`error: ...`,
+SIGINT / SIGTERM (temporary output removed; at any moment of the process, start-up and the
+way out included, under the console entry point `cli.entry`: see `cli.signals`). Errors are one line on stderr (`error: ...`,
 names escaped and shortened) naming the file/node/op/rule; `--debug` adds the traceback;
 `--json` prints machine-readable results (and errors as {"error": {...}}) on stdout.
 Progress goes to stderr.
