@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
+
+from converter.files import read_bounded
 
 from ..common import DEBUG_HELP, verbosity_options
 from ..output import (
@@ -14,6 +14,9 @@ from ..output import (
     plain,
 )
 from ..support_table import SOURCES
+
+MAX_CHECKED_BYTES = 64 << 20
+"""The largest file `ops --check` reads."""
 
 
 @click.command()
@@ -39,7 +42,8 @@ def ops(source: str, fmt: str, check_file: str | None, debug: bool) -> None:
         sources = SOURCES if source == "all" else (source,)
         if check_file is not None:
             try:
-                text = Path(check_file).read_text(encoding="utf-8")
+                text = read_bounded(check_file, MAX_CHECKED_BYTES, "the file to check"
+                                    ).decode("utf-8")  # a regular file (converter.files)
             except OSError as exc:
                 raise CommandError(plain(exc)) from None
             try:

@@ -61,6 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidModel
+from ..files import FileTooLarge, NotRegularFile, read_bounded
 
 _PATH_KEYS = ("path", "file", "model")
 _KNOWN = {"name", *_PATH_KEYS, "package", "url", "source", "licence", "license", "free_dims",
@@ -213,6 +214,10 @@ def _input_spec(name: str, spec: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+MAX_MANIFEST_BYTES = 64 << 20
+"""The largest zoo manifest read (the shipped ones are well under 1 MiB)."""
+
+
 def read_manifest(path: str | Path, names: Iterable[str] | None = None, *,
                   generate: bool = True) -> list[ZooEntry]:
     """Entries of one manifest file; InvalidModel for unreadable TOML, bad entries or a name
@@ -221,10 +226,13 @@ def read_manifest(path: str | Path, names: Iterable[str] | None = None, *,
     pending (see "Lazy generation" in the module docstring)."""
     path = Path(path)
     wanted = set(names) if names is not None else None
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    try:  # a regular file only (a FIFO would block: converter.files)
+        data = tomllib.loads(read_bounded(path, MAX_MANIFEST_BYTES, "the manifest"
+                                          ).decode("utf-8"))
     except FileNotFoundError:
         raise InvalidModel(f"manifest {str(path)!r} does not exist") from None
+    except (NotRegularFile, FileTooLarge) as exc:
+        raise InvalidModel(str(exc)) from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise InvalidModel(f"manifest {str(path)!r} is not valid TOML: {exc}") from None
     base = path.resolve().parent

@@ -172,3 +172,13 @@ def test_inputs_and_limits(exported: tuple[Path, Path, Path], tmp_path: Path,
     assert_refused(cli("convert", model, "--dim", "batch=1", "--target", limits, "-o",
                        tmp_path / "out"), limits, kind)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("kind", SPECIALS)
+def test_zoo_manifest_and_checked_file(tmp_path: Path, kind: str) -> None:
+    manifest = make_special(tmp_path / "zoo.toml", kind)
+    assert_refused(cli("zoo", manifest), manifest, kind,
+                   "is a directory" if kind == "folder" else None)  # (click's words)
+    checked = make_special(tmp_path / "README.md", kind)
+    assert_refused(cli("ops", "--check", checked), checked, kind,
+                   "is a directory" if kind == "folder" else None)
