@@ -12,7 +12,8 @@ The signals are sent at sampled delays, but no assertion depends on when they la
 - exit code 0 (with the complete output and nothing on stderr) is accepted only for a
   signal that arrived once the process was on its way out: right after sending it, the
   process had exited (a zombie, or already reaped by `Popen.send_signal`'s own poll) or was
-  blocking the signal (`cli.signals.finish`, the last microseconds before `os._exit`).
+  blocking the signal with its handlers set (`cli.signals.finish`, the last microseconds
+  before `os._exit`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def _spawn(args: list[str]) -> subprocess.Popen[bytes]:
 
 
 def _on_its_way_out(pid: int, sig: int) -> bool:
-    """Whether process `pid` has exited or blocks `sig` (its exit path) right now."""
+    """Whether process `pid` has exited, or blocks `sig` with the CLI's handlers set (its
+    exit path; blocked without them is the start-up `_spawn` arranged) right now."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
@@ -66,8 +68,12 @@ def _on_its_way_out(pid: int, sig: int) -> bool:
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
     if fields.get("State", "").strip().startswith(("Z", "X")):
         return True
-    blocked = int(fields.get("SigBlk", "0").strip() or "0", 16)
-    return bool(blocked >> (sig - 1) & 1)
+
+    def has(mask: str, number: int) -> bool:
+        return bool(int(fields.get(mask, "0").strip() or "0", 16) >> (number - 1) & 1)
+
+    return has("SigBlk", sig) and has("SigCgt", signal.SIGINT) and has("SigCgt",
+                                                                      signal.SIGTERM)
 
 
 def _interrupted(args: list[str], sig: int, delay: float) -> tuple[int, str, str, bool]:
