@@ -174,3 +174,47 @@ def test_scheduler_run_survives_a_killed_worker_and_matches_the_local_run(
     assert single["engine"] == "dask LocalCluster"
     assert comparable(report) == comparable(single)
     assert report["summary"] == {"total": 9, "pass": 6, "fail": 0, "error": 2, "skipped": 1}
+
+
+HANG = '''
+from pathlib import Path
+
+
+def make(path: Path, marker: str) -> None:
+    import os
+    import time
+
+    Path(marker).write_text(str(os.getpid()))
+    while True:
+        time.sleep(0.2)
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_interrupted_local_cluster_run_exits_with_one_line_and_stops_its_models(
+        tmp_path: Path, sig: signal.Signals) -> None:
+    marker = tmp_path / "started"
+    (tmp_path / "make_hang.py").write_text(HANG)
+    manifest = zoo_manifest(tmp_path, f'\n[[model]]\nname = "hang"\n'
+                                      f'source = "generated:make_hang.py"\n'
+                                      f'args = {{ marker = "{marker}" }}\n')
+    zoo = subprocess.Popen([sys.executable, "-c", "import sys; from cli.entry import main; "
+                            "sys.argv[0] = 'webnn-convert'; sys.exit(main())", "zoo",
+                            str(manifest), "--jobs", "2", "--no-progress"], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        child = int(_wait_for(marker, zoo))
+        zoo.send_signal(sig)
+        _, err = zoo.communicate(timeout=HANG_GUARD)
+    finally:
+        if zoo.poll() is None:
+            zoo.kill()
+            zoo.wait()
+    assert zoo.returncode == 128 + sig, err
+    word = "interrupted" if sig == signal.SIGINT else "terminated"
+    assert err.decode() == f"error: {word}\n", err
+    deadline = time.monotonic() + HANG_GUARD
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _alive(child)
