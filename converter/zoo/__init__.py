@@ -9,6 +9,13 @@ write_reports(report, Path("zoo-report"))
 
 `converter.zoo.sources` gives what one entry feeds to conversion and validation (the model
 with random weights applied, input recipes, stored outputs), for tests and benchmarks.
+
+Engines (`converter.zoo.engines`): `run_zoo(..., client=distributed.Client(...))` or
+`scheduler="tcp://HOST:8786"` runs one Dask task per model (`converter.zoo.cluster`); with
+`jobs` > 1 a Dask LocalCluster when the `cluster` extra is installed, else a process pool;
+`budget=Budget(seconds, memory)` bounds each model (`converter.zoo.isolation`).
+`converter.zoo.shards` splits a run into shards and merges their reports;
+`converter.zoo.sweep` sums a sweep's report up per family (docs/sweeps.md).
 """
 
 from __future__ import annotations
