@@ -87,7 +87,5 @@ def main(argv: Sequence[str] | None = None) -> None:
         cli.main(args=list(argv) if argv is not None else None, prog_name="webnn-convert")
 
 
-if __name__ == "__main__":  # pragma: no cover
-    from .entry import main as entry_main
-
-    entry_main()
+if __name__ == "__main__":  # pragma: no cover - `python -m cli` is the console entry
+    main()

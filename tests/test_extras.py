@@ -68,7 +68,7 @@ def test_without_litert_convert_works_and_validate_names_the_extra(tmp_path: Pat
         r = _run([sys.executable, "-c", BLOCKED_MAIN, "convert", model, "-o", out], ROOT)
         assert r.returncode == 0, r.stderr
         same = tmp_path / f"same_{model.stem}"
-        r = _run([sys.executable, "-m", "cli.main", "convert", model, "-o", same], ROOT)
+        r = _run([sys.executable, "-m", "cli", "convert", model, "-o", same], ROOT)
         assert r.returncode == 0, r.stderr
         written = sorted(p.name for p in out.iterdir() if p.suffix != ".json"
                          or p.name.endswith(".manifest.json"))

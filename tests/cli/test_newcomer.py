@@ -1,5 +1,5 @@
 """The everyday command line without rough edges, each through the real CLI in a subprocess
-(`python -m cli.main`, or `cli.main.main` from a `-c` script where the test must block a
+(`python -m cli`, or `cli.main.main` from a `-c` script where the test must block a
 module or stand in for the browser):
 
 1. a stdout the reader closed (`convert ... | head -1`) ends quietly with the command's own
@@ -51,9 +51,9 @@ def _env(pythonpath: Path = ROOT) -> dict[str, str]:
 
 def cli(*args: object, cwd: Path = ROOT, pythonpath: Path = ROOT, code: str | None = None,
         stdout: int | None = subprocess.PIPE) -> subprocess.CompletedProcess[str]:
-    """`python -m cli.main ARGS` (or `python -c CODE ARGS`) in `cwd`, importing the package
+    """`python -m cli ARGS` (or `python -c CODE ARGS`) in `cwd`, importing the package
     from `pythonpath`."""
-    head = ["-c", code] if code is not None else ["-m", "cli.main"]
+    head = ["-c", code] if code is not None else ["-m", "cli"]
     return subprocess.run([sys.executable, *head, *map(str, args)], cwd=cwd,
                           env=_env(pythonpath), stdout=stdout, stderr=subprocess.PIPE,
                           text=True, timeout=HANG_GUARD, check=False)
