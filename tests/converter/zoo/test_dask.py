@@ -218,3 +218,19 @@ def test_interrupted_local_cluster_run_exits_with_one_line_and_stops_its_models(
     while _alive(child) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not _alive(child)
+
+
+@pytest.mark.slow
+def test_unreachable_scheduler_is_one_error_line(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = subprocess.run([sys.executable, "-c", "import sys; from cli.entry import main; "
+                        "sys.argv[0] = 'webnn-convert'; sys.exit(main())", "zoo",
+                        str(zoo_manifest(tmp_path)), "--scheduler", f"tcp://127.0.0.1:{port}"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=HANG_GUARD)
+    assert r.returncode == 2 and r.stdout == "", r.stdout
+    assert r.stderr.startswith(f"error: cannot reach the Dask scheduler at tcp://127.0.0.1:"
+                               f"{port}: ") and r.stderr.count("\n") == 1, r.stderr
