@@ -495,10 +495,12 @@ class _Operands(dict[str, MLOperand]):
 def nested_error(errors: Sequence[ConversionError], where: str) -> ConversionError:
     """One error for the failures of nodes inside a function body or subgraph: the first
     inner error's class and hint, its node named in the message, the others counted."""
-    import copy
-
     first = errors[0]
-    err = copy.copy(first)
+    # a new error of the first one's class with its own copy of the attributes (not
+    # copy.copy: with tblib's exception pickling installed, as `distributed` does on import,
+    # the copy shares the original's __dict__ and `inner` below would then contain itself)
+    err = type(first).__new__(type(first))
+    err.__dict__.update(vars(first))
     inner = first.where
     more = f" (and {len(errors) - 1} more inner node(s))" if len(errors) > 1 else ""
     err.message = f"{where}: {inner + ': ' if inner else ''}{first.message}{more}"

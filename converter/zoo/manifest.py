@@ -22,7 +22,9 @@ A manifest lists models; each entry is a table with:
   `sha256`: the model file's digest (a changed file is an error, not a silent re-baseline);
 - conversion options: `free_dims` (or `dims`) {name: int}, `input_shapes` (or `shapes`)
   {input: [dims]}, `pin_inputs` (or `pins`) {input: value or {value, dtype}} (fixed at
-  conversion time and fed to the original model), `signature`;
+  conversion time and fed to the original model), `signature`, `budgets` {field of
+  `converter.budgets.Budgets`: value} (e.g. `{ max_derived_bytes = "1GiB" }` for a model that
+  derives more constants at conversion time than its size allows by default);
 - `weights`: "as-is" (default) or "random": every ConstantOfShape whose shape is an
   initializer (the weights of the onnx package's "light" models, all equal) is replaced by a
   seeded random initializer before conversion and validation (ONNX only; see
@@ -67,7 +69,7 @@ _PATH_KEYS = ("path", "file", "model")
 _KNOWN = {"name", *_PATH_KEYS, "package", "url", "source", "licence", "license", "free_dims",
           "dims", "input_shapes", "shapes", "pin_inputs", "pins", "signature", "rtol", "atol",
           "tolerance", "seed", "inputs", "slow", "format", "description", "notes", "weights",
-          "reference_output", "input_scale", "sha256", "args", "fetch"}
+          "reference_output", "input_scale", "sha256", "args", "fetch", "budgets"}
 INPUT_RECIPES = ("onnx-dummy", "normal")
 WEIGHTS = ("as-is", "random")
 
@@ -89,6 +91,8 @@ class ZooEntry:
     input_shapes: Mapping[str, Sequence[int]] = field(default_factory=dict)
     pin_inputs: Mapping[str, Any] = field(default_factory=dict)
     signature: str | None = None
+    budgets: Mapping[str, Any] = field(default_factory=dict)
+    """Conversion budgets the entry raises or lowers ({Budgets field: value})."""
     rtol: float = DEFAULT_RTOL
     atol: float = DEFAULT_ATOL
     seed: int = 0
@@ -274,6 +278,21 @@ def _location(t: Mapping[str, Any]) -> tuple[str | None, str | None, str | None]
     return rel, package, dist
 
 
+def _budgets(value: Any) -> dict[str, Any]:
+    """`budgets`: {Budgets field: value}, checked by building the Budgets it gives."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"budgets must be a table of budget values, got {value!r}")
+    from ..budgets import Budgets
+
+    try:
+        Budgets(**dict(value))
+    except TypeError as exc:
+        raise ValueError(f"budgets: {exc}") from None
+    return dict(value)
+
+
 def _pins(value: Any) -> dict[str, Any]:
     """`pins`: {input: value} or {input: {value, dtype}} (dtype default float32)."""
     import numpy as np
@@ -386,7 +405,8 @@ def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path, generate: bo
         input_shapes={k: [int(d) for d in v] for k, v in
                       dict(t.get("input_shapes") or t.get("shapes") or {}).items()},
         pin_inputs=_pins(t.get("pin_inputs") or t.get("pins")),
-        signature=t.get("signature"), rtol=rtol, atol=atol,
+        signature=t.get("signature"), budgets=_budgets(t.get("budgets")), rtol=rtol,
+        atol=atol,
         seed=int(t.get("seed", 0)),
         inputs=str(inputs_path) if inputs_path else None,
         input_specs={k: _input_spec(k, v) for k, v in specs.items()},

@@ -138,11 +138,15 @@ def spec_inputs(entry: ZooEntry, result: Any) -> dict[str, Any]:
 
 def convert_options(entry: ZooEntry) -> dict[str, Any]:
     """The `convert()` keyword arguments the entry sets: its free dimensions, input shapes
-    (`input_shapes`, else the shapes of its per-input specs), pinned inputs and signature."""
+    (`input_shapes`, else the shapes of its per-input specs), pinned inputs, signature and
+    budgets."""
+    from ..budgets import Budgets
+
     shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
                                            entry.input_specs.items() if "shape" in v}
     return {"free_dims": dict(entry.free_dims) or None, "input_shapes": shapes or None,
-            "pin_inputs": dict(entry.pin_inputs) or None, "signature": entry.signature}
+            "pin_inputs": dict(entry.pin_inputs) or None, "signature": entry.signature,
+            "budgets": Budgets(**entry.budgets) if entry.budgets else None}
 
 
 def entry_inputs(entry: ZooEntry, result: Any) -> dict[str, np.ndarray]:

@@ -32,7 +32,7 @@ from converter.export.onnx_lowering.compact import (
 from converter.runtime.onnxruntime import OnnxRuntimeBackend
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from converter.zoo import default_manifests, read_manifests
-from converter.zoo.sources import load_model
+from converter.zoo.sources import convert_options, load_model
 
 ROOT = Path(__file__).resolve().parents[3]
 RNG = np.random.default_rng(20240613)
@@ -337,7 +337,7 @@ def _zoo_entry(name: str) -> object:
 def test_light_resnet50_exports_at_most_its_size(tmp_path: Path) -> None:
     """197 MB before compaction: every weight is a ConstantOfShape splat in the source."""
     entry = _zoo_entry("light_resnet50")
-    result = converter.convert(load_model(entry), input_shapes=dict(entry.input_shapes))
+    result = converter.convert(load_model(entry), **convert_options(entry))
     onnx_path = next(p for p in converter.export(result, tmp_path / "onnx", format="onnx")
                      if p.suffix == ".onnx")
     weights = next(p for p in converter.export(result, tmp_path / "webnn", format="webnn")
@@ -359,7 +359,7 @@ def test_runtime_backend_results_are_unchanged() -> None:
     """The onnxruntime backend runs the compacted lowering: outputs bit-identical to a
     session on the verbatim (uncompacted) lowering."""
     entry = _zoo_entry("light_resnet50")
-    result = converter.convert(load_model(entry), input_shapes=dict(entry.input_shapes))
+    result = converter.convert(load_model(entry), **convert_options(entry))
     graph = result.graph
     assert "ConstantOfShape" in _ops(to_onnx(graph))
     feeds = {n: RNG.standard_normal(op.shape).astype(np.float32)

@@ -22,6 +22,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
+from converter.budgets import SPECS
 from converter.export.onnx import to_onnx
 from converter.webnn import ML, MLGraph, MLGraphBuilder
 from converter.zoo import ZooEntry, default_manifests, read_manifests
@@ -60,8 +61,10 @@ def _cli_export(source: Path, entry: ZooEntry, out: Path) -> Path:
     the written .onnx file."""
     shapes = [a for name, dims in entry.input_shapes.items()
               for a in ("--shape", f"{name}={','.join(str(d) for d in dims)}")]
+    budgets = [a for field, value in entry.budgets.items()
+               for a in (SPECS[field].flag, str(value))]
     r = CliRunner().invoke(cli, ["convert", str(source), "--format", "onnx", "-o", str(out),
-                                 "--no-progress", *shapes])
+                                 "--no-progress", *shapes, *budgets])
     assert r.exit_code == 0, r.output
     written = sorted(out.glob("*.onnx"))
     assert len(written) == 1 and not list(out.glob("*.onnx.data")), written
