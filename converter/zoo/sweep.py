@@ -80,14 +80,17 @@ def reason_key(r: ZooResult) -> str:
     return code + re.sub(r"'[^']*'", "'…'", text)[:80]
 
 
+_ANSI = re.compile(r"(?:\x1b|\\x1b)\[[0-9;]*m")
 _GENERATOR = re.compile(r"^manifest '[^']*': entry '[^']*': generator '[^']*' failed: ")
 
 
 def brief(message: str, limit: int = 160) -> str:
     """A failure message on one line, without the manifest prefix of generator failures
     ("export: ..."), at most `limit` characters."""
-    text = " ".join(message.split())
+    text = _ANSI.sub("", " ".join(message.split()))
     text = _GENERATOR.sub("export: ", text)
+    text = re.sub(r"^export: (?:RuntimeError|ExportError): (?=\w+(?:Error|Exception): )",
+                  "export: ", text)
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -198,6 +201,10 @@ def markdown(title: str, report: ZooReport, entries: Sequence[ZooEntry],
              f"validated {t['validated']} ({pct('validated')}), matched {t['matched']} "
              f"({pct('matched')}).", "", "Top failure reasons:", ""]
     lines += [f"- {_md(k)}: {n}" for k, n in top_reasons(report)]
+    if profiles:
+        fit = {p: sum(r.fits.get(p, 0) for r in rows) for p in profiles}
+        lines += ["", "Validated rows inside each profile's limits (after its rewrites): "
+                  + ", ".join(f"{p} {n}" for p, n in fit.items()) + "."]
     kinds = any(r.kind for r in rows)
     head = ["Family", *(["Kind"] if kinds else []), "Rows", "Exported", "Converted",
             "Validated", "Matched", *profiles, "First failure"]

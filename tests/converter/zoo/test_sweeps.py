@@ -76,7 +76,7 @@ def test_family_table_counts_each_stage(tmp_path: Path) -> None:
     assert rows["alpha"].first_failure.startswith("a_dyn: 1 node(s) could not be converted")
     assert rows["alpha"].fits == {"p1": 1}
     assert rows["gamma"].counts == (0, 0, 0, 0)
-    assert rows["gamma"].first_failure.startswith("c: export: ExportError: Unsupported")
+    assert rows["gamma"].first_failure.startswith("c: export: UnsupportedOperatorError: ")
     text = markdown("demo", report, entries)
     assert "3 families, 4 rows: exported 3 (75%), converted 2 (50%), validated 2 (50%), " \
            "matched 1 (25%)." in text
