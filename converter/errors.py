@@ -31,7 +31,7 @@ import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 Interface = Literal["python", "cli"]
 """Who reads a message: a Python caller of the API or a user of the command line."""
@@ -293,6 +293,15 @@ class ConversionError(Exception):
         self.version = version
         self.hint = self.default_hint if hint is None else hint
         self.fixes: tuple[Fix, ...] = tuple(fixes)
+
+    def copy(self) -> Self:
+        """A new error of this class with the same attributes, its own (`copy.copy` is not
+        used: with tblib's exception pickling installed, as `distributed` does on import, its
+        copy shares the original's attribute dict)."""
+        err = type(self).__new__(type(self))
+        err.__dict__.update(self.__dict__)
+        err.args = self.args
+        return err
 
     def with_node(self, *, node_name: str | None, op_type: str | None, domain: str | None,
                   version: int | None) -> ConversionError:

@@ -496,11 +496,7 @@ def nested_error(errors: Sequence[ConversionError], where: str) -> ConversionErr
     """One error for the failures of nodes inside a function body or subgraph: the first
     inner error's class and hint, its node named in the message, the others counted."""
     first = errors[0]
-    # a new error of the first one's class with its own copy of the attributes (not
-    # copy.copy: with tblib's exception pickling installed, as `distributed` does on import,
-    # the copy shares the original's __dict__ and `inner` below would then contain itself)
-    err = type(first).__new__(type(first))
-    err.__dict__.update(vars(first))
+    err = first.copy()
     inner = first.where
     more = f" (and {len(errors) - 1} more inner node(s))" if len(errors) > 1 else ""
     err.message = f"{where}: {inner + ': ' if inner else ''}{first.message}{more}"
