@@ -34,6 +34,7 @@ from onnx import TensorProto, helper, numpy_helper
 from converter.budgets import Budgets
 from converter.errors import BudgetExceeded, InvalidModel
 from converter.frontends.onnx.sizing import size_model
+from tests.memory import PEAK_FILE_VAR, PEAK_HOOK, peak_kib
 from tests.timing import HANG_GUARD_S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,7 @@ PEAK_RSS_KB = 500 * 1024
 numpy and the converter takes about 200 MB)."""
 OPSET = [helper.make_opsetid("", 18), helper.make_opsetid("local", 1)]
 
-_RUN = """
+_RUN = PEAK_HOOK + """
 import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, ({cap}, {cap}))
 from cli.main import main
@@ -54,20 +55,23 @@ main()
 
 def _cli(*args: object) -> tuple[int, str, int]:
     """Run the CLI in a capped child: (exit code, stderr, the child's own peak RSS in KiB,
-    from `os.wait4`)."""
+    which it writes at exit: `tests.memory`)."""
     import tempfile
     import time
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    peak = tempfile.NamedTemporaryFile(delete=False)
+    peak.close()
+    env[PEAK_FILE_VAR] = peak.name
     with tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen([sys.executable, "-c", _RUN.format(cap=MEMORY_CAP),
                                  *(str(a) for a in args)], env=env,
                                 stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + HANG_GUARD_S  # a hang guard only
         while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            pid, status, _ = os.wait4(proc.pid, os.WNOHANG)
             if pid:
                 break
             if time.monotonic() > deadline:
@@ -76,7 +80,10 @@ def _cli(*args: object) -> tuple[int, str, int]:
             time.sleep(0.05)
         proc.returncode = os.waitstatus_to_exitcode(status)
         err.seek(0)
-        return proc.returncode, err.read(), int(usage.ru_maxrss)
+        try:
+            return proc.returncode, err.read(), peak_kib(peak.name)
+        finally:
+            os.unlink(peak.name)
 
 
 def _refused(code: int, err: str, flag: str) -> str:

@@ -15,6 +15,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 from converter.export.onnx_file import save_streamed, streamed_size, write_streamed
+from tests.timing import HANG_GUARD_S
 
 
 def _model(count: int = 3, elements: int = 1000) -> onnx.ModelProto:
@@ -65,8 +66,9 @@ def test_models_without_graph_or_initializers() -> None:
 
 
 PEAK = """
-import resource, sys
+import sys
 from pathlib import Path
+from tests.memory import vm_hwm_kib
 import numpy as np
 from onnx import numpy_helper, helper
 from converter.export.onnx_file import save_streamed
@@ -75,12 +77,12 @@ inits = [numpy_helper.from_array(rng.standard_normal(4_000_000).astype(np.float3
          for i in range(8)]  # 8 x 16 MB
 model = helper.make_model(helper.make_graph([], "g", [], [], inits))
 del inits
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = vm_hwm_kib()
 if sys.argv[2] == "streamed":
     save_streamed(model, Path(sys.argv[1]))
 else:
     Path(sys.argv[1]).write_bytes(model.SerializeToString())
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+print(vm_hwm_kib() - before)
 """
 
 
@@ -90,8 +92,9 @@ def test_the_writer_does_not_hold_the_serialized_model(tmp_path: Path) -> None:
     growth = {}
     for how in ("streamed", "whole"):
         r = subprocess.run([sys.executable, "-c", PEAK, str(tmp_path / f"{how}.onnx"), how],
-                           capture_output=True, text=True, timeout=300, check=True)
-        growth[how] = int(r.stdout) * 1024  # ru_maxrss is in KiB on Linux
+                           capture_output=True, text=True, timeout=HANG_GUARD_S, check=True,
+                           cwd=Path(__file__).resolve().parents[3])
+        growth[how] = int(r.stdout) * 1024  # VmHWM is in KiB
     model_bytes = 8 * 16_000_000
     assert growth["whole"] > model_bytes // 2  # the measure sees a whole copy
     assert growth["streamed"] < model_bytes // 2
