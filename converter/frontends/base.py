@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
-from ..errors import Fix, Interface, render_fixes
+from ..errors import Fix, Interface, InvalidModel, exception_text, render_fixes
+from ..files import NotRegularFile, read_regular
 from ..ir import Dim
 from .control_inputs import ControlInput
 
@@ -296,3 +297,18 @@ def ops_histogram(nodes: list[tuple[str, str, int]],
         st, detail = status(op, domain, version)
         out.append(OpUsage(op, domain, version, n, st, detail))
     return tuple(out)
+
+
+def read_model_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of a model file, read (never memory-mapped: a file truncated while it is
+    converted cannot kill the process with SIGBUS). InvalidModel when it is missing,
+    unreadable or not a regular file (a FIFO, a device, a folder)."""
+    try:
+        return read_regular(path, "the model file")
+    except FileNotFoundError:
+        raise InvalidModel(f"model file {str(path)!r} does not exist") from None
+    except NotRegularFile as exc:
+        raise InvalidModel(str(exc)) from None
+    except OSError as exc:
+        raise InvalidModel(f"model file {str(path)!r} cannot be read "
+                           f"({exc.strerror or exception_text(exc)})") from None

@@ -48,8 +48,8 @@ from google.protobuf.message import DecodeError
 from onnx import AttributeProto
 
 from ...errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
-from ...files import NotRegularFile, read_regular
 from ...ir import Dim, Node, SourceGraph, ValueInfo
+from ..base import read_model_file
 from ..free_dims import InputDims, check_free_dim_values, check_input_dims, fixes_for
 from .rawdata import split_raw_data, tensor_view
 from .sizing import size_model
@@ -78,7 +78,7 @@ def load_proto(model: str | os.PathLike[str] | bytes | onnx.ModelProto
     if isinstance(model, (bytes, bytearray)):
         return _parse(bytes(model), "<bytes>"), None, "<bytes>"
     path = Path(model)
-    return _parse(_read_model_file(path), str(path)), path.resolve().parent, str(path)
+    return _parse(read_model_file(path), str(path)), path.resolve().parent, str(path)
 
 
 def _load_split(model: str | os.PathLike[str] | bytes | onnx.ModelProto
@@ -95,28 +95,12 @@ def _load_split(model: str | os.PathLike[str] | bytes | onnx.ModelProto
         label, base_dir = "<bytes>", None
     else:
         path = Path(model)
-        data = _read_model_file(path)
+        data = read_model_file(path)
         label, base_dir = str(path), path.resolve().parent
     split = split_raw_data(data)
     if split is None:
         return _parse(bytes(data), label), base_dir, label, {}
     return _parse(split.skeleton, label), base_dir, label, split.views
-
-
-def _read_model_file(path: Path) -> bytes:
-    """The model file's bytes, read into memory (`converter.files.read_regular`): never
-    memory-mapped, so a file truncated while it is converted cannot kill the process with
-    SIGBUS. InvalidModel when it is missing, unreadable or not a regular file (a FIFO, a
-    device, a folder)."""
-    try:
-        return read_regular(path, "the model file")
-    except FileNotFoundError:
-        raise InvalidModel(f"model file {str(path)!r} does not exist") from None
-    except NotRegularFile as exc:
-        raise InvalidModel(str(exc)) from None
-    except OSError as exc:
-        raise InvalidModel(f"model file {str(path)!r} cannot be read "
-                           f"({exc.strerror or exception_text(exc)})") from None
 
 
 def _checkable(proto: onnx.ModelProto, views: Mapping[int, memoryview]) -> onnx.ModelProto:

@@ -60,8 +60,8 @@ import tflite
 
 from ...budgets import active, nbytes
 from ...errors import InvalidModel
-from ...files import NotRegularFile, read_regular
 from ...ir import ValueInfo
+from ..base import read_model_file
 from ..free_dims import InputDims
 from . import options as schema
 from .inputs import declared_shape, resolve_inputs, stored_sizes
@@ -491,15 +491,7 @@ def _open(model: str | os.PathLike[str] | bytes | bytearray | memoryview) -> tup
     if isinstance(model, (bytes, bytearray, memoryview)):
         return bytes(model), "<bytes>"
     path = Path(model)
-    try:  # read, never memory-mapped: a file truncated meanwhile cannot SIGBUS the process
-        data = read_regular(path, "the model file")
-    except FileNotFoundError:
-        raise InvalidModel(f"model file {str(path)!r} does not exist") from None
-    except NotRegularFile as exc:
-        raise InvalidModel(str(exc)) from None
-    except OSError as exc:
-        raise InvalidModel(f"model file {str(path)!r} cannot be read "
-                           f"({exc.strerror or exc})") from None
+    data = read_model_file(path)
     if not data:
         raise InvalidModel(f"{path}: not a TFLite model (empty file)")
     return data, str(path)
