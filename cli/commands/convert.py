@@ -45,9 +45,11 @@ def precision_option(fn: Any) -> Any:
 @click.argument("model", type=click.Path())
 @click.option("-o", "--output", "outdir", default=None, type=click.Path(file_okay=False),
               help="Folder to write into [default: next to MODEL, named after it: "
-                   "models/foo.onnx -> models/foo_webnn]. Created by one rename once every "
-                   "file is written; a folder an earlier convert wrote is replaced (no stale "
-                   "files); any other non-empty folder needs --force.")
+                   "models/foo.onnx -> models/foo_webnn]. The files are written into a hidden "
+                   "folder inside it and moved in once all are written (it may be a mount "
+                   "point); a folder an earlier convert wrote is replaced (no stale files) "
+                   "unless a file it lists was changed; any other non-empty folder needs "
+                   "--force.")
 @click.option("--format", "fmt",
               type=click.Choice(["webnn", "webnn-json", "js", "onnx", "all"]),
               default="webnn", show_default=True, help="What to write.")
