@@ -19,6 +19,7 @@ a profile column counts the models whose lowered graph lies inside the profile's
 
 ```bash
 python -m converter.zoo.sweep models/sweep_timm.toml REPORT/report.json [--profiles all]
+    [--fits FITS.json]   # with --profiles: saves the fits; without: reads them
 ```
 
 Restrictions: rows are matched to manifest entries by name; rows the manifest lacks are
@@ -29,6 +30,7 @@ generated models' cache of the run) and convert them in this process.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections import Counter
@@ -72,16 +74,22 @@ def reason_key(r: ZooResult) -> str:
     exporter = re.search(r"Exporting the operator '([^']+)'", text)
     if exporter:
         return f"exporter: operator {exporter.group(1)} not supported"
-    m = re.search(r"failed: (?:RuntimeError: |ExportError: )?([A-Za-z_]+(?:Error|Exception))",
-                  text)
     if r.reason_code == "generator_failed":
-        return f"export failed: {m.group(1)}" if m else "export failed"
+        return "export: " + _shape(re.sub(r"^export: ", "", brief(text, 400)))[:70]
     code = f"[{r.reason_code}] " if r.reason_code else ""
     return code + re.sub(r"'[^']*'", "'…'", text)[:80]
 
 
 _ANSI = re.compile(r"(?:\x1b|\\x1b)\[[0-9;]*m")
 _GENERATOR = re.compile(r"^manifest '[^']*': entry '[^']*': generator '[^']*' failed: ")
+
+
+def _shape(text: str) -> str:
+    """`text` with its particulars (quoted names, parenthesised details, numbers) elided, so
+    that failures of one kind count together."""
+    text = re.sub(r"\([^()]*\)", "(…)", text)
+    text = re.sub(r"'[^']*'", "'…'", text)
+    return re.sub(r"\b\d+\b", "N", text)
 
 
 def brief(message: str, limit: int = 160) -> str:
@@ -227,6 +235,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("report", type=Path)
     parser.add_argument("--title", default=None)
     parser.add_argument("--profiles", default=None, help="NAME,NAME or 'all'")
+    parser.add_argument("--fits", type=Path, default=None,
+                        help="profile fits as JSON: written with --profiles, read without")
     args = parser.parse_args(argv)
     entries = read_manifest(args.manifest, generate=False)
     report = read_report(args.report)
@@ -234,6 +244,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.profiles:
         names = known_targets() if args.profiles == "all" else args.profiles.split(",")
         fits = profile_fits(report, entries, names)
+        if args.fits:
+            args.fits.write_text(json.dumps(fits, indent=1) + "\n", encoding="utf-8")
+    elif args.fits:
+        fits = json.loads(args.fits.read_text(encoding="utf-8"))
     sys.stdout.write(markdown(args.title or args.manifest.stem, report, entries, fits))
     return 0
 
