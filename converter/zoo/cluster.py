@@ -72,7 +72,7 @@ def _preload(entry: ZooEntry) -> None:
         from .generated import SCHEME, preload
 
         name = str(entry.pending.get("source", ""))[len(SCHEME):]
-        script = Path(entry.manifest).resolve().parent / name
+        script = Path(entry.folder or Path(entry.manifest).resolve().parent) / name
         if name and script.is_file():
             with contextlib.suppress(Exception):  # the child reports a broken generator
                 preload(script)

@@ -115,6 +115,10 @@ class ZooEntry:
     pending: Mapping[str, Any] = field(default_factory=dict)
     """The manifest table of a generated entry whose model is not generated yet (read with
     `generate=False`; `materialize` generates it); empty otherwise."""
+    folder: str = ""
+    """The manifest's folder, absolute (resolved where the manifest was read): where a
+    pending entry's generator script and relative paths are found, whatever the current
+    folder of the process that materializes it (a Dask worker)."""
 
 
 def default_manifests(root: Path | None = None) -> list[Path]:
@@ -315,8 +319,9 @@ def materialize(entry: ZooEntry) -> ZooEntry:
     if not entry.pending:
         return entry
     path = Path(entry.manifest)
+    base = Path(entry.folder) if entry.folder else path.resolve().parent
     try:
-        return _entry(entry.pending, entry.name, path, path.resolve().parent, True)
+        return _entry(entry.pending, entry.name, path, base, True)
     except (TypeError, ValueError) as exc:
         raise InvalidModel(f"manifest {str(path)!r}: entry {entry.name!r}: {exc}") from None
 
@@ -397,7 +402,7 @@ def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path, generate: bo
             raise ValueError(f"reference_output {stored!r} not found next to {resolved}")
     rtol, atol = _tolerance(t)
     return ZooEntry(
-        name=name, manifest=str(path), path=str(resolved) if resolved else None,
+        name=name, manifest=str(path), folder=str(base), path=str(resolved) if resolved else None,
         source=_source_text(t.get("source"), t.get("url"), t.get("args")),
         licence=str(t.get("licence") or t.get("license") or ""),
         free_dims={k: int(v) for k, v in

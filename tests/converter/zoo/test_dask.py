@@ -139,12 +139,14 @@ def test_scheduler_run_survives_a_killed_worker_and_matches_the_local_run(
         f.write(f'\n[[model]]\nname = "killed"\nsource = "generated:make_once.py"\n'
                 f'args = {{ marker = "{marker}" }}\n'
                 '\n[[model]]\nname = "crash"\nsource = "generated:make_crash.py"\n')
+    # the manifest named relative to the client's folder, which is not the workers'
     cli = [sys.executable, "-c", "import sys; from cli.entry import main; sys.argv[0] = "
-           "'webnn-convert'; sys.exit(main())", "zoo", str(manifest), "--no-progress"]
+           "'webnn-convert'; sys.exit(main())", "zoo", manifest.name, "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     remote = tmp_path / "remote"
     with open(tmp_path / "zoo.log", "wb") as log:
         zoo = subprocess.Popen([*cli, "--scheduler", cluster, "--report", str(remote)],
-                               cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+                               cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         child, worker = (int(x) for x in _wait_for(marker, zoo).split())
         os.kill(worker, signal.SIGKILL)  # the worker process running "killed", mid-run
@@ -167,7 +169,7 @@ def test_scheduler_run_survives_a_killed_worker_and_matches_the_local_run(
     assert not _alive(child)
 
     local = tmp_path / "local"
-    r = subprocess.run([*cli, "--jobs", "2", "--report", str(local)], cwd=ROOT,
+    r = subprocess.run([*cli, "--jobs", "2", "--report", str(local)], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=HANG_GUARD)
     assert r.returncode == 1, r.stdout + r.stderr
     single = json.loads((local / "report.json").read_text())

@@ -145,3 +145,17 @@ def test_models_named_by_url_are_read_by_the_worker(tmp_path: Path) -> None:
     assert rows["gone"].reason_code == "fetch_failed" and "404" in rows["gone"].message
     assert rows["provenance"].status == "skipped" and "not downloaded" in \
         rows["provenance"].message
+
+
+def test_pending_entries_carry_their_manifest_folder(tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A manifest read by a relative path materializes from another current folder (a
+    worker's): the entry carries the manifest's folder, absolute."""
+    from converter.zoo import materialize
+
+    zoo_manifest(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    entries = read_manifest("zoo.toml", generate=False)
+    monkeypatch.chdir(tmp_path.parent)
+    done = materialize(entries[0])
+    assert done.path is not None and Path(done.path).is_file(), done.missing
