@@ -143,6 +143,21 @@ def family_table(report: ZooReport, entries: Sequence[ZooEntry],
     return out
 
 
+def kind_counts(report: ZooReport, entries: Sequence[ZooEntry]
+                ) -> dict[str, tuple[int, tuple[int, ...]]]:
+    """{kind (+ "with past" for that variant): (rows, stage counts)} in first-seen order."""
+    by_name = {e.name: e for e in entries}
+    groups: dict[str, list[int]] = {}
+    for r in report.results:
+        e = by_name.get(r.name)
+        kind = str(e.extra.get("kind", "?")) if e is not None else "?"
+        if e is not None and e.extra.get("variant") == "with_past":
+            kind += " with past"
+        groups.setdefault(kind, []).append(stage(r))
+    return {k: (len(v), tuple(sum(s > i for s in v) for i in range(4)))
+            for k, v in groups.items()}
+
+
 def totals(report: ZooReport) -> dict[str, int]:
     """Rows and how many reached each stage."""
     reached = [stage(r) for r in report.results]
@@ -214,6 +229,12 @@ def markdown(title: str, report: ZooReport, entries: Sequence[ZooEntry],
         lines += ["", "Validated rows inside each profile's limits (after its rewrites): "
                   + ", ".join(f"{p} {n}" for p, n in fit.items()) + "."]
     kinds = any(r.kind for r in rows)
+    if kinds:
+        lines += ["", "By kind (the with_past rows of decoders apart):", "",
+                  "| Kind | Rows | Exported | Converted | Validated | Matched |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {_md(k)} | {n} | " + " | ".join(map(str, c)) + " |"
+                  for k, (n, c) in kind_counts(report, entries).items()]
     head = ["Family", *(["Kind"] if kinds else []), "Rows", "Exported", "Converted",
             "Validated", "Matched", *profiles, "First failure"]
     lines += ["", "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
