@@ -61,11 +61,19 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "cache"
 
 
-def test_local_cluster_gives_the_in_process_report(tmp_path: Path) -> None:
+def test_a_client_runs_the_zoo_with_the_in_process_report(tmp_path: Path) -> None:
+    """`converter.zoo.run(entries, client=...)` on a LocalCluster of 2 worker processes
+    (--jobs 2 without --scheduler is the same path: `local_client`)."""
+    from converter.zoo import run
+    from converter.zoo.cluster import local_client
+
     entries = read_manifest(zoo_manifest(tmp_path), generate=False)
     done: list[str] = []
-    dask = run_zoo(entries, jobs=2, engine="dask", on_done=done.append)
-    assert dask.engine == "dask LocalCluster" and sorted(done) == sorted(e.name for e in entries)
+    with local_client(2) as client:
+        dask = run(entries, client=client, on_done=done.append)
+        address = client.scheduler.address
+    assert dask.engine == f"dask {address}" and address.startswith("tcp://127.0.0.1:")
+    assert sorted(done) == sorted(e.name for e in entries)
     single = run_zoo(entries, jobs=1)
     assert comparable(dask) == comparable(single)
     assert dask.counts() == {"pass": 5, "fail": 0, "error": 1, "skipped": 1}
