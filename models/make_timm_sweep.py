@@ -15,7 +15,9 @@ from `torch.manual_seed(seed)` (timm's own initialisation; nothing is downloaded
 mode, traced with one image `[1, 3, size, size]` (static shapes). A model that does not run
 at `size` is built again with `img_size=size` (ViT-like models whose position embeddings
 fix the size), else traced at the smallest size its `pretrained_cfg` names (`input_size`,
-and `min_input_size` when given). The chosen size is in the ONNX file's input shape.
+and `min_input_size` when given; 224 for a name without a config). The chosen size is in
+the ONNX file's input shape; when no size works, the error raised is the first one (the
+model as timm builds it, at 64x64).
 
 ```bash
 python models/make_timm_sweep.py resnet18 /tmp/resnet18.onnx --exporter dynamo
@@ -51,6 +53,7 @@ EXPORTERS = ("torchscript", "dynamo")
 OPSET_TORCHSCRIPT = 17
 OPSET_DYNAMO = 18
 SIZE = 64
+FALLBACK_SIZE = 224
 MANIFEST = "sweep_timm.toml"
 SCRIPT = "make_timm_sweep.py"
 
@@ -110,6 +113,8 @@ def _sizes(timm: Any, arch: str, size: int) -> list[int]:
         value = getattr(cfg, key, None) if cfg is not None else None
         if value and int(value[-1]) not in out:
             out.append(int(value[-1]))
+    if len(out) == 1:  # no config (a deprecated alias name): ImageNet's usual size
+        out.append(FALLBACK_SIZE)
     return out
 
 
@@ -130,9 +135,9 @@ def build(arch: str, size: int = SIZE, seed: int = 0) -> tuple[Any, Any]:
                     model(x)
                 return model, x
             except Exception as exc:  # noqa: BLE001 - try the next size / kwargs
-                error = exc
+                error = error or exc
     assert error is not None
-    raise error
+    raise error  # the first one: the model as timm builds it, at `size`
 
 
 def make(path: Path, arch: str = "resnet18", exporter: str = "torchscript", size: int = SIZE,
