@@ -22,7 +22,7 @@ from converter.conversion import convert
 from converter.frontends.detect import detect_format
 from converter.targets import known_targets, load_target
 from converter.targets.check import check_graph, summary
-from converter.zoo import ZooEntry, load_model, read_manifests, run_entry
+from converter.zoo import ZooEntry, convert_options, load_model, read_manifests, run_entry
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBSET = ("light_squeezenet", "generated_lstm_bidi_peephole",
@@ -36,11 +36,7 @@ ENTRIES = {e.name: e for e in read_manifests([ROOT / "models" / "zoo.toml",
 def _lowered_violations(entry: ZooEntry, profile: str) -> list[str]:
     """check_graph of the entry converted for `profile` as run_entry converts it."""
     model = load_model(entry)
-    shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in entry.input_specs.items()
-                                          if "shape" in v}
-    result = convert(model, free_dims=dict(entry.free_dims) or None,
-                     input_shapes=shapes or None, pin_inputs=dict(entry.pin_inputs) or None,
-                     signature=entry.signature, fmt=detect_format(model), target=profile)
+    result = convert(model, fmt=detect_format(model), target=profile, **convert_options(entry))
     return summary(check_graph(result.graph, load_target(profile)))
 
 

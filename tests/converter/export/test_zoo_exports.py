@@ -35,7 +35,7 @@ import converter
 from converter.validate import compile_graph, graph_feeds, make_inputs
 from converter.zoo import ZooEntry, default_manifests, read_manifests
 from converter.zoo.manifest import materialize
-from converter.zoo.sources import entry_inputs, load_model
+from converter.zoo.sources import convert_options, entry_inputs, load_model
 
 from .graphs import assert_same_outputs
 
@@ -60,12 +60,7 @@ def _converted(name: str) -> tuple[Any, dict[str, np.ndarray], dict[str, np.ndar
     entry: ZooEntry = ENTRIES[name] if name in ENTRIES else materialize(TRANSFORMERS[name])
     if entry.path is None:
         pytest.skip(entry.missing)
-    shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
-                                           entry.input_specs.items() if "shape" in v}
-    result = converter.convert(load_model(entry), free_dims=dict(entry.free_dims) or None,
-                               input_shapes=shapes or None,
-                               pin_inputs=dict(entry.pin_inputs) or None,
-                               signature=entry.signature)
+    result = converter.convert(load_model(entry), **convert_options(entry))
     inputs = make_inputs(result.source, seed=entry.seed,
                          overrides=entry_inputs(entry, result) or None)
     feeds = graph_feeds(result.graph, result.inputs, inputs)
