@@ -177,6 +177,8 @@ def run_contained(command: Sequence[str], *, env: Mapping[str, str] | None = Non
         if process.stdin is not None:
             process.stdin.close()
         for reader, stream in zip(readers, (process.stdout, process.stderr), strict=True):
+            if reader.ident is None:  # interrupted before it was started
+                continue
             reader.join(timeout=GRACE_S)
             if not reader.is_alive() and stream is not None:
                 stream.close()  # else a stray grandchild holds it: left to the collector

@@ -111,3 +111,24 @@ def test_a_keyboard_interrupt_kills_the_whole_tree(tmp_path: Path) -> None:
     thread.join(timeout=HANG_GUARD_S)
     assert len(pids) == 3
     assert _gone(pids) == []
+
+
+def test_an_interrupt_before_the_readers_start_still_stops_the_tree(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C landing while the output readers start (seen on a loaded machine): the
+    interrupt propagates as itself (not 'cannot join thread before it is started') and the
+    tree is stopped."""
+    record = tmp_path / "pids"
+    real_start = threading.Thread.start
+    pids: list[int] = []
+
+    def start(self: threading.Thread) -> None:
+        pids.extend(_pids(record))  # the tree is up
+        monkeypatch.setattr(threading.Thread, "start", real_start)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    with pytest.raises(KeyboardInterrupt):
+        run_contained(["sh", "-c", TREE, "sh", str(record)], timeout=HANG_GUARD_S)
+    assert len(pids) == 3
+    assert _gone(pids) == []
