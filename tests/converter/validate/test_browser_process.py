@@ -53,6 +53,17 @@ def _pids(record: Path, count: int = 3) -> list[int]:
     raise AssertionError("the process tree did not start")
 
 
+def _wait_for_own_session(pid: int) -> None:
+    """Wait until `pid` leads a session of its own (field 6 of /proc/PID/stat)."""
+    guard = time.monotonic() + HANG_GUARD_S
+    while time.monotonic() < guard:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        if int(fields[3]) == pid:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{pid} never started a session of its own")
+
+
 def _gone(pids: list[int]) -> list[int]:
     """The pids among `pids` still alive once SIGKILLed processes had time to vanish."""
     guard = time.monotonic() + 60
@@ -79,6 +90,7 @@ def test_stop_kills_the_whole_tree(tmp_path: Path) -> None:
     process = subprocess.Popen(["sh", "-c", TREE, "sh", str(record)], start_new_session=True,
                                stdout=subprocess.DEVNULL)
     pids = _pids(record)
+    _wait_for_own_session(pids[0])  # `setsid` runs a moment after `$!` is written
     groups = descendant_groups(process.pid)
     assert pids[0] in groups  # the grandchild's own session, found through /proc
     stop(process, grace=0.5)
