@@ -31,7 +31,7 @@ from onnx import TensorProto, helper
 import converter.export.api as api
 from cli.main import cli
 from converter.export.api import MARKER
-from tests.cli.models import ROOT, tiny_cnn
+from tests.cli.models import ROOT
 
 DIMS = ("--dim", "batch=1")
 
@@ -55,21 +55,6 @@ def one_line_error(r: Any) -> str:
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: "), r.stderr
     assert "Traceback" not in r.output and ".export-" not in r.stderr
     return str(r.stderr)
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("models")
-    tiny_cnn(d / "tiny.onnx")
-    return d
-
-
-@pytest.fixture()
-def tiny(model_dir: Path, tmp_path: Path) -> Path:
-    path = tmp_path / "models" / "tiny.onnx"
-    path.parent.mkdir()
-    shutil.copy(model_dir / "tiny.onnx", path)
-    return path
 
 
 @pytest.fixture(scope="module")

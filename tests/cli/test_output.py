@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import re
-import select
 import signal
 import stat
 import subprocess
@@ -28,7 +26,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from cli.main import cli
 from converter.export.api import MARKER
-from tests.cli.models import ROOT, tiny_cnn
+from tests.cli.models import ROOT
+from tests.terminal import run_in_terminal
 from tests.timing import HANG_GUARD_S, wait_for
 
 TINY_FILES = ["tiny.manifest.json", "tiny.webnn", "tiny.weights"]
@@ -53,22 +52,6 @@ def _cli_env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
     return env
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    d = tmp_path_factory.mktemp("models")
-    tiny_cnn(d / "tiny.onnx")
-    return d
-
-
-@pytest.fixture()
-def tiny(model_dir: Path, tmp_path: Path) -> Path:
-    """A fresh copy of the tiny CNN in its own folder (outputs land beside it)."""
-    path = tmp_path / "models" / "tiny.onnx"
-    path.parent.mkdir()
-    path.write_bytes((model_dir / "tiny.onnx").read_bytes())
-    return path
 
 
 def _reference(model: Path, image: np.ndarray) -> np.ndarray:
@@ -333,28 +316,8 @@ def test_a_signal_during_export_leaves_nothing_behind(tiny: Path, tmp_path: Path
 
 def _run_in_terminal(args: list[str]) -> tuple[int, str, str]:
     """Run the CLI with stderr on a pseudo-terminal; (exit code, stdout, terminal text)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-c", "from cli.main import main; main()",
-                             *args], env=_cli_env(), stdout=subprocess.PIPE, stderr=slave,
-                            stdin=subprocess.DEVNULL)
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    stdout = proc.stdout.read().decode() if proc.stdout else ""
-    proc.wait(timeout=HANG_GUARD_S)
-    os.close(master)
-    return proc.returncode, stdout, b"".join(chunks).decode(errors="replace")
+    return run_in_terminal([sys.executable, "-c", "from cli.main import main; main()", *args],
+                           _cli_env())
 
 
 def test_progress_bar_in_a_terminal_only(tiny: Path, tmp_path: Path) -> None:

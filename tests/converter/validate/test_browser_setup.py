@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import select
 import shutil
 import subprocess
 import sys
@@ -26,6 +24,7 @@ from converter.validate.browser_setup import (
 )
 from converter.validate.page_server import TOOLS
 from tests.cli.models import tiny_cnn
+from tests.terminal import run_in_terminal
 
 ROOT = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 300
@@ -92,31 +91,12 @@ def test_the_first_install_is_announced_before_npm_runs(model: Path, tmp_path: P
 
 def test_a_terminal_gets_a_progress_line(model: Path, tmp_path: Path) -> None:
     home = tmp_path / "home"
-    master, slave = pty.openpty()
     (tmp_path / "cli.stderr").write_text("")
-    proc = subprocess.Popen(_cli(model), env=_env(tmp_path, home), stdout=subprocess.PIPE,
-                            stderr=slave, stdin=subprocess.DEVNULL)
-    os.close(slave)
-    chunks = []
-    while True:
-        ready, _, _ = select.select([master], [], [], 0.1)
-        if ready:
-            try:
-                data = os.read(master, 65536)
-            except OSError:  # the child closed the terminal
-                break
-            if not data:
-                break
-            chunks.append(data)
-        elif proc.poll() is not None:
-            break
-    proc.wait(timeout=HANG_GUARD_S)
-    os.close(master)
-    text = b"".join(chunks).decode(errors="replace")
+    code, _, text = run_in_terminal(_cli(model), _env(tmp_path, home))
     assert install_line(home) in text
     assert f"\r  0 of ~{DISK_MB} MB installed into {home}" in text
     assert "\r\x1b[K" in text  # erased at the end
-    assert proc.returncode != 0
+    assert code != 0
 
 
 def test_an_installed_cache_is_not_announced_and_npm_does_not_run(model: Path, tmp_path: Path
