@@ -17,23 +17,13 @@ from typing import IO, Any
 
 import onnx
 
+from ..frontends.onnx.rawdata import encode_varint
+
 _LENGTH_DELIMITED = 2
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
-
-
 def _tag(number: int) -> bytes:
-    return _varint(number << 3 | _LENGTH_DELIMITED)
+    return encode_varint(number << 3 | _LENGTH_DELIMITED)
 
 
 def _without(message: Any, field: str) -> Any:
@@ -58,7 +48,7 @@ def _graph_layout(model: onnx.ModelProto) -> tuple[bytes, list[int], int]:
     graph_head = _without(graph, "initializer").SerializeToString()
     number = graph.DESCRIPTOR.fields_by_name["initializer"].number
     sizes = [t.ByteSize() for t in graph.initializer]  # one tensor encoded at a time
-    body = len(graph_head) + sum(len(_tag(number)) + len(_varint(n)) + n for n in sizes)
+    body = len(graph_head) + sum(len(_tag(number)) + len(encode_varint(n)) + n for n in sizes)
     return graph_head, sizes, body
 
 
@@ -70,7 +60,7 @@ def streamed_size(model: onnx.ModelProto) -> int:
     if model.HasField("graph"):
         number = model.DESCRIPTOR.fields_by_name["graph"].number
         body = _graph_layout(model)[2]
-        size += len(_tag(number)) + len(_varint(body)) + body
+        size += len(_tag(number)) + len(encode_varint(body)) + body
     return size
 
 
@@ -84,12 +74,12 @@ def write_streamed(model: onnx.ModelProto, stream: IO[bytes]) -> int:
     graph = model.graph
     graph_head, sizes, body = _graph_layout(model)
     init_number = graph.DESCRIPTOR.fields_by_name["initializer"].number
-    prefix = _tag(model.DESCRIPTOR.fields_by_name["graph"].number) + _varint(body)
+    prefix = _tag(model.DESCRIPTOR.fields_by_name["graph"].number) + encode_varint(body)
     stream.write(prefix)
     stream.write(graph_head)
     written += len(prefix) + len(graph_head)
     for tensor, size in zip(graph.initializer, sizes, strict=True):
-        prefix = _tag(init_number) + _varint(size)
+        prefix = _tag(init_number) + encode_varint(size)
         stream.write(prefix)
         data = tensor.SerializeToString()
         stream.write(data)

@@ -76,7 +76,8 @@ def _varint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
         shift += 7
 
 
-def _encode_varint(value: int) -> bytes:
+def encode_varint(value: int) -> bytes:
+    """`value` (>= 0) as a protobuf base-128 varint."""
     out = bytearray()
     while True:
         byte = value & 0x7F
@@ -163,7 +164,7 @@ def _tensor(buf: memoryview, start: int, end: int, min_bytes: int
 
 def _length_field(number: int, payload: list[bytes | memoryview]) -> list[bytes | memoryview]:
     size = sum(len(p) for p in payload)
-    return [_encode_varint(number << 3 | 2), _encode_varint(size), *payload]
+    return [encode_varint(number << 3 | 2), encode_varint(size), *payload]
 
 
 def split_raw_data(data: bytes | memoryview, min_bytes: int = MIN_BYTES) -> SplitModel | None:
