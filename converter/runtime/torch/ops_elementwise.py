@@ -150,9 +150,13 @@ def _softplus(x: torch.Tensor) -> torch.Tensor:
 
 
 def _gelu(x: torch.Tensor) -> torch.Tensor:
-    """The spec formula x * 0.5 * (1 + erf(x / sqrt(2))). torch's own float32 CPU kernel
-    (vectorised on some processors) returns NaN for +inf and inf for 3.4e38."""
-    return x * 0.5 * (1.0 + torch.erf(x * 0.7071067811865476))
+    """The spec formula x * 0.5 * (1 + erf(x / sqrt(2))), with 1 + erf(z) written erfc(-z)
+    (no cancellation for negative x, where 1 + erf in float32 lost the tiny results). torch's
+    own float32 CPU kernel (vectorised on some processors) returns NaN for +inf and inf for
+    3.4e38. float16 is computed in float32 and rounded once (float16 steps reached 3 ULP)."""
+    if x.dtype == torch.float16:
+        return _gelu(x.float()).to(torch.float16)
+    return x * 0.5 * torch.erfc(x * -0.7071067811865476)
 
 
 def _sign(x: torch.Tensor) -> torch.Tensor:
