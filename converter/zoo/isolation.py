@@ -29,6 +29,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from .manifest import ZooEntry
 from .records import Budget, ZooResult
@@ -49,8 +50,11 @@ def _failed(entry: ZooEntry, reason: str, message: str, seconds: float) -> ZooRe
 
 
 def _child(write_fd: int, entry: ZooEntry, backend: str, device: str, threads: int,
-           precision: str, profiles: Sequence[str], memory: int | None
+           precision: str, profiles: Sequence[str], memory: int | None, mask: Any
            ) -> None:  # pragma: no cover - in the child
+    """Run the entry and send its result; never returns. SIGINT/SIGTERM arrive blocked (as
+    in `converter.isolate`): their default actions are set before `mask` is restored, so a
+    signal pending since the fork never runs the parent's handler here."""
     code = 0
     try:
         os.setpgid(0, 0)
@@ -60,6 +64,7 @@ def _child(write_fd: int, entry: ZooEntry, backend: str, device: str, threads: i
         _orphan_watch()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         if memory:
             import resource
 
@@ -121,9 +126,8 @@ def isolated_entry(entry: ZooEntry, backend: str = "reference", device: str = "c
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
-            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
             _child(write_fd, entry, backend, device, threads, precision, profiles,
-                   budget.memory)
+                   budget.memory, mask)
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(write_fd)
