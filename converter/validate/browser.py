@@ -42,8 +42,6 @@ import numpy as np
 from ..export.api import export
 from ..serialize.tables import op_signature
 from .browser_setup import (
-    ENV_CHROME,
-    ENV_HOME,
     JOB_TIMEOUT_S,
     BrowserSetup,
     BrowserUnavailable,
@@ -53,7 +51,7 @@ from .browser_setup import (
     run_jobs,
 )
 from .compare import Comparison
-from .page_server import HARNESS, TOOLS, PageServer
+from .page_server import HARNESS, PageServer
 
 # -- limits -----------------------------------------------------------------------------------
 
@@ -363,7 +361,7 @@ def classify(run: BrowserRun, outputs: Sequence[Comparison],
                         "; ".join(notes), run.problems, timings)
 
 
-__all__ = ["ENV_CHROME", "ENV_HOME", "HARNESS", "TOOLS", "BrowserCheck", "BrowserRun",
+__all__ = ["HARNESS", "BrowserCheck", "BrowserRun",
            "BrowserSetup", "BrowserUnavailable", "PageServer", "browser_home",
            "browser_limits", "classify", "ensure_browser", "limit_problems", "run_graph",
            "run_graphs", "run_jobs"]
