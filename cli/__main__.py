@@ -1,5 +1,5 @@
 """`python -m cli`: the `webnn-convert` console entry (`cli.entry`), signal handling included."""
 
-from .entry import main
+from cli.entry import main
 
 main()

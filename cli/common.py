@@ -15,12 +15,8 @@ from typing import Any
 import click
 import numpy as np
 
-from converter.budgets import CONVERSION_BUDGETS as _CONVERSION_BUDGETS
-from converter.errors import exception_text, quoted
-from converter.files import NotRegularFile, open_regular
-
-from .help import BudgetOption
-from .output import (
+from cli.help import BudgetOption
+from cli.output import (
     BUDGETS_KEY,
     STARTED_KEY,
     VERBOSITY_KEY,
@@ -28,6 +24,9 @@ from .output import (
     given_budgets,
     verbosity,
 )
+from converter.budgets import CONVERSION_BUDGETS as _CONVERSION_BUDGETS
+from converter.errors import exception_text, quoted
+from converter.files import NotRegularFile, open_regular
 
 BACKENDS = ("reference", "onnxruntime", "torch")
 DEVICES = ("cpu", "cuda")

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from . import signals
+from cli import signals
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
@@ -27,7 +27,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
 
 
 def _load() -> Callable[[Sequence[str] | None], None]:
-    from .main import main as cli_main
+    from cli.main import main as cli_main
 
     return cli_main
 

@@ -22,9 +22,9 @@ from typing import Any
 
 import click
 
-from . import signals
-from .commands import COMMANDS
-from .output import EXIT_BAD, echo_error, report_signal, stdout_may_close
+from cli import signals
+from cli.commands import COMMANDS
+from cli.output import EXIT_BAD, echo_error, report_signal, stdout_may_close
 
 
 class _UsageLine(click.ClickException):

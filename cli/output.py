@@ -16,9 +16,8 @@ from typing import Any, NoReturn, TextIO
 
 import click
 
+from cli import signals
 from converter.errors import exception_text, one_line, quoted
-
-from . import signals
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD = 0, 1, 2
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143

@@ -20,8 +20,8 @@ __all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "
            "inspect_model", "load", "validate"]
 
 if TYPE_CHECKING:
-    from . import export
-    from .api import (
+    from converter import export
+    from converter.api import (
         BudgetExceeded,
         Budgets,
         ConversionError,

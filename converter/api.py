@@ -19,26 +19,26 @@ classes of `converter.errors`, all subclasses of `ConversionError`.
 
 from __future__ import annotations
 
-from .budgets import Budgets
-from .conversion import convert
-from .errors import (
-    BudgetExceeded,
-    ConversionError,
-    ConversionFailed,
-    InvalidModel,
-    RequiresConstantInput,
-    SpecViolation,
-    UnresolvedDimensions,
-    UnsupportedAttribute,
-    UnsupportedDataType,
-    UnsupportedOp,
+from converter.budgets import Budgets
+from converter.conversion import convert
+from converter.errors import (
+           BudgetExceeded,
+           ConversionError,
+           ConversionFailed,
+           InvalidModel,
+           RequiresConstantInput,
+           SpecViolation,
+           UnresolvedDimensions,
+           UnsupportedAttribute,
+           UnsupportedDataType,
+           UnsupportedOp,
 )
-from .export.api import export, load
-from .importer import ConversionReport
-from .result import ConversionResult
-from .targets import Target, load_target
-from .validate import ValidationReport, validate
-from .validate.inspect import ModelInfo, inspect_model
+from converter.export.api import export, load
+from converter.importer import ConversionReport
+from converter.result import ConversionResult
+from converter.targets import Target, load_target
+from converter.validate import ValidationReport, validate
+from converter.validate.inspect import ModelInfo, inspect_model
 
 __all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
            "InvalidModel", "ModelInfo", "RequiresConstantInput", "SpecViolation",

@@ -44,7 +44,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from .errors import BudgetExceeded
+from converter.errors import BudgetExceeded
 
 KiB, MiB, GiB, TiB = 1 << 10, 1 << 20, 1 << 30, 1 << 40
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
-from .errors import PathOutsideFolder, quoted
+from converter.errors import PathOutsideFolder, quoted
 
 _ROOTS: ContextVar[tuple[Path, ...]] = ContextVar("webnn_converter_allowed_roots",
                                                   default=())

@@ -24,13 +24,13 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .budgets import Budgets, out_of_memory, using
-from .confine import allowed_roots
-from .frontends import get
-from .frontends.detect import detect_format, model_label
-from .result import ConversionResult
-from .targets import Target, apply_target, load_target
-from .targets.precision import apply_precision, check_precision
+from converter.budgets import Budgets, out_of_memory, using
+from converter.confine import allowed_roots
+from converter.frontends import get
+from converter.frontends.detect import detect_format, model_label
+from converter.result import ConversionResult
+from converter.targets import Target, apply_target, load_target
+from converter.targets.precision import apply_precision, check_precision
 
 __all__ = ["convert"]
 
@@ -99,8 +99,8 @@ def _convert(model: Any, fmt: str | None, **options: Any) -> ConversionResult:
 def _in_memory_format(model: Any) -> str:
     """The front end that accepts an in-memory model object (each implementation module's
     `accepts(obj)`)."""
-    from .errors import InvalidModel
-    from .frontends import registered
+    from converter.errors import InvalidModel
+    from converter.frontends import registered
 
     for fe in registered().values():
         if fe.impl().accepts(model):

@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidModel
-from .webnn.dtypes import CARRIER_TYPES, NARROWED_TYPES, carrier_type
+from converter.errors import InvalidModel
+from converter.webnn.dtypes import CARRIER_TYPES, NARROWED_TYPES, carrier_type
 
 
 def source_array(value: Any, dtype: str) -> np.ndarray:

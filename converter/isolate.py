@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from .errors import ReferenceFailed
+from converter.errors import ReferenceFailed
 
 T = TypeVar("T")
 
@@ -107,7 +107,7 @@ def _exception_payload(exc: BaseException) -> bytes:
         pickle.loads(data)  # it must come back as it was raised
         return data
     except Exception:  # noqa: BLE001 - not picklable: its type and message instead
-        from .errors import exception_text
+        from converter.errors import exception_text
 
         return pickle.dumps((_TEXT, f"{type(exc).__name__}: {exception_text(exc)}"))
 

@@ -36,9 +36,9 @@ import onnx
 from onnx import helper
 from onnx.backend.base import Backend, BackendRep, namedtupledict
 
-from .conversion import convert
-from .errors import ConversionFailed, RequiresConstantInput
-from .result import ConversionResult
+from converter.conversion import convert
+from converter.errors import ConversionFailed, RequiresConstantInput
+from converter.result import ConversionResult
 
 MAX_SPECIALISATIONS = 8
 """How many pinned-value variants one `WebNNBackendRep` keeps."""

@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidModel
-from .feeds import graph_feeds, source_outputs
-from .importer import ConversionReport
-from .ir import SourceGraph, ValueInfo
-from .run_memory import check_run_memory
-from .webnn import MLGraph, MLOperandDescriptor
+from converter.errors import InvalidModel
+from converter.feeds import graph_feeds, source_outputs
+from converter.importer import ConversionReport
+from converter.ir import SourceGraph, ValueInfo
+from converter.run_memory import check_run_memory
+from converter.webnn import MLGraph, MLOperandDescriptor
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,7 +70,7 @@ class ConversionResult:
         else:
             exe = self._executables.get(backend)
             if exe is None:
-                from .runtime import get_backend
+                from converter.runtime import get_backend
 
                 exe = self._executables[backend] = get_backend(backend).compile(self.graph)
             results = exe.run(arrays)

@@ -31,8 +31,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from .budgets import Budgets, active, format_bytes, over_budget
-from .webnn.dtypes import byte_length
+from converter.budgets import Budgets, active, format_bytes, over_budget
+from converter.webnn.dtypes import byte_length
 
 
 @dataclass(frozen=True)

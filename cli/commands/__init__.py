@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .convert import convert
-from .inspect import inspect
-from .ops import ops
-from .run import run
-from .targets import targets
-from .validate import validate
-from .zoo import zoo
+from cli.commands.convert import convert
+from cli.commands.inspect import inspect
+from cli.commands.ops import ops
+from cli.commands.run import run
+from cli.commands.targets import targets
+from cli.commands.validate import validate
+from cli.commands.zoo import zoo
 
 COMMANDS = (convert, inspect, validate, run, ops, zoo, targets)

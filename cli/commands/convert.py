@@ -8,7 +8,8 @@ from typing import Any
 
 import click
 
-from ..common import (
+from cli.commands.targets import target_option
+from cli.common import (
     allow_root_option,
     budget_options,
     common_options,
@@ -17,16 +18,8 @@ from ..common import (
     progress_option,
     want_progress,
 )
-from ..help import GroupedHelp
-from ..output import (
-    CommandError,
-    describe,
-    emit_json,
-    handled,
-    progress_reporter,
-    sigterm_raises,
-)
-from .targets import target_option
+from cli.help import GroupedHelp
+from cli.output import CommandError, describe, emit_json, handled, progress_reporter, sigterm_raises
 
 
 def precision_option(fn: Any) -> Any:

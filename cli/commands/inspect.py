@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import click
 
+from cli.common import allow_root_option, budget_options, common_options
+from cli.help import GroupedHelp
+from cli.output import EXIT_BAD, echo_error, emit_json, given_budgets, handled
 from converter.errors import show
-
-from ..common import (
-    allow_root_option,
-    budget_options,
-    common_options,
-)
-from ..help import GroupedHelp
-from ..output import (
-    EXIT_BAD,
-    echo_error,
-    emit_json,
-    given_budgets,
-    handled,
-)
 
 
 @click.command(cls=GroupedHelp, first=("signature",))

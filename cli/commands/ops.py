@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import click
 
+from cli.common import DEBUG_HELP, verbosity_options
+from cli.output import EXIT_FAIL, CommandError, handled, plain
+from cli.support_table import SOURCES
 from converter.files import read_bounded
-
-from ..common import DEBUG_HELP, verbosity_options
-from ..output import (
-    EXIT_FAIL,
-    CommandError,
-    handled,
-    plain,
-)
-from ..support_table import SOURCES
 
 MAX_CHECKED_BYTES = 64 << 20
 """The largest file `ops --check` reads."""
@@ -37,7 +31,7 @@ def ops(source: str, fmt: str, check_file: str | None, debug: bool) -> None:
     markers with the generated one instead: exit 0 when they are equal, 1 with the diff
     when they differ."""
     with handled(debug, False):
-        from ..support_table import SOURCES, check_readme, render_json, render_markdown
+        from cli.support_table import SOURCES, check_readme, render_json, render_markdown
 
         sources = SOURCES if source == "all" else (source,)
         if check_file is not None:

@@ -9,9 +9,8 @@ from typing import Any, BinaryIO
 import click
 import numpy as np
 
-from converter.errors import quoted
-
-from ..common import (
+from cli.commands.convert import precision_option
+from cli.common import (
     BACKENDS,
     DEVICES,
     allow_root_option,
@@ -19,16 +18,9 @@ from ..common import (
     common_options,
     load_npz,
 )
-from ..help import GroupedHelp
-from ..output import (
-    CommandError,
-    emit_json,
-    given_budgets,
-    handled,
-    plain,
-    sigterm_raises,
-)
-from .convert import precision_option
+from cli.help import GroupedHelp
+from cli.output import CommandError, emit_json, given_budgets, handled, plain, sigterm_raises
+from converter.errors import quoted
 
 
 @click.command(cls=GroupedHelp, first=("inputs_file", "out", "backend", "device", "precision"))

@@ -9,19 +9,9 @@ from typing import Any
 
 import click
 
+from cli.common import common_options, want_progress
+from cli.output import EXIT_FAIL, CommandError, emit_json, handled, progress_reporter
 from converter.zoo.report import write_text_atomic
-
-from ..common import (
-    common_options,
-    want_progress,
-)
-from ..output import (
-    EXIT_FAIL,
-    CommandError,
-    emit_json,
-    handled,
-    progress_reporter,
-)
 
 
 def target_option(fn: Any) -> Any:

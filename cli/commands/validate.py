@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import click
 
-from converter.errors import quoted
-
-from ..common import (
+from cli.commands.convert import precision_option
+from cli.commands.targets import target_option
+from cli.common import (
     BACKENDS,
     DEVICES,
     allow_root_option,
@@ -19,16 +19,9 @@ from ..common import (
     progress_option,
     want_progress,
 )
-from ..help import GroupedHelp
-from ..output import (
-    EXIT_FAIL,
-    echo_error,
-    emit_json,
-    handled,
-    progress_reporter,
-)
-from .convert import precision_option
-from .targets import target_option
+from cli.help import GroupedHelp
+from cli.output import EXIT_FAIL, echo_error, emit_json, handled, progress_reporter
+from converter.errors import quoted
 
 
 @click.command(cls=GroupedHelp, first=("inputs_file", "backend", "device", "rtol", "atol", "dims",

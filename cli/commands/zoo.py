@@ -8,20 +8,9 @@ from typing import Any
 
 import click
 
-from ..common import (
-    BACKENDS,
-    DEVICES,
-    common_options,
-    progress_option,
-    want_progress,
-)
-from ..output import (
-    EXIT_FAIL,
-    CommandError,
-    emit_json,
-    handled,
-)
-from .convert import precision_option
+from cli.commands.convert import precision_option
+from cli.common import BACKENDS, DEVICES, common_options, progress_option, want_progress
+from cli.output import EXIT_FAIL, CommandError, emit_json, handled
 
 
 @click.command()

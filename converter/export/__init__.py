@@ -19,7 +19,7 @@ from typing import Any
 
 class _CallablePackage(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .api import export
+        from converter.export.api import export
 
         return export(*args, **kwargs)
 

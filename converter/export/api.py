@@ -83,18 +83,7 @@ from typing import Any
 from converter.budgets import Budgets, format_bytes, out_of_memory
 from converter.budgets import active as active_budgets
 from converter.confine import allowed_roots, confined
-from converter.files import NotRegularFile, open_regular
-from converter.serialize.errors import WebnnFormatError
-from converter.serialize.json_reader import is_json_document, load_webnn_json
-from converter.serialize.json_writer import write_webnn_json
-from converter.serialize.loader import load_webnn
-from converter.serialize.plan import WebnnPlan, plan
-from converter.serialize.tables import JSON_SUFFIX
-from converter.serialize.text_writer import write_webnn
-from converter.serialize.weights import write_weights
-from converter.webnn import MLContext, MLGraph
-
-from .folder import (
+from converter.export.folder import (
     MARKER,
     ExportFolderError,
     FolderNotOurs,
@@ -105,8 +94,18 @@ from .folder import (
     replace,
     sweep,
 )
-from .javascript import check_stem, write_javascript
-from .onnx_file import save_streamed, streamed_size
+from converter.export.javascript import check_stem, write_javascript
+from converter.export.onnx_file import save_streamed, streamed_size
+from converter.files import NotRegularFile, open_regular
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.json_reader import is_json_document, load_webnn_json
+from converter.serialize.json_writer import write_webnn_json
+from converter.serialize.loader import load_webnn
+from converter.serialize.plan import WebnnPlan, plan
+from converter.serialize.tables import JSON_SUFFIX
+from converter.serialize.text_writer import write_webnn
+from converter.serialize.weights import write_weights
+from converter.webnn import MLContext, MLGraph
 
 FORMATS = ("webnn", "webnn-json", "js", "onnx", "all")
 WEIGHTS = ("blob", "safetensors")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from .literals import html_literal, js_string
+from converter.export.literals import html_literal, js_string
 
 __all__ = ["html_text"]
 

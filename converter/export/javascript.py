@@ -67,14 +67,13 @@ from typing import Any
 
 import numpy as np
 
+from converter.export.html_page import html_text
+from converter.export.literals import html_literal, js_string
 from converter.serialize.errors import WebnnExportError
 from converter.serialize.plan import WebnnPlan, constant_bytes, plan
 from converter.serialize.tables import MULTI_OUTPUT_OPS, op_signature
 from converter.webnn import MLGraph, MLOperand, Operation
 from converter.webnn.dtypes import FOUR_BIT_TYPES
-
-from .html_page import html_text
-from .literals import html_literal, js_string
 
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")

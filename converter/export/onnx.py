@@ -54,19 +54,23 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from ..webnn.errors import MLOperationError
-from ..webnn.graph import MLGraph
-from .onnx_lowering import LOWERINGS, Emitter
-from .onnx_lowering.compact import COMPACT_MIN_BYTES, compact_constants, prune_initializers
-from .onnx_lowering.context import ONNX_TYPES
-from .onnx_lowering.contrib import CONTRIB_DOMAIN, emit_contrib, plan_contrib
-from .onnx_lowering.float16_chains import keep_float16_chains, rounding_casts
-from .onnx_lowering.fusion import (
+from converter.export.onnx_lowering import LOWERINGS, Emitter
+from converter.export.onnx_lowering.compact import (
+    COMPACT_MIN_BYTES,
+    compact_constants,
+    prune_initializers,
+)
+from converter.export.onnx_lowering.context import ONNX_TYPES
+from converter.export.onnx_lowering.contrib import CONTRIB_DOMAIN, emit_contrib, plan_contrib
+from converter.export.onnx_lowering.float16_chains import keep_float16_chains, rounding_casts
+from converter.export.onnx_lowering.fusion import (
     emit_affine,
     plan_affine_chains,
     remove_dead_nodes,
     simplify_reshapes,
 )
+from converter.webnn.errors import MLOperationError
+from converter.webnn.graph import MLGraph
 
 MIN_OPSET = 21
 

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 import onnx
 
-from ..frontends.onnx.rawdata import encode_varint
+from converter.frontends.onnx.rawdata import encode_varint
 
 _LENGTH_DELIMITED = 2
 

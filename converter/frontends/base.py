@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
-from ..errors import Fix, Interface, InvalidModel, exception_text, render_fixes
-from ..files import NotRegularFile, read_regular
-from ..ir import Dim
-from .control_inputs import ControlInput
+from converter.errors import Fix, Interface, InvalidModel, exception_text, render_fixes
+from converter.files import NotRegularFile, read_regular
+from converter.frontends.control_inputs import ControlInput
+from converter.ir import Dim
 
 if TYPE_CHECKING:
-    from ..importer import Importer
-    from ..result import ConversionResult
+    from converter.importer import Importer
+    from converter.result import ConversionResult
 
 Sniff = Callable[[bytes, str], bool]
 """`sniff(head, suffix)`: True when the first bytes of a file (at least 64 where the file

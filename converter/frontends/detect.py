@@ -21,10 +21,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import InvalidModel
-from ..files import NotRegularFile, open_regular
-from . import foreign
-from .base import Frontend, registered
+from converter.errors import InvalidModel
+from converter.files import NotRegularFile, open_regular
+from converter.frontends import foreign
+from converter.frontends.base import Frontend, registered
 
 HEAD_BYTES = 64
 """How many leading bytes `sniff` functions see."""

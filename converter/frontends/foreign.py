@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidModel
+from converter.errors import InvalidModel
 
 PREFIX_BYTES = 1 << 16
 """How many leading bytes of a file `identify` looks at."""

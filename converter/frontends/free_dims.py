@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import Fix, InvalidModel
-from ..ir import Dim
+from converter.errors import Fix, InvalidModel
+from converter.ir import Dim
 
 _BATCH_WORDS = frozenset({"n", "b", "bs"})
 

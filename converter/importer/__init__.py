@@ -7,19 +7,19 @@ the conversion report. The names below are the package's public interface.
 
 from __future__ import annotations
 
-from .context import (
-    MAX_INLINE_DEPTH,
-    MAX_UNROLLED_NODES,
-    ImportContext,
-    ImportObserver,
-    SubgraphRunner,
-    Value,
-    dtype_str,
-    release_mapped_pages,
-    webnn_dtype,
+from converter.importer.context import (
+           MAX_INLINE_DEPTH,
+           MAX_UNROLLED_NODES,
+           ImportContext,
+           ImportObserver,
+           SubgraphRunner,
+           Value,
+           dtype_str,
+           release_mapped_pages,
+           webnn_dtype,
 )
-from .loop import IMPORT_PROGRESS, Importer, ImportResult, nested_error, readonly
-from .report import STATUSES, ConversionReport, NodeRecord
+from converter.importer.loop import IMPORT_PROGRESS, Importer, ImportResult, nested_error, readonly
+from converter.importer.report import STATUSES, ConversionReport, NodeRecord
 
 __all__ = ["IMPORT_PROGRESS", "MAX_INLINE_DEPTH", "MAX_UNROLLED_NODES", "STATUSES",
            "ConversionReport", "ImportContext", "ImportObserver", "ImportResult", "Importer",

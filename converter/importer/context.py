@@ -10,18 +10,18 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from ..budgets import Budgets, active
-from ..errors import (
+from converter.budgets import Budgets, active
+from converter.errors import (
     InternalError,
     InvalidModel,
     RequiresConstantInput,
     UnsupportedAttribute,
     UnsupportedDataType,
 )
-from ..ir import Node
-from ..webnn import MLGraphBuilder, MLOperand
-from ..webnn.dtypes import carrier_type, dtype_name
-from .metering import Meter, Unrolling, shape_bytes
+from converter.importer.metering import Meter, Unrolling, shape_bytes
+from converter.ir import Node
+from converter.webnn import MLGraphBuilder, MLOperand
+from converter.webnn.dtypes import carrier_type, dtype_name
 
 MAX_INLINE_DEPTH = Budgets().max_nesting
 """The default of the `max_nesting` budget (`converter.budgets`): how deeply function bodies

@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from ..budgets import Budgets, out_of_memory
-from ..errors import (
+from converter.budgets import Budgets, out_of_memory
+from converter.errors import (
     BudgetExceeded,
     ConversionError,
     ConversionFailed,
@@ -55,16 +55,20 @@ from ..errors import (
     UnsupportedDataType,
     UnsupportedOp,
 )
-from ..ir import Node, SourceGraph, ValueInfo
-from ..webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLOperationError, MLTypeError
-from ..webnn.dtypes import carrier_type
-from .context import (
-    ImportContext,
-    ImportObserver,
-    _add_warning,
+from converter.importer.context import ImportContext, ImportObserver, _add_warning
+from converter.importer.metering import Meter, shape_bytes
+from converter.importer.report import ConversionReport, NodeRecord
+from converter.ir import Node, SourceGraph, ValueInfo
+from converter.webnn import (
+    ML,
+    MLContext,
+    MLGraph,
+    MLGraphBuilder,
+    MLOperand,
+    MLOperationError,
+    MLTypeError,
 )
-from .metering import Meter, shape_bytes
-from .report import ConversionReport, NodeRecord
+from converter.webnn.dtypes import carrier_type
 
 # -- the loop -------------------------------------------------------------------------------
 

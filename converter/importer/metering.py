@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..budgets import Budgets, nbytes
+from converter.budgets import Budgets, nbytes
 
 
 def itemsize(dtype: Any) -> int:
@@ -100,7 +100,7 @@ class Unrolling:
 
     def _check_trip(self, trip: int, subject: str) -> None:
         if trip > self.max_trip:
-            from ..budgets import over_budget
+            from converter.budgets import over_budget
 
             raise over_budget("max_trip_count", trip, self.max_trip, subject)
 

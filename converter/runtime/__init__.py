@@ -3,6 +3,6 @@ with `name`, `compile(graph) -> Executable` and `Executable.run(inputs) -> outpu
 
 from __future__ import annotations
 
-from ..webnn.backends import Backend, Executable, get_backend, register_backend
+from converter.webnn.backends import Backend, Executable, get_backend, register_backend
 
 __all__ = ["Backend", "Executable", "get_backend", "register_backend"]

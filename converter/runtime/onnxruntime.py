@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import exception_text
-from ..webnn.backends import register_backend
-from ..webnn.errors import MLOperationError
-from ..webnn.graph import MLGraph
+from converter.errors import exception_text
+from converter.webnn.backends import register_backend
+from converter.webnn.errors import MLOperationError
+from converter.webnn.graph import MLGraph
 
 #: Intra-op threads of sessions whose context gave no `threads` option (0 = onnxruntime's
 #: default, one per core). Test suites creating many tiny sessions may set it to 1.
@@ -94,12 +94,12 @@ class OnnxRuntimeBackend:
     def lower(self, graph: MLGraph) -> Any:
         """The ONNX model (onnx.ModelProto) this backend runs for `graph`: com.microsoft
         re-fusions, float16 chains in float32 (see the module docstring)."""
-        from ..export.onnx import to_onnx
+        from converter.export.onnx import to_onnx
 
         return to_onnx(graph, opset=self.opset, contrib_ops=True, float16_chains=True)
 
     def compile(self, graph: MLGraph) -> OnnxRuntimeExecutable:
-        from ..export.onnx import onnx_output_names
+        from converter.export.onnx import onnx_output_names
 
         model = self.lower(graph)
         ort = self._ort

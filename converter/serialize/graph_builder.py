@@ -31,6 +31,18 @@ from typing import Any, Protocol, TypeGuard
 
 import numpy as np
 
+from converter.serialize.errors import WebnnFormatError, WeightsMismatch
+from converter.serialize.source_types import with_source_types
+from converter.serialize.syntax import Arg, ConstDecl, GraphText, NodeDecl, Ref, TypeSpec
+from converter.serialize.tables import (
+    DTYPE_VALUE_KEYS,
+    LEGACY_OPTIONS,
+    LONG_DTYPES,
+    OPERAND_KEYS_ANY,
+    UNSUPPORTED_DTYPES,
+    op_signature,
+)
+from converter.serialize.weights import Manifest, WeightsBlob
 from converter.webnn import MLContext, MLGraph, MLGraphBuilder, MLOperand
 from converter.webnn.dtypes import (
     FOUR_BIT_TYPES,
@@ -43,19 +55,6 @@ from converter.webnn.dtypes import (
     pack_4bit,
     unpack_4bit,
 )
-
-from .errors import WebnnFormatError, WeightsMismatch
-from .source_types import with_source_types
-from .syntax import Arg, ConstDecl, GraphText, NodeDecl, Ref, TypeSpec
-from .tables import (
-    DTYPE_VALUE_KEYS,
-    LEGACY_OPTIONS,
-    LONG_DTYPES,
-    OPERAND_KEYS_ANY,
-    UNSUPPORTED_DTYPES,
-    op_signature,
-)
-from .weights import Manifest, WeightsBlob
 
 
 class TensorSource(Protocol):

@@ -23,13 +23,20 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from converter.webnn import ML, MLContext, MLGraph
-
-from .errors import WebnnFormatError
-from .graph_builder import GraphBuilder
-from .loader import build_graph, read_file
-from .syntax import Arg, ConstDecl, Dim, GraphText, InputDecl, NodeDecl, Ref, TypeSpec
-from .tables import (
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.graph_builder import GraphBuilder
+from converter.serialize.loader import build_graph, read_file
+from converter.serialize.syntax import (
+    Arg,
+    ConstDecl,
+    Dim,
+    GraphText,
+    InputDecl,
+    NodeDecl,
+    Ref,
+    TypeSpec,
+)
+from converter.serialize.tables import (
     DEFAULT_MAX_SCALAR_BYTES,
     JSON_FORMAT,
     LONG_DTYPES,
@@ -37,8 +44,9 @@ from .tables import (
     MAX_TEXT_BYTES,
     SUPPORTED_JSON_VERSIONS,
 )
-from .tokenizer import Source
-from .weights import WeightsBlob, parse_manifest
+from converter.serialize.tokenizer import Source
+from converter.serialize.weights import WeightsBlob, parse_manifest
+from converter.webnn import ML, MLContext, MLGraph
 
 _BOM = b"\xef\xbb\xbf"
 

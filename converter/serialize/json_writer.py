@@ -30,14 +30,13 @@ from typing import Any
 
 import numpy as np
 
+from converter.serialize import safetensors_weights
+from converter.serialize.errors import WebnnExportError
+from converter.serialize.lexicon import format_number
+from converter.serialize.plan import ConstantEntry, WebnnPlan, constant_bytes, plan
+from converter.serialize.tables import JSON_FORMAT, JSON_SUFFIX, MULTI_OUTPUT_OPS
+from converter.serialize.weights import write_weights
 from converter.webnn import MLGraph, MLOperand, Operation
-
-from . import safetensors_weights
-from .errors import WebnnExportError
-from .lexicon import format_number
-from .plan import ConstantEntry, WebnnPlan, constant_bytes, plan
-from .tables import JSON_FORMAT, JSON_SUFFIX, MULTI_OUTPUT_OPS
-from .weights import write_weights
 
 
 def _dumps(text: str) -> str:

@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from converter.serialize.errors import NotRepresentable, WebnnExportError
+from converter.serialize.tables import KEYWORDS
 from converter.webnn import MLOperand
-
-from .errors import NotRepresentable, WebnnExportError
-from .tables import KEYWORDS
 
 IDENT_RE = re.compile(r"[A-Za-z_/$][A-Za-z0-9_./]*\Z")
 _BAD_IDENT_CHAR = re.compile(r"[^A-Za-z0-9_./]")

@@ -22,20 +22,19 @@ from typing import BinaryIO
 
 from converter.confine import confined
 from converter.files import FileTooLarge, NotRegularFile, open_regular, read_bounded
-from converter.webnn import ML, MLContext, MLGraph
-
-from .errors import WebnnFormatError
-from .graph_builder import GraphBuilder
-from .safetensors_weights import SafetensorsWeights
-from .syntax import GraphText
-from .tables import (
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.graph_builder import GraphBuilder
+from converter.serialize.safetensors_weights import SafetensorsWeights
+from converter.serialize.syntax import GraphText
+from converter.serialize.tables import (
     DEFAULT_MAX_SCALAR_BYTES,
     MAX_MANIFEST_BYTES,
     MAX_TEXT_BYTES,
     WEIGHTS_MAGIC,
 )
-from .text_parser import parse
-from .weights import Manifest, WeightsBlob, parse_manifest
+from converter.serialize.text_parser import parse
+from converter.serialize.weights import Manifest, WeightsBlob, parse_manifest
+from converter.webnn import ML, MLContext, MLGraph
 
 
 def loads(text: str, weights: bytes | None = None, manifest: str | bytes | None = None, *,

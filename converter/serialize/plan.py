@@ -50,18 +50,24 @@ from typing import Any
 
 import numpy as np
 
-from converter.webnn import MLGraph, MLOperand, Operation
-from converter.webnn.dtypes import FOUR_BIT_TYPES, pack_4bit
-
-from .errors import WebnnExportError
-from .lexicon import IDENT_RE, Namer, format_number, format_string, format_value, has_nan
-from .tables import (
+from converter.serialize.errors import WebnnExportError
+from converter.serialize.lexicon import (
+    IDENT_RE,
+    Namer,
+    format_number,
+    format_string,
+    format_value,
+    has_nan,
+)
+from converter.serialize.tables import (
     MANIFEST_FORMAT,
     MULTI_OUTPUT_OPS,
     SHORT_DTYPES,
     WEIGHTS_HEADER_BYTES,
     op_signature,
 )
+from converter.webnn import MLGraph, MLOperand, Operation
+from converter.webnn.dtypes import FOUR_BIT_TYPES, pack_4bit
 
 INLINE_BYTES = 16
 """Non-uniform constants up to this many bytes are written inline with `@bytes`."""

@@ -34,12 +34,15 @@ from typing import Any, BinaryIO, cast
 import numpy as np
 
 from converter.files import NotRegularFile, open_regular, read_at
+from converter.serialize.errors import WebnnFormatError, WeightsMismatch
+from converter.serialize.plan import WebnnPlan
+from converter.serialize.source_types import (
+    SOURCE_TYPES_KEY,
+    SOURCE_TYPES_METADATA_KEY,
+    source_types_metadata,
+)
+from converter.serialize.weights import sanitize_key
 from converter.webnn.dtypes import STORAGE_TYPES, numpy_dtype
-
-from .errors import WebnnFormatError, WeightsMismatch
-from .plan import WebnnPlan
-from .source_types import SOURCE_TYPES_KEY, SOURCE_TYPES_METADATA_KEY, source_types_metadata
-from .weights import sanitize_key
 
 SAFETENSORS_DTYPES: dict[str, str] = {
     "float32": "F32", "float16": "F16", "int32": "I32", "uint32": "U32", "int64": "I64",

@@ -24,10 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from converter.serialize.errors import WebnnFormatError
 from converter.webnn import MLGraph
 from converter.webnn.dtypes import NARROWED_TYPES
-
-from .errors import WebnnFormatError
 
 SOURCE_TYPES_KEY = "sourceDataTypes"
 """The manifest key of the table (the safetensors metadata key is `webnn.` + this)."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import WebnnFormatError
-from .tokenizer import Source
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.tokenizer import Source
 
 
 @dataclass(frozen=True)

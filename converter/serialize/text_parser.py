@@ -18,10 +18,19 @@ import re
 from collections import deque
 from typing import Any
 
-from .errors import WebnnFormatError
-from .syntax import Arg, ConstDecl, Dim, GraphText, InputDecl, NodeDecl, Ref, TypeSpec
-from .tables import LONG_DTYPES, MAX_NESTING, MAX_TEXT_BYTES, SUPPORTED_VERSIONS
-from .tokenizer import Source, Token, iter_tokens
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.syntax import (
+    Arg,
+    ConstDecl,
+    Dim,
+    GraphText,
+    InputDecl,
+    NodeDecl,
+    Ref,
+    TypeSpec,
+)
+from converter.serialize.tables import LONG_DTYPES, MAX_NESTING, MAX_TEXT_BYTES, SUPPORTED_VERSIONS
+from converter.serialize.tokenizer import Source, Token, iter_tokens
 
 
 class _Parser:

@@ -12,10 +12,9 @@ import io
 from dataclasses import dataclass
 from pathlib import Path
 
+from converter.serialize.plan import WebnnPlan, plan
+from converter.serialize.weights import write_weights
 from converter.webnn import MLGraph
-
-from .plan import WebnnPlan, plan
-from .weights import write_weights
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from .errors import WebnnFormatError
-from .tables import MAX_NUMBER_CHARS
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.tables import MAX_NUMBER_CHARS
 
 
 class Token(NamedTuple):

@@ -21,10 +21,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import IO, Any, TypeGuard
 
-from .errors import WebnnFormatError
-from .plan import WebnnPlan, constant_bytes
-from .source_types import SOURCE_TYPES_KEY, SourceTypes, parse_source_types
-from .tables import (
+from converter.serialize.errors import WebnnFormatError
+from converter.serialize.plan import WebnnPlan, constant_bytes
+from converter.serialize.source_types import SOURCE_TYPES_KEY, SourceTypes, parse_source_types
+from converter.serialize.tables import (
     LONG_DTYPES,
     MANIFEST_FORMAT,
     WEIGHTS_HEADER_BYTES,
@@ -97,7 +97,7 @@ def check_manifest_size(size: int, weights_bytes: int | None, path: str) -> None
     times the text in memory, and as long): over `max_manifest_bytes` (the active budgets,
     `converter.budgets`) plus `MANIFEST_RATIO` times the size of the weights file it
     describes (`weights_bytes`; None: no weights file). `BudgetExceeded` names the file."""
-    from ..budgets import active, format_bytes, over_budget
+    from converter.budgets import active, format_bytes, over_budget
 
     budgets = active()
     limit = int(budgets.max_manifest_bytes) + MANIFEST_RATIO * max(weights_bytes or 0, 0)

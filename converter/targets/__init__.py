@@ -45,8 +45,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from ..errors import InvalidModel
-from ..files import FileTooLarge, NotRegularFile, read_bounded
+from converter.errors import InvalidModel
+from converter.files import FileTooLarge, NotRegularFile, read_bounded
 
 TARGETS_DIR = Path(__file__).resolve().parent
 """The folder holding one sub-folder of data per named target."""
@@ -168,7 +168,7 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
     file; raises InvalidModel naming the known targets when it is neither."""
     if isinstance(name_or_path, Target):
         return name_or_path
-    from .passes import LIMITS_RULES, RULES
+    from converter.targets.passes import LIMITS_RULES, RULES
 
     text = os.fspath(name_or_path)
     folder = TARGETS_DIR / text
@@ -219,8 +219,8 @@ def apply_target(result: Any, target: str | os.PathLike[str] | Target) -> Any:
     nothing lies outside the limits."""
     import dataclasses
 
-    from .check import check_graph, summary
-    from .passes import lower
+    from converter.targets.check import check_graph, summary
+    from converter.targets.passes import lower
 
     chosen = load_target(target)
     lowered = lower(result.graph, chosen)

@@ -28,9 +28,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..webnn import MLGraph, MLOperand
-from ..webnn.operand import Operation
-from .roles import data_types, operand_roles, output_role, rank_range
+from converter.targets.roles import data_types, operand_roles, output_role, rank_range
+from converter.webnn import MLGraph, MLOperand
+from converter.webnn.operand import Operation
 
 TOP_LEVEL = ("input", "constant", "output", "preferredInputLayout", "maxTensorByteLength")
 """Keys of `opSupportLimits()` that are not operators."""

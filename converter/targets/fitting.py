@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..serialize.tables import op_signature
-from ..webnn import MLOperand
-from ..webnn.errors import MLTypeError
-from ..webnn.operand import Operation
-from .rewrite import Rewrite
-from .roles import all_roles
+from converter.serialize.tables import op_signature
+from converter.targets.rewrite import Rewrite
+from converter.targets.roles import all_roles
+from converter.webnn import MLOperand
+from converter.webnn.errors import MLTypeError
+from converter.webnn.operand import Operation
 
 
 def misfits(rw: Rewrite, operation: Operation) -> list[tuple[str, str, int]]:

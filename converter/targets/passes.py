@@ -43,20 +43,25 @@ where the target cannot carry 64-bit integers at all).
 from __future__ import annotations
 
 # lower tries rules in the order they register
-from . import rules_layout  # first: the others then see the nhwc operations and transposes
+from converter.targets import (
+           rules_layout,  # first: the others then see the nhwc operations and transposes
+)
 
 # isort: split
-from . import rules_gather, rules_quant, rules_spatial, rules_types
+from converter.targets import rules_gather, rules_quant, rules_spatial, rules_types
 
 # isort: split
-from . import rules_casts, rules_compose  # after the exact rules: casts, then compositions
+from converter.targets import (  # after the exact rules: casts, then compositions
+           rules_casts,
+           rules_compose,
+)
 
 # isort: split
-from . import rules_io, rules_rank, rules_reshape
+from converter.targets import rules_io, rules_rank, rules_reshape
 
 # isort: split
-from . import rules_narrow  # last: it narrows what the exact rules leave
-from .rewrite import RULES, Lowered, Rewrite, Rule, lower, rule, rules_for
+from converter.targets import rules_narrow  # last: it narrows what the exact rules leave
+from converter.targets.rewrite import RULES, Lowered, Rewrite, Rule, lower, rule, rules_for
 
 LIMITS_RULES: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.limits)
 """Names of the rules that follow from a target's limits alone."""

@@ -53,11 +53,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidModel
-from ..result import ConversionResult
-from ..serialize.tables import op_signature
-from ..webnn import MLGraph, MLGraphBuilder, MLOperand
-from ..webnn.operand import Operation
+from converter.errors import InvalidModel
+from converter.result import ConversionResult
+from converter.serialize.tables import op_signature
+from converter.webnn import MLGraph, MLGraphBuilder, MLOperand
+from converter.webnn.operand import Operation
 
 PRECISIONS = ("float32", "float16")
 """The values of `precision` (`convert(precision=...)`, `--precision`)."""

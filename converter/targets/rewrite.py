@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..serialize.tables import op_signature
-from ..webnn import MLGraph, MLGraphBuilder, MLOperand
-from ..webnn.operand import Operation
-from .roles import allows
+from converter.serialize.tables import op_signature
+from converter.targets.roles import allows
+from converter.webnn import MLGraph, MLGraphBuilder, MLOperand
+from converter.webnn.operand import Operation
 
 if TYPE_CHECKING:
-    from . import Target
+    from converter.targets import Target
 
 RuleFn = Callable[["Rewrite", Operation], "list[MLOperand] | None"]
 RetypeFn = Callable[["Rewrite", MLGraph], "Mapping[str, str]"]

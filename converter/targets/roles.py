@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ..serialize.tables import op_signature
-from ..webnn import MLOperand
-from ..webnn.operand import Operation
+from converter.serialize.tables import op_signature
+from converter.webnn import MLOperand
+from converter.webnn.operand import Operation
 
 Place = tuple[str, MLOperand, int, int]
 """(role, operand, position, index in a list or -1): where an operation holds an operand;

@@ -23,13 +23,13 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..webnn import MLOperand
-from ..webnn.dtypes import FOUR_BIT_TYPES, STORAGE_TYPES
-from ..webnn.limits import OP_LIMITS
-from ..webnn.operand import Operation
-from .fitting import Decline, attempt, fits
-from .rewrite import Rewrite, rule
-from .rules_types import plan_types, run_as
+from converter.targets.fitting import Decline, attempt, fits
+from converter.targets.rewrite import Rewrite, rule
+from converter.targets.rules_types import plan_types, run_as
+from converter.webnn import MLOperand
+from converter.webnn.dtypes import FOUR_BIT_TYPES, STORAGE_TYPES
+from converter.webnn.limits import OP_LIMITS
+from converter.webnn.operand import Operation
 
 COMPUTE_WIDER: Mapping[str, Sequence[str]] = {"float16": ("float32",)}
 """Types an operation may compute in instead (not exact: float16 computed in float32)."""

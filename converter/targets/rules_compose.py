@@ -38,10 +38,10 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..webnn import MLOperand, decompose
-from ..webnn.operand import Operation
-from .fitting import Decline, Via, attempt, fits, py_options
-from .rewrite import Rewrite, rule
+from converter.targets.fitting import Decline, Via, attempt, fits, py_options
+from converter.targets.rewrite import Rewrite, rule
+from converter.webnn import MLOperand, decompose
+from converter.webnn.operand import Operation
 
 WHY = "the target's opSupportLimits() lack it"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..webnn import MLOperand
-from ..webnn.operand import Operation
-from .rewrite import Rewrite, rule
+from converter.targets.rewrite import Rewrite, rule
+from converter.webnn import MLOperand
+from converter.webnn.operand import Operation
 
 INT32_MAX = 2**31 - 1
 

@@ -20,10 +20,10 @@ reports it.
 
 from __future__ import annotations
 
-from ..webnn import MLGraph
-from ..webnn.operand import Operation
-from .rewrite import WIDER, Rewrite, boundary, rule
-from .roles import allows
+from converter.targets.rewrite import WIDER, Rewrite, boundary, rule
+from converter.targets.roles import allows
+from converter.webnn import MLGraph
+from converter.webnn.operand import Operation
 
 NAME = "widen-io"
 INTEGER_CARRIERS = frozenset({"int32", "uint32", "int64", "uint64"})

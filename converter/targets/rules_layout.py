@@ -41,10 +41,10 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from ..webnn import MLOperand
-from ..webnn.operand import Operation
-from .families import BINARY, REDUCE, UNARY
-from .rewrite import Rewrite, rule
+from converter.targets.families import BINARY, REDUCE, UNARY
+from converter.targets.rewrite import Rewrite, rule
+from converter.webnn import MLOperand
+from converter.webnn.operand import Operation
 
 TO_NCHW = (0, 3, 1, 2)
 """transpose(x_nhwc, TO_NCHW) is x in NCHW; axis a of NCHW data is axis TO_NCHW[a] of NHWC."""

@@ -33,13 +33,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import UnsupportedDataType
-from ..webnn import MLGraph, MLOperand
-from ..webnn.dtypes import NARROWED_TYPES
-from ..webnn.limits import OP_LIMITS
-from ..webnn.operand import Operation
-from .rewrite import Rewrite, retyping, rule
-from .roles import all_roles, allows, operand_places, replace_operands
+from converter.errors import UnsupportedDataType
+from converter.targets.rewrite import Rewrite, retyping, rule
+from converter.targets.roles import all_roles, allows, operand_places, replace_operands
+from converter.webnn import MLGraph, MLOperand
+from converter.webnn.dtypes import NARROWED_TYPES
+from converter.webnn.limits import OP_LIMITS
+from converter.webnn.operand import Operation
 
 NAME = "narrow-int64"
 WHY = "the target's opSupportLimits() has no 64-bit integers there"

@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..webnn import MLOperand
-from ..webnn.operand import Operation
-from .rewrite import Rewrite, rule
+from converter.targets.rewrite import Rewrite, rule
+from converter.webnn import MLOperand
+from converter.webnn.operand import Operation
 
 UINT4_SHIFT = 8
 """uint4 value - 8 is an int4 value: [0, 15] -> [-8, 7]."""

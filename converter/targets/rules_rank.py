@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..webnn import MLOperand
-from ..webnn.operand import Operation
-from .axes import merged_shape, transpose_runs
-from .families import BINARY, REDUCE, UNARY
-from .fitting import attempt, misfits
-from .rewrite import Rewrite, rule
+from converter.targets.axes import merged_shape, transpose_runs
+from converter.targets.families import BINARY, REDUCE, UNARY
+from converter.targets.fitting import attempt, misfits
+from converter.targets.rewrite import Rewrite, rule
+from converter.webnn import MLOperand
+from converter.webnn.operand import Operation
 
 
 def _groups(keys: Sequence[tuple[object, ...] | None]) -> list[list[int]]:

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..webnn import MLOperand
-from ..webnn.operand import Operation
-from .axes import merged_shape, transpose_runs
-from .rewrite import Rewrite, rule
+from converter.targets.axes import merged_shape, transpose_runs
+from converter.targets.rewrite import Rewrite, rule
+from converter.webnn import MLOperand
+from converter.webnn.operand import Operation
 
 NAME = "reshape-chains"
 

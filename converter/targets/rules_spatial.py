@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from ..webnn import MLOperand
-from ..webnn.dtypes import type_range
-from ..webnn.operand import Operation
-from .rewrite import Rewrite, rule
+from converter.targets.rewrite import Rewrite, rule
+from converter.webnn import MLOperand
+from converter.webnn.dtypes import type_range
+from converter.webnn.operand import Operation
 
 
 def _spatial(layout: str) -> tuple[int, int]:

@@ -8,10 +8,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..webnn import MLOperand
-from ..webnn.operand import Operation
-from .rewrite import NOT_VALUES, WIDER, Rewrite, rule
-from .roles import all_roles, operand_places, output_role, replace_operands
+from converter.targets.rewrite import NOT_VALUES, WIDER, Rewrite, rule
+from converter.targets.roles import all_roles, operand_places, output_role, replace_operands
+from converter.webnn import MLOperand
+from converter.webnn.operand import Operation
 
 MOVEMENT = frozenset({"concat", "expand", "gather", "gatherElements", "gatherND", "identity",
                       "pad", "reshape", "reverse", "scatterElements", "scatterND", "slice",

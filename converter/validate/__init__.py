@@ -15,23 +15,23 @@ run_graph, browser_limits`).
 
 from __future__ import annotations
 
-from ..feeds import graph_feeds
-from ..frontends.detect import detect_format
-from .compare import Comparison, compare
-from .core import (
-    DEFAULT_ATOL,
-    DEFAULT_RTOL,
-    Divergence,
-    ValidationReport,
-    check_in_browser,
-    compile_graph,
-    locate_divergence,
-    run_converted,
-    validate,
+from converter.feeds import graph_feeds
+from converter.frontends.detect import detect_format
+from converter.validate.compare import Comparison, compare
+from converter.validate.core import (
+           DEFAULT_ATOL,
+           DEFAULT_RTOL,
+           Divergence,
+           ValidationReport,
+           check_in_browser,
+           compile_graph,
+           locate_divergence,
+           run_converted,
+           validate,
 )
-from .inputs import make_inputs
-from .source import SourceRun, run_source
-from .taps import TappedGraph, convert_tapped
+from converter.validate.inputs import make_inputs
+from converter.validate.source import SourceRun, run_source
+from converter.validate.taps import TappedGraph, convert_tapped
 
 __all__ = ["DEFAULT_ATOL", "DEFAULT_RTOL", "Comparison", "Divergence", "SourceRun",
            "TappedGraph", "ValidationReport", "check_in_browser", "compare", "compile_graph",

@@ -39,9 +39,9 @@ from typing import Any
 
 import numpy as np
 
-from ..export.api import export
-from ..serialize.tables import op_signature
-from .browser_setup import (
+from converter.export.api import export
+from converter.serialize.tables import op_signature
+from converter.validate.browser_setup import (
     JOB_TIMEOUT_S,
     BrowserSetup,
     BrowserUnavailable,
@@ -50,8 +50,8 @@ from .browser_setup import (
     failure,
     run_jobs,
 )
-from .compare import Comparison
-from .page_server import HARNESS, PageServer
+from converter.validate.compare import Comparison
+from converter.validate.page_server import HARNESS, PageServer
 
 # -- limits -----------------------------------------------------------------------------------
 
@@ -308,7 +308,7 @@ class BrowserCheck:
         return max((c.max_abs for c in self.outputs), default=None)
 
     def to_dict(self) -> dict[str, Any]:
-        from .compare import json_number
+        from converter.validate.compare import json_number
 
         return {"browser": self.browser, "status": self.status, "message": self.message,
                 "problems": list(self.problems),

@@ -36,8 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .browser_process import run_contained
-from .page_server import HARNESS, TOOLS, PageServer
+from converter.validate.browser_process import run_contained
+from converter.validate.page_server import HARNESS, TOOLS, PageServer
 
 ENV_HOME = "WEBNN_BROWSER_HOME"
 ENV_CHROME = "WEBNN_CHROME"

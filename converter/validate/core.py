@@ -31,22 +31,22 @@ from typing import Any
 
 import numpy as np
 
-from ..budgets import Budgets, using
-from ..confine import allowed_roots
-from ..conversion import convert
-from ..errors import BudgetExceeded
-from ..feeds import graph_feeds, source_outputs
-from ..frontends import get
-from ..frontends.detect import detect_format, model_label
-from ..run_memory import check_run_memory
-from ..targets import load_target
-from ..targets.check import Violation, check_graph, summary
-from ..targets.precision import precision_notes, to_precision
-from .browser import BrowserCheck, classify, run_graph
-from .compare import Comparison, compare, json_number
-from .inputs import make_inputs
-from .source import run_source
-from .taps import convert_tapped
+from converter.budgets import Budgets, using
+from converter.confine import allowed_roots
+from converter.conversion import convert
+from converter.errors import BudgetExceeded
+from converter.feeds import graph_feeds, source_outputs
+from converter.frontends import get
+from converter.frontends.detect import detect_format, model_label
+from converter.run_memory import check_run_memory
+from converter.targets import load_target
+from converter.targets.check import Violation, check_graph, summary
+from converter.targets.precision import precision_notes, to_precision
+from converter.validate.browser import BrowserCheck, classify, run_graph
+from converter.validate.compare import Comparison, compare, json_number
+from converter.validate.inputs import make_inputs
+from converter.validate.source import run_source
+from converter.validate.taps import convert_tapped
 
 DEFAULT_RTOL = 1e-3
 DEFAULT_ATOL = 1e-3
@@ -221,7 +221,7 @@ def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
 
     check_run_memory(graph)
 
-    from ..runtime import get_backend
+    from converter.runtime import get_backend
 
     options: dict[str, Any] = {"threads": threads} if threads and backend != "reference" else {}
     try:

@@ -53,14 +53,14 @@ from typing import Any
 
 import numpy as np
 
-from ..conversion import convert
-from ..errors import ConversionError, InvalidModel
-from ..export.api import export, load
-from ..feeds import graph_feeds, source_outputs
-from ..ir import Dim
-from ..isolate import isolated
-from .core import compile_graph
-from .inspect import inspect_model
+from converter.conversion import convert
+from converter.errors import ConversionError, InvalidModel
+from converter.export.api import export, load
+from converter.feeds import graph_feeds, source_outputs
+from converter.ir import Dim
+from converter.isolate import isolated
+from converter.validate.core import compile_graph
+from converter.validate.inspect import inspect_model
 
 __all__ = ["CACHE_MODES", "Decoder", "DecoderLayout", "Generation", "OnnxRuntimeDecoder",
            "decoder_layout", "genai_generate"]

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..budgets import active, nbytes
-from ..errors import InvalidModel
-from ..feeds import source_array
+from converter.budgets import active, nbytes
+from converter.errors import InvalidModel
+from converter.feeds import source_array
 
 DEFAULT_INT_HIGH = 10
 _PASS_THROUGH = {"Cast", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "CAST",

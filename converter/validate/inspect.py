@@ -29,11 +29,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..confine import allowed_roots
-from ..errors import ConversionError, ConversionFailed, Fix
-from ..frontends import get
-from ..frontends.base import ModelInfo, OpUsage, TensorSummary
-from ..frontends.detect import detect_format, model_label
+from converter.confine import allowed_roots
+from converter.errors import ConversionError, ConversionFailed, Fix
+from converter.frontends import get
+from converter.frontends.base import ModelInfo, OpUsage, TensorSummary
+from converter.frontends.detect import detect_format, model_label
 
 __all__ = ["ModelInfo", "OpUsage", "TensorSummary", "inspect_model", "trial_errors"]
 
@@ -100,7 +100,7 @@ def trial_errors(model: str | os.PathLike[str] | bytes, fmt: str, info: ModelInf
     """The node errors of a trial import of `model` (see the module docstring) and whether
     it guessed dimensions; None when the trial stopped before the nodes (an error that is
     not a node's: budgets, unresolved dimensions, unreadable external data, ...)."""
-    from ..conversion import convert
+    from converter.conversion import convert
 
     options, guessed = trial_options(info, fmt)
     if signature is not None:

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..frontends import get
-from ..frontends.base import SourceRun
+from converter.frontends import get
+from converter.frontends.base import SourceRun
 
 __all__ = ["SourceRun", "run_source"]
 

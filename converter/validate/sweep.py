@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from ..serialize.tables import op_signature
-from ..webnn import ML, MLGraph, MLGraphBuilder, MLOperand
+from converter.serialize.tables import op_signature
+from converter.webnn import ML, MLGraph, MLGraphBuilder, MLOperand
 
 WPT_DIR = Path(__file__).resolve().parents[2] / "tests" / "data" / "wpt"
 """The WebNN conformance cases of the source checkout."""
@@ -365,9 +365,9 @@ def sweep(cases: Sequence[SweepCase] | None = None, *, target: Any = None,
     """Run `cases` (default `all_cases()`) in the browser, each as converted and, where the
     target's rules rewrite it, rewritten, all in one browser session; the sweep document (see
     the module docstring)."""
-    from ..targets import load_target
-    from ..targets.passes import lower
-    from .browser import ensure_browser, run_graphs
+    from converter.targets import load_target
+    from converter.targets.passes import lower
+    from converter.validate.browser import ensure_browser, run_graphs
 
     say = progress or (lambda _m: None)
     cases = list(all_cases() if cases is None else cases)

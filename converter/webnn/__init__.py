@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from .builder import MLGraphBuilder
-from .context import ML, MLContext, MLTensor
-from .errors import MLInvalidStateError, MLNotSupportedError, MLOperationError, MLTypeError
-from .graph import MLGraph
-from .operand import MLOperand, MLOperandDescriptor, Operation
+from converter.webnn.builder import MLGraphBuilder
+from converter.webnn.context import ML, MLContext, MLTensor
+from converter.webnn.errors import (
+           MLInvalidStateError,
+           MLNotSupportedError,
+           MLOperationError,
+           MLTypeError,
+)
+from converter.webnn.graph import MLGraph
+from converter.webnn.operand import MLOperand, MLOperandDescriptor, Operation
 
 __all__ = ["ML", "MLContext", "MLGraph", "MLGraphBuilder", "MLInvalidStateError",
            "MLNotSupportedError", "MLOperand", "MLOperandDescriptor", "MLOperationError",

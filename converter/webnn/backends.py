@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
-    from .graph import MLGraph
+    from converter.webnn.graph import MLGraph
 
 
 class Executable(Protocol):

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from . import limits
-from . import validation as v
-from .context import MLContext, MLTensor
-from .dtypes import (
+from converter.webnn import limits
+from converter.webnn import validation as v
+from converter.webnn.context import MLContext, MLTensor
+from converter.webnn.dtypes import (
     ALL_DATA_TYPES,
     DATA_TYPES,
     FOUR_BIT_TYPES,
@@ -25,10 +25,10 @@ from .dtypes import (
     numpy_dtype,
     to_storage,
 )
-from .errors import MLInvalidStateError, MLTypeError
-from .graph import MLGraph
-from .operand import MLOperand, MLOperandDescriptor, Operation
-from .validation import descriptor
+from converter.webnn.errors import MLInvalidStateError, MLTypeError
+from converter.webnn.graph import MLGraph
+from converter.webnn.operand import MLOperand, MLOperandDescriptor, Operation
+from converter.webnn.validation import descriptor
 
 
 class BuilderBase:

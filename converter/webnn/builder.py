@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from .ops.conv import ConvOps
-from .ops.elementwise import ElementwiseOps
-from .ops.gather import GatherOps
-from .ops.linalg import LinalgOps
-from .ops.normalization import NormalizationOps
-from .ops.pool import PoolOps
-from .ops.quantize import QuantizeOps
-from .ops.recurrent import RecurrentOps
-from .ops.reduce import ReduceOps
-from .ops.resample import ResampleOps
-from .ops.shape import ShapeOps
+from converter.webnn.ops.conv import ConvOps
+from converter.webnn.ops.elementwise import ElementwiseOps
+from converter.webnn.ops.gather import GatherOps
+from converter.webnn.ops.linalg import LinalgOps
+from converter.webnn.ops.normalization import NormalizationOps
+from converter.webnn.ops.pool import PoolOps
+from converter.webnn.ops.quantize import QuantizeOps
+from converter.webnn.ops.recurrent import RecurrentOps
+from converter.webnn.ops.reduce import ReduceOps
+from converter.webnn.ops.resample import ResampleOps
+from converter.webnn.ops.shape import ShapeOps
 
 
 class MLGraphBuilder(ElementwiseOps, ConvOps, PoolOps, ReduceOps, ShapeOps, GatherOps, LinalgOps,

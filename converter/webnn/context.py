@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from . import limits
-from .backends import get_backend
-from .errors import MLInvalidStateError, MLNotSupportedError, MLTypeError
-from .graph import MLGraph
-from .operand import MLOperandDescriptor
-from .validation import descriptor
+from converter.webnn import limits
+from converter.webnn.backends import get_backend
+from converter.webnn.errors import MLInvalidStateError, MLNotSupportedError, MLTypeError
+from converter.webnn.graph import MLGraph
+from converter.webnn.operand import MLOperandDescriptor
+from converter.webnn.validation import descriptor
 
 POWER_PREFERENCES = ("default", "high-performance", "low-power")
 
@@ -189,7 +189,7 @@ class MLContext:
         """Run `graph` on the backend, after checking the run budgets (`BudgetExceeded`:
         its largest tensor or its estimated peak is over the active `max_tensor_bytes` /
         `max_run_bytes`, `converter.run_memory`)."""
-        from ..run_memory import check_run_memory
+        from converter.run_memory import check_run_memory
 
         check_run_memory(graph, what=what)
         key = self.backend.name

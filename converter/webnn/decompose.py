@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, overload
 
 import numpy as np
 
-from .dtypes import type_range
-from .errors import MLTypeError
-from .operand import MLOperand
+from converter.webnn.dtypes import type_range
+from converter.webnn.errors import MLTypeError
+from converter.webnn.operand import MLOperand
 
 if TYPE_CHECKING:
-    from .builder import MLGraphBuilder
+    from converter.webnn.builder import MLGraphBuilder
 
 Activation = Callable[["MLGraphBuilder", MLOperand], MLOperand]
 ActivationSpec = str | Activation

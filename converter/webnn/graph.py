@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import MLInvalidStateError
-from .operand import MLOperand, MLOperandDescriptor, Operation
+from converter.webnn.errors import MLInvalidStateError
+from converter.webnn.operand import MLOperand, MLOperandDescriptor, Operation
 
 if TYPE_CHECKING:
-    from .context import MLContext
+    from converter.webnn.context import MLContext
 
 
 @dataclass(frozen=True, eq=False)

@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .dtypes import ALL_DATA_TYPES, DATA_TYPES, MAX_RANK, MAX_TENSOR_BYTE_LENGTH
-from .errors import MLTypeError
+from converter.webnn.dtypes import ALL_DATA_TYPES, DATA_TYPES, MAX_RANK, MAX_TENSOR_BYTE_LENGTH
+from converter.webnn.errors import MLTypeError
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .dtypes import byte_length, unpack_4bit
+from converter.webnn.dtypes import byte_length, unpack_4bit
 
 if TYPE_CHECKING:
-    from .base import BuilderBase
+    from converter.webnn.base import BuilderBase
 
 
 @dataclass(frozen=True, init=False)

@@ -8,16 +8,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import limits
-from .dtypes import (
+from converter.webnn import limits
+from converter.webnn.dtypes import (
     ALL_DATA_TYPES,
     DATA_TYPES,
     MAX_DIMENSION,
     MAX_TENSOR_BYTE_LENGTH,
     MAX_TENSOR_COUNT,
 )
-from .errors import MLTypeError
-from .operand import MLOperandDescriptor
+from converter.webnn.errors import MLTypeError
+from converter.webnn.operand import MLOperandDescriptor
 
 UINT32_MAX = 2**32 - 1
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1

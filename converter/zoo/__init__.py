@@ -20,19 +20,25 @@ Engines (`converter.zoo.engines`): `run_zoo(..., client=distributed.Client(...))
 
 from __future__ import annotations
 
-from .engines import run_zoo
-from .manifest import ZooEntry, default_manifests, materialize, read_manifest, read_manifests
-from .records import Budget, ZooReport, ZooResult
-from .report import render_html, render_markdown, write_reports
-from .runner import run_entry
-from .sources import (
-    ModelChanged,
-    convert_options,
-    entry_inputs,
-    load_model,
-    randomize_constant_of_shape,
-    recipe_inputs,
-    stored_outputs,
+from converter.zoo.engines import run_zoo
+from converter.zoo.manifest import (
+           ZooEntry,
+           default_manifests,
+           materialize,
+           read_manifest,
+           read_manifests,
+)
+from converter.zoo.records import Budget, ZooReport, ZooResult
+from converter.zoo.report import render_html, render_markdown, write_reports
+from converter.zoo.runner import run_entry
+from converter.zoo.sources import (
+           ModelChanged,
+           convert_options,
+           entry_inputs,
+           load_model,
+           randomize_constant_of_shape,
+           recipe_inputs,
+           stored_outputs,
 )
 
 run = run_zoo

@@ -41,8 +41,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from .manifest import ZooEntry
-from .records import Budget, ZooResult
+from converter.zoo.manifest import ZooEntry
+from converter.zoo.records import Budget, ZooResult
 
 EVENT_PREFIX = "webnn-zoo-"
 CONNECT_TIMEOUT = "30s"
@@ -69,7 +69,7 @@ def _preload(entry: ZooEntry) -> None:
     import converter.validate  # noqa: F401
 
     if entry.pending:
-        from .generated import SCHEME, preload
+        from converter.zoo.generated import SCHEME, preload
 
         name = str(entry.pending.get("source", ""))[len(SCHEME):]
         script = Path(entry.folder or Path(entry.manifest).resolve().parent) / name
@@ -81,7 +81,7 @@ def _preload(entry: ZooEntry) -> None:
 def _task(entry: ZooEntry, backend: str, device: str, precision: str,
           profiles: tuple[str, ...], budget: Budget, topic: str) -> ZooResult:
     """One model on a worker: logged as started (the `topic` event), then run isolated."""
-    from .isolation import isolated_entry
+    from converter.zoo.isolation import isolated_entry
 
     try:
         _distributed().get_worker().log_event(topic, {"name": entry.name})

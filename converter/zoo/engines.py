@@ -19,16 +19,16 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from datetime import UTC, datetime
 from typing import Any
 
-from . import runner
-from .manifest import ZooEntry
-from .records import Budget, ZooReport, ZooResult
+from converter.zoo import runner
+from converter.zoo.manifest import ZooEntry
+from converter.zoo.records import Budget, ZooReport, ZooResult
 
 
 def _worker(entry: ZooEntry, backend: str, device: str, threads: int,
             precision: str = "float32", profiles: Sequence[str] = (),
             budget: Budget | None = None) -> ZooResult:
     if budget is not None and budget.limited:
-        from .isolation import isolated_entry
+        from converter.zoo.isolation import isolated_entry
 
         return isolated_entry(entry, backend, device, threads, precision, profiles, budget)
     return runner.run_entry(entry, backend, device, threads, precision=precision,
@@ -107,7 +107,7 @@ def run_zoo(entries: Sequence[ZooEntry], *, jobs: int = 1, backend: str = "refer
     use_dask = client is not None or scheduler is not None or (
         workers > 1 and engine != "pool" and _dask_installed(engine))
     if use_dask:
-        from .cluster import run_on_dask
+        from converter.zoo.cluster import run_on_dask
 
         label, retried = run_on_dask([(i, entries[i]) for i in runnable], record, jobs=jobs,
                                      backend=backend, device=device, precision=precision,
@@ -138,7 +138,7 @@ def _dask_installed(engine: str) -> bool:
 
     found = importlib.util.find_spec("distributed") is not None
     if not found and engine == "dask":
-        from ..errors import ConversionError
+        from converter.errors import ConversionError
 
         raise ConversionError("the Dask engine needs dask.distributed: pip install "
                               "'webnn-converter[cluster]'")

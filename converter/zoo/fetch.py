@@ -30,7 +30,7 @@ TIMEOUT_S = 120
 def fetched(url: str, suffix: str = ".onnx") -> Path:
     """The local copy of `url` (see the module docstring); ValueError naming the URL and
     the reason when it cannot be read."""
-    from .generated import cache_dir
+    from converter.zoo.generated import cache_dir
 
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in SCHEMES:

@@ -31,9 +31,9 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from .manifest import ZooEntry
-from .records import Budget, ZooResult
-from .runner import run_entry
+from converter.zoo.manifest import ZooEntry
+from converter.zoo.records import Budget, ZooResult
+from converter.zoo.runner import run_entry
 
 
 def _signal_name(number: int) -> str:

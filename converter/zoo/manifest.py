@@ -62,8 +62,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidModel
-from ..files import FileTooLarge, NotRegularFile, read_bounded
+from converter.errors import InvalidModel
+from converter.files import FileTooLarge, NotRegularFile, read_bounded
 
 _PATH_KEYS = ("path", "file", "model")
 _KNOWN = {"name", *_PATH_KEYS, "package", "url", "source", "licence", "license", "free_dims",
@@ -288,7 +288,7 @@ def _budgets(value: Any) -> dict[str, Any]:
         return {}
     if not isinstance(value, Mapping):
         raise ValueError(f"budgets must be a table of budget values, got {value!r}")
-    from ..budgets import Budgets
+    from converter.budgets import Budgets
 
     try:
         Budgets(**dict(value))
@@ -331,7 +331,7 @@ def _generated(t: Mapping[str, Any], base: Path, run: bool = True
     """(generated model file, why missing) of a `source = "generated:<script>"` entry; with
     `run` False only the table and the script's presence are checked ((None, "") when the
     entry can be generated later)."""
-    from .generated import SCHEME, generate
+    from converter.zoo.generated import SCHEME, generate
 
     script_name = str(t["source"])[len(SCHEME):]
     if not script_name:
@@ -364,7 +364,7 @@ def _entry(t: Mapping[str, Any], name: str, path: Path, base: Path, generate: bo
         if resolved is None and not missing:
             pending = dict(t)
     elif t.get("fetch") is True and isinstance(t.get("url"), str) and _location(t)[0] is None:
-        from .fetch import fetched
+        from converter.zoo.fetch import fetched
 
         rel, package, dist, missing = None, None, None, ""
         resolved = fetched(t["url"], _suffix(str(t.get("format", "")))) if generate else None
@@ -439,7 +439,7 @@ def read_manifests(paths: Sequence[str | Path], *, generate: bool = True) -> lis
 def _suffix(fmt: str) -> str:
     """The file suffix of generated models of front end `fmt` (the fallback front end's when
     `fmt` is empty)."""
-    from ..frontends import get, registered
+    from converter.frontends import get, registered
 
     if fmt:
         return get(fmt).suffixes[0]

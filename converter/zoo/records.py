@@ -60,7 +60,7 @@ class ZooResult:
         return float(self.timings.get("total", 0.0))
 
     def to_dict(self) -> dict[str, Any]:
-        from ..validate.compare import json_number
+        from converter.validate.compare import json_number
 
         return {"name": self.name, "status": self.status, "format": self.format,
                 "path": self.path, "source": self.source, "licence": self.licence,

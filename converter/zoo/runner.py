@@ -22,9 +22,9 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from .manifest import ZooEntry, materialize
-from .records import STATUSES, Budget, ZooReport, ZooResult, profile_verdict
-from .sources import (
+from converter.zoo.manifest import ZooEntry, materialize
+from converter.zoo.records import STATUSES, Budget, ZooReport, ZooResult, profile_verdict
+from converter.zoo.sources import (
     ModelChanged,
     check_digest,
     convert_options,
@@ -58,10 +58,10 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
 
 def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: bool,
                precision: str, target: str | None) -> ZooResult:
-    from ..conversion import convert
-    from ..errors import ConversionError
-    from ..frontends.detect import detect_format
-    from ..validate import validate
+    from converter.conversion import convert
+    from converter.errors import ConversionError
+    from converter.frontends.detect import detect_format
+    from converter.validate import validate
 
     start = time.perf_counter()
     if entry.pending:
@@ -90,7 +90,7 @@ def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: 
         timings["convert"] = time.perf_counter() - start
         rtol, atol = entry.rtol, entry.atol
         if precision != "float32":
-            from ..validate.core import default_tolerance
+            from converter.validate.core import default_tolerance
 
             wide_rtol, wide_atol, _ = default_tolerance(result.graph)
             rtol, atol = max(rtol, wide_rtol), max(atol, wide_atol)
@@ -125,7 +125,7 @@ def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: 
     overflow = next((n for n in report.notes if n.startswith("float16 overflow first")), None)
     if failed and overflow:  # precision="float16": say why in the row's message
         message += f" ({overflow}: numerically unsuited to float16)"
-    from ..targets.check import summary
+    from converter.targets.check import summary
 
     unsupported = tuple(summary(report.target_violations))
     if unsupported:

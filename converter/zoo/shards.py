@@ -27,9 +27,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidModel
-from .manifest import ZooEntry
-from .records import ZooReport
+from converter.errors import InvalidModel
+from converter.zoo.manifest import ZooEntry
+from converter.zoo.records import ZooReport
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -38,8 +38,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .manifest import ZooEntry, read_manifest
-from .records import ZooReport, ZooResult
+from converter.zoo.manifest import ZooEntry, read_manifest
+from converter.zoo.records import ZooReport, ZooResult
 
 STAGES = ("exported", "converted", "validated", "matched")
 _EXPORT_FAILURES = ("generator_failed", "timeout", "crashed", "worker_lost", "worker_crash",
@@ -174,10 +174,10 @@ def profile_fits(report: ZooReport, entries: Sequence[ZooEntry], profiles: Seque
                  ) -> dict[str, dict[str, bool]]:
     """{row: {profile: whether its graph, lowered for the profile, fits its limits}} for
     every validated row whose model file exists (converted again here, once per row)."""
-    from ..conversion import convert
-    from ..targets import apply_target, load_target
-    from ..targets.check import check_graph
-    from .sources import convert_options, load_model
+    from converter.conversion import convert
+    from converter.targets import apply_target, load_target
+    from converter.targets.check import check_graph
+    from converter.zoo.sources import convert_options, load_model
 
     by_name = {e.name: e for e in entries}
     targets = {p: load_target(p) for p in profiles}
@@ -247,8 +247,8 @@ def markdown(title: str, report: ZooReport, entries: Sequence[ZooEntry],
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ..targets import known_targets
-    from .shards import read_report
+    from converter.targets import known_targets
+    from converter.zoo.shards import read_report
 
     parser = argparse.ArgumentParser(prog="python -m converter.zoo.sweep",
                                      description="Per-family table of a sweep's zoo report.")

@@ -34,9 +34,8 @@ from converter.importer import ImportContext
 from converter.ir import Node
 from converter.webnn import MLOperand
 from op_mappings._common.checks import finite_scalar, int_list
-
-from . import onnx_op
-from ._util import norm_axis
+from op_mappings.onnx import onnx_op
+from op_mappings.onnx._util import norm_axis
 
 Value = Any  # np.ndarray | MLOperand
 

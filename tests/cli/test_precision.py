@@ -14,8 +14,7 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
 from cli.main import cli
-
-from .models import tiny_cnn
+from tests.cli.models import tiny_cnn
 
 
 def test_convert_validate_run_float16(tmp_path: Path) -> None:

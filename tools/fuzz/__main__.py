@@ -7,6 +7,6 @@ import os
 for _name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_name, "1")
 
-from .cli import main  # noqa: E402
+from tools.fuzz.cli import main  # noqa: E402
 
 raise SystemExit(main())

@@ -27,9 +27,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .case import CANARY_NAME, MODEL_DIR, Case, canary_content, case_rng
-from .classify import CLASSES, NOT_CLEAN, Evidence, Verdict, classify, classify_load, site_of
-from .runner import LOAD_CHECK, Pool, Runner, RunResult
+from tools.fuzz.case import CANARY_NAME, MODEL_DIR, Case, canary_content, case_rng
+from tools.fuzz.classify import (
+    CLASSES,
+    NOT_CLEAN,
+    Evidence,
+    Verdict,
+    classify,
+    classify_load,
+    site_of,
+)
+from tools.fuzz.runner import LOAD_CHECK, Pool, Runner, RunResult
 
 CAPTURE_NAMES = {"stdout.txt", "stderr.txt"}
 OUTPUTS = {"out", "out.npz"}
@@ -116,7 +124,7 @@ def check_js(folder: Path, node: str | None) -> list[str]:
     pages that contain a name breaking out of a <script> block (`HTML_MARK`)."""
     import subprocess
 
-    from .mutators.common import HTML_MARK
+    from tools.fuzz.mutators.common import HTML_MARK
 
     errors = []
     for page in sorted(folder.glob("*.html")) if folder.is_dir() else []:
@@ -194,7 +202,7 @@ class Campaign:
             print(f"[fuzz] {message}", file=sys.stderr, flush=True)
 
     def run(self) -> None:
-        from . import mutators, seeds
+        from tools.fuzz import mutators, seeds
 
         start = time.monotonic()
         kinds = self.kinds or mutators.KINDS
@@ -299,7 +307,7 @@ class Campaign:
             self.findings.append(finding)
 
     def minimize_all(self, work: Path, node: str | None) -> None:
-        from .minimize import minimize
+        from tools.fuzz.minimize import minimize
 
         deadline = time.monotonic() + self.minimize_seconds
         seen: set[str] = set()

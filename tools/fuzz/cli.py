@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 def _parser() -> argparse.ArgumentParser:
-    from .mutators import KINDS
+    from tools.fuzz.mutators import KINDS
 
     p = argparse.ArgumentParser(prog="python -m tools.fuzz",
                                 description="Fuzz webnn-convert with mutants of its own "
@@ -78,7 +78,7 @@ def _memory(args: argparse.Namespace) -> int:
 
 
 def _kinds(text: str) -> tuple[str, ...]:
-    from .mutators import KINDS
+    from tools.fuzz.mutators import KINDS
 
     kinds = tuple(k.strip() for k in text.split(",") if k.strip())
     bad = [k for k in kinds if k not in KINDS]
@@ -89,10 +89,10 @@ def _kinds(text: str) -> tuple[str, ...]:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    from .runner import make_runner
+    from tools.fuzz.runner import make_runner
 
     if args.command == "run":
-        from .campaign import Campaign
+        from tools.fuzz.campaign import Campaign
 
         runner = make_runner(args.mode, args.timeout, _memory(args))
         campaign = Campaign(args.seed, args.count, args.out, runner, jobs=args.jobs,
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         return 1 if campaign.findings else 0
     if args.command == "repro":
-        from .campaign import repro
+        from tools.fuzz.campaign import repro
 
         runner = make_runner(args.mode, args.timeout, _memory(args))
         verdict, result, case = repro(args.case, runner, original=args.original,
@@ -130,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
 def _seeds(folder: Path, check: bool) -> int:
     import shutil
 
-    from . import seeds
-    from .campaign import judge
-    from .case import Case
+    from tools.fuzz import seeds
+    from tools.fuzz.campaign import judge
+    from tools.fuzz.case import Case
 
     corpus = seeds.corpus()
     bad = 0
@@ -144,7 +144,7 @@ def _seeds(folder: Path, check: bool) -> int:
             (dest / name).write_bytes(data)
         line = f"{seed.name}: {', '.join(f'{k}={v}' for k, v in seed.kinds.items())}"
         if check:
-            from .runner import ForkRunner
+            from tools.fuzz.runner import ForkRunner
 
             runner = runner or ForkRunner()
             main_file = seed.kinds.get("webnn") or seed.kinds.get("webnn-json") or \

@@ -10,8 +10,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .case import Case
-from .classify import Verdict
+from tools.fuzz.case import Case
+from tools.fuzz.classify import Verdict
 
 Check = Callable[[Case], "Verdict | None"]
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .classify import CAUSE_END, CAUSE_MARKER
+from tools.fuzz.classify import CAUSE_END, CAUSE_MARKER
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MEMORY = 4 << 30

@@ -6,7 +6,13 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from .context import LOWERINGS, Emitter, constant_value, lift, lowering
+from converter.export.onnx_lowering.context import (
+    LOWERINGS,
+    Emitter,
+    constant_value,
+    lift,
+    lowering,
+)
 
 for _mod in pkgutil.iter_modules(__path__):
     if _mod.name != "context":

@@ -38,11 +38,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...webnn.graph import MLGraph
-from ...webnn.operand import MLOperand
-from .context import Emitter
-from .group_query_attention import DOMAIN, F32
-from .matching import (
+from converter.export.onnx_lowering.context import Emitter
+from converter.export.onnx_lowering.group_query_attention import DOMAIN, F32
+from converter.export.onnx_lowering.matching import (
     const_of,
     equals,
     has_shape,
@@ -53,6 +51,8 @@ from .matching import (
     split_heads,
     transposed,
 )
+from converter.webnn.graph import MLGraph
+from converter.webnn.operand import MLOperand
 
 F16 = "float16"
 

@@ -47,7 +47,7 @@ import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
 if TYPE_CHECKING:
-    from .context import Emitter
+    from converter.export.onnx_lowering.context import Emitter
 
 #: Initializers larger than this (in bytes) are checked for splats and broadcasts. A
 #: ConstantOfShape node costs about 100 bytes of protobuf, so rewriting pays off from about

@@ -26,10 +26,10 @@ from typing import Any
 import numpy as np
 from onnx import NodeProto, TensorProto, helper, numpy_helper
 
-from ...webnn.dtypes import FOUR_BIT_TYPES, numpy_dtype, pack_4bit
-from ...webnn.errors import MLOperationError
-from ...webnn.operand import MLOperand, Operation
-from .compact import CompactForm, compact_form
+from converter.export.onnx_lowering.compact import CompactForm, compact_form
+from converter.webnn.dtypes import FOUR_BIT_TYPES, numpy_dtype, pack_4bit
+from converter.webnn.errors import MLOperationError
+from converter.webnn.operand import MLOperand, Operation
 
 ONNX_TYPES: dict[str, int] = {
     "float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "float64": TensorProto.DOUBLE,

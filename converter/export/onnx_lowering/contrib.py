@@ -23,15 +23,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...webnn.graph import MLGraph
-from .attention import AttentionMatch, emit_attention, plan_attention
-from .context import Emitter
-from .group_query_attention import (
+from converter.export.onnx_lowering.attention import AttentionMatch, emit_attention, plan_attention
+from converter.export.onnx_lowering.context import Emitter
+from converter.export.onnx_lowering.group_query_attention import (
     GqaMatch,
     emit_group_query_attention,
     plan_group_query_attention,
 )
-from .recurrent_fusion import RecurrentMatch, emit_recurrent, plan_recurrent
+from converter.export.onnx_lowering.recurrent_fusion import (
+    RecurrentMatch,
+    emit_recurrent,
+    plan_recurrent,
+)
+from converter.webnn.graph import MLGraph
 
 CONTRIB_DOMAIN = "com.microsoft"
 

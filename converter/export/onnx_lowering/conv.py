@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, constant_value, lowering
+from converter.export.onnx_lowering.context import Emitter, constant_value, lowering
+from converter.webnn.operand import MLOperand, Operation
 
 F32 = "float32"
 _TO_OIHW = {"oihw": (0, 1, 2, 3), "hwio": (3, 2, 0, 1), "ohwi": (0, 3, 1, 2),

@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...webnn.dtypes import type_range
-from ...webnn.operand import Operation
-from .context import Emitter, constant_value, lift, lowering
-from .patterns import lower_cast, lower_mul
+from converter.export.onnx_lowering.context import Emitter, constant_value, lift, lowering
+from converter.export.onnx_lowering.patterns import lower_cast, lower_mul
+from converter.webnn.dtypes import type_range
+from converter.webnn.operand import Operation
 
 _BINARY = {"add": "Add", "sub": "Sub", "mul": "Mul", "max": "Max", "min": "Min"}
 _MODULAR = {"add", "sub", "mul"}

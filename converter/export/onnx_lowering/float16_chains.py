@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 from onnx import NodeProto, TensorProto, helper
 
-from .context import Emitter
+from converter.export.onnx_lowering.context import Emitter
 
 F16, F32 = "float16", "float32"
 

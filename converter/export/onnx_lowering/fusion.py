@@ -39,9 +39,9 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import NodeProto
 
-from ...webnn.graph import MLGraph
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, constant_value
+from converter.export.onnx_lowering.context import Emitter, constant_value
+from converter.webnn.graph import MLGraph
+from converter.webnn.operand import MLOperand, Operation
 
 F32 = "float32"
 

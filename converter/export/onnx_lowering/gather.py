@@ -14,8 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, lowering
+from converter.export.onnx_lowering.context import Emitter, lowering
+from converter.webnn.operand import MLOperand, Operation
 
 
 def normalized_indices(e: Emitter, indices: MLOperand, sizes: int | Sequence[int],

@@ -42,10 +42,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...webnn.graph import MLGraph
-from ...webnn.operand import MLOperand
-from .context import Emitter
-from .matching import (
+from converter.export.onnx_lowering.context import Emitter
+from converter.export.onnx_lowering.matching import (
     const_of,
     equals,
     has_shape,
@@ -56,6 +54,8 @@ from .matching import (
     split_heads,
     transposed,
 )
+from converter.webnn.graph import MLGraph
+from converter.webnn.operand import MLOperand
 
 F32 = "float32"
 DOMAIN = "com.microsoft"

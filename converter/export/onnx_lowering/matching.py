@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...webnn.operand import MLOperand, Operation
-from .context import constant_value
+from converter.export.onnx_lowering.context import constant_value
+from converter.webnn.operand import MLOperand, Operation
 
 
 def made_by(operand: object, name: str) -> Operation | None:

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, constant_value, lowering
-from .patterns import lower_skip_add
+from converter.export.onnx_lowering.context import Emitter, constant_value, lowering
+from converter.export.onnx_lowering.patterns import lower_skip_add
+from converter.webnn.operand import MLOperand, Operation
 
 F32 = "float32"
 

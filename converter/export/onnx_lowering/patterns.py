@@ -37,8 +37,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, constant_value
+from converter.export.onnx_lowering.context import Emitter, constant_value
+from converter.webnn.operand import MLOperand, Operation
 
 F32 = "float32"
 _INT8 = ("uint8", "int8")

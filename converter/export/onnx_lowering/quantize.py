@@ -29,10 +29,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...webnn.dtypes import FOUR_BIT_TYPES, type_range
-from ...webnn.half_pixel import linear_weights, nearest_indices
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, constant_value, lowering
+from converter.export.onnx_lowering.context import Emitter, constant_value, lowering
+from converter.webnn.dtypes import FOUR_BIT_TYPES, type_range
+from converter.webnn.half_pixel import linear_weights, nearest_indices
+from converter.webnn.operand import MLOperand, Operation
 
 
 def _views(shape: Sequence[int], param_shape: Sequence[int]

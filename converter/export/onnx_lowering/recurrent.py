@@ -20,8 +20,8 @@ from typing import overload
 
 import numpy as np
 
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, lowering
+from converter.export.onnx_lowering.context import Emitter, lowering
+from converter.webnn.operand import MLOperand, Operation
 
 F32 = "float32"
 _ACT = {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh"}

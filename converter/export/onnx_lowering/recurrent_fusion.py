@@ -44,10 +44,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...webnn.graph import MLGraph
-from ...webnn.operand import MLOperand, Operation
-from .context import Emitter, constant_value
-from .matching import const_of, made_by
+from converter.export.onnx_lowering.context import Emitter, constant_value
+from converter.export.onnx_lowering.matching import const_of, made_by
+from converter.webnn.graph import MLGraph
+from converter.webnn.operand import MLOperand, Operation
 
 F32 = "float32"
 

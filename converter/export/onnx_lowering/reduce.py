@@ -15,8 +15,8 @@ Restrictions and exactness notes:
 
 from __future__ import annotations
 
-from ...webnn.operand import Operation
-from .context import Emitter, lift, lowering
+from converter.export.onnx_lowering.context import Emitter, lift, lowering
+from converter.webnn.operand import Operation
 
 _REDUCE = {"reduceL1": "ReduceL1", "reduceL2": "ReduceL2", "reduceLogSum": "ReduceLogSum",
            "reduceLogSumExp": "ReduceLogSumExp", "reduceMax": "ReduceMax",

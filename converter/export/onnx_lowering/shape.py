@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...webnn.operand import Operation
-from .context import Emitter, lowering
-from .quantize import transposed_dequantize
+from converter.export.onnx_lowering.context import Emitter, lowering
+from converter.export.onnx_lowering.quantize import transposed_dequantize
+from converter.webnn.operand import Operation
 
 _TRILU_TYPES = {"float32", "float16", "int32", "int64"}
 

@@ -8,16 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from ...budgets import Budgets, using
-from ...errors import ConversionFailed, InvalidModel, UnresolvedDimensions
-from ...result import ConversionResult
-from ..base import ModelInfo, SourceRun
-from ..control_inputs import pin_fixes
-from ..free_dims import InputDims
-from .importer import ONNXImporter, import_onnx
-from .inspect import inspect_onnx, proto_view, source_view
-from .reader import load_proto, read_onnx
-from .reference import run_onnx
+from converter.budgets import Budgets, using
+from converter.errors import ConversionFailed, InvalidModel, UnresolvedDimensions
+from converter.frontends.base import ModelInfo, SourceRun
+from converter.frontends.control_inputs import pin_fixes
+from converter.frontends.free_dims import InputDims
+from converter.frontends.onnx.importer import ONNXImporter, import_onnx
+from converter.frontends.onnx.inspect import inspect_onnx, proto_view, source_view
+from converter.frontends.onnx.reader import load_proto, read_onnx
+from converter.frontends.onnx.reference import run_onnx
+from converter.result import ConversionResult
 
 
 def accepts(model: Any) -> bool:

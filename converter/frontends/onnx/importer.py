@@ -36,27 +36,26 @@ from typing import Any
 import numpy as np
 import onnx
 
-from ...budgets import Budgets
-from ...errors import (
+from converter.budgets import Budgets
+from converter.errors import (
     ConversionError,
     InternalError,
     InvalidModel,
     UnsupportedAttribute,
     UseFunctionBody,
 )
-from ...importer import (
-    Importer,
-    ImportResult,
-    dtype_str,
-    nested_error,
-    readonly,
+from converter.frontends.onnx.nodecheck import check_node, schema_of
+from converter.frontends.onnx.reader import read_onnx, topological_order
+from converter.frontends.onnx.subgraph import (
+    expand_function,
+    expand_graph,
+    function_body,
+    schema_functions,
 )
-from ...ir import Node, SourceGraph
-from ...result import ConversionResult
-from ...webnn import MLContext, MLOperand
-from .nodecheck import check_node, schema_of
-from .reader import read_onnx, topological_order
-from .subgraph import expand_function, expand_graph, function_body, schema_functions
+from converter.importer import Importer, ImportResult, dtype_str, nested_error, readonly
+from converter.ir import Node, SourceGraph
+from converter.result import ConversionResult
+from converter.webnn import MLContext, MLOperand
 
 _NUMPY_TYPES = frozenset({"bool", "float16", "float32", "float64", "int8", "int16", "int32",
                           "int64", "uint8", "uint16", "uint32", "uint64"})
@@ -88,7 +87,7 @@ class ONNXImporter(Importer):
             import onnx
             from onnx import helper
 
-            from .tensors import onnx_elem_type
+            from converter.frontends.onnx.tensors import onnx_elem_type
 
             schema = schema_of(node.op_type, node.version, node.domain)
             if schema is None:  # no schema, no inference (a failed lookup is slow: cached)

@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..base import ModelInfo, TensorSummary, ops_histogram
-from ..control_inputs import GraphNode, GraphView
-from ..free_dims import fixes_for
+from converter.frontends.base import ModelInfo, TensorSummary, ops_histogram
+from converter.frontends.control_inputs import GraphNode, GraphView
+from converter.frontends.free_dims import fixes_for
 
 CONTROL_SLOTS: dict[str, frozenset[int]] = {
     "If": frozenset({0}), "Loop": frozenset({0, 1}), "Upsample": frozenset({1}),
@@ -122,11 +122,10 @@ def proto_view(proto: Any) -> GraphView:
 
 
 def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
+    from converter.frontends.onnx.reader import _value_info, load_proto, model_functions
+    from converter.frontends.onnx.sizing import size_model
+    from converter.frontends.onnx.subgraph import schema_functions
     from op_mappings.onnx import handlers, lookup
-
-    from .reader import _value_info, load_proto, model_functions
-    from .sizing import size_model
-    from .subgraph import schema_functions
 
     proto, _, label = load_proto(model if not isinstance(model, Path) else str(model))
     size_model(proto, label)  # recursion, nesting and node counts bound the walk below

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import InvalidModel, quoted
+from converter.errors import InvalidModel, quoted
 
 MIN_BYTES = 1024
 """Tensors with fewer raw_data bytes stay in the skeleton (a view costs more than a copy)."""

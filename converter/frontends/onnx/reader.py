@@ -47,20 +47,27 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import AttributeProto
 
-from ...errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
-from ...ir import Dim, Node, SourceGraph, ValueInfo
-from ..base import read_model_file
-from ..free_dims import InputDims, check_free_dim_values, check_input_dims, fixes_for
-from .rawdata import split_raw_data, tensor_view
-from .sizing import size_model
-from .tensors import (
+from converter.errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
+from converter.frontends.base import read_model_file
+from converter.frontends.free_dims import (
+    InputDims,
+    check_free_dim_values,
+    check_input_dims,
+    fixes_for,
+)
+from converter.frontends.onnx.rawdata import split_raw_data, tensor_view
+from converter.frontends.onnx.sizing import size_model
+from converter.frontends.onnx.tensors import (
     _sparse_to_array,
     constant_node_value,
     dtype_name,
     node_attributes,
     tensor_to_array,
 )
-from .tensors import safe_external_path as safe_external_path  # used by .reference
+from converter.frontends.onnx.tensors import (
+    safe_external_path as safe_external_path,  # used by .reference
+)
+from converter.ir import Dim, Node, SourceGraph, ValueInfo
 
 # -- loading -----------------------------------------------------------------------------
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ReferenceFailed, exception_text
-from ...files import open_regular, read_at
-from ...isolate import isolated
-from ..base import SourceRun
+from converter.errors import ReferenceFailed, exception_text
+from converter.files import open_regular, read_at
+from converter.frontends.base import SourceRun
+from converter.isolate import isolated
 
 
 def _label(model: Any) -> str:
@@ -55,14 +55,14 @@ def _with_allowed_data(model: Any) -> Any:
     """A model path whose external data may lie in folders `converter.confine.allowed_roots`
     allows, as the bytes of the model with that data inline (onnxruntime and onnx.load only
     read external data inside the model's own folder); else `model` unchanged."""
-    from ...confine import current_roots
+    from converter.confine import current_roots
 
     if not isinstance(model, (str, os.PathLike)) or not current_roots():
         return model
     from onnx import TensorProto
     from onnx.external_data_helper import uses_external_data
 
-    from .reader import load_proto, safe_external_path
+    from converter.frontends.onnx.reader import load_proto, safe_external_path
 
     proto, base_dir, _ = load_proto(model)
     tensors = [t for t in proto.graph.initializer if uses_external_data(t)]

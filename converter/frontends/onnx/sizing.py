@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...budgets import Budgets, active, over_budget
-from ...errors import BudgetExceeded, InvalidModel
+from converter.budgets import Budgets, active, over_budget
+from converter.errors import BudgetExceeded, InvalidModel
 
 Handled = Callable[[str, str, int], bool]
 """`handled(op_type, domain, version)`: whether a converter handler takes the op (so a

@@ -28,10 +28,10 @@ import numpy as np
 import onnx
 from onnx import AttributeProto
 
-from ...errors import InvalidModel
-from ...ir import Node
-from .reader import make_node
-from .tensors import onnx_elem_type, tensor_to_array
+from converter.errors import InvalidModel
+from converter.frontends.onnx.reader import make_node
+from converter.frontends.onnx.tensors import onnx_elem_type, tensor_to_array
+from converter.ir import Node
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,11 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from ...confine import check_relative, confined
-from ...errors import InvalidModel, exception_text, quoted
-from ...files import array_at, open_regular, read_at
-from ...ir import Node
-from .nodecheck import schema_of
+from converter.confine import check_relative, confined
+from converter.errors import InvalidModel, exception_text, quoted
+from converter.files import array_at, open_regular, read_at
+from converter.frontends.onnx.nodecheck import schema_of
+from converter.ir import Node
 
 ONNX_DTYPES: dict[int, str] = {
     TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
@@ -156,7 +156,7 @@ def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
 
 def _sparse_to_array(sparse: onnx.SparseTensorProto, base_dir: Path | None,
                      label: str) -> np.ndarray:
-    from ...budgets import active, nbytes
+    from converter.budgets import active, nbytes
 
     values = tensor_to_array(sparse.values, base_dir, label)
     shape = tuple(int(d) for d in sparse.dims)

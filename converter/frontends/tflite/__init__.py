@@ -4,7 +4,7 @@ Registering costs no tflite import; `frontend` is the implementation module."""
 
 from __future__ import annotations
 
-from ..base import Frontend, register
+from converter.frontends.base import Frontend, register
 
 
 def _sniff(head: bytes, suffix: str) -> bool:

@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from ...budgets import Budgets
-from ...errors import InvalidModel
-from ...result import ConversionResult
-from ..base import ModelInfo, SourceRun
-from ..free_dims import InputDims
-from .importer import TFLiteImporter, convert_tflite
-from .inspect import inspect_tflite
-from .reference import run_tflite
+from converter.budgets import Budgets
+from converter.errors import InvalidModel
+from converter.frontends.base import ModelInfo, SourceRun
+from converter.frontends.free_dims import InputDims
+from converter.frontends.tflite.importer import TFLiteImporter, convert_tflite
+from converter.frontends.tflite.inspect import inspect_tflite
+from converter.frontends.tflite.reference import run_tflite
+from converter.result import ConversionResult
 
 
 def accepts(model: Any) -> bool:

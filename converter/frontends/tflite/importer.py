@@ -35,20 +35,25 @@ from typing import Any
 
 import numpy as np
 
-from ...budgets import Budgets, using
-from ...errors import (
+from converter.budgets import Budgets, using
+from converter.errors import (
     BudgetExceeded,
     ConversionError,
     InternalError,
     InvalidModel,
     UnsupportedOp,
 )
-from ...importer import Importer, ImportObserver, nested_error
-from ...ir import Node
-from ...result import ConversionResult
-from ...webnn import MLContext, MLOperand
-from .reader import TFLiteModel, TFLiteNode, TFLiteSourceGraph, read_tflite
-from .sizing import size_tflite
+from converter.frontends.tflite.reader import (
+    TFLiteModel,
+    TFLiteNode,
+    TFLiteSourceGraph,
+    read_tflite,
+)
+from converter.frontends.tflite.sizing import size_tflite
+from converter.importer import Importer, ImportObserver, nested_error
+from converter.ir import Node
+from converter.result import ConversionResult
+from converter.webnn import MLContext, MLOperand
 
 _HINT = "add a handler in op_mappings/tflite/, or replace the op in the source model"
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ...errors import Fix, InvalidModel, UnresolvedDimensions, render_fixes
-from ...ir import ValueInfo
-from ..free_dims import InputDims, check_input_dims, fixes_for
-from .records import TensorInfo
+from converter.errors import Fix, InvalidModel, UnresolvedDimensions, render_fixes
+from converter.frontends.free_dims import InputDims, check_input_dims, fixes_for
+from converter.frontends.tflite.records import TensorInfo
+from converter.ir import ValueInfo
 
 
 def declared_shape(t: TensorInfo) -> tuple[int | None, ...] | None:

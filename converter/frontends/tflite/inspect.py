@@ -19,18 +19,17 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any
 
-from ...errors import Fix
-from ..base import ModelInfo, TensorSummary, ops_histogram
-from ..free_dims import fixes_for
+from converter.errors import Fix
+from converter.frontends.base import ModelInfo, TensorSummary, ops_histogram
+from converter.frontends.free_dims import fixes_for
 
 
 def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
                    ) -> ModelInfo:
+    from converter.errors import InvalidModel
+    from converter.frontends.tflite.inputs import stored_sizes
+    from converter.frontends.tflite.reader import read_model
     from op_mappings.tflite import handlers, lookup
-
-    from ...errors import InvalidModel
-    from .inputs import stored_sizes
-    from .reader import read_model
 
     tfm = read_model(model if not isinstance(model, Path) else str(model))
     index = 0

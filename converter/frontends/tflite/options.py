@@ -138,7 +138,7 @@ def unknown_options_note() -> str:
     extra whose newer schema may know it (empty when LiteRT is installed)."""
     if litert_schema() is not None:
         return ""
-    from ...install import install_hint
+    from converter.install import install_hint
 
     return (" (its options are not read; LiteRT's newer schema may know it: "
             f"{install_hint(EXTRA)})")

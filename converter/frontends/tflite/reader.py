@@ -58,15 +58,14 @@ from typing import Any
 import numpy as np
 import tflite
 
-from ...budgets import active, nbytes
-from ...errors import InvalidModel
-from ...ir import ValueInfo
-from ..base import read_model_file
-from ..free_dims import InputDims
-from . import options as schema
-from .inputs import declared_shape, resolve_inputs, stored_sizes
-from .options import OPTIONS2_NAMES, OPTIONS_NAMES
-from .records import (
+from converter.budgets import active, nbytes
+from converter.errors import InvalidModel
+from converter.frontends.base import read_model_file
+from converter.frontends.free_dims import InputDims
+from converter.frontends.tflite import options as schema
+from converter.frontends.tflite.inputs import declared_shape, resolve_inputs, stored_sizes
+from converter.frontends.tflite.options import OPTIONS2_NAMES, OPTIONS_NAMES
+from converter.frontends.tflite.records import (
     DimMeta,
     QuantInfo,
     SignatureDef,
@@ -77,8 +76,14 @@ from .records import (
     TFLiteSourceGraph,
     TFLiteSubgraph,
 )
-from .sparsity import densify
-from .tables import CUSTOM_CODE, NUMPY_READABLE, TENSOR_TYPES, options_class_for
+from converter.frontends.tflite.sparsity import densify
+from converter.frontends.tflite.tables import (
+    CUSTOM_CODE,
+    NUMPY_READABLE,
+    TENSOR_TYPES,
+    options_class_for,
+)
+from converter.ir import ValueInfo
 
 __all__ = ["DimMeta", "QuantInfo", "SignatureDef", "SparsityInfo", "TFLiteModel", "TFLiteNode",
            "TFLiteSourceGraph", "TFLiteSubgraph", "TensorInfo", "densify", "read_model",

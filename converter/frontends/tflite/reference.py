@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import ConversionError, ReferenceFailed, exception_text
-from ...install import install_hint
-from ...isolate import isolated
-from ..base import SourceRun
-from .options import EXTRA
+from converter.errors import ConversionError, ReferenceFailed, exception_text
+from converter.frontends.base import SourceRun
+from converter.frontends.tflite.options import EXTRA
+from converter.install import install_hint
+from converter.isolate import isolated
 
 
 class LiteRTMissing(ConversionError):

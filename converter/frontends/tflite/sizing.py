@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...budgets import Budgets, active, over_budget
-from ...errors import BudgetExceeded, InvalidModel
+from converter.budgets import Budgets, active, over_budget
+from converter.errors import BudgetExceeded, InvalidModel
 
 
 def _refs(node: Any, count: int) -> list[int]:

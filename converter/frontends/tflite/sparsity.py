@@ -8,9 +8,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...budgets import Budgets, active, nbytes
-from ...errors import InvalidModel
-from .records import SparsityInfo
+from converter.budgets import Budgets, active, nbytes
+from converter.errors import InvalidModel
+from converter.frontends.tflite.records import SparsityInfo
 
 
 def densify(values: np.ndarray, shape: Sequence[int], sp: SparsityInfo, what: str = "tensor",

@@ -4,7 +4,7 @@ BuiltinOptions table each builtin operator uses."""
 
 from __future__ import annotations
 
-from .options import OPTIONS2_NAMES, OPTIONS_NAMES
+from converter.frontends.tflite.options import OPTIONS2_NAMES, OPTIONS_NAMES
 
 CUSTOM_CODE = 32
 

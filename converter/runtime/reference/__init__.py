@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from ...webnn.backends import register_backend
-from ...webnn.dtypes import numpy_dtype
-from ...webnn.errors import MLOperationError
-from ...webnn.graph import MLGraph
-from ...webnn.operand import MLOperand, Operation
-from . import kernels as _kernels_pkg
-from .registry import KERNELS
+from converter.runtime.reference import kernels as _kernels_pkg
+from converter.runtime.reference.registry import KERNELS
+from converter.webnn.backends import register_backend
+from converter.webnn.dtypes import numpy_dtype
+from converter.webnn.errors import MLOperationError
+from converter.webnn.graph import MLGraph
+from converter.webnn.operand import MLOperand, Operation
 
 for _mod in pkgutil.iter_modules(_kernels_pkg.__path__):
     importlib.import_module(f"{_kernels_pkg.__name__}.{_mod.name}")

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ...webnn.operand import Operation
+from converter.webnn.operand import Operation
 
 Kernel = Callable[[Operation, list[Any], dict[str, Any]], Sequence[np.ndarray]]
 

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ...webnn.backends import register_backend
+from converter.webnn.backends import register_backend
 
 try:
     import torch
@@ -46,7 +46,7 @@ _OP_MODULES = ("conv", "elementwise", "gather", "linalg", "normalization", "pool
 
 
 def _load_ops() -> dict[str, Any]:
-    from .registry import IMPLS
+    from converter.runtime.torch.registry import IMPLS
 
     for name in _OP_MODULES:
         importlib.import_module(f"{__name__}.ops_{name}")
@@ -54,9 +54,9 @@ def _load_ops() -> dict[str, Any]:
 
 
 if torch is not None:
-    from ...webnn.errors import MLOperationError
-    from ...webnn.graph import MLGraph
-    from .registry import STORAGE, Ctx, Node, to_storage
+    from converter.runtime.torch.registry import STORAGE, Ctx, Node, to_storage
+    from converter.webnn.errors import MLOperationError
+    from converter.webnn.graph import MLGraph
 
     IMPLS = _load_ops()
 
@@ -299,7 +299,7 @@ if torch is not None:
 
 def _factory(device: str = "cpu", **options: Any) -> Any:
     if torch is None:
-        from ...install import install_hint
+        from converter.install import install_hint
 
         raise ValueError(f"the torch backend needs PyTorch: {install_hint('torch')}")
     unknown = sorted(set(options) - {"threads", "compile", "cuda_graphs"})

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import torch
 import torch.nn.functional as F
 
-from .registry import Fn, Node, impl
+from converter.runtime.torch.registry import Fn, Node, impl
 
 # (filter layout) -> permutation to OIHW (conv2d) / IOHW (convTranspose2d, torch's layout).
 _TO_OIHW = {"oihw": (0, 1, 2, 3), "hwio": (3, 2, 0, 1), "ohwi": (0, 3, 1, 2),

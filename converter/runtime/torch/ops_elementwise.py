@@ -19,8 +19,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from ...webnn.dtypes import cast_number
-from .registry import (
+from converter.runtime.torch.registry import (
     INT64_MIN,
     Fn,
     Node,
@@ -30,6 +29,7 @@ from .registry import (
     to_float,
     to_storage,
 )
+from converter.webnn.dtypes import cast_number
 
 # torch.broadcast_tensors is untyped (torch/functional.py)
 _broadcast_tensors: Callable[..., tuple[torch.Tensor, ...]] = torch.broadcast_tensors

@@ -14,7 +14,7 @@ import math
 
 import torch
 
-from .registry import Fn, Node, impl, int64
+from converter.runtime.torch.registry import Fn, Node, impl, int64
 
 
 def normalize(indices: torch.Tensor, size: int | torch.Tensor) -> torch.Tensor:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import torch
 
-from ...webnn.dtypes import cast_number
-from .registry import Fn, Node, impl
+from converter.runtime.torch.registry import Fn, Node, impl
+from converter.webnn.dtypes import cast_number
 
 
 @impl("matmul")

@@ -17,8 +17,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ...webnn.dtypes import cast_number
-from .registry import Fn, Node, along, impl
+from converter.runtime.torch.registry import Fn, Node, along, impl
+from converter.webnn.dtypes import cast_number
 
 
 def _epsilon(node: Node) -> float:

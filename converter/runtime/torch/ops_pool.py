@@ -24,7 +24,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .registry import INT64_MIN, Fn, Node, impl
+from converter.runtime.torch.registry import INT64_MIN, Fn, Node, impl
 
 
 def _counts(size: int, k: int, pad_begin: int, stride: int, dilation: int, out_len: int

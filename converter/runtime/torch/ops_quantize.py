@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import torch
 
-from ...webnn.dtypes import type_range
-from .registry import Fn, Node, impl, int64, to_storage
+from converter.runtime.torch.registry import Fn, Node, impl, int64, to_storage
+from converter.webnn.dtypes import type_range
 
 Blocks = Callable[[torch.Tensor], torch.Tensor]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import torch
 
-from .registry import Fn, Node, impl
+from converter.runtime.torch.registry import Fn, Node, impl
 
 Activation = Callable[[torch.Tensor], torch.Tensor]
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import torch
 
-from .registry import INT64_MIN, Fn, Node, impl, int64, order_key
+from converter.runtime.torch.registry import INT64_MIN, Fn, Node, impl, int64, order_key
 
 Reduce = Callable[[torch.Tensor], torch.Tensor]
 

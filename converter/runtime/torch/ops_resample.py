@@ -15,8 +15,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ...webnn.half_pixel import linear_weights, nearest_indices
-from .registry import Fn, Node, impl
+from converter.runtime.torch.registry import Fn, Node, impl
+from converter.webnn.half_pixel import linear_weights, nearest_indices
 
 
 def _shape_along(rank: int, axis: int, size: int) -> list[int]:

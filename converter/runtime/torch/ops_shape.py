@@ -9,7 +9,7 @@ import itertools
 
 import torch
 
-from .registry import Fn, Node, impl
+from converter.runtime.torch.registry import Fn, Node, impl
 
 
 @impl("concat", moves=True)

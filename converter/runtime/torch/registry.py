@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...webnn.operand import MLOperand, Operation
+from converter.webnn.operand import MLOperand, Operation
 
 Fn = Callable[..., Sequence[torch.Tensor]]
 Builder = Callable[["Node"], Fn]

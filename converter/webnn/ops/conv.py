@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..dtypes import MAX_DIMENSION
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.dtypes import MAX_DIMENSION
+from converter.webnn.operand import MLOperand
 
 INPUT_LAYOUTS = ("nchw", "nhwc")
 CONV2D_FILTER_LAYOUTS = ("oihw", "hwio", "ohwi", "ihwo")

@@ -10,10 +10,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..dtypes import DATA_TYPES, cast_number
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.dtypes import DATA_TYPES, cast_number
+from converter.webnn.operand import MLOperand
 
 
 class ElementwiseOps(BuilderBase):

@@ -9,9 +9,9 @@ same element, the update that comes last in row-major order of `updates` wins.
 
 from __future__ import annotations
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.operand import MLOperand
 
 
 class GatherOps(BuilderBase):

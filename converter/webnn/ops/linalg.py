@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.operand import MLOperand
 
 
 def _finite(op: str, what: str, value: Any) -> float:

@@ -17,9 +17,9 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.operand import MLOperand
 
 LAYOUTS = ("nchw", "nhwc")
 

@@ -18,10 +18,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..operand import MLOperand
-from .conv import INPUT_LAYOUTS, nonzero_pair, padding_option, spatial_axes, valid_output_size
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.operand import MLOperand
+from converter.webnn.ops.conv import (
+    INPUT_LAYOUTS,
+    nonzero_pair,
+    padding_option,
+    spatial_axes,
+    valid_output_size,
+)
 
 ROUNDINGS = ("floor", "ceil")
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.operand import MLOperand
 
 
 def blockwise_broadcastable(shape: Sequence[int], target: Sequence[int]) -> bool:

@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.operand import MLOperand
 
 ACTIVATIONS = ("relu", "sigmoid", "tanh")
 DIRECTIONS = ("forward", "backward", "both")

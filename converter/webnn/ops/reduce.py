@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..dtypes import DATA_TYPES
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.dtypes import DATA_TYPES
+from converter.webnn.operand import MLOperand
 
 ARG_OUTPUT_TYPES = ("int32", "int64")
 

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.operand import MLOperand
 
 RESAMPLE_MODES = ("nearest-neighbor", "linear")
 

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import validation as v
-from ..base import BuilderBase
-from ..dtypes import cast_number
-from ..operand import MLOperand
+from converter.webnn import validation as v
+from converter.webnn.base import BuilderBase
+from converter.webnn.dtypes import cast_number
+from converter.webnn.operand import MLOperand
 
 PAD_MODES = ("constant", "edge", "reflection")
 

@@ -13,8 +13,7 @@ from converter.export import api
 from converter.export.api import export, load
 from converter.serialize.errors import WebnnFormatError
 from converter.webnn import ML, MLGraph, MLGraphBuilder
-
-from .graphs import FAMILIES, assert_same_outputs
+from tests.converter.export.graphs import FAMILIES, assert_same_outputs
 
 HAS_ONNX_EXPORT = importlib.util.find_spec("converter.export.onnx") is not None
 

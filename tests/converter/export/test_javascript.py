@@ -22,8 +22,7 @@ from converter.serialize.plan import plan
 from converter.serialize.tables import MULTI_OUTPUT_OPS
 from converter.serialize.weights import write_weights
 from converter.webnn import MLGraph, MLOperand
-
-from .graphs import FAMILIES, HOSTILE_NAMES
+from tests.converter.export.graphs import FAMILIES, HOSTILE_NAMES
 
 NODE = shutil.which("node")
 needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")

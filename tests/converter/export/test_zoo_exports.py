@@ -36,8 +36,7 @@ from converter.validate import compile_graph, graph_feeds, make_inputs
 from converter.zoo import ZooEntry, default_manifests, read_manifests
 from converter.zoo.manifest import materialize
 from converter.zoo.sources import convert_options, entry_inputs, load_model
-
-from .graphs import assert_same_outputs
+from tests.converter.export.graphs import assert_same_outputs
 
 ROOT = Path(__file__).resolve().parents[3]
 ENTRIES = {e.name: e for e in read_manifests(default_manifests(ROOT))}

@@ -12,8 +12,7 @@ import pytest
 from converter.webnn import ML, MLGraphBuilder, MLOperand, MLTypeError
 from converter.webnn.dtypes import DATA_TYPES, FOUR_BIT_TYPES
 from converter.webnn.limits import OP_LIMITS
-
-from .limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 OUTPUT_ROLES = {"output", "outputs", "output0", "output1", "output2"}
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from ..case import CANARY_LINK, Case
-from ..seeds import Seed
-from . import json_mut, limits_mut, text_mut
-from .base import Mutation
-from .common import mutate_bytes
+from tools.fuzz.case import CANARY_LINK, Case
+from tools.fuzz.mutators import json_mut, limits_mut, text_mut
+from tools.fuzz.mutators.base import Mutation
+from tools.fuzz.mutators.common import mutate_bytes
+from tools.fuzz.seeds import Seed
 
 MODEL_KINDS = ("onnx", "tflite")
 GRAPH_KINDS = ("webnn", "webnn-json", "manifest", "weights", "safetensors")
@@ -36,13 +36,13 @@ FLOAT16_RATE = 0.12
 
 
 def _onnx(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
-    from . import onnx_mut
+    from tools.fuzz.mutators import onnx_mut
 
     return onnx_mut.mutate(data, rng, mut)
 
 
 def _tflite(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
-    from . import tflite_mut
+    from tools.fuzz.mutators import tflite_mut
 
     return tflite_mut.mutate(data, rng, mut)
 

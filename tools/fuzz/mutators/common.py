@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 
-from ..case import CANARY_TOKEN
+from tools.fuzz.case import CANARY_TOKEN
 
 # A name that breaks out of a <script> block: `gather` flags generated pages containing it.
 HTML_MARK = "</script><b id=webnn-fuzz>x"

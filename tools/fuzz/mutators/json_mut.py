@@ -13,9 +13,9 @@ import random
 import struct
 from typing import Any
 
-from ..case import CANARY_TOKEN
-from .base import Mutation
-from .common import evil_float, evil_int, evil_string, mutate_bytes
+from tools.fuzz.case import CANARY_TOKEN
+from tools.fuzz.mutators.base import Mutation
+from tools.fuzz.mutators.common import evil_float, evil_int, evil_string, mutate_bytes
 
 
 def _paths(doc: Any, limit: int = 5000) -> list[tuple[Any, Any]]:
@@ -151,7 +151,7 @@ def mutate_manifest(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
     except (ValueError, KeyError, TypeError, AssertionError):
         return mutate_json(data, rng, mut, "manifest")
     if rng.random() < (0.4 if "sourceDataTypes" in doc else 0.08):
-        from .limits_mut import mutate_source_types
+        from tools.fuzz.mutators.limits_mut import mutate_source_types
 
         doc["sourceDataTypes"], how = mutate_source_types(doc.get("sourceDataTypes"), rng)
         mut.note(f"manifest.source-types-{how}")
@@ -216,7 +216,7 @@ def mutate_safetensors(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
     key = rng.choice(names)
     entry = doc[key]
     if how == "source-types":  # the metadata's webnn.sourceDataTypes (a JSON string)
-        from .limits_mut import mutate_source_types
+        from tools.fuzz.mutators.limits_mut import mutate_source_types
 
         meta = doc.get("__metadata__")
         meta = meta if isinstance(meta, dict) else {}

@@ -22,9 +22,9 @@ import json
 import random
 from typing import Any
 
-from .base import Mutation
-from .common import evil_string
-from .json_mut import dumps, evil_value, mutate_json
+from tools.fuzz.mutators.base import Mutation
+from tools.fuzz.mutators.common import evil_string
+from tools.fuzz.mutators.json_mut import dumps, evil_value, mutate_json
 
 ROLE_KEYS = ("input", "constant", "output")
 EVIL_TYPES = ["float128", "int4", "uint4", "bfloat16", "bool", "float64", "", "FLOAT32",

@@ -21,9 +21,9 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, numpy_helper
 
-from ..case import CANARY_BYTES
-from .base import Mutation, StructMutator, apply_some
-from .common import canary_paths, evil_float, evil_int, evil_string
+from tools.fuzz.case import CANARY_BYTES
+from tools.fuzz.mutators.base import Mutation, StructMutator, apply_some
+from tools.fuzz.mutators.common import canary_paths, evil_float, evil_int, evil_string
 
 A = AttributeProto
 OP_TYPES = ["Conv", "Relu", "Add", "Gemm", "MatMul", "Reshape", "Loop", "If", "Scan",

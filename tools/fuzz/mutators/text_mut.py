@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 import re
 
-from .base import Mutation
-from .common import evil_string
+from tools.fuzz.mutators.base import Mutation
+from tools.fuzz.mutators.common import evil_string
 
 TOKEN = re.compile(r'(?P<ws>\s+)|(?P<str>"(?:[^"\\\n]|\\.)*")|'
                    r'(?P<num>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)|'

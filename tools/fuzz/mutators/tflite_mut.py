@@ -12,8 +12,8 @@ import random
 import struct
 from typing import Any
 
-from .base import Mutation, StructMutator, apply_some
-from .common import evil_float, evil_int, evil_string, mutate_bytes
+from tools.fuzz.mutators.base import Mutation, StructMutator, apply_some
+from tools.fuzz.mutators.common import evil_float, evil_int, evil_string, mutate_bytes
 
 I32 = [0, -1, -2, 1, 2, 3, 127, 128, 255, 65536, 1 << 20, 2**31 - 1, -2**31]
 U32 = [0, 1, 2, 3, 255, 65535, 2**31 - 1, 2**31, 2**32 - 1]

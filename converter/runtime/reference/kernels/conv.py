@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ....webnn.operand import MLOperand, Operation
-from ..registry import kernel
+from converter.runtime.reference.registry import kernel
+from converter.webnn.operand import MLOperand, Operation
 
 # (role layout) -> permutation to the canonical layout (oihw for conv2d, iohw for transposed).
 _TO_OIHW = {"oihw": (0, 1, 2, 3), "hwio": (3, 2, 0, 1), "ohwi": (0, 3, 1, 2),

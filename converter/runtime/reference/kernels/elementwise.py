@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from ....webnn.dtypes import cast_number
-from ....webnn.operand import Operation
-from ..registry import f64, kernel
+from converter.runtime.reference.registry import f64, kernel
+from converter.webnn.dtypes import cast_number
+from converter.webnn.operand import Operation
 
 _ERF = np.frompyfunc(math.erf, 1, 1)
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from ....webnn.dtypes import cast_number
-from ....webnn.operand import Operation
-from ..registry import f64, kernel
+from converter.runtime.reference.registry import f64, kernel
+from converter.webnn.dtypes import cast_number
+from converter.webnn.operand import Operation
 
 
 def _epsilon(op: Operation, options: dict[str, Any]) -> float:

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ....webnn.operand import Operation
-from ..registry import kernel
+from converter.runtime.reference.registry import kernel
+from converter.webnn.operand import Operation
 
 _TAP_LOOP_MAX = 16
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ....webnn.dtypes import numpy_dtype, type_range
-from ....webnn.operand import Operation
-from ..registry import kernel
+from converter.runtime.reference.registry import kernel
+from converter.webnn.dtypes import numpy_dtype, type_range
+from converter.webnn.operand import Operation
 
 
 def blockwise_expand(x: np.ndarray, shape: Sequence[int]) -> np.ndarray:

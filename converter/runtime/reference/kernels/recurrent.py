@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from ....webnn.operand import Operation
-from ..registry import kernel
+from converter.runtime.reference.registry import kernel
+from converter.webnn.operand import Operation
 
 Activation = Callable[[np.ndarray], np.ndarray]
 

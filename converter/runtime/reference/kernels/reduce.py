@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ....webnn.operand import Operation
-from ..registry import f64, kernel
+from converter.runtime.reference.registry import f64, kernel
+from converter.webnn.operand import Operation
 
 
 def _log_sum_exp(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from ....webnn.half_pixel import linear_weights, nearest_indices
-from ....webnn.operand import Operation
-from ..registry import kernel
+from converter.runtime.reference.registry import kernel
+from converter.webnn.half_pixel import linear_weights, nearest_indices
+from converter.webnn.operand import Operation
 
 
 def _round_half_even(num: np.ndarray, den: int) -> np.ndarray:

@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ....webnn.operand import Operation
-from ..registry import kernel
+from converter.runtime.reference.registry import kernel
+from converter.webnn.operand import Operation
 
 
 @kernel("concat")

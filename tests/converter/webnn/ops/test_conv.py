@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLInvalidStateError, MLOperand, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 SAMPLES: dict[str, Sample] = {
     "conv2d": Sample(lambda b, t: b.conv2d(b.input("x", [1, 2, 5, 5], t["input"]),

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
           "pow": "pow", "equal": "equal", "notEqual": "not_equal", "greater": "greater",

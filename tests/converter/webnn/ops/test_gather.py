@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLOperand, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 
 def _in(b: MLGraphBuilder, name: str, shape: list[int], dtype: str) -> MLOperand:

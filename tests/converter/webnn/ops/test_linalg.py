@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 SAMPLES: dict[str, Sample] = {
     "matmul": Sample(lambda b, t: b.matmul(b.input("a", [2, 3], t["a"]),

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 
 def _batch_norm_sample(b: MLGraphBuilder, t: dict[str, str]) -> object:

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLInvalidStateError, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 METHODS = {"averagePool2d": "average_pool2d", "l2Pool2d": "l2_pool2d",
            "maxPool2d": "max_pool2d"}

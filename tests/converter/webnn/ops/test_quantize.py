@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLInvalidStateError, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 SAMPLES: dict[str, Sample] = {
     "dequantizeLinear": Sample(

@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLInvalidStateError, MLOperand, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 STEPS, BATCH, INPUT, HIDDEN = 2, 3, 4, 5
 ALL_GRU = ("input", "weight", "recurrentWeight", "bias", "recurrentBias", "initialHiddenState")

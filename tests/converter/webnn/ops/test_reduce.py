@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 REDUCE = {"reduceL1": "reduce_l1", "reduceL2": "reduce_l2", "reduceLogSum": "reduce_log_sum",
           "reduceLogSumExp": "reduce_log_sum_exp", "reduceMax": "reduce_max",

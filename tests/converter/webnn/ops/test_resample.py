@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLOperand, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 
 def _x(b: MLGraphBuilder, shape: list[int] | None = None, dtype: str = "float32"

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from converter.webnn import ML, MLGraphBuilder, MLOperand, MLTypeError
-
-from ..limit_samples import Sample
+from tests.converter.webnn.limit_samples import Sample
 
 
 def _in(b: MLGraphBuilder, shape: list[int], dtype: str, name: str = "x") -> MLOperand:
