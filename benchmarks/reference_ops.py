@@ -43,7 +43,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from converter.webnn import ML, MLGraphBuilder, MLOperand  # noqa: E402
+from converter.core.webnn import ML, MLGraphBuilder, MLOperand  # noqa: E402
 
 RNG = np.random.default_rng(0)
 RESNET = "resnet50-conv"

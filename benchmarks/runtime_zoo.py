@@ -240,11 +240,11 @@ def convert(model: Model) -> Any:
 def backend_runner(result: Any, backend: str, threads: int, feeds: Mapping[str, np.ndarray]
                    ) -> Runner:
     """The converted graph compiled once on `backend`; runs with inputs converted once."""
-    from converter.feeds import graph_feeds
-    from converter.runtime import get_backend
+    from converter.core.feeds import graph_feeds
+    from converter.runtimes import get_backend
 
     if backend == "torch":
-        import converter.runtime.torch  # noqa: F401  (registers the backend)
+        import converter.runtimes.torch  # noqa: F401  (registers the backend)
     options: dict[str, Any] = {} if backend == "reference" else {"threads": threads}
     exe = get_backend(backend, "cpu", **options).compile(result.graph)
     arrays = graph_feeds(result.graph, result.inputs, feeds)
@@ -402,8 +402,8 @@ def torch_section(device: str, warmup: int, repeat: int, threads: int = 1
     import tempfile
 
     import converter
-    import converter.runtime.torch  # noqa: F401
-    from converter.runtime import get_backend
+    import converter.runtimes.torch  # noqa: F401
+    from converter.runtimes import get_backend
 
     torch.manual_seed(0)
     old_threads = torch.get_num_threads()

@@ -172,7 +172,7 @@ def bench_row(model: rz.Model, entry: Any, threads: Sequence[int], warmup: int, 
     """One result per thread count for one zoo row (see the module docstring)."""
     import onnx
 
-    from converter.runtime.onnxruntime import OnnxRuntimeBackend
+    from converter.runtimes.onnxruntime.backend import OnnxRuntimeBackend
 
     t0 = time.perf_counter()
     result = rz.convert(model)
@@ -245,7 +245,7 @@ def bench_conversion(name: str, path: Path, convert_kwargs: Mapping[str, Any],
     """Median seconds of converter.convert(path), onnxruntime's session creation on the
     file, and the onnxruntime backend's compile of the converted graph, interleaved."""
     import converter
-    from converter.runtime import get_backend
+    from converter.runtimes import get_backend
 
     times: dict[str, list[float]] = {"convert": [], "ort_session": [], "backend_compile": []}
     for i in range(repeat):

@@ -24,9 +24,9 @@ from cli.output import (
     given_budgets,
     verbosity,
 )
-from converter.budgets import CONVERSION_BUDGETS as _CONVERSION_BUDGETS
-from converter.errors import exception_text, quoted
-from converter.files import NotRegularFile, open_regular
+from converter.core.budgets import CONVERSION_BUDGETS as _CONVERSION_BUDGETS
+from converter.core.errors import exception_text, quoted
+from converter.core.files import NotRegularFile, open_regular
 
 BACKENDS = ("reference", "onnxruntime", "torch")
 DEVICES = ("cpu", "cuda")
@@ -216,13 +216,13 @@ def npy_header_problem(f: Any, available: int) -> str | None:
     need = count * dtype.itemsize
     declared = f"shape {list(shape)} of {dtype.name}"
     if need > available - header:
-        from converter.budgets import format_bytes
+        from converter.core.budgets import format_bytes
 
         return (f"its header declares {declared} ({format_bytes(need)}), but it holds "
                 f"{format_bytes(max(available - header, 0))} of data")
     limit = int(given_budgets().max_constant_bytes)
     if need > limit:
-        from converter.budgets import format_bytes
+        from converter.core.budgets import format_bytes
 
         ctx = click.get_current_context(silent=True)
         flag = ctx is not None and any(p.name == "max_constant_bytes"
@@ -361,14 +361,14 @@ def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 CONVERSION_BUDGETS = _CONVERSION_BUDGETS
-"""The budgets (`converter.budgets.CONVERSION_BUDGETS`, from the one table) `model_options`
+"""The budgets (`converter.core.budgets.CONVERSION_BUDGETS`, from the one table) `model_options`
 adds flags for; `--max-export-bytes` is the convert command's own."""
 
 
 def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator adding one flag per named budget (`--max-constant-bytes SIZE`, ...). The
     values are not passed to the command: `given_budgets()` collects them."""
-    from converter.budgets import SPECS, amount_text, parse_count, parse_size
+    from converter.core.budgets import SPECS, amount_text, parse_count, parse_size
 
     def store(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
         spec = SPECS[name]
@@ -386,7 +386,7 @@ def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., 
         return callback
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        from converter.budgets import DEFAULTS
+        from converter.core.budgets import DEFAULTS
 
         for name in reversed(names):
             spec = SPECS[name]

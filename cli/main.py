@@ -1,7 +1,7 @@
 """`webnn-convert`: convert, inspect, validate and run models from the command line.
 
 Commands: convert, inspect, validate, run, ops, zoo (see `webnn-convert COMMAND --help`).
-Every command is a thin layer over the library (`converter.validate`, `converter.export`,
+Every command is a thin layer over the library (`converter.validate`, `converter.io.export`,
 `converter.zoo`, the op_mappings registries).
 
 Exit codes: 0 success; 1 validation failure (an output outside tolerance, a zoo model that

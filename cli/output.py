@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TextIO
 import click
 
 from cli import signals
-from converter.errors import exception_text, one_line, quoted
+from converter.core.errors import exception_text, one_line, quoted
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD = 0, 1, 2
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -39,7 +39,7 @@ class CommandError(Exception):
 @contextmanager
 def handled(debug: bool, as_json: bool) -> Iterator[None]:
     """Turn library errors into one stderr line (`error: ...`, escaped and shortened by
-    `converter.errors.one_line`) and an exit code. Within the block SIGTERM raises
+    `converter.core.errors.one_line`) and an exit code. Within the block SIGTERM raises
     SystemExit(143) (`sigterm_raises`), so `finally` clauses remove temporary output; an
     interruption exits 130 (SIGINT) or 143 (SIGTERM) with one line, never a traceback.
 
@@ -113,10 +113,10 @@ def _errors_reported(debug: bool, as_json: bool) -> Iterator[None]:
 
 def error_parts(exc: Exception) -> tuple[int, str, dict[str, Any]]:
     """(exit code, message, JSON form) of an error."""
-    from converter.errors import ConversionError
+    from converter.core.errors import ConversionError
 
     if isinstance(exc, MemoryError):  # names the budgets that stop a model earlier
-        from converter.budgets import out_of_memory
+        from converter.core.budgets import out_of_memory
 
         exc = out_of_memory(given_budgets(), "the command")
     if isinstance(exc, CommandError):
@@ -154,7 +154,7 @@ def report_signal(sig: int, as_json: bool) -> NoReturn:
 
 
 def echo_error(message: str) -> None:
-    """Print `error: MESSAGE` on stderr as one line (`converter.errors.one_line`)."""
+    """Print `error: MESSAGE` on stderr as one line (`converter.core.errors.one_line`)."""
     signals.mark_announced()  # an interruption after it adds no second line
     click.echo(f"error: {one_line(message)}", err=True)
 
@@ -338,9 +338,9 @@ BUDGETS_KEY = "webnn_convert.budgets"
 
 
 def given_budgets() -> Any:
-    """The `converter.budgets.Budgets` of the budget flags given to the running command
+    """The `converter.core.budgets.Budgets` of the budget flags given to the running command
     (defaults for the others)."""
-    from converter.budgets import Budgets
+    from converter.core.budgets import Budgets
 
     ctx = click.get_current_context(silent=True)
     values = ctx.meta.get(BUDGETS_KEY, {}) if ctx is not None else {}

@@ -3,15 +3,14 @@
 The public API is `converter.api` (convert, validate, inspect_model, export, load, the result
 and error classes); its names are also reachable here, imported lazily on first use so that
 `import converter` stays fast: `converter.convert(model, free_dims=...)` returns a
-`ConversionResult`. `converter.export` is the export package, which is also callable as
-`converter.export(result, outdir, ...)`.
+`ConversionResult`; `converter.export(result, outdir, ...)` writes it out.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from converter.core.version import __version__
 
 __all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",
            "InvalidModel", "ModelInfo", "RequiresConstantInput", "SpecViolation",
@@ -20,7 +19,6 @@ __all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "
            "inspect_model", "load", "validate"]
 
 if TYPE_CHECKING:
-    from converter import export
     from converter.api import (
         BudgetExceeded,
         Budgets,
@@ -38,6 +36,7 @@ if TYPE_CHECKING:
         UnsupportedOp,
         ValidationReport,
         convert,
+        export,
         inspect_model,
         load,
         validate,
@@ -47,8 +46,6 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     import importlib
 
-    if name == "export":
-        return importlib.import_module("converter.export")
     if name not in __all__ or name == "__version__":
         raise AttributeError(f"module 'converter' has no attribute {name!r}")
     value = getattr(importlib.import_module("converter.api"), name)

@@ -14,14 +14,14 @@ graph = load("out/model.webnn")                              # MLGraph
 ```
 
 `import converter` exposes the same names lazily (`converter.convert`, ...). Errors are the
-classes of `converter.errors`, all subclasses of `ConversionError`.
+classes of `converter.core.errors`, all subclasses of `ConversionError`.
 """
 
 from __future__ import annotations
 
-from converter.budgets import Budgets
-from converter.conversion import convert
-from converter.errors import (
+from converter.conversion.pipeline import convert
+from converter.core.budgets import Budgets
+from converter.core.errors import (
            BudgetExceeded,
            ConversionError,
            ConversionFailed,
@@ -33,10 +33,10 @@ from converter.errors import (
            UnsupportedDataType,
            UnsupportedOp,
 )
-from converter.export.api import export, load
 from converter.importer import ConversionReport
-from converter.result import ConversionResult
-from converter.targets import Target, load_target
+from converter.io.export.exporter import export, load
+from converter.passes.targets import Target, load_target
+from converter.results.result import ConversionResult
 from converter.validate import ValidationReport, validate
 from converter.validate.inspect import ModelInfo, inspect_model
 

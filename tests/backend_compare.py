@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.webnn import ML, MLGraphBuilder, MLOperand
+from converter.core.webnn import ML, MLGraphBuilder, MLOperand
 
 Build = Callable[[MLGraphBuilder, dict[str, MLOperand]], dict[str, MLOperand]]
 Rand = Callable[..., np.ndarray]

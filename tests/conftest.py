@@ -6,7 +6,7 @@ import signal
 
 import pytest
 
-from converter.webnn import ML, MLContext, MLGraphBuilder
+from converter.core.webnn import ML, MLContext, MLGraphBuilder
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -33,7 +33,7 @@ from tests.cli.models import tiny_tflite
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "op_mappings" / "tflite" / "data"
 HINT = "pip install -e '.[tflite]'"
-"""The hint from the root of a checkout (`converter.install.install_hint`)."""
+"""The hint from the root of a checkout (`converter.core.install.install_hint`)."""
 BLOCKED_MAIN = ("import sys; sys.modules['ai_edge_litert'] = None\n"
                 "from cli.main import main\n"
                 "main(sys.argv[1:])")

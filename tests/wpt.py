@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.webnn import ML, MLGraph, MLGraphBuilder
 from converter.validate.sweep import case_array, case_graph
-from converter.webnn import ML, MLGraph, MLGraphBuilder
 
 WPT_DIR = Path(__file__).parent / "data" / "wpt"
 

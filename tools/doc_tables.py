@@ -5,7 +5,7 @@ by hand.
 - `ops-table` in docs/operators.md: the op support table (`webnn-convert ops`,
   `cli.support_table.render_markdown`; `webnn-convert ops --check docs/operators.md` checks it
   too);
-- `budgets-table` in docs/security.md: the budget table (`converter.budgets.markdown_table`).
+- `budgets-table` in docs/security.md: the budget table (`converter.core.budgets.markdown_table`).
 
 Run from the repository root:
 
@@ -36,7 +36,7 @@ def _ops_table() -> str:
 
 
 def _budgets_table() -> str:
-    from converter.budgets import markdown_table
+    from converter.core.budgets import markdown_table
 
     return markdown_table()
 

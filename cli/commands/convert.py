@@ -24,7 +24,7 @@ from cli.output import CommandError, describe, emit_json, handled, progress_repo
 
 def precision_option(fn: Any) -> Any:
     """`--precision float32|float16` of convert, validate, run and zoo
-    (`convert(precision=...)`, `converter.targets.precision`)."""
+    (`convert(precision=...)`, `converter.passes.precision`)."""
     return click.option(
         "--precision", type=click.Choice(["float32", "float16"]), default="float32",
         show_default=True,
@@ -78,14 +78,14 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
     say = progress_reporter(want_progress(progress, as_json))
     with handled(debug, as_json), sigterm_raises():
         from converter.api import convert
-        from converter.export.api import (
+        from converter.frontends.detect import detect_format
+        from converter.io.export.exporter import (
             FolderNotOurs,
             check_outdir,
             default_outdir,
             default_stem,
             export,
         )
-        from converter.frontends.detect import detect_format
 
         kwargs = conversion_kwargs(dims, shapes, pins, signature, free_dims)
         folder = outdir if outdir is not None else str(default_outdir(model))

@@ -7,7 +7,7 @@ import click
 from cli.common import allow_root_option, budget_options, common_options
 from cli.help import GroupedHelp
 from cli.output import EXIT_BAD, echo_error, emit_json, given_budgets, handled
-from converter.errors import show
+from converter.core.errors import show
 
 
 @click.command(cls=GroupedHelp, first=("signature",))
@@ -24,7 +24,7 @@ def inspect(model: str, signature: str | None, allow_roots: tuple[str, ...], deb
     convert refuses is listed unsupported with the reason. Exits 2 when an op type is
     unsupported."""
     with handled(debug, as_json):
-        from converter.budgets import using
+        from converter.core.budgets import using
         from converter.validate.inspect import inspect_model
 
         with using(given_budgets()):  # sparse TFLite tensors are densified when read

@@ -20,7 +20,7 @@ from cli.common import (
 )
 from cli.help import GroupedHelp
 from cli.output import CommandError, emit_json, given_budgets, handled, plain, sigterm_raises
-from converter.errors import quoted
+from converter.core.errors import quoted
 
 
 @click.command(cls=GroupedHelp, first=("inputs_file", "out", "backend", "device", "precision"))
@@ -55,11 +55,11 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
         import tempfile
         import time
 
-        from converter.budgets import using
-        from converter.errors import InvalidModel
-        from converter.export.api import current_umask, load
-        from converter.feeds import loaded_feeds, loaded_outputs
-        from converter.run_memory import check_run_memory
+        from converter.core.budgets import using
+        from converter.core.errors import InvalidModel
+        from converter.core.feeds import loaded_feeds, loaded_outputs
+        from converter.core.run_memory import check_run_memory
+        from converter.io.export.exporter import current_umask, load
         from converter.validate import compile_graph
 
         out_path = Path(out) if out is not None else None
@@ -82,7 +82,7 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
                                    ) from None
             raise CommandError(f"{graph}: cannot load the graph ({plain(exc)})") from None
         if precision != "float32":
-            from converter.targets.precision import to_precision
+            from converter.passes.precision import to_precision
 
             g = to_precision(g, precision).graph
         budgets = given_budgets()

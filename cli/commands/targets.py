@@ -44,7 +44,7 @@ def target_option(fn: Any) -> Any:
                    "error) and OUT_DIR/limits.json (its opSupportLimits()). The graphs the "
                    "--target rules rewrite run rewritten too. Exits 1 when a case fails "
                    "without a rule or an entry in the target's known_failures.json. "
-                   "`webnn-convert targets --sweep converter/targets/chromium-tflite` "
+                   "`webnn-convert targets --sweep converter/passes/targets/chromium-tflite` "
                    "regenerates the shipped data.")
 @click.option("--target", "target_name", default="chromium-tflite", show_default=True,
               metavar="NAME|LIMITS.json",
@@ -94,7 +94,7 @@ def targets(from_browser: str | None, sweep_dir: str | None, target_name: str,
 def target_summary(name: str) -> dict[str, Any]:
     """One built-in target as `targets` lists it: name, browser (Chromium version),
     description, operator count, preferred input layout, rules."""
-    from converter.targets import load_target
+    from converter.passes.targets import load_target
 
     t = load_target(name)
     ops = [k for k, v in t.limits.items()
@@ -106,7 +106,7 @@ def target_summary(name: str) -> dict[str, Any]:
 
 def _list_targets(as_json: bool) -> None:
     """`targets` with no option: the built-in targets."""
-    from converter.targets import known_targets
+    from converter.passes.targets import known_targets
 
     rows = [target_summary(n) for n in known_targets()]
     if as_json:
@@ -121,7 +121,7 @@ def _list_targets(as_json: bool) -> None:
 
 def _sweep(folder: Path, target_name: str, filters: tuple[str, ...], as_json: bool) -> None:
     """`targets --sweep`: run the conformance cases, write the files, report."""
-    from converter.targets import load_target
+    from converter.passes.targets import load_target
     from converter.validate.browser import browser_limits, ensure_browser
     from converter.validate.sweep import all_cases, check_sweep, sweep, write_sweep
 

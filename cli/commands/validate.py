@@ -21,7 +21,7 @@ from cli.common import (
 )
 from cli.help import GroupedHelp
 from cli.output import EXIT_FAIL, echo_error, emit_json, handled, progress_reporter
-from converter.errors import quoted
+from converter.core.errors import quoted
 
 
 @click.command(cls=GroupedHelp, first=("inputs_file", "backend", "device", "rtol", "atol", "dims",

@@ -96,7 +96,7 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
         _merge(manifests[1:], report_dir, debug, as_json)
         return
     with handled(debug, as_json):
-        from converter.targets import load_target
+        from converter.passes.targets import load_target
         from converter.zoo import (
             Budget,
             default_manifests,
@@ -204,7 +204,7 @@ def _shard(text: str | None, durations: str | None) -> tuple[int, int] | None:
 def _size(text: str | None) -> int | None:
     if text is None:
         return None
-    from converter.budgets import parse_size
+    from converter.core.budgets import parse_size
 
     try:
         return parse_size(text, "--model-memory")
@@ -223,7 +223,7 @@ def _engine_errors() -> tuple[type[Exception], ...]:
 
 def _no_manifest() -> str:
     """The error for `zoo` without MANIFESTS where no default manifest exists."""
-    from converter.install import source_tree
+    from converter.core.install import source_tree
 
     root = source_tree()
     missing = (f"neither the current folder nor the checkout {root} has" if root is not None
@@ -240,7 +240,7 @@ def _profiles(text: str | None) -> tuple[str, ...]:
     built-in one (also among others: `all,LIMITS.json`), each name once."""
     if text is None:
         return ()
-    from converter.targets import known_targets, load_target
+    from converter.passes.targets import known_targets, load_target
 
     given = [n.strip() for n in text.split(",") if n.strip()]
     names = list(dict.fromkeys(k for n in given for k in (known_targets() if n == "all"
@@ -263,7 +263,7 @@ def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = No
     status is unchanged."""
     from dataclasses import replace
 
-    from converter.conversion import convert
+    from converter.conversion.pipeline import convert
     from converter.frontends.detect import detect_format
     from converter.validate import check_in_browser, make_inputs, run_source
     from converter.validate.browser import BrowserUnavailable, ensure_browser

@@ -7,7 +7,7 @@ imported, which `load_builtin()` does on first use.
 
 from __future__ import annotations
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.frontends.base import BUILTIN, Frontend, load_builtin, register, registered
 
 __all__ = ["BUILTIN", "Frontend", "get", "load_builtin", "register", "registered"]

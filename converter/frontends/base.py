@@ -1,7 +1,7 @@
 """The front-end registry and the records front ends hand back to the layers above.
 
 A front end (one sub-package of `converter/frontends/`) knows one source format: how to
-recognise a file of it, read it into the `converter.ir` source IR and import that into a
+recognise a file of it, read it into the `converter.core.ir` source IR and import that into a
 WebNN graph, run the original model in its own framework (for validation), and describe a
 model without converting it (for `inspect`). It registers a `Frontend` record here when its
 package is imported; `converter/frontends/__init__.py` imports the built-in ones lazily, so
@@ -23,14 +23,14 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
-from converter.errors import Fix, Interface, InvalidModel, exception_text, render_fixes
-from converter.files import NotRegularFile, read_regular
+from converter.core.errors import Fix, Interface, InvalidModel, exception_text, render_fixes
+from converter.core.files import NotRegularFile, read_regular
+from converter.core.ir import Dim
 from converter.frontends.control_inputs import ControlInput
-from converter.ir import Dim
 
 if TYPE_CHECKING:
     from converter.importer import Importer
-    from converter.result import ConversionResult
+    from converter.results.result import ConversionResult
 
 Sniff = Callable[[bytes, str], bool]
 """`sniff(head, suffix)`: True when the first bytes of a file (at least 64 where the file

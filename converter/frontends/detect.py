@@ -21,8 +21,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from converter.errors import InvalidModel
-from converter.files import NotRegularFile, open_regular
+from converter.core.errors import InvalidModel
+from converter.core.files import NotRegularFile, open_regular
 from converter.frontends import foreign
 from converter.frontends.base import Frontend, registered
 
@@ -63,7 +63,7 @@ def detect_format(model: str | os.PathLike[str] | bytes | bytearray) -> str:
         if path.is_dir():
             readable, suffixes = _readable(frontends)
             raise foreign.describe_directory(path, label, readable, suffixes)
-        try:  # a FIFO or device is refused before it is read (converter.files)
+        try:  # a FIFO or device is refused before it is read (converter.core.files)
             with open_regular(path, "the model file") as f:
                 head = f.read(HEAD_BYTES)
         except NotRegularFile as exc:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 
 PREFIX_BYTES = 1 << 16
 """How many leading bytes of a file `identify` looks at."""
@@ -41,7 +41,7 @@ RUN_HINT = "webnn-convert run {path} --inputs INPUTS.npz -o OUTPUTS.npz"
 
 # Magic values of this project's own WebNN files (copies: detection must stay light, so it
 # does not import the serializers; tests/converter/frontends/test_detect.py identifies the
-# files converter.export writes).
+# files converter.io.export writes).
 WEBNN_TEXT_HEADER = "webnn_graph"
 WEBNN_JSON_FORMAT = "webnn-graph-json"
 WEBNN_MANIFEST_FORMAT = "wg-weights-manifest"
@@ -475,7 +475,7 @@ def describe_directory(path: Path, label: str, readable: str,
 
 EXPORT_MARKER = ".webnn-converter.json"
 """The marker file of a folder `webnn-convert convert` wrote (a copy of
-`converter.export.api.MARKER`: detection does not import the exporter)."""
+`converter.io.export.exporter.MARKER`: detection does not import the exporter)."""
 
 
 def _export_folder(label: str, entries: Sequence[str]) -> ForeignFormat:

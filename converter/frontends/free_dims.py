@@ -1,5 +1,5 @@
 """Free input dimensions, shared by the front ends: checking `input_dims` (sizes of single
-axes by input name and axis) against a model's inputs, and the fixes (`converter.errors.Fix`)
+axes by input name and axis) against a model's inputs, and the fixes (`converter.core.errors.Fix`)
 suggested for dimensions nobody fixed.
 
 A suggested size is 1 where the dimension is almost certainly a batch: its name says so
@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import Fix, InvalidModel
-from converter.ir import Dim
+from converter.core.errors import Fix, InvalidModel
+from converter.core.ir import Dim
 
 _BATCH_WORDS = frozenset({"n", "b", "bs"})
 

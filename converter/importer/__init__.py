@@ -19,7 +19,7 @@ from converter.importer.context import (
            webnn_dtype,
 )
 from converter.importer.loop import IMPORT_PROGRESS, Importer, ImportResult, nested_error, readonly
-from converter.importer.report import STATUSES, ConversionReport, NodeRecord
+from converter.results.report import STATUSES, ConversionReport, NodeRecord
 
 __all__ = ["IMPORT_PROGRESS", "MAX_INLINE_DEPTH", "MAX_UNROLLED_NODES", "STATUSES",
            "ConversionReport", "ImportContext", "ImportObserver", "ImportResult", "Importer",

@@ -10,31 +10,31 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from converter.budgets import Budgets, active
-from converter.errors import (
+from converter.core.budgets import Budgets, active
+from converter.core.errors import (
     InternalError,
     InvalidModel,
     RequiresConstantInput,
     UnsupportedAttribute,
     UnsupportedDataType,
 )
+from converter.core.ir import Node
+from converter.core.webnn import MLGraphBuilder, MLOperand
+from converter.core.webnn.dtypes import carrier_type, dtype_name
 from converter.importer.metering import Meter, Unrolling, shape_bytes
-from converter.ir import Node
-from converter.webnn import MLGraphBuilder, MLOperand
-from converter.webnn.dtypes import carrier_type, dtype_name
 
 MAX_INLINE_DEPTH = Budgets().max_nesting
-"""The default of the `max_nesting` budget (`converter.budgets`): how deeply function bodies
+"""The default of the `max_nesting` budget (`converter.core.budgets`): how deeply function bodies
 and subgraphs may nest inside each other."""
 
 MAX_UNROLLED_NODES = Budgets().max_unrolled_nodes
-"""The default of the `max_unrolled_nodes` budget (`converter.budgets`): how many source
+"""The default of the `max_unrolled_nodes` budget (`converter.core.budgets`): how many source
 nodes unrolled loops may convert."""
 
 
 webnn_dtype = carrier_type
 """The WebNN data type carrying a source dtype inside the graph, or None (an alias of
-`converter.webnn.dtypes.carrier_type`; `converter.feeds` converts values with it)."""
+`converter.core.webnn.dtypes.carrier_type`; `converter.core.feeds` converts values with it)."""
 
 
 
@@ -94,7 +94,7 @@ class ImportContext:
     - `node`, `folding`, `queried`: the node being converted, whether this context folds a
       node on a scratch builder, and the values a handler asked about that were not
       constants.
-    - `budgets` (`converter.budgets.Budgets`) and `meter` (what the import has spent, shared
+    - `budgets` (`converter.core.budgets.Budgets`) and `meter` (what the import has spent, shared
       by every context of one import): `check_constant(shape, dtype)` before allocating a
       constant, `unrolling(what, trip, body_nodes)` around a loop being unrolled,
       `budgets.check(name, amount, subject)` for the other budgets. A budget error
@@ -132,7 +132,7 @@ class ImportContext:
 
     @property
     def budgets(self) -> Budgets:
-        """The budgets of this conversion (`converter.budgets.Budgets`)."""
+        """The budgets of this conversion (`converter.core.budgets.Budgets`)."""
         return self.meter.budgets
 
     def check_constant(self, shape: Any, dtype: Any,

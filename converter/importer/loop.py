@@ -25,7 +25,7 @@
   node has no handler (`_inline`, ONNX), subgraphs (`run_subgraph`: ONNX If/Loop/Scan
   bodies, TFLite subgraph indices), each converted in a fresh name scope that sees every
   value of the enclosing scopes (nesting bounded by the `max_nesting` budget).
-- Budgets (`converter.budgets`, `Importer(..., budgets=...)`, default the active ones): folded
+- Budgets (`converter.core.budgets`, `Importer(..., budgets=...)`, default the active ones): folded
   values are checked against `max_constant_bytes` before they are computed (every operation
   of a replayed fold by its output descriptor) and added to `max_total_constant_bytes`;
   nodes converted inside unrolled loops count against `max_unrolled_nodes`. A
@@ -43,8 +43,8 @@ from typing import Any
 
 import numpy as np
 
-from converter.budgets import Budgets, out_of_memory
-from converter.errors import (
+from converter.core.budgets import Budgets, out_of_memory
+from converter.core.errors import (
     BudgetExceeded,
     ConversionError,
     ConversionFailed,
@@ -55,11 +55,8 @@ from converter.errors import (
     UnsupportedDataType,
     UnsupportedOp,
 )
-from converter.importer.context import ImportContext, ImportObserver, _add_warning
-from converter.importer.metering import Meter, shape_bytes
-from converter.importer.report import ConversionReport, NodeRecord
-from converter.ir import Node, SourceGraph, ValueInfo
-from converter.webnn import (
+from converter.core.ir import Node, SourceGraph, ValueInfo
+from converter.core.webnn import (
     ML,
     MLContext,
     MLGraph,
@@ -68,7 +65,10 @@ from converter.webnn import (
     MLOperationError,
     MLTypeError,
 )
-from converter.webnn.dtypes import carrier_type
+from converter.core.webnn.dtypes import carrier_type
+from converter.importer.context import ImportContext, ImportObserver, _add_warning
+from converter.importer.metering import Meter, shape_bytes
+from converter.results.report import ConversionReport, NodeRecord
 
 # -- the loop -------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""Budget accounting of one import (`converter.budgets`): `Meter` adds up what the
+"""Budget accounting of one import (`converter.core.budgets`): `Meter` adds up what the
 conversion has spent so far (constant bytes, nodes converted inside unrolled loops) and
 checks every amount against the budgets before the work is done; `Unrolling` follows one
 loop being unrolled. Handlers reach them through `ImportContext` (`check_constant`,
@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.budgets import Budgets, nbytes
+from converter.core.budgets import Budgets, nbytes
 
 
 def itemsize(dtype: Any) -> int:
@@ -100,7 +100,7 @@ class Unrolling:
 
     def _check_trip(self, trip: int, subject: str) -> None:
         if trip > self.max_trip:
-            from converter.budgets import over_budget
+            from converter.core.budgets import over_budget
 
             raise over_budget("max_trip_count", trip, self.max_trip, subject)
 

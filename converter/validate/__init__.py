@@ -15,7 +15,7 @@ run_graph, browser_limits`).
 
 from __future__ import annotations
 
-from converter.feeds import graph_feeds
+from converter.core.feeds import graph_feeds
 from converter.frontends.detect import detect_format
 from converter.validate.compare import Comparison, compare
 from converter.validate.core import (

@@ -31,17 +31,17 @@ from typing import Any
 
 import numpy as np
 
-from converter.budgets import Budgets, using
-from converter.confine import allowed_roots
-from converter.conversion import convert
-from converter.errors import BudgetExceeded
-from converter.feeds import graph_feeds, source_outputs
+from converter.conversion.pipeline import convert
+from converter.core.budgets import Budgets, using
+from converter.core.confine import allowed_roots
+from converter.core.errors import BudgetExceeded
+from converter.core.feeds import graph_feeds, source_outputs
+from converter.core.run_memory import check_run_memory
 from converter.frontends import get
 from converter.frontends.detect import detect_format, model_label
-from converter.run_memory import check_run_memory
-from converter.targets import load_target
-from converter.targets.check import Violation, check_graph, summary
-from converter.targets.precision import precision_notes, to_precision
+from converter.passes.precision import precision_notes, to_precision
+from converter.passes.targets import load_target
+from converter.passes.targets.check import Violation, check_graph, summary
 from converter.validate.browser import BrowserCheck, classify, run_graph
 from converter.validate.compare import Comparison, compare, json_number
 from converter.validate.inputs import make_inputs
@@ -144,7 +144,7 @@ class ValidationReport:
     """The target validated for (`validate(target=...)`), else ""."""
     target_violations: tuple[Violation, ...] = ()
     """What the converted graph uses outside the target's limits
-    (`converter.targets.check.check_graph`); any fails validation."""
+    (`converter.passes.targets.check.check_graph`); any fails validation."""
     precision: str = "float32"
     """The precision converted for (`validate(precision=...)`)."""
 
@@ -213,15 +213,15 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
                   threads: int = 0) -> Any:
-    """Compile `graph` for a backend by name (`converter.runtime.get_backend`); backends that
-    are not pre-registered are imported from `converter.runtime.<name>`. Raises ValueError
+    """Compile `graph` for a backend by name (`converter.runtimes.get_backend`); backends that
+    are not pre-registered are imported from `converter.runtimes.<name>`. Raises ValueError
     for an unknown or unavailable backend/device, `BudgetExceeded` for a graph over the
-    active run budgets (`converter.run_memory`)."""
+    active run budgets (`converter.core.run_memory`)."""
     import importlib
 
     check_run_memory(graph)
 
-    from converter.runtime import get_backend
+    from converter.runtimes import get_backend
 
     options: dict[str, Any] = {"threads": threads} if threads and backend != "reference" else {}
     try:
@@ -230,7 +230,7 @@ def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
         if "unknown backend" not in str(exc):
             raise
         try:
-            importlib.import_module(f"converter.runtime.{backend}")
+            importlib.import_module(f"converter.runtimes.{backend}")
         except ImportError:
             raise exc from None
         be = get_backend(backend, device, **options)
@@ -353,14 +353,14 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     raises
     (`InvalidModel`, `ConversionFailed`, ...) and ValueError for an unknown backend/device.
     `allow_roots` are folders besides the model's own that files the model refers to may lie
-    in (see `converter.confine`). `budgets` bound the conversions (`converter.budgets`) and
+    in (see `converter.core.confine`). `budgets` bound the conversions (`converter.core.budgets`) and
     the runs: a graph over `max_tensor_bytes` / `max_run_bytes` raises `BudgetExceeded`
-    before anything runs it (`converter.run_memory`; the divergence search, which keeps
+    before anything runs it (`converter.core.run_memory`; the divergence search, which keeps
     every intermediate value, is skipped with a note when that is over `max_run_bytes`).
     `target` converts for a WebNN implementation (`convert(target=...)`: the graph rewritten
     around its deviations), so the backend and the browser check the rewritten graph; the
     rewritten graph is then checked against the target's limits
-    (`converter.targets.check.check_graph`): an operator, operand data type or rank it lacks
+    (`converter.passes.targets.check.check_graph`): an operator, operand data type or rank it lacks
     fails validation (`ValidationReport.target_violations`).
     `precision="float16"` converts to float16 weights and compute (`convert(precision=...)`,
     float32 interface kept): the graph is compared with the original's float32 outputs under
@@ -467,7 +467,7 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
     outputs by source name) as `validate` does. Raises `browser.BrowserUnavailable` when
     there is no browser; a graph the browser cannot build is a BrowserCheck with status
     "unsupported" (outside its opSupportLimits()) or "error"; `BudgetExceeded` for a graph
-    over the active run budgets (`converter.run_memory`), before the browser starts."""
+    over the active run budgets (`converter.core.run_memory`), before the browser starts."""
     check_run_memory(result.graph, what="running the graph in a browser")
     run = run_graph(result.graph, graph_feeds(result.graph, result.inputs, inputs), page=page)
 

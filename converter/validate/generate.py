@@ -53,12 +53,12 @@ from typing import Any
 
 import numpy as np
 
-from converter.conversion import convert
-from converter.errors import ConversionError, InvalidModel
-from converter.export.api import export, load
-from converter.feeds import graph_feeds, source_outputs
-from converter.ir import Dim
-from converter.isolate import isolated
+from converter.conversion.pipeline import convert
+from converter.core.errors import ConversionError, InvalidModel
+from converter.core.feeds import graph_feeds, source_outputs
+from converter.core.ir import Dim
+from converter.core.isolate import isolated
+from converter.io.export.exporter import export, load
 from converter.validate.core import compile_graph
 from converter.validate.inspect import inspect_model
 
@@ -443,7 +443,7 @@ class OnnxRuntimeDecoder(_GreedyLoop):
     `threads` intra-op threads, ORT_ENABLE_ALL): the oracle of `Decoder`. The cache is
     "growing" (the model as exported) unless `cache="fixed"`.
 
-    Isolation (`converter.isolate`): the session is first created once in a forked child,
+    Isolation (`converter.core.isolate`): the session is first created once in a forked child,
     so that a model crashing onnxruntime while it loads and optimises the graph is one
     `NativeCrash` error instead of killing this process; the session that runs is then
     created here (creation costs twice, once per decoder). The runs themselves are not

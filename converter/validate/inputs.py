@@ -4,7 +4,7 @@ Rules, per graph input (each input draws from its own generator seeded with `see
 input's name, so overriding one input does not change the others):
 
 - inputs given in `overrides` are used as they are (cast to the input's dtype with
-  `converter.feeds.source_array`, shape checked);
+  `converter.core.feeds.source_array`, shape checked);
 - names that look like attention masks (``mask`` in the name) are ones;
 - names that look like token type ids (``token_type``/``segment``) are zeros;
 - names that look like position ids (``position``) count 0, 1, 2, ... along the last axis;
@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.budgets import active, nbytes
-from converter.errors import InvalidModel
-from converter.feeds import source_array
+from converter.core.budgets import active, nbytes
+from converter.core.errors import InvalidModel
+from converter.core.feeds import source_array
 
 DEFAULT_INT_HIGH = 10
 _PASS_THROUGH = {"Cast", "Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "CAST",

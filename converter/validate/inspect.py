@@ -29,8 +29,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from converter.confine import allowed_roots
-from converter.errors import ConversionError, ConversionFailed, Fix
+from converter.core.confine import allowed_roots
+from converter.core.errors import ConversionError, ConversionFailed, Fix
 from converter.frontends import get
 from converter.frontends.base import ModelInfo, OpUsage, TensorSummary
 from converter.frontends.detect import detect_format, model_label
@@ -50,7 +50,7 @@ def inspect_model(model: str | os.PathLike[str] | bytes, signature: str | None =
     """Inspect a model (see the module docstring). Raises `InvalidModel` for missing,
     truncated or malformed files and unknown signatures, `ForeignFormat` for a folder (one
     webnn-convert wrote is named so) or a file of another kind. `allow_roots`: folders
-    besides the model's own that files it refers to may lie in (`converter.confine`; as
+    besides the model's own that files it refers to may lie in (`converter.core.confine`; as
     `convert` takes it). `check=False` skips the trial import (status by handler lookup)."""
     with allowed_roots(allow_roots):
         fmt = detect_format(model)
@@ -100,7 +100,7 @@ def trial_errors(model: str | os.PathLike[str] | bytes, fmt: str, info: ModelInf
     """The node errors of a trial import of `model` (see the module docstring) and whether
     it guessed dimensions; None when the trial stopped before the nodes (an error that is
     not a node's: budgets, unresolved dimensions, unreadable external data, ...)."""
-    from converter.conversion import convert
+    from converter.conversion.pipeline import convert
 
     options, guessed = trial_options(info, fmt)
     if signature is not None:

@@ -17,7 +17,7 @@ Per case the sweep records the operator(s), data types, an option summary and th
 - `unsupported`: it failed and lies outside `opSupportLimits()` (`problems`);
 - `error`: it failed while running (`message`); `not-run`: it could not be exported.
 
-With a target (`converter.targets`), each graph its rules rewrite also runs rewritten, and the
+With a target (`converter.passes.targets`), each graph its rules rewrite also runs rewritten, and the
 case gets `lowered`: the rules applied, the status in the browser and the status on the
 reference runtime (a rule must keep the graph right everywhere). `check_sweep` compares a sweep
 with the target's table of known failures: a case failing without a rule that fixes it or a
@@ -37,8 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from converter.serialize.tables import op_signature
-from converter.webnn import ML, MLGraph, MLGraphBuilder, MLOperand
+from converter.core.webnn import ML, MLGraph, MLGraphBuilder, MLOperand
+from converter.io.serialize.tables import op_signature
 
 WPT_DIR = Path(__file__).resolve().parents[2] / "tests" / "data" / "wpt"
 """The WebNN conformance cases of the source checkout."""
@@ -365,8 +365,8 @@ def sweep(cases: Sequence[SweepCase] | None = None, *, target: Any = None,
     """Run `cases` (default `all_cases()`) in the browser, each as converted and, where the
     target's rules rewrite it, rewritten, all in one browser session; the sweep document (see
     the module docstring)."""
-    from converter.targets import load_target
-    from converter.targets.passes import lower
+    from converter.passes.targets import load_target
+    from converter.passes.targets.passes import lower
     from converter.validate.browser import ensure_browser, run_graphs
 
     say = progress or (lambda _m: None)

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.ir import Node
+from converter.core.webnn import MLGraph, MLOperand
 from converter.frontends import get
 from converter.importer import ImportContext, ImportObserver, Value
-from converter.ir import Node
-from converter.webnn import MLGraph, MLOperand
 
 TAP_PREFIX = "__tap__"
 """Prefix of the extra output names (`__tap__<n>`, skipping names the graph already has)."""

@@ -64,7 +64,7 @@ def _preload(entry: ZooEntry) -> None:
     """In the worker, before forking the model's child: import what every child needs (the
     converter, the frameworks), once per worker, and let a generator script preload its own
     dependencies (`generated.preload`), so children do not import them again."""
-    import converter.conversion  # noqa: F401
+    import converter.conversion.pipeline  # noqa: F401
     import converter.frontends.detect  # noqa: F401
     import converter.validate  # noqa: F401
 

@@ -138,7 +138,7 @@ def _dask_installed(engine: str) -> bool:
 
     found = importlib.util.find_spec("distributed") is not None
     if not found and engine == "dask":
-        from converter.errors import ConversionError
+        from converter.core.errors import ConversionError
 
         raise ConversionError("the Dask engine needs dask.distributed: pip install "
                               "'webnn-converter[cluster]'")

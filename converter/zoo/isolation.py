@@ -53,7 +53,7 @@ def _child(write_fd: int, entry: ZooEntry, backend: str, device: str, threads: i
            precision: str, profiles: Sequence[str], memory: int | None, mask: Any
            ) -> None:  # pragma: no cover - in the child
     """Run the entry and send its result; never returns. SIGINT/SIGTERM arrive blocked (as
-    in `converter.isolate`): their default actions are set before `mask` is restored, so a
+    in `converter.core.isolate`): their default actions are set before `mask` is restored, so a
     signal pending since the fork never runs the parent's handler here."""
     code = 0
     try:

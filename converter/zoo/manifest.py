@@ -23,7 +23,7 @@ A manifest lists models; each entry is a table with:
 - conversion options: `free_dims` (or `dims`) {name: int}, `input_shapes` (or `shapes`)
   {input: [dims]}, `pin_inputs` (or `pins`) {input: value or {value, dtype}} (fixed at
   conversion time and fed to the original model), `signature`, `budgets` {field of
-  `converter.budgets.Budgets`: value} (e.g. `{ max_derived_bytes = "1GiB" }` for a model that
+  `converter.core.budgets.Budgets`: value} (e.g. `{ max_derived_bytes = "1GiB" }` for a model that
   derives more constants at conversion time than its size allows by default);
 - `weights`: "as-is" (default) or "random": every ConstantOfShape whose shape is an
   initializer (the weights of the onnx package's "light" models, all equal) is replaced by a
@@ -62,8 +62,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from converter.errors import InvalidModel
-from converter.files import FileTooLarge, NotRegularFile, read_bounded
+from converter.core.errors import InvalidModel
+from converter.core.files import FileTooLarge, NotRegularFile, read_bounded
 
 _PATH_KEYS = ("path", "file", "model")
 _KNOWN = {"name", *_PATH_KEYS, "package", "url", "source", "licence", "license", "free_dims",
@@ -234,7 +234,7 @@ def read_manifest(path: str | Path, names: Iterable[str] | None = None, *,
     pending (see "Lazy generation" in the module docstring)."""
     path = Path(path)
     wanted = set(names) if names is not None else None
-    try:  # a regular file only (a FIFO would block: converter.files)
+    try:  # a regular file only (a FIFO would block: converter.core.files)
         data = tomllib.loads(read_bounded(path, MAX_MANIFEST_BYTES, "the manifest"
                                           ).decode("utf-8"))
     except FileNotFoundError:
@@ -288,7 +288,7 @@ def _budgets(value: Any) -> dict[str, Any]:
         return {}
     if not isinstance(value, Mapping):
         raise ValueError(f"budgets must be a table of budget values, got {value!r}")
-    from converter.budgets import Budgets
+    from converter.core.budgets import Budgets
 
     try:
         Budgets(**dict(value))

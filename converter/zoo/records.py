@@ -48,7 +48,7 @@ class ZooResult:
     notes: tuple[str, ...] = ()
     unsupported: tuple[str, ...] = ()
     """With a target: what the converted graph uses outside its limits
-    (`converter.targets.check.summary`); any makes the row fail."""
+    (`converter.passes.targets.check.summary`); any makes the row fail."""
     profiles: dict[str, str] = field(default_factory=dict)
     """Per built-in profile run (`run_entry(profiles=...)`): its verdict (`profile_verdict`)."""
     attempts: int = 1

@@ -23,7 +23,7 @@ from converter.zoo.records import ZooReport, ZooResult
 def write_text_atomic(path: Path, text: str) -> Path:
     """Write `text` to `path` through a temporary file beside it and one rename; the file
     gets the mode the umask gives (0644 under umask 022), as every other output."""
-    from converter.export.api import current_umask
+    from converter.io.export.exporter import current_umask
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -58,8 +58,8 @@ def run_entry(entry: ZooEntry, backend: str = "reference", device: str = "cpu",
 
 def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: bool,
                precision: str, target: str | None) -> ZooResult:
-    from converter.conversion import convert
-    from converter.errors import ConversionError
+    from converter.conversion.pipeline import convert
+    from converter.core.errors import ConversionError
     from converter.frontends.detect import detect_format
     from converter.validate import validate
 
@@ -125,7 +125,7 @@ def _run_entry(entry: ZooEntry, backend: str, device: str, threads: int, debug: 
     overflow = next((n for n in report.notes if n.startswith("float16 overflow first")), None)
     if failed and overflow:  # precision="float16": say why in the row's message
         message += f" ({overflow}: numerically unsuited to float16)"
-    from converter.targets.check import summary
+    from converter.passes.targets.check import summary
 
     unsupported = tuple(summary(report.target_violations))
     if unsupported:

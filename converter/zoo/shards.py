@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.zoo.manifest import ZooEntry
 from converter.zoo.records import ZooReport
 

@@ -140,7 +140,7 @@ def convert_options(entry: ZooEntry) -> dict[str, Any]:
     """The `convert()` keyword arguments the entry sets: its free dimensions, input shapes
     (`input_shapes`, else the shapes of its per-input specs), pinned inputs, signature and
     budgets."""
-    from converter.budgets import Budgets
+    from converter.core.budgets import Budgets
 
     shapes = dict(entry.input_shapes) or {k: v["shape"] for k, v in
                                            entry.input_specs.items() if "shape" in v}

@@ -12,7 +12,7 @@ Each row of the report is placed at the stage where it stopped:
 
 `family_table` gives per family (the manifest's `family` field; `kind` too when it has one)
 these four counts and the first failure's reason; `profile_fits` converts each converted
-model once more and lowers it for every target profile (`converter.targets.apply_target`):
+model once more and lowers it for every target profile (`converter.passes.targets.apply_target`):
 a profile column counts the models whose lowered graph lies inside the profile's limits.
 `reason_key` folds failure messages into a few kinds for the "top failure reasons" list
 (the unsupported op, the exporter's error type and operator, ...).
@@ -174,9 +174,9 @@ def profile_fits(report: ZooReport, entries: Sequence[ZooEntry], profiles: Seque
                  ) -> dict[str, dict[str, bool]]:
     """{row: {profile: whether its graph, lowered for the profile, fits its limits}} for
     every validated row whose model file exists (converted again here, once per row)."""
-    from converter.conversion import convert
-    from converter.targets import apply_target, load_target
-    from converter.targets.check import check_graph
+    from converter.conversion.pipeline import convert
+    from converter.passes.targets import apply_target, load_target
+    from converter.passes.targets.check import check_graph
     from converter.zoo.sources import convert_options, load_model
 
     by_name = {e.name: e for e in entries}
@@ -247,7 +247,7 @@ def markdown(title: str, report: ZooReport, entries: Sequence[ZooEntry],
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from converter.targets import known_targets
+    from converter.passes.targets import known_targets
     from converter.zoo.shards import read_report
 
     parser = argparse.ArgumentParser(prog="python -m converter.zoo.sweep",

@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedDataType
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings._common.values import ints
 
 

@@ -6,7 +6,7 @@ ONNX LSTM packs i, o, f, c (WebNN layout "iofg"), TFLite LSTM keeps one tensor p
 WebNN's "ifgo" packs them i, f, c, o; ONNX GRU packs z, r, h (WebNN "zrn"). A `GateLayout`
 names the gates of one order (source names: "c" is the LSTM cell candidate, WebNN's "g";
 "h" the GRU hidden candidate, WebNN's "n") and knows where each sits; the WebNN orders come
-from `converter.webnn.decompose`'s offset tables, so both importers and the WebNN
+from `converter.core.webnn.decompose`'s offset tables, so both importers and the WebNN
 decomposition agree on them.
 """
 
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from converter.webnn import MLGraphBuilder, MLOperand
-from converter.webnn import decompose as dc
+from converter.core.webnn import MLGraphBuilder, MLOperand
+from converter.core.webnn import decompose as dc
 
 _SOURCE_NAMES = {"g": "c", "n": "h"}
 """WebNN gate letters that source formats name differently."""

@@ -8,7 +8,7 @@ then `unroll` calls the cell once per step, last step first for a backward direc
 hands back the per-step outputs in time order, which `stack_steps` packs into one sequence.
 The cell itself (gates, activations, clipping, peepholes) is the source format's.
 Handlers call `check_steps(ctx, steps)` first: the `max_recurrent_steps` budget
-(`converter.budgets`) bounds the time steps unrolled, since each adds about ten operations.
+(`converter.core.budgets`) bounds the time steps unrolled, since each adds about ten operations.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from converter.core.webnn import MLGraphBuilder, MLOperand
+from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
-from converter.webnn import MLGraphBuilder, MLOperand
-from converter.webnn import decompose as dc
 
 State = TypeVar("State")
 Out = TypeVar("Out")

@@ -6,9 +6,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
 
 MAX_INTS = 1 << 16
 """The most values `ints` turns into a Python list: what it reads are shapes, axes,

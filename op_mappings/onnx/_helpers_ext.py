@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import UnsupportedDataType
+from converter.core.errors import UnsupportedDataType
+from converter.core.ir import Node
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings._common.values import const_or_none, scalar
 
 __all__ = ["const_or_none", "float_dtype_check", "scalar", "take"]

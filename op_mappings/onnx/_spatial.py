@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from converter.errors import UnsupportedAttribute
+from converter.core.errors import UnsupportedAttribute
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings._common.checks import int_list
 from op_mappings._common.padding import same_pad
 from op_mappings.onnx._util import ints

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.importer import ImportContext
 from op_mappings._common.values import ints, norm_axis
 

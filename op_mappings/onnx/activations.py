@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 _PLAIN = {"Relu": "relu", "Sigmoid": "sigmoid", "HardSwish": "hard_swish",

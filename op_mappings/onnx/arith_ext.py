@@ -28,10 +28,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import UnsupportedDataType
+from converter.core.errors import UnsupportedDataType
+from converter.core.ir import Node
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import scalar
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 _METHODS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}

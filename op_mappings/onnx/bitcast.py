@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 from onnx import helper
 
-from converter.errors import UnsupportedDataType
+from converter.core.errors import UnsupportedDataType
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 _WIDTH = {"int8": 8, "uint8": 8, "int32": 32, "uint32": 32, "float32": 32, "bool": 8}

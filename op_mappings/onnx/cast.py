@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.ir import Node
+from converter.core.webnn.dtypes import carrier_type, dtype_name
 from converter.frontends.onnx.tensors import ONNX_DTYPES
 from converter.frontends.onnx.tensors import dtype_name as dtype_name_onnx
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn.dtypes import carrier_type, dtype_name
 from op_mappings.onnx import onnx_op
 
 

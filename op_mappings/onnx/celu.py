@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.ir import Node
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings._common.checks import attr_in_range, check_dtype
 from op_mappings.onnx import onnx_op
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from converter.core.ir import Node
 from converter.frontends.onnx.tensors import constant_node_value
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 

@@ -14,7 +14,7 @@ WebNN graphs have no control flow, so:
   per batch entry and time step; `sequence_lens` must be known at conversion time; a batch
   entry with a shorter length runs fewer iterations and its scan outputs are padded with
   zeros to the maximum length (as onnxruntime does).
-- Budgets (`converter.budgets`): iterations per loop (`max_trip_count`, default 4096; batch ·
+- Budgets (`converter.core.budgets`): iterations per loop (`max_trip_count`, default 4096; batch ·
   length for Scan-8) and source nodes converted in unrolled bodies, nested loops included
   (`max_unrolled_nodes`, default 65536 for the whole conversion), checked before unrolling
   and after each iteration; a trip count M >= 2**31 with a condition input (a while
@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, RequiresConstantInput, UnsupportedAttribute
+from converter.core.errors import InvalidModel, RequiresConstantInput, UnsupportedAttribute
+from converter.core.ir import Node
+from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import MLOperand
 from op_mappings._common.checks import finite_scalar, int_list
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
@@ -83,7 +83,7 @@ def _shape(value: Value) -> tuple[int, ...]:
 def _dtype(ctx: ImportContext, value: Value) -> str:
     if isinstance(value, MLOperand):
         return value.data_type
-    from converter.webnn.dtypes import carrier_type
+    from converter.core.webnn.dtypes import carrier_type
 
     name = np.asarray(value).dtype.name
     return carrier_type(name) or name

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import float_dtype_check
 from op_mappings.onnx._util import ints

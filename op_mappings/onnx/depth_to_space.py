@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings._common.checks import attr_in_range
 from op_mappings.onnx import onnx_op
 

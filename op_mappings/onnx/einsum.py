@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.onnx import onnx_op
 
 Term = tuple[Any, list[str]]

@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings._common.checks import attr_in_range
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis

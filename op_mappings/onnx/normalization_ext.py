@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings._common.checks import attr_in_range
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, float_dtype_check, scalar

@@ -35,12 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.ir import Node
+from converter.core.webnn import MLOperand
+from converter.core.webnn.dtypes import FLOAT_TYPES, FOUR_BIT_TYPES, numpy_dtype, type_range
+from converter.core.webnn.limits import OP_LIMITS
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import MLOperand
-from converter.webnn.dtypes import FLOAT_TYPES, FOUR_BIT_TYPES, numpy_dtype, type_range
-from converter.webnn.limits import OP_LIMITS
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none, scalar
 from op_mappings.onnx._spatial import conv

@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
+from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import decompose as dc
 from op_mappings._common.checks import attr_in_range, check_rank
 from op_mappings._common.recurrent_layout import (
     GRU_ZRH,

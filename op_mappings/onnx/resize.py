@@ -35,11 +35,11 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
+from converter.core.webnn.dtypes import FLOAT_TYPES
+from converter.core.webnn.limits import OP_LIMITS
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn.dtypes import FLOAT_TYPES
-from converter.webnn.limits import OP_LIMITS
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none
 from op_mappings.onnx._util import ints, norm_axes

@@ -2,7 +2,7 @@
 `time_axis`, batch entry i has its first sequence_lens[i] elements reversed.
 
 Restrictions: `sequence_lens` must be a constant (entries clamped to [0, T]); the index
-table has the input's shape (`converter.webnn.decompose.reverse_sequence`).
+table has the input's shape (`converter.core.webnn.decompose.reverse_sequence`).
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
+from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import decompose as dc
 from op_mappings._common.checks import attr_in_range
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     check_arity,

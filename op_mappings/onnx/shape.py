@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 
 

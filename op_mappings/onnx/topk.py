@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
+from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import decompose as dc
 from op_mappings._common.checks import finite_scalar
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
@@ -26,7 +26,7 @@ from op_mappings.onnx._util import norm_axis
 
 def top_k(ctx: ImportContext, x: Any, k: int, axis: int, largest: bool) -> tuple[Any, Any]:
     """(values, int64 indices) of the k best elements along `axis`, sorted
-    (`converter.webnn.decompose.top_k`)."""
+    (`converter.core.webnn.decompose.top_k`)."""
     n = x.shape[axis]
     if not 0 < k <= n:
         raise InvalidModel(f"TopK k={k} outside 1..{n}")

@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.ir import Node
+from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import decompose as dc
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import float_dtype_check
 
@@ -66,7 +66,7 @@ class _Ops:
         return b.where(b.equal(d, self.c(0.0)), u, exact)
 
     def atan(self, x: Any) -> Any:
-        """`converter.webnn.decompose.atan`."""
+        """`converter.core.webnn.decompose.atan`."""
         return dc.atan(self.b, x)
 
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from converter.errors import InvalidModel
-from converter.ir import Node
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 
 _UNARY = ("ABS", "CEIL", "COS", "EXP", "FLOOR", "LOG", "NEG", "ROUND", "RSQRT", "SIGN", "SIN",
           "SQRT", "SQUARE", "ELU", "GELU", "HARD_SWISH", "LEAKY_RELU", "LOGISTIC", "RELU",

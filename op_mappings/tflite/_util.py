@@ -16,12 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.webnn import MLOperand
+from converter.core.webnn.dtypes import FLOAT_TYPES
+from converter.core.webnn.limits import OP_LIMITS
 from converter.frontends.tflite.reader import QuantInfo, TensorInfo, TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
-from converter.webnn.dtypes import FLOAT_TYPES
-from converter.webnn.limits import OP_LIMITS
 from op_mappings._common.padding import same_pad
 from op_mappings._common.values import ints
 from op_mappings._common.values import norm_axis as _norm_axis

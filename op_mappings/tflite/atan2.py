@@ -1,4 +1,4 @@
-"""ATAN2 (inputs: y, x) -> element-wise chain around `converter.webnn.decompose.atan`
+"""ATAN2 (inputs: y, x) -> element-wise chain around `converter.core.webnn.decompose.atan`
 (WebNN has no atan/atan2).
 
 `a = atan(|y| / |x|)` in [0, π/2] (|y|/|x| = inf when x = 0 gives π/2); `a = π - a` where x
@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from converter.errors import InvalidModel, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedDataType
+from converter.core.webnn import MLOperand
+from converter.core.webnn import decompose as dc
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
-from converter.webnn import decompose as dc
-from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.tflite import tflite_op
 
 

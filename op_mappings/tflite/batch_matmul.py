@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from converter.core.webnn import MLOperand
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fout
 

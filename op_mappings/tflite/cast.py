@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import UnsupportedDataType
+from converter.core.errors import UnsupportedDataType
+from converter.core.webnn.dtypes import carrier_type
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn.dtypes import carrier_type
 from op_mappings.tflite import tflite_op
 
 

@@ -6,7 +6,7 @@ makes trip counts and conditions known:
 - WHILE: the condition subgraph is converted before every iteration; it must fold to a
   constant (a counter compared with a constant limit, as Keras RNN layers export). The body
   is unrolled while it is true, at most `max_trip_count` iterations (a budget of
-  `converter.budgets`, default 4096; the conversion setting `max_while_iterations`
+  `converter.core.budgets`, default 4096; the conversion setting `max_while_iterations`
   overrides it), the nodes of its condition and body counting against the
   `max_unrolled_nodes` budget. Loop-carried values may be operands (the states an RNN
   carries).
@@ -25,10 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.webnn import MLOperand
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import run_subgraph, state
 

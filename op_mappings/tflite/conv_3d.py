@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.webnn import MLOperand
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
 from op_mappings._common.padding import same_pad
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import Weight, operand, weight

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op

@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.webnn import decompose as dc
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import decompose as dc
-from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.tflite import tflite_op
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import RequiresConstantInput
+from converter.core.errors import RequiresConstantInput
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
@@ -35,7 +35,7 @@ def gather(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     if not ctx.is_constant(idx_name):
         raise RequiresConstantInput("GATHER with batch_dims > 0 needs constant indices")
     if axis != bd:
-        from converter.errors import UnsupportedAttribute
+        from converter.core.errors import UnsupportedAttribute
 
         raise UnsupportedAttribute(f"GATHER batch_dims {bd} with axis {axis} != batch_dims")
     idx = np.asarray(ctx.const_value(idx_name)).astype(np.int64)

@@ -24,10 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.webnn import MLOperand
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
 from op_mappings._common.recurrent_layout import LSTM_IFCO, stack_directions, webnn_direction
 from op_mappings._common.unroll import check_steps, unroll
 from op_mappings.tflite import tflite_op

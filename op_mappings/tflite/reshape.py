@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, RequiresConstantInput
+from converter.core.errors import InvalidModel, RequiresConstantInput
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings._common.values import ints

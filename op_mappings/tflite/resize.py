@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.webnn import MLOperand
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, fin, finish, fout
 

@@ -1,6 +1,6 @@
 """REVERSE_SEQUENCE (inputs: x, seq_lengths; options seq_dim, batch_dim) -> WebNN
 gatherElements along seq_dim with a constant index table
-(`converter.webnn.decompose.reverse_sequence`): batch entry i has its first seq_lengths[i]
+(`converter.core.webnn.decompose.reverse_sequence`): batch entry i has its first seq_lengths[i]
 steps reversed, the rest unchanged.
 
 Copies stored values (quantized tensors stay integers).
@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.webnn import decompose as dc
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import decompose as dc
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import norm_axis
 

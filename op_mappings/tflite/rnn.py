@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.webnn import MLOperand
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
 from op_mappings._common.unroll import check_steps, unroll
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import (

@@ -12,10 +12,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn.dtypes import FLOAT_TYPES
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, fin, fout
 

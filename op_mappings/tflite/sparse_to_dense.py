@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op

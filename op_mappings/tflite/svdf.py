@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op

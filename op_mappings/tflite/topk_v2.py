@@ -1,5 +1,5 @@
 """TOPK_V2 (inputs: x, k) -> rank-by-comparison decomposition
-(`converter.webnn.decompose.top_k`): values and indices of the k largest entries along the
+(`converter.core.webnn.decompose.top_k`): values and indices of the k largest entries along the
 last axis, sorted largest first, equal values in index order (lower index first), as
 LiteRT's kernel.
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.webnn import decompose as dc
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import decompose as dc
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, finish, out_info
 

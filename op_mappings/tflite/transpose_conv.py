@@ -13,10 +13,10 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.webnn import MLOperand
 from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
-from converter.webnn import MLOperand
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import SAME, VALID, activation, const_ints, fin, fout

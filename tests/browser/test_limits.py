@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
+from converter.core.webnn import ML, MLGraphBuilder
 from converter.validate.browser import BrowserRun, classify, limit_problems
-from converter.webnn import ML, MLGraphBuilder
 
 
 def _add(dtype: str) -> Any:

@@ -16,8 +16,8 @@ import pytest
 from converter import convert
 from converter.validate import validate
 from converter.validate.browser import run_graph
-from tests.converter.serialize.test_source_types import IDS, _model, _onnxruntime
-from tests.converter.targets.test_rules_narrow import limits_file
+from tests.converter.io.serialize.test_source_types import IDS, _model, _onnxruntime
+from tests.converter.passes.targets.test_rules_narrow import limits_file
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.webnn import ML, MLGraphBuilder
+from converter.core.webnn import ML, MLGraphBuilder
 
 pytestmark = pytest.mark.browser
 

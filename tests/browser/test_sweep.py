@@ -1,7 +1,7 @@
 """The sweep (slow): every WebNN conformance case of tests/data/wpt, plus the float64-formula
 pool cases, runs in the real browser as converted and, where the chromium-tflite rules rewrite
 it, rewritten. It fails when a case fails without a rule that fixes it or an entry in
-converter/targets/chromium-tflite/known_failures.json (a new deviation), when a rule breaks a
+converter/passes/targets/chromium-tflite/known_failures.json (a new deviation), when a rule breaks a
 case on the reference runtime, or when a known-failure entry no longer matches anything."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from converter.targets import load_target
+from converter.passes.targets import load_target
 from converter.validate.sweep import check_sweep, sweep
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -21,7 +21,7 @@ def test_no_new_deviation_in_the_browser(browser: Any) -> None:
     doc = sweep(target=target, setup=browser)
     new, stale = check_sweep(doc, target.known_failures())
     assert not new, (f"{len(new)} case(s) fail in {doc['browser']} without a rule or a known "
-                     "failure (add a rule to converter/targets/passes.py or an entry with its "
+                     "failure (add a rule to converter/passes/targets/passes.py or an entry with its "
                      "reason to known_failures.json):\n" + "\n".join(new))
     assert not stale, "known failures that match no failing case:\n" + "\n".join(stale)
     assert doc["counts"]["with_rules"].get("pass", 0) >= doc["counts"]["raw"].get("pass", 0)

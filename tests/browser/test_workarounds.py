@@ -1,5 +1,5 @@
 """The chromium-tflite rewrite rules in the real browser: each small graph of
-tests/converter/targets/cases.py (independent float64 / exact expected values) fails in
+tests/converter/passes/targets/cases.py (independent float64 / exact expected values) fails in
 Chromium as converted (a wrong result, or a build error) and passes once rewritten for the
 target. Every graph, as converted and rewritten, runs in one browser session. When Chromium
 stops deviating on a case, the first test says so: the rule may then go."""
@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.targets import load_target
-from converter.targets.passes import lower
-from converter.webnn import ML
-from tests.converter.targets.cases import CASES, RuleCase
+from converter.core.webnn import ML
+from converter.passes.targets import load_target
+from converter.passes.targets.passes import lower
+from tests.converter.passes.targets.cases import CASES, RuleCase
 
 pytestmark = pytest.mark.browser
 

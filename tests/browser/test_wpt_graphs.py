@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from converter.core.webnn import ML
 from converter.validate import DEFAULT_ATOL, DEFAULT_RTOL, compare, compile_graph
 from converter.validate.sweep import case_array
-from converter.webnn import ML
 from tests.wpt import WPT_DIR, build_graph, mismatches
 
 pytestmark = pytest.mark.browser

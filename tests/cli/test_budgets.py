@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from converter.budgets import SPECS
+from converter.core.budgets import SPECS
 from tests.converter.hostile_models import HOSTILE, LOWERED, MODERATE, save
 from tests.timing import HANG_GUARD_S, cpu_seconds
 

@@ -28,9 +28,9 @@ import pytest
 from click.testing import CliRunner
 from onnx import TensorProto, helper
 
-import converter.export.api as api
+import converter.io.export.exporter as api
 from cli.main import cli
-from converter.export.api import MARKER
+from converter.io.export.exporter import MARKER
 from tests.cli.models import ROOT
 
 DIMS = ("--dim", "batch=1")
@@ -75,7 +75,7 @@ def reference(model_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
 KILL_HOOK = """
 import os, sys, time
 from pathlib import Path
-import converter.export.api as api
+import converter.io.export.exporter as api
 flag, moment = Path(sys.argv[1]), sys.argv[2]
 
 def pause():

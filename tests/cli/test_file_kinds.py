@@ -4,7 +4,7 @@ read: each gets one `error:` line (exit 2, no traceback) saying what it is and w
 Every file is generated here: a safetensors file (the `safetensors` package), zip archives
 (Keras, PyTorch, TorchScript, plain), an HDF5 header, pickles, a TensorFlow GraphDef and a
 SavedModel folder serialized by hand as protobuf bytes, and WebNN graphs written by
-`converter.export`.
+`converter.io.export`.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper, numpy_helper
 
 from cli.main import cli
-from converter.export.api import MARKER
+from converter.io.export.exporter import MARKER
 from tests.cli.models import ROOT
 from tests.terminal import run_in_terminal
 from tests.timing import HANG_GUARD_S, wait_for
@@ -266,7 +266,7 @@ def test_modes_follow_the_umask(tiny: Path, tmp_path: Path, umask: int) -> None:
 SLOW_EXPORT = """
 import sys, time
 from pathlib import Path
-import converter.export.api as api
+import converter.io.export.exporter as api
 real = api._write_all
 def slow(graph, folder, *args, **kwargs):
     written = real(graph, folder, *args, **kwargs)

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 
 from cli.main import cli
 from converter import export
-from converter.webnn import ML, MLGraphBuilder
+from converter.core.webnn import ML, MLGraphBuilder
 
 
 def _graph(tmp_path: Path, names: list[str]) -> tuple[Path, Path, np.ndarray]:

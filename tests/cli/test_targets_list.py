@@ -1,6 +1,6 @@
 """`webnn-convert targets` with no option lists the built-in targets (text and --json): each
 with its Chromium version, description, operator count (the ops its limits.json lists),
-preferred input layout and rules, read from converter/targets/<name>/."""
+preferred input layout and rules, read from converter/passes/targets/<name>/."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import json
 from click.testing import CliRunner
 
 from cli.main import cli
-from converter.targets import TARGETS_DIR, known_targets
-from converter.targets.passes import LIMITS_RULES
+from converter.passes.targets import TARGETS_DIR, known_targets
+from converter.passes.targets.passes import LIMITS_RULES
 
 
 def _ops(name: str) -> int:

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper, save_model
 
 from cli.main import cli
-from converter.errors import ConversionFailed, UnsupportedOp
+from converter.core.errors import ConversionFailed, UnsupportedOp
 from converter.frontends.tflite.inspect import _reachable_nodes
 
 EXPECTED = {"Unique": 1, "custom.a::Baz": 1, "custom.a::Foo": 3, "custom.a::Qux": 1,

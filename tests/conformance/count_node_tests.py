@@ -16,7 +16,7 @@ Every node test of the installed `onnx` (plain and `_expanded`) is classified:
   (ops whose output shape depends on input values: NonZero, Unique, Compress,
   NonMaxSuppression, ...);
 - `specialised`: converts only after pinning graph inputs that decide shapes (Reshape shape
-  given as a graph input, ...); run with `converter.onnx_backend`'s specialisation and counted
+  given as a graph input, ...); run with `converter.conversion.onnx_backend`'s specialisation and counted
   apart (they are data-dependent shapes in the strict sense);
 - eligible: everything else; run through `WebNNBackend` on the reference backend and compared
   exactly as `onnx.backend.test` does (`Runner.assert_similar_outputs`, the case's rtol/atol
@@ -141,8 +141,8 @@ def run_case(args: tuple[int, float, float]) -> dict[str, Any]:
     "reason", "message", "seconds", "specialised"}."""
     from onnx.backend.test.runner import Runner
 
-    from converter.errors import ConversionError, ConversionFailed
-    from converter.onnx_backend import WebNNBackend
+    from converter.conversion.onnx_backend import WebNNBackend
+    from converter.core.errors import ConversionError, ConversionFailed
 
     index, rtol, atol = args
     case = _CASES[index]

@@ -1,4 +1,4 @@
-"""The official ONNX backend node tests through `converter.onnx_backend.WebNNBackend`.
+"""The official ONNX backend node tests through `converter.conversion.onnx_backend.WebNNBackend`.
 
 Only `OnnxBackendNodeModelTest` is exported (the Real/Simple/PyTorch groups are left out:
 the light networks are covered by tests/models/). Exclusions live in one data file,
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import onnx.backend.test
 
-from converter.onnx_backend import WebNNBackend
+from converter.conversion.onnx_backend import WebNNBackend
 
 _CFG = tomllib.loads(Path(__file__).with_name("onnx_node_exclusions.toml").read_text())
 EXCLUDED: dict[str, str] = {name: category for category, entry in _CFG.get("exclude", {}).items()

@@ -1,4 +1,4 @@
-"""Tiny hostile models for the budget tests (`converter.budgets`): a few hundred bytes each
+"""Tiny hostile models for the budget tests (`converter.core.budgets`): a few hundred bytes each
 that ask for gigabytes of folded constants or millions of unrolled nodes. Each builder takes
 the amount as an argument, so the same model in a moderate size shows that raising the budget
 lets it through.

@@ -31,8 +31,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from converter.budgets import Budgets
-from converter.errors import BudgetExceeded, InvalidModel
+from converter.core.budgets import Budgets
+from converter.core.errors import BudgetExceeded, InvalidModel
 from converter.frontends.onnx.sizing import size_model
 from tests.memory import PEAK_FILE_VAR, PEAK_HOOK, peak_kib
 from tests.timing import HANG_GUARD_S
@@ -356,8 +356,8 @@ def test_padded_manifest_is_refused_before_parsing(tmp_path: Path) -> None:
 
 
 def test_compute_and_dispatch_check_the_run_budgets() -> None:
-    from converter.budgets import using
-    from converter.webnn import ML, MLGraphBuilder
+    from converter.core.budgets import using
+    from converter.core.webnn import ML, MLGraphBuilder
 
     ctx = ML().create_context()
     builder = MLGraphBuilder(ctx)
@@ -390,7 +390,7 @@ def test_decoder_oracle_survives_a_crash_while_the_session_is_created(
 
     import onnxruntime as ort
 
-    from converter.isolate import NativeCrash, can_isolate
+    from converter.core.isolate import NativeCrash, can_isolate
     from converter.validate.generate import OnnxRuntimeDecoder
     from tests.converter.validate.test_generate import _concat_decoder
 

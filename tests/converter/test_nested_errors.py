@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.importer import nested_error
 
 

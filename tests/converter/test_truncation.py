@@ -1,5 +1,5 @@
 """A model file or its external data truncated while it is converted (issue 27.3): the
-readers copy what they read (`converter.files`), never memory-map a user's file, so a file
+readers copy what they read (`converter.core.files`), never memory-map a user's file, so a file
 that ends early is one error naming it, never a SIGBUS (exit 135, no line, a temporary
 export folder left behind).
 
@@ -25,8 +25,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
-import converter.files
-from converter.errors import InvalidModel
+import converter.core.files
+from converter.core.errors import InvalidModel
 from converter.frontends.onnx import tensors
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -127,10 +127,10 @@ def test_model_file_cut_while_read(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 
         model = tmp_path / "m.tflite"
         tiny_tflite(model)
-    real = converter.files.open_regular
+    real = converter.core.files.open_regular
     opened: Callable[..., Any] = lambda path, what="the file": _CutOnRead(  # noqa: E731
         real(path, what), Path(path))
-    monkeypatch.setattr(converter.files, "open_regular", opened)
+    monkeypatch.setattr(converter.core.files, "open_regular", opened)
     with pytest.raises(InvalidModel) as exc:
         converter.convert(str(model))
     text = str(exc.value)

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from converter.conversion import convert
+from converter.conversion.pipeline import convert
 from converter.frontends.detect import detect_format
-from converter.targets import known_targets, load_target
-from converter.targets.check import check_graph, summary
+from converter.passes.targets import known_targets, load_target
+from converter.passes.targets.check import check_graph, summary
 from converter.zoo import ZooEntry, convert_options, load_model, read_manifests, run_entry
 
 ROOT = Path(__file__).resolve().parents[2]

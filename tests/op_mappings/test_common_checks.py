@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.errors import InvalidModel, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedDataType
+from converter.core.ir import Node
+from converter.core.webnn import ML, MLGraphBuilder
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import ML, MLGraphBuilder
 from op_mappings._common.checks import (
     attr_in_range,
     check_dtype,

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.webnn import ML, MLGraphBuilder
-from converter.webnn import decompose as dc
+from converter.core.webnn import ML, MLGraphBuilder
+from converter.core.webnn import decompose as dc
 from op_mappings._common.recurrent_layout import (
     GRU_ZRH,
     LSTM_IFCO,

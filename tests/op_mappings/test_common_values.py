@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from op_mappings._common.padding import same_pad
 from op_mappings._common.values import ints, norm_axis
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from converter.targets import TARGETS_DIR
+from converter.passes.targets import TARGETS_DIR
 from tools.targets import chromium_limits as cl
 
 REAL = json.loads((TARGETS_DIR / "chromium-tflite" / "limits.json").read_text(encoding="utf-8"))

@@ -96,7 +96,7 @@ def test_signals_timeouts_memory_and_evidence() -> None:
 
 
 def test_a_contained_reference_crash_is_a_finding() -> None:
-    # converter.isolate turns a native crash of the reference into one clean line; the
+    # converter.core.isolate turns a native crash of the reference into one clean line; the
     # importer let that model through all the same, so a campaign must count it
     line = ("error: LiteRT crashed running m/x.tflite (SIGSEGV): the model is malformed or "
             "hits a LiteRT bug\n")
@@ -122,10 +122,10 @@ def test_site_is_the_deepest_project_frame() -> None:
     root = ROOT
     tb = ("Traceback (most recent call last):\n"
           f'  File "{root}/cli/common.py", line 46, in handled\n    yield\n'
-          f'  File "{root}/converter/serialize/loader.py", line 120, in load\n    x\n'
+          f'  File "{root}/converter/io/serialize/loader.py", line 120, in load\n    x\n'
           '  File "/usr/lib/python3.11/json/decoder.py", line 5, in decode\n    y\n'
           "ValueError: boom\n")
-    assert site_of(tb) == "converter/serialize/loader.py:120 (load)"
+    assert site_of(tb) == "converter/io/serialize/loader.py:120 (load)"
     dump = ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x1 (most recent call "
             "first):\n"
             f'  File "{root}/op_mappings/onnx/conv.py", line 9 in conv\n'
@@ -364,7 +364,7 @@ def test_limits_seeds_and_mutants(corpus: list[seeds.Seed]) -> None:
     """Each shipped target's limits.json and the small one beside model seeds; mutants are
     structural (type and range damage, unknown / removed ops) or file-level (a FIFO, links
     inside the folder, never to the canary: --target FILE is named by the caller)."""
-    from converter.targets import known_targets
+    from converter.passes.targets import known_targets
 
     limits = [s for s in corpus if "limits" in s.kinds]
     assert {s.name.split(".")[0] for s in limits} == {f"limits-{n}" for n in

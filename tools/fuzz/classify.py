@@ -8,7 +8,7 @@ Classes, in the order they are decided (the first that applies wins):
 | hang       | still running at the wall-time limit (killed; faulthandler's dump says where) |
 | memory     | MemoryError / bad_alloc / "Cannot allocate memory" under the RLIMIT_AS limit, or killed by SIGKILL (the OOM killer) |
 | crash      | killed by another signal (SIGSEGV, SIGABRT, ...) or an exit code other than 0, 1, 2 |
-| contained  | the reference framework (LiteRT, onnxruntime) crashed natively in its forked child (`converter.isolate`: "... crashed running ..."): the user saw one clean line, but the importer let through a model the framework cannot take, so it is a finding |
+| contained  | the reference framework (LiteRT, onnxruntime) crashed natively in its forked child (`converter.core.isolate`: "... crashed running ..."): the user saw one clean line, but the importer let through a model the framework cannot take, so it is a finding |
 | internal   | stderr says "internal error" (or a node failed with reason `[internal_error]`: a handler raised an unexpected exception) or shows a Python traceback |
 | leftover   | a failed `convert` left its output folder or a temporary `.export-*` folder, or `run` a temporary file |
 | js         | the generated JavaScript fails `node --check` (when node is installed), or the HTML page has a name that closes its <script> block |

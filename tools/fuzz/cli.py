@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def _size(text: str) -> int:
     """A byte size ("4GiB", "512MiB", "4294967296") for --max-memory."""
-    from converter.budgets import parse_size
+    from converter.core.budgets import parse_size
 
     try:
         return parse_size(text, "--max-memory")

@@ -61,9 +61,9 @@ def preload() -> None:
     """Import what the CLI imports lazily, so that forked children start warm."""
     import cli.main  # noqa: F401
     import converter.api  # noqa: F401
-    import converter.conversion  # noqa: F401
-    import converter.export.api  # noqa: F401
+    import converter.conversion.pipeline  # noqa: F401
     import converter.frontends.detect  # noqa: F401
+    import converter.io.export.exporter  # noqa: F401
     import converter.validate  # noqa: F401
     from converter import frontends
 
@@ -83,7 +83,7 @@ def install_site_hook() -> None:
     import traceback
 
     try:
-        from converter.errors import ConversionFailed, InternalError
+        from converter.core.errors import ConversionFailed, InternalError
     except ImportError:  # pragma: no cover
         return
     made = InternalError.__init__

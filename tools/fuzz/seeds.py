@@ -6,7 +6,7 @@
 - TFLite: models/make_int8_tflite.py and a small float model built here (both need LiteRT's
   flatbuffer schema, `ai_edge_litert.schema_py_generated`; skipped when it is missing), plus
   the stored control-flow fixtures of tests/op_mappings/tflite/data (WHILE, IF);
-- WebNN graphs: some of those models converted and exported (`converter.export`) as `.webnn`
+- WebNN graphs: some of those models converted and exported (`converter.io.export`) as `.webnn`
   and `.webnn.json`, each with a WGWT blob + manifest and with a `.safetensors` file, with an
   inputs .npz for `webnn-convert run`; a few converted for chromium-coreml
   (`TARGET_GRAPH_SOURCES`), whose narrowed / widened inputs and outputs give their manifest /
@@ -390,7 +390,7 @@ def limits_seeds(models: list[Seed]) -> list[Seed]:
     seed of LIMITS_MODELS (each file with each model)."""
     import json
 
-    from converter.targets import TARGETS_DIR, known_targets
+    from converter.passes.targets import TARGETS_DIR, known_targets
 
     sources = {n: (TARGETS_DIR / n / "limits.json").read_bytes() for n in known_targets()
                if (TARGETS_DIR / n / "limits.json").is_file()}

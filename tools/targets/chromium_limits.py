@@ -27,7 +27,7 @@ Restrictions: DirectML limits depend on the adapter's feature level; the profile
 DML_FEATURE_LEVEL_6_3 or above (every upgrade applied; a device at a lower level supports
 less). Core ML assumes macOS 15 or later (4-bit dequantizeLinear inputs).
 
-Usage: `python -m tools.targets.chromium_limits [OUT_DIR]` (default: converter/targets) writes
+Usage: `python -m tools.targets.chromium_limits [OUT_DIR]` (default: converter/passes/targets) writes
 OUT_DIR/chromium-dml/limits.json and OUT_DIR/chromium-coreml/limits.json.
 """
 

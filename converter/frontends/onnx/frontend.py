@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from converter.budgets import Budgets, using
-from converter.errors import ConversionFailed, InvalidModel, UnresolvedDimensions
+from converter.core.budgets import Budgets, using
+from converter.core.errors import ConversionFailed, InvalidModel, UnresolvedDimensions
 from converter.frontends.base import ModelInfo, SourceRun
 from converter.frontends.control_inputs import pin_fixes
 from converter.frontends.free_dims import InputDims
@@ -17,7 +17,7 @@ from converter.frontends.onnx.importer import ONNXImporter, import_onnx
 from converter.frontends.onnx.inspect import inspect_onnx, proto_view, source_view
 from converter.frontends.onnx.reader import load_proto, read_onnx
 from converter.frontends.onnx.reference import run_onnx
-from converter.result import ConversionResult
+from converter.results.result import ConversionResult
 
 
 def accepts(model: Any) -> bool:
@@ -35,7 +35,7 @@ def convert(model: str | os.PathLike[str] | bytes | Any, *, label: str,
             input_dims: InputDims | None = None,
             budgets: Budgets | None = None) -> ConversionResult:
     """Convert an ONNX model; `signature` is refused (ONNX models have none); `budgets`
-    (default the active ones) bound what the model may ask for (`converter.budgets`).
+    (default the active ones) bound what the model may ask for (`converter.core.budgets`).
 
     Errors carry fixes: `UnresolvedDimensions` the dimension settings plus pins for the
     shape/control inputs (`converter.frontends.control_inputs`); each node error of a

@@ -36,14 +36,16 @@ from typing import Any
 import numpy as np
 import onnx
 
-from converter.budgets import Budgets
-from converter.errors import (
+from converter.core.budgets import Budgets
+from converter.core.errors import (
     ConversionError,
     InternalError,
     InvalidModel,
     UnsupportedAttribute,
     UseFunctionBody,
 )
+from converter.core.ir import Node, SourceGraph
+from converter.core.webnn import MLContext, MLOperand
 from converter.frontends.onnx.nodecheck import check_node, schema_of
 from converter.frontends.onnx.reader import read_onnx, topological_order
 from converter.frontends.onnx.subgraph import (
@@ -53,9 +55,7 @@ from converter.frontends.onnx.subgraph import (
     schema_functions,
 )
 from converter.importer import Importer, ImportResult, dtype_str, nested_error, readonly
-from converter.ir import Node, SourceGraph
-from converter.result import ConversionResult
-from converter.webnn import MLContext, MLOperand
+from converter.results.result import ConversionResult
 
 _NUMPY_TYPES = frozenset({"bool", "float16", "float32", "float64", "int8", "int16", "int32",
                           "int64", "uint8", "uint16", "uint32", "uint64"})

@@ -24,8 +24,8 @@ from typing import Any
 import onnx
 from onnx import AttributeProto
 
-from converter.errors import InvalidModel
-from converter.ir import Node
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 
 _SINGLE = onnx.defs.OpSchema.FormalParameterOption.Single
 _UNBOUNDED = 2**31 - 1

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from converter.errors import InvalidModel, quoted
+from converter.core.errors import InvalidModel, quoted
+from converter.core.protobuf_wire import encode_varint
 
 MIN_BYTES = 1024
 """Tensors with fewer raw_data bytes stay in the skeleton (a view costs more than a copy)."""
@@ -74,19 +75,6 @@ def _varint(buf: memoryview, pos: int, end: int) -> tuple[int, int]:
         if not byte & 0x80:
             return value, pos
         shift += 7
-
-
-def encode_varint(value: int) -> bytes:
-    """`value` (>= 0) as a protobuf base-128 varint."""
-    out = bytearray()
-    while True:
-        byte = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(byte | 0x80)
-        else:
-            out.append(byte)
-            return bytes(out)
 
 
 def _fields(buf: memoryview, start: int, end: int

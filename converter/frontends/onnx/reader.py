@@ -47,7 +47,8 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import AttributeProto
 
-from converter.errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
+from converter.core.errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
+from converter.core.ir import Dim, Node, SourceGraph, ValueInfo
 from converter.frontends.base import read_model_file
 from converter.frontends.free_dims import (
     InputDims,
@@ -67,7 +68,6 @@ from converter.frontends.onnx.tensors import (
 from converter.frontends.onnx.tensors import (
     safe_external_path as safe_external_path,  # used by .reference
 )
-from converter.ir import Dim, Node, SourceGraph, ValueInfo
 
 # -- loading -----------------------------------------------------------------------------
 

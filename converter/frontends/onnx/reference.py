@@ -1,9 +1,9 @@
 """Running an ONNX model in onnxruntime, optionally keeping every intermediate value. The
-session runs in a forked child (`converter.isolate`), so a model that crashes onnxruntime is
+session runs in a forked child (`converter.core.isolate`), so a model that crashes onnxruntime is
 one `NativeCrash` error.
 
 External data is read by onnxruntime from the model's folder; where `allow_roots` lets it lie
-elsewhere (`converter.confine`), the model is run from memory with that data inline.
+elsewhere (`converter.core.confine`), the model is run from memory with that data inline.
 
 With `intermediates=True` every output of every node of the main graph is added as a graph
 output (types from ONNX shape inference when it knows them) and the model is run with graph
@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import ReferenceFailed, exception_text
-from converter.files import open_regular, read_at
+from converter.core.errors import ReferenceFailed, exception_text
+from converter.core.files import open_regular, read_at
+from converter.core.isolate import isolated
 from converter.frontends.base import SourceRun
-from converter.isolate import isolated
 
 
 def _label(model: Any) -> str:
@@ -52,10 +52,10 @@ def _session(model: Any, threads: int, optimize: bool, label: str) -> Any:
 
 
 def _with_allowed_data(model: Any) -> Any:
-    """A model path whose external data may lie in folders `converter.confine.allowed_roots`
+    """A model path whose external data may lie in folders `converter.core.confine.allowed_roots`
     allows, as the bytes of the model with that data inline (onnxruntime and onnx.load only
     read external data inside the model's own folder); else `model` unchanged."""
-    from converter.confine import current_roots
+    from converter.core.confine import current_roots
 
     if not isinstance(model, (str, os.PathLike)) or not current_roots():
         return model
@@ -71,7 +71,7 @@ def _with_allowed_data(model: Any) -> Any:
     for tensor in tensors:
         info = {e.key: e.value for e in tensor.external_data}
         path = safe_external_path(base_dir, info.get("location", ""), tensor.name)
-        with open_regular(path, "the external data file") as f:  # converter.files
+        with open_regular(path, "the external data file") as f:  # converter.core.files
             offset = int(info.get("offset", 0) or 0)
             length = int(info["length"]) if info.get("length") else \
                 os.fstat(f.fileno()).st_size - offset
@@ -105,7 +105,7 @@ def run_onnx(model: str | os.PathLike[str] | bytes | Any, source: Any,
              inputs: Mapping[str, np.ndarray], *, intermediates: bool = False,
              threads: int = 0) -> SourceRun:
     """Run an ONNX model (path, bytes or ModelProto) in onnxruntime on CPU, in a forked
-    child (`converter.isolate`): a crash inside onnxruntime is a `NativeCrash`
+    child (`converter.core.isolate`): a crash inside onnxruntime is a `NativeCrash`
     ("onnxruntime crashed running ..."), not the end of this process."""
     import onnxruntime  # noqa: F401 - imported once here, not in every child
 

@@ -6,7 +6,7 @@ model once (each graph and each model-local function body once; a function's siz
 memoised) and counts the nodes a conversion would meet: the main graph's plus, for each
 node, the nodes of its subgraphs (If branches both counted, Loop/Scan bodies once) and of
 the model-local function body it would be inlined through, recursively. It stops at the
-first of (`converter.budgets`):
+first of (`converter.core.budgets`):
 
 - `max_nodes`: every node met, the main graph's included (a million-node file is refused
   right after parsing, without walking it when the main graph alone is over);
@@ -28,8 +28,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from converter.budgets import Budgets, active, over_budget
-from converter.errors import BudgetExceeded, InvalidModel
+from converter.core.budgets import Budgets, active, over_budget
+from converter.core.errors import BudgetExceeded, InvalidModel
 
 Handled = Callable[[str, str, int], bool]
 """`handled(op_type, domain, version)`: whether a converter handler takes the op (so a

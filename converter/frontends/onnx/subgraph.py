@@ -28,10 +28,10 @@ import numpy as np
 import onnx
 from onnx import AttributeProto
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 from converter.frontends.onnx.reader import make_node
 from converter.frontends.onnx.tensors import onnx_elem_type, tensor_to_array
-from converter.ir import Node
 
 
 @dataclass(frozen=True)

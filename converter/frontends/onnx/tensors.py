@@ -14,11 +14,11 @@ import numpy as np
 import onnx
 from onnx import AttributeProto, TensorProto, helper, numpy_helper
 
-from converter.confine import check_relative, confined
-from converter.errors import InvalidModel, exception_text, quoted
-from converter.files import array_at, open_regular, read_at
+from converter.core.confine import check_relative, confined
+from converter.core.errors import InvalidModel, exception_text, quoted
+from converter.core.files import array_at, open_regular, read_at
+from converter.core.ir import Node
 from converter.frontends.onnx.nodecheck import schema_of
-from converter.ir import Node
 
 ONNX_DTYPES: dict[int, str] = {
     TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
@@ -79,7 +79,7 @@ def tensor_to_array(tensor: TensorProto, base_dir: Path | None, label: str) -> n
 def _external_array(tensor: TensorProto, info: Mapping[str, str], path: Path,
                     location: str) -> np.ndarray:
     """The value of `tensor` from its external data file `path` (inside the model's folder),
-    read into memory (`converter.files`: a regular file only, never memory-mapped, so a file
+    read into memory (`converter.core.files`: a regular file only, never memory-mapped, so a file
     truncated meanwhile is an OSError naming it, never a SIGBUS)."""
     with open_regular(path, "the external data file") as fh:
         return _external_from(tensor, info, fh, path, location)
@@ -131,7 +131,7 @@ def _external_int(info: Mapping[str, str], key: str, tensor_name: str) -> int:
 
 def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
     """The file `location` names, guaranteed to lie inside base_dir or a folder allowed by
-    `converter.confine.allowed_roots` (no absolute paths, no `..`, no symlink leaving the
+    `converter.core.confine.allowed_roots` (no absolute paths, no `..`, no symlink leaving the
     folder); `PathOutsideFolder` (an InvalidModel) or InvalidModel otherwise."""
     if not location:
         raise InvalidModel(f"tensor {quoted(tensor_name)} has external data without a "
@@ -156,7 +156,7 @@ def safe_external_path(base_dir: Path, location: str, tensor_name: str) -> Path:
 
 def _sparse_to_array(sparse: onnx.SparseTensorProto, base_dir: Path | None,
                      label: str) -> np.ndarray:
-    from converter.budgets import active, nbytes
+    from converter.core.budgets import active, nbytes
 
     values = tensor_to_array(sparse.values, base_dir, label)
     shape = tuple(int(d) for d in sparse.dims)

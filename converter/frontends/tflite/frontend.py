@@ -8,14 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from converter.budgets import Budgets
-from converter.errors import InvalidModel
+from converter.core.budgets import Budgets
+from converter.core.errors import InvalidModel
 from converter.frontends.base import ModelInfo, SourceRun
 from converter.frontends.free_dims import InputDims
 from converter.frontends.tflite.importer import TFLiteImporter, convert_tflite
 from converter.frontends.tflite.inspect import inspect_tflite
 from converter.frontends.tflite.reference import run_tflite
-from converter.result import ConversionResult
+from converter.results.result import ConversionResult
 
 
 def accepts(model: Any) -> bool:
@@ -32,7 +32,7 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str,
             budgets: Budgets | None = None) -> ConversionResult:
     """Convert a TFLite model. TFLite has no named free dimensions (its dynamic dimensions are
     set by input and axis, `input_dims`) and no pinning; `budgets` (default the active ones)
-    bound what the model may ask for (`converter.budgets`)."""
+    bound what the model may ask for (`converter.core.budgets`)."""
     if free_dims:
         raise InvalidModel(f"{label}: TFLite models have no named free dimensions "
                            f"({', '.join(sorted(free_dims))}); their dynamic (-1) "

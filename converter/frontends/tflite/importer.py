@@ -35,14 +35,16 @@ from typing import Any
 
 import numpy as np
 
-from converter.budgets import Budgets, using
-from converter.errors import (
+from converter.core.budgets import Budgets, using
+from converter.core.errors import (
     BudgetExceeded,
     ConversionError,
     InternalError,
     InvalidModel,
     UnsupportedOp,
 )
+from converter.core.ir import Node
+from converter.core.webnn import MLContext, MLOperand
 from converter.frontends.tflite.reader import (
     TFLiteModel,
     TFLiteNode,
@@ -51,9 +53,7 @@ from converter.frontends.tflite.reader import (
 )
 from converter.frontends.tflite.sizing import size_tflite
 from converter.importer import Importer, ImportObserver, nested_error
-from converter.ir import Node
-from converter.result import ConversionResult
-from converter.webnn import MLContext, MLOperand
+from converter.results.result import ConversionResult
 
 _HINT = "add a handler in op_mappings/tflite/, or replace the op in the source model"
 
@@ -215,7 +215,7 @@ def convert_tflite(model: str | os.PathLike[str] | bytes, signature: str | None 
                    input_dims: Mapping[str, Mapping[int, int]] | None = None,
                    budgets: Budgets | None = None, **settings: Any) -> ConversionResult:
     """Convert a TFLite model (path or bytes) to a WebNN graph (`input_dims` and
-    `input_shapes`: see `reader.read_tflite`) within `budgets` (`converter.budgets`, default
+    `input_shapes`: see `reader.read_tflite`) within `budgets` (`converter.core.budgets`, default
     the active ones; they also bound the reader's densified sparse tensors).
 
     Raises `InvalidModel` (unreadable model, unknown signature, unresolved dimensions) or
@@ -236,7 +236,7 @@ def convert_tflite(model: str | os.PathLike[str] | bytes, signature: str | None 
 
 def _model_bytes(model: str | os.PathLike[str] | bytes) -> int:
     """The size of the model file or bytes (the base of the derived-constant budget:
-    `converter.budgets.Budgets.for_source`)."""
+    `converter.core.budgets.Budgets.for_source`)."""
     if isinstance(model, (bytes, bytearray, memoryview)):
         return len(model)
     try:

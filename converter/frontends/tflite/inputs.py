@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from converter.errors import Fix, InvalidModel, UnresolvedDimensions, render_fixes
+from converter.core.errors import Fix, InvalidModel, UnresolvedDimensions, render_fixes
+from converter.core.ir import ValueInfo
 from converter.frontends.free_dims import InputDims, check_input_dims, fixes_for
 from converter.frontends.tflite.records import TensorInfo
-from converter.ir import ValueInfo
 
 
 def declared_shape(t: TensorInfo) -> tuple[int | None, ...] | None:

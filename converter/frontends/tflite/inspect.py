@@ -19,14 +19,14 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any
 
-from converter.errors import Fix
+from converter.core.errors import Fix
 from converter.frontends.base import ModelInfo, TensorSummary, ops_histogram
 from converter.frontends.free_dims import fixes_for
 
 
 def inspect_tflite(model: str | os.PathLike[str] | bytes, signature: str | None
                    ) -> ModelInfo:
-    from converter.errors import InvalidModel
+    from converter.core.errors import InvalidModel
     from converter.frontends.tflite.inputs import stored_sizes
     from converter.frontends.tflite.reader import read_model
     from op_mappings.tflite import handlers, lookup

@@ -36,7 +36,7 @@ from flatbuffers.table import Table
 
 EXTRA = "tflite"
 """The extra that installs the newest TFLite schema (and the LiteRT interpreter); its
-command is `converter.install.install_hint(EXTRA)`."""
+command is `converter.core.install.install_hint(EXTRA)`."""
 
 
 def _enum(cls: Any) -> dict[int, str]:
@@ -138,7 +138,7 @@ def unknown_options_note() -> str:
     extra whose newer schema may know it (empty when LiteRT is installed)."""
     if litert_schema() is not None:
         return ""
-    from converter.install import install_hint
+    from converter.core.install import install_hint
 
     return (" (its options are not read; LiteRT's newer schema may know it: "
             f"{install_hint(EXTRA)})")

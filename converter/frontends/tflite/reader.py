@@ -58,8 +58,9 @@ from typing import Any
 import numpy as np
 import tflite
 
-from converter.budgets import active, nbytes
-from converter.errors import InvalidModel
+from converter.core.budgets import active, nbytes
+from converter.core.errors import InvalidModel
+from converter.core.ir import ValueInfo
 from converter.frontends.base import read_model_file
 from converter.frontends.free_dims import InputDims
 from converter.frontends.tflite import options as schema
@@ -83,7 +84,6 @@ from converter.frontends.tflite.tables import (
     TENSOR_TYPES,
     options_class_for,
 )
-from converter.ir import ValueInfo
 
 __all__ = ["DimMeta", "QuantInfo", "SignatureDef", "SparsityInfo", "TFLiteModel", "TFLiteNode",
            "TFLiteSourceGraph", "TFLiteSubgraph", "TensorInfo", "densify", "read_model",

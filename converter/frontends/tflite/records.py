@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.ir import Node, SourceGraph
+from converter.core.ir import Node, SourceGraph
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,5 +1,5 @@
 """Running a TFLite model in the LiteRT interpreter, optionally keeping every intermediate
-value. The interpreter runs in a forked child (`converter.isolate`), so a model that crashes
+value. The interpreter runs in a forked child (`converter.core.isolate`), so a model that crashes
 LiteRT is one `NativeCrash` error.
 
 With `intermediates=True` the interpreter is created with
@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import ConversionError, ReferenceFailed, exception_text
+from converter.core.errors import ConversionError, ReferenceFailed, exception_text
+from converter.core.install import install_hint
+from converter.core.isolate import isolated
 from converter.frontends.base import SourceRun
 from converter.frontends.tflite.options import EXTRA
-from converter.install import install_hint
-from converter.isolate import isolated
 
 
 class LiteRTMissing(ConversionError):
@@ -41,7 +41,7 @@ def run_tflite(model: str | os.PathLike[str] | bytes, source: Any,
                threads: int = 0) -> SourceRun:
     """Run a TFLite model in the LiteRT interpreter (`ai_edge_litert`, imported here only:
     the `tflite` extra). Raises `LiteRTMissing` when it is not installed. The interpreter
-    is loaded and run in a forked child (`converter.isolate`): a crash inside LiteRT is a
+    is loaded and run in a forked child (`converter.core.isolate`): a crash inside LiteRT is a
     `NativeCrash` ("LiteRT crashed running ..."), not the end of this process."""
     try:
         from ai_edge_litert.interpreter import Interpreter, OpResolverType

@@ -8,7 +8,7 @@ small file can describe a tree of subgraphs whose inlined size doubles per level
 a conversion would meet: the main subgraph's plus, for each operator, the operators of the
 subgraphs it inlines (both IF branches; WHILE's condition and body once: unrolling is
 `max_unrolled_nodes`), recursively. It stops at the first of `max_nodes`,
-`max_inlined_nodes` and `max_nesting` (`converter.budgets`), and refuses a subgraph that
+`max_inlined_nodes` and `max_nesting` (`converter.core.budgets`), and refuses a subgraph that
 refers back to itself (`InvalidModel` naming the chain of subgraph indices). Restriction:
 an index outside the model is left to the importer, which names it.
 """
@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from converter.budgets import Budgets, active, over_budget
-from converter.errors import BudgetExceeded, InvalidModel
+from converter.core.budgets import Budgets, active, over_budget
+from converter.core.errors import BudgetExceeded, InvalidModel
 
 
 def _refs(node: Any, count: int) -> list[int]:

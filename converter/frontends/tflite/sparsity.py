@@ -1,6 +1,6 @@
 """Densifying TFLite sparse constants (`Tensor.sparsity`), so the reader hands dense arrays
 to the importer and DENSIFY is a pure pass-through. The dense size is checked against the
-`max_constant_bytes` budget (`converter.budgets.active()`) before anything is allocated."""
+`max_constant_bytes` budget (`converter.core.budgets.active()`) before anything is allocated."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from converter.budgets import Budgets, active, nbytes
-from converter.errors import InvalidModel
+from converter.core.budgets import Budgets, active, nbytes
+from converter.core.errors import InvalidModel
 from converter.frontends.tflite.records import SparsityInfo
 
 

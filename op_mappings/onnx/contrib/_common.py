@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedDataType
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 
 FLOAT_TYPES = ("float32", "float16")
 

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
+from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import MLOperand
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     Mask,

@@ -14,9 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
 from op_mappings.onnx.contrib._common import (

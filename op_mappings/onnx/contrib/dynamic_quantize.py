@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.ir import Node
+from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import MLOperand
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import check_arity, float_operand
 from op_mappings.onnx.quantize import dequantize_input, dynamic_uint8, shaped

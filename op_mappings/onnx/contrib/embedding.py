@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none
 from op_mappings.onnx.contrib._common import (

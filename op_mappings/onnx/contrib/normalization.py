@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute
+from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axis
 from op_mappings.onnx.contrib._common import (

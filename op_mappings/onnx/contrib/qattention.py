@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.ir import Node
+from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import MLOperand
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     check_arity,

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel, UnsupportedDataType
+from converter.core.errors import InvalidModel, UnsupportedDataType
+from converter.core.ir import Node
+from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import MLOperand
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none
 from op_mappings.onnx.contrib._common import attr_float, attr_int, check_arity

@@ -36,10 +36,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.ir import Node
+from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from converter.ir import Node
-from converter.webnn import MLOperand
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._helpers_ext import const_or_none
 from op_mappings.onnx._util import norm_axis

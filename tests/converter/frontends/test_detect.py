@@ -29,7 +29,7 @@ def test_model_proto_fields_match_onnx() -> None:
 
 
 def test_webnn_files_written_by_the_exporters(onnx_bytes: bytes, tmp_path: Path) -> None:
-    """foreign's copies of the WebNN magic values agree with what converter.export writes
+    """foreign's copies of the WebNN magic values agree with what converter.io.export writes
     (also with renamed graph inputs, which the safetensors metadata records)."""
     result = converter.convert(onnx_bytes, free_dims={"batch": 1})
     converter.export(result, tmp_path / "text", format="webnn")

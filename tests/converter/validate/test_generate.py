@@ -28,7 +28,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.validate.generate import Decoder, OnnxRuntimeDecoder, decoder_layout
 
 ROOT = Path(__file__).resolve().parents[3]

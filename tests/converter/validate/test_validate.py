@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from converter import convert as convert_model
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.validate import (
     compare,
     convert_tapped,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.zoo import read_manifest, read_manifests, run_entry, run_zoo
 from converter.zoo.generated import generate
 from converter.zoo.manifest import materialize

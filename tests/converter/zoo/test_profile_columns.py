@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from onnx import TensorProto, helper
 
 from cli.main import cli
-from converter.targets import load_target
+from converter.passes.targets import load_target
 from converter.zoo import read_manifest, run_zoo
 from converter.zoo.report import render_html, render_markdown
 

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import cli
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.zoo import ZooReport, ZooResult
 from converter.zoo.shards import assign, comparable, merge, parse_shard
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.zoo import (
     ZooReport,
     ZooResult,

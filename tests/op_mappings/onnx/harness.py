@@ -104,7 +104,7 @@ def invalid(op_type: str, inputs: Mapping[str, np.ndarray | None],
             attrs: Mapping[str, Any] | None = None, **kwargs: Any) -> str:
     """The one-line error of a malformed one-node model (`make_model`'s arguments): it must be
     the node's only error, an `invalid_model` one (never an internal error)."""
-    from converter.errors import ConversionFailed
+    from converter.core.errors import ConversionFailed
 
     model = make_model(op_type, inputs, attrs, **kwargs)
     try:

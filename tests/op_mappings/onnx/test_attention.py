@@ -14,11 +14,11 @@ import pytest
 from onnx.reference import ReferenceEvaluator
 
 import converter
-from converter.errors import ConversionFailed, UseFunctionBody
+from converter.core.errors import ConversionFailed, UseFunctionBody
+from converter.core.ir import Node
+from converter.core.webnn import ML
 from converter.frontends.onnx.importer import import_onnx
 from converter.frontends.onnx.reader import read_onnx
-from converter.ir import Node
-from converter.webnn import ML
 from op_mappings.onnx import lookup
 from tests.op_mappings.onnx.contrib.attention_harness import check_ms, conversion_error
 from tests.op_mappings.onnx.harness import assert_close, rand, run_ort

@@ -9,7 +9,7 @@ import pytest
 from onnx import TensorProto
 
 import converter
-from converter.errors import ConversionFailed
+from converter.core.errors import ConversionFailed
 from tests.op_mappings.onnx.harness_ext import node_model
 
 TO = {"int32": TensorProto.INT32, "uint32": TensorProto.UINT32, "float32": TensorProto.FLOAT,

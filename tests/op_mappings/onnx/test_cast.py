@@ -56,7 +56,7 @@ def _values(dtype: str) -> np.ndarray:
 
 
 def _reference_cast(x: np.ndarray, target: str) -> np.ndarray:
-    from converter.webnn import ML, MLGraphBuilder
+    from converter.core.webnn import ML, MLGraphBuilder
 
     context = ML().create_context()
     builder = MLGraphBuilder(context)
@@ -66,10 +66,10 @@ def _reference_cast(x: np.ndarray, target: str) -> np.ndarray:
 
 
 def _fold(x: np.ndarray, target: str) -> object:
+    from converter.core.ir import Node
+    from converter.core.webnn import ML, MLGraphBuilder
     from converter.frontends.onnx.tensors import onnx_elem_type
     from converter.importer import ImportContext
-    from converter.ir import Node
-    from converter.webnn import ML, MLGraphBuilder
     from op_mappings.onnx.cast import fold_cast
 
     ctx = ImportContext(MLGraphBuilder(ML().create_context()), {}, {})

@@ -8,8 +8,8 @@ import pytest
 from onnx import helper, numpy_helper
 
 import converter
+from converter.core.ir import Node
 from converter.importer import ImportContext
-from converter.ir import Node
 from op_mappings.onnx import lookup
 from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, run_ort
 

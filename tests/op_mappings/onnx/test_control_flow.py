@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
-from converter.errors import BudgetExceeded, ConversionFailed
+from converter.core.errors import BudgetExceeded, ConversionFailed
 from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, run_ort
 
 F = TensorProto.FLOAT

@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
-from converter.errors import ConversionFailed
+from converter.core.errors import ConversionFailed
 from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, run_ort
 
 F = TensorProto.FLOAT

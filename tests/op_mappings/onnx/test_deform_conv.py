@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import converter
-from converter.errors import ConversionFailed
+from converter.core.errors import ConversionFailed
 from tests.op_mappings.onnx.harness import rand
 from tests.op_mappings.onnx.harness_ext import check_node, node_model
 

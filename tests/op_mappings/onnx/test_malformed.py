@@ -14,7 +14,7 @@ import pytest
 from onnx import helper
 
 import converter
-from converter.errors import ConversionFailed
+from converter.core.errors import ConversionFailed
 from tests.op_mappings.onnx.harness import invalid, make_model, rand
 
 I64 = np.int64

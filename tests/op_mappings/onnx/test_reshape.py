@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from converter.errors import ConversionFailed
+from converter.core.errors import ConversionFailed
 from tests.op_mappings.onnx.harness import check, rand
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from flatbuffers import flexbuffers
 
-from converter.errors import BudgetExceeded, ConversionFailed
+from converter.core.errors import BudgetExceeded, ConversionFailed
 from converter.frontends.tflite.importer import convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 

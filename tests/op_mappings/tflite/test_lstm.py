@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.errors import ConversionFailed
+from converter.core.errors import ConversionFailed
 from converter.frontends.tflite.importer import convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 

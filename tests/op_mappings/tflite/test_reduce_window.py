@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from converter.errors import ConversionFailed
+from converter.core.errors import ConversionFailed
 from converter.frontends.tflite.importer import convert_tflite
 from tests.op_mappings.tflite.tflite_builder import In, S, check, op_model, rand
 

@@ -168,7 +168,7 @@ def mutate_limits(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
             i = i if i >= 0 else len(data) // 2
             return data[:i + 1] + rng.choice([b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80"]) + \
                 data[i + 1:]
-        if kind == "huge":  # over converter.targets.MAX_LIMITS_BYTES (16 MiB)
+        if kind == "huge":  # over converter.passes.targets.MAX_LIMITS_BYTES (16 MiB)
             return data.rstrip()[:-1] + b', "pad": "' + b"x" * (17 << 20) + b'"}'
         if kind == "nul":
             return data + b"\x00"

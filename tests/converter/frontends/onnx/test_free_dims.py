@@ -14,7 +14,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
-from converter.errors import ConversionFailed, Fix, InvalidModel, UnresolvedDimensions
+from converter.core.errors import ConversionFailed, Fix, InvalidModel, UnresolvedDimensions
 from converter.frontends.onnx.inspect import proto_view
 from converter.validate.inspect import inspect_model
 
@@ -232,7 +232,7 @@ def test_silero_sr_is_a_control_input() -> None:
 
 
 def test_option_names_in_hints_follow_the_interface() -> None:
-    from converter.errors import RequiresConstantInput
+    from converter.core.errors import RequiresConstantInput
 
     err = RequiresConstantInput("the shape depends on graph inputs")
     assert "pin_inputs" in str(err) and "input_dims" in str(err)

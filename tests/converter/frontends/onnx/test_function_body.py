@@ -8,8 +8,8 @@ from types import MappingProxyType
 import onnx
 from onnx import helper
 
+from converter.core.ir import Node
 from converter.frontends.onnx.subgraph import function_body
-from converter.ir import Node
 
 
 def _node(op_type: str, version: int) -> Node:

@@ -20,7 +20,7 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 import converter
 import converter.api
 from cli.main import cli
-from converter.errors import ConversionError, ConversionFailed, InvalidModel
+from converter.core.errors import ConversionError, ConversionFailed, InvalidModel
 from converter.frontends.onnx.importer import ONNXImporter
 from converter.frontends.onnx.reader import read_onnx
 
@@ -314,8 +314,8 @@ def test_external_data_name_too_long(tmp_path: Path) -> None:
 def test_generated_validation_input_over_budget(tmp_path: Path) -> None:
     """validate makes random inputs: one larger than max_constant_bytes is refused before
     numpy allocates it (was a MemoryError for a declared [2, 1e9] input)."""
-    from converter.budgets import Budgets
-    from converter.errors import BudgetExceeded
+    from converter.core.budgets import Budgets
+    from converter.core.errors import BudgetExceeded
 
     path = tmp_path / "m.onnx"
     path.write_bytes(_model([helper.make_node("Relu", ["x"], ["y"])],

@@ -15,7 +15,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
-from converter.errors import InvalidModel
+from converter.core.errors import InvalidModel
 from converter.frontends.onnx.rawdata import split_raw_data, tensor_view
 
 

@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from converter.errors import InvalidModel, UnresolvedDimensions
+from converter.core.errors import InvalidModel, UnresolvedDimensions
 from converter.frontends.onnx.reader import read_onnx
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import converter
-from converter.errors import Fix, InvalidModel, UnresolvedDimensions
+from converter.core.errors import Fix, InvalidModel, UnresolvedDimensions
 from converter.validate.inspect import inspect_model
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, rand, run_litert
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from converter.errors import ConversionFailed, InvalidModel, UnresolvedDimensions
+from converter.core.errors import ConversionFailed, InvalidModel, UnresolvedDimensions
 from converter.frontends.tflite.importer import convert_tflite
 from converter.frontends.tflite.reader import read_model, read_tflite
 from tests.op_mappings.tflite.tflite_builder import (

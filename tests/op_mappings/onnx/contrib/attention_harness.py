@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import converter
-from converter.errors import ConversionFailed
+from converter.core.errors import ConversionFailed
 from tests.op_mappings.onnx.harness import assert_close, run_ort
 from tests.op_mappings.onnx.harness_ext import node_model
 

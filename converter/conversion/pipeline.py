@@ -1,0 +1,108 @@
+"""`convert()`: a model file -> a WebNN graph (re-exported by `converter.api`).
+
+```python
+import converter
+result = converter.convert("model.onnx", free_dims={"batch": 1})
+result = converter.convert("model.onnx", input_dims={"x": {0: 1}})   # an unnamed dimension
+print(result.report.to_dict())
+outputs = result.run({"x": image})          # keyed by source output names, source dtypes
+```
+
+The model's format is detected by content (`converter.frontends.detect`) and the matching
+front end (`converter.frontends`) reads and imports it. Restrictions: every graph input
+dimension must be fixed (`free_dims` by symbolic name, `input_dims` by input name and axis,
+`input_shapes` whole shapes by input name; a front end may fill some in itself, e.g. TFLite
+-1 dimensions at the size LiteRT runs them); inputs WebNN has no type for, and inputs that
+decide shapes or control flow, must be pinned (`pin_inputs`); each front end accepts only the
+options its format has (`Frontend.options`). Errors name the settings that fix them
+(`ConversionError.fixes`; `str(error)` spells them as these keyword arguments).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from converter.core.budgets import Budgets, out_of_memory, using
+from converter.core.confine import allowed_roots
+from converter.frontends import get
+from converter.frontends.detect import detect_format, model_label
+from converter.passes.precision import apply_precision, check_precision
+from converter.passes.targets import Target, apply_target, load_target
+from converter.results.result import ConversionResult
+
+__all__ = ["convert"]
+
+
+def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str, int] | None = None,
+            input_shapes: Mapping[str, Sequence[int]] | None = None,
+            pin_inputs: Mapping[str, Any] | None = None, signature: str | None = None, *,
+            input_dims: Mapping[str, Mapping[int, int]] | None = None,
+            fmt: str | None = None,
+            allow_roots: Iterable[str | os.PathLike[str]] | None = None,
+            budgets: Budgets | None = None,
+            target: str | os.PathLike[str] | Target | None = None,
+            precision: str = "float32") -> ConversionResult:
+    """Convert a model (a path, the file's bytes, or an in-memory model object a front end
+    accepts, such as an `onnx.ModelProto`) to a WebNN graph.
+
+    `input_dims` ({input: {axis: size}}) sets single dimensions (unnamed ones, a TFLite -1).
+    `fmt` (a front-end name, e.g. "onnx" or "tflite") skips detection. Raises `InvalidModel`
+    for options the format does not have, for unreadable/unsafe models and unresolved
+    dimensions, and `ConversionFailed` (one error listing every node that could not be
+    converted).
+
+    Files the model refers to (ONNX external data) must lie inside the model's folder once
+    symlinks are resolved, or inside one of `allow_roots` (`PathOutsideFolder` otherwise;
+    see `converter.core.confine`).
+
+    `budgets` (`converter.core.budgets.Budgets`, default the active ones) bound the memory and
+    work the model may ask for: `BudgetExceeded` names the budget a model goes over (a
+    MemoryError becomes one too).
+
+    `target` (a name such as "chromium-tflite", an `opSupportLimits()` JSON file or a
+    `converter.passes.targets.Target`) rewrites the graph around that implementation's deviations
+    (`converter.passes.targets.passes`); each rewrite is named in the report's warnings.
+
+    `precision="float16"` stores the float32 weights and computes the float32 operations in
+    float16, keeping the float32 inputs and outputs (casts at the boundary; see
+    `converter.passes.precision`, whose notes go to the report's warnings); it runs before
+    `target`'s rewrites. "float32" (the default) leaves the graph as converted.
+    """
+    check_precision(precision)  # a bad value fails first
+    chosen = load_target(target) if target is not None else None
+    with allowed_roots(allow_roots), using(budgets) as active_budgets:
+        try:
+            result = _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
+                              input_shapes=input_shapes, pin_inputs=pin_inputs,
+                              signature=signature, budgets=active_budgets)
+        except MemoryError:
+            raise out_of_memory(active_budgets) from None
+    result = apply_precision(result, precision)
+    if chosen is not None:
+        result = apply_target(result, chosen)
+    return result
+
+
+def _convert(model: Any, fmt: str | None, **options: Any) -> ConversionResult:
+    if fmt is None:
+        fmt = detect_format(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
+            else _in_memory_format(model)
+    frontend = get(fmt)
+    label = model_label(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
+        else f"<{type(model).__name__}>"
+    given = {k: v for k, v in options.items() if v}
+    return frontend.impl().convert(model, label=label, **given)
+
+
+def _in_memory_format(model: Any) -> str:
+    """The front end that accepts an in-memory model object (each implementation module's
+    `accepts(obj)`)."""
+    from converter.core.errors import InvalidModel
+    from converter.frontends import registered
+
+    for fe in registered().values():
+        if fe.impl().accepts(model):
+            return fe.name
+    raise InvalidModel(f"convert: cannot read a {type(model).__name__} (give a path or bytes)")

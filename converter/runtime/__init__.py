@@ -1,8 +1,0 @@
-"""Runtimes that execute WebNN graphs. `get_backend(name, device)` returns a backend object
-with `name`, `compile(graph) -> Executable` and `Executable.run(inputs) -> outputs`."""
-
-from __future__ import annotations
-
-from converter.webnn.backends import Backend, Executable, get_backend, register_backend
-
-__all__ = ["Backend", "Executable", "get_backend", "register_backend"]

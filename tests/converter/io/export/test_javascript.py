@@ -1,0 +1,515 @@
+"""JavaScript/HTML export: syntax (`node --check`), a replay of the generated module in node
+against a recording fake `MLGraphBuilder` (every call, option and constant byte compared with
+the graph), and inert output for hostile names."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from converter.core.webnn import MLGraph, MLOperand
+from converter.io.export.javascript import check_stem, to_javascript
+from converter.io.export.literals import html_literal, js_string
+from converter.io.serialize.plan import plan
+from converter.io.serialize.tables import MULTI_OUTPUT_OPS
+from converter.io.serialize.weights import write_weights
+from tests.converter.io.export.graphs import FAMILIES, HOSTILE_NAMES
+
+NODE = shutil.which("node")
+needs_node = pytest.mark.skipif(NODE is None, reason="node is not installed")
+
+HARNESS = r"""
+import fs from "node:fs";
+const [modulePath, weightsPath, countsPath, outPath] = process.argv.slice(2);
+const counts = JSON.parse(fs.readFileSync(countsPath, "utf8"));
+const calls = [];
+let nextId = 0, opIndex = 0;
+class FakeOperand { constructor() { this.id = nextId++; } }
+const enc = (v) => {
+  if (v instanceof FakeOperand) return {operand: v.id};
+  if (typeof v === "bigint") return {bigint: v.toString()};
+  if (typeof v === "number" && !Number.isFinite(v)) return {number: String(v)};
+  if (Array.isArray(v)) return v.map(enc);
+  if (ArrayBuffer.isView(v)) {
+    return {typed: v.constructor.name,
+            hex: Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString("hex")};
+  }
+  if (v && typeof v === "object") {
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, enc(x)]));
+  }
+  return v;
+};
+globalThis.MLGraphBuilder = function (context) {
+  const base = {
+    input(name, desc) {
+      const o = new FakeOperand();
+      calls.push({op: "input", args: enc([name, desc]), out: [o.id]});
+      return o;
+    },
+    constant(desc, data) {
+      const o = new FakeOperand();
+      calls.push({op: "constant", args: enc([desc, data]), out: [o.id]});
+      return o;
+    },
+    async build(outputs) {
+      calls.push({op: "build", keys: Object.keys(outputs),
+                  ids: Object.values(outputs).map((o) => o.id),
+                  plainPrototype: Object.getPrototypeOf(outputs) === Object.prototype});
+      return {fake: true};
+    },
+  };
+  return new Proxy(base, {get(target, prop) {
+    if (prop in target) return target[prop];
+    return (...args) => {
+      const [n, multi] = counts[opIndex++];
+      const outs = Array.from({length: n}, () => new FakeOperand());
+      calls.push({op: prop, args: enc(args), out: outs.map((o) => o.id)});
+      return multi ? outs : outs[0];
+    };
+  }});
+};
+const blob = fs.readFileSync(weightsPath);
+const buffer = blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength);
+globalThis.fetch = async () => ({ok: true, status: 200, arrayBuffer: async () => buffer});
+const mod = await import(modulePath);
+const weights = await mod.loadWeights();
+const graph = await mod.buildGraph({}, weights);
+fs.writeFileSync(outPath, JSON.stringify({calls, graph, name: mod.GRAPH_NAME,
+  inputs: mod.INPUTS, outputs: mod.OUTPUTS}));
+"""
+
+TYPED = {"float32": "Float32Array", "int32": "Int32Array", "uint32": "Uint32Array",
+         "int64": "BigInt64Array", "uint64": "BigUint64Array", "int8": "Int8Array",
+         "uint8": "Uint8Array"}
+
+
+def _node(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    assert NODE is not None
+    return subprocess.run([NODE, *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+def _write(graph: MLGraph, folder: Path, stem: str = "model") -> tuple[Path, Path, Path]:
+    p = plan(graph, "the graph")
+    files = to_javascript(graph, stem, plan_=p)
+    js = folder / f"{stem}.mjs"
+    js.write_text(files.module)
+    html = folder / f"{stem}.html"
+    html.write_text(files.html)
+    weights = folder / f"{stem}.weights"
+    with open(weights, "wb") as f:
+        write_weights(p, f)
+    return js, html, weights
+
+
+def _run_check(module: str, check: str, folder: Path) -> Any:
+    """The JSON that the script `check` prints when run in node with the generated `module`
+    (written to `folder` as model.mjs) given as a file URL argument."""
+    (folder / "model.mjs").write_text(module, encoding="utf-8")
+    (folder / "check.mjs").write_text(check, encoding="utf-8")
+    run = _node(folder / "check.mjs", (folder / "model.mjs").as_uri())
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+def _replay(graph: MLGraph, js: Path, weights: Path, folder: Path) -> dict[str, Any]:
+    """buildGraph(loadWeights()) of the written module `js` (with `weights`) run in node with
+    HARNESS's recording MLGraphBuilder; what it recorded ({"calls": [...], ...})."""
+    counts = [[len(o.outputs), o.op in MULTI_OUTPUT_OPS] for o in graph.operations]
+    (folder / "counts.json").write_text(json.dumps(counts))
+    (folder / "harness.mjs").write_text(HARNESS)
+    result = _node(folder / "harness.mjs", js.as_uri(), weights, folder / "counts.json",
+                   folder / "out.json")
+    assert result.returncode == 0, result.stderr
+    out: dict[str, Any] = json.loads((folder / "out.json").read_text())
+    return out
+
+
+def _enc(value: Any, ids: dict[int, int]) -> Any:
+    if isinstance(value, MLOperand):
+        return {"operand": ids[id(value)]}
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return {"bigint": str(int(value))} if abs(int(value)) > 2**53 - 1 else int(value)
+    if isinstance(value, float | np.floating):
+        f = float(value)
+        if math.isnan(f):
+            return {"number": "NaN"}
+        return f if math.isfinite(f) else {"number": "Infinity" if f > 0 else "-Infinity"}
+    if isinstance(value, list | tuple):
+        return [_enc(v, ids) for v in value]
+    return value
+
+
+def _script(html: str) -> str:
+    match = re.search(r'<script type="module">(.*?)</script>', html, re.S)
+    assert match
+    return match.group(1)
+
+
+# -- syntax ---------------------------------------------------------------------------------
+@needs_node
+@pytest.mark.parametrize("family", ["hostile", "recurrent", "constants"])
+def test_module_and_page_pass_node_check(family: str, tmp_path: Path) -> None:
+    """(The replay test below imports the module of every family, which parses it too.)"""
+    js, html, _ = _write(FAMILIES[family]().graph, tmp_path)
+    result = _node("--check", js)
+    assert result.returncode == 0, result.stderr
+    script = tmp_path / "page.mjs"
+    script.write_text(_script(html.read_text()))
+    result = _node("--check", script)
+    assert result.returncode == 0, result.stderr
+
+
+# -- replay in node -------------------------------------------------------------------------
+@needs_node
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_module_replays_the_graph(family: str, tmp_path: Path) -> None:
+    """Run buildGraph(loadWeights()) in node with a recording MLGraphBuilder; every call must
+    match the graph: input names/descriptors, constant bytes, op names, positional
+    arguments, options, and the output record."""
+    graph = FAMILIES[family]().graph
+    p = plan(graph)
+    js, _, weights = _write(graph, tmp_path)
+    out = _replay(graph, js, weights, tmp_path)
+    calls = out["calls"]
+
+    ids: dict[int, int] = {}
+    expected: list[dict[str, Any]] = []
+    for name, operand in graph.inputs.items():
+        ids[id(operand)] = len(ids)
+        expected.append({"op": "input", "args": [name, {"dataType": operand.data_type,
+                                                        "shape": list(operand.shape)}],
+                         "out": [ids[id(operand)]]})
+    for c in p.constants:
+        operand = c.operand
+        ids[id(operand)] = len(ids)
+        arr = operand.value
+        assert arr is not None
+        expected.append({"op": "constant", "out": [ids[id(operand)]],
+                         "args": [{"dataType": operand.data_type, "shape": list(operand.shape)},
+                                  {"typed": TYPED.get(operand.data_type),
+                                   "hex": np.ascontiguousarray(arr, arr.dtype.newbyteorder("<"))
+                                   .tobytes().hex()}]})
+    for operation in graph.operations:
+        args = [_enc(a, ids) for a in operation.args]
+        options = {k: _enc(v, ids) for k, v in operation.options.items() if v is not None}
+        if options:
+            args.append(options)
+        outs = []
+        for o in operation.outputs:
+            ids[id(o)] = len(ids)
+            outs.append(ids[id(o)])
+        expected.append({"op": operation.op, "args": args, "out": outs})
+
+    assert len(calls) == len(expected) + 1
+    for got, want in zip(calls, expected, strict=False):
+        if want["op"] == "constant" and want["args"][1]["typed"] is None:  # float16
+            assert got["args"][1]["typed"] in ("Uint16Array", "Float16Array")
+            got["args"][1]["typed"] = None
+        assert got == want
+    build = calls[-1]
+    assert build["op"] == "build" and build["plainPrototype"]
+    assert build["keys"] == list(graph.outputs)
+    assert build["ids"] == [ids[id(o)] for o in graph.outputs.values()]
+    assert out["graph"] == {"fake": True}
+    assert out["name"] == "the graph"
+    assert [i["name"] for i in out["inputs"]] == list(graph.inputs)
+    assert [o["name"] for o in out["outputs"]] == list(graph.outputs)
+    assert [o["shape"] for o in out["outputs"]] == [list(o.shape)
+                                                    for o in graph.outputs.values()]
+
+
+@needs_node
+def test_weights_loader_rejects_a_truncated_blob(tmp_path: Path) -> None:
+    js, _, weights = _write(FAMILIES["constants"]().graph, tmp_path)
+    weights.write_bytes(weights.read_bytes()[:-3])
+    script = tmp_path / "load.mjs"
+    script.write_text(
+        'import fs from "node:fs";\n'
+        f"const blob = fs.readFileSync({json.dumps(str(weights))});\n"
+        f"const mod = await import({json.dumps(js.as_uri())});\n"
+        "try { mod.weightsFromBuffer(blob.buffer.slice(blob.byteOffset, blob.byteOffset +"
+        " blob.byteLength)); console.log('loaded'); }\n"
+        "catch (e) { console.log(String(e)); }\n")
+    result = _node(script)
+    assert result.returncode == 0, result.stderr
+    assert "lies outside the file" in result.stdout
+
+
+# -- hostile names --------------------------------------------------------------------------
+DANGEROUS = ["</script>", "<script>", "\u2028", "\u2029", "\n", "<!--", "]]>", "&amp;"]
+
+
+def test_hostile_names_are_inert_in_module_and_page() -> None:
+    graph = FAMILIES["hostile"]().graph
+    files = to_javascript(graph, "model", name="</script><b>bold</b>\u2028")
+    for text in (files.module, files.html):
+        assert text.isascii() or text is files.html
+        for name in HOSTILE_NAMES:
+            if any(d in name for d in DANGEROUS) or '"' in name or "\\" in name:
+                assert name not in text, name
+    assert files.module.isascii()
+    assert "</script" not in files.module.lower() and "<!--" not in files.module
+    assert files.html.lower().count("</script") == 1
+    assert "<b>" not in files.module and "<b>" not in files.html
+    # every hostile name is still present, escaped, as a JSON string literal
+    for name in HOSTILE_NAMES:
+        assert js_string(name) in files.module
+
+
+@pytest.mark.parametrize("text", [*HOSTILE_NAMES, "\ud800", "\x00\x1f\x7f", "`${1}`"])
+def test_js_string_is_json_and_inert(text: str) -> None:
+    literal = js_string(text)
+    assert json.loads(literal) == text
+    assert literal.isascii()
+    assert not set(literal) & set("<>&\u2028\u2029\n\r")
+    assert literal.startswith('"') and literal.endswith('"')
+
+
+@pytest.mark.parametrize("stem", ["../x", "a/b", "", ".hidden", "x y", "é", "a\\b"])
+def test_unsafe_stems_are_rejected(stem: str) -> None:
+    with pytest.raises(ValueError, match="plain file name"):
+        check_stem(stem)
+
+
+def test_page_mentions_the_module_and_weights_as_literals_only() -> None:
+    files = to_javascript(FAMILIES["conv"]().graph, "my-model.v2")
+    assert 'const MODULE_URL = "./my-model.v2.js";' in files.html
+    assert 'const WEIGHTS_URL = "./my-model.v2.weights";' in files.html
+    assert 'export const WEIGHTS_FILE = "my-model.v2.weights";' in files.module
+    assert "navigator.ml" in files.html and "createContext" in files.html
+    assert "dispatch(" in files.html and "readTensor(" in files.html
+    assert "WebNN is not available" in files.html
+
+
+# -- the page, run in node with a fake DOM and a fake WebNN context -------------------------
+PAGE_HARNESS = r"""
+import fs from "node:fs";
+const [pagePath, weightsPath, outPath, mode, inputsJson] = process.argv.slice(2);
+const elements = new Map();
+const element = (id) => {
+  if (!elements.has(id)) {
+    elements.set(id, {id, textContent: "", value: id === "runs" ? "3" : "", className: "",
+                      disabled: false, files: [], listeners: {},
+                      addEventListener(type, fn) { this.listeners[type] = fn; }});
+  }
+  return elements.get(id);
+};
+element("inputs").value = inputsJson;
+globalThis.document = {getElementById: element, baseURI: new URL(".", "file://" + pagePath).href,
+                       title: ""};
+if (mode === "file") globalThis.location = {protocol: "file:"};
+const blob = fs.readFileSync(weightsPath);
+let fetches = 0;
+globalThis.fetch = async () => { fetches++; return {ok: true, status: 200,
+  arrayBuffer: async () => blob.buffer.slice(blob.byteOffset, blob.byteOffset + blob.byteLength)}; };
+let nextId = 0;
+const built = [];
+globalThis.MLGraphBuilder = function () {
+  return new Proxy({}, {get(target, prop) {
+    if (prop === "build") return async (outputs) => { built.push(Object.keys(outputs)); return {}; };
+    if (prop === "then") return undefined;
+    return (...args) => {
+      if (prop === "split") return Array.from({length: 8}, () => ({id: nextId++}));
+      if (prop === "gru" || prop === "lstm" || prop === "lstmCell") {
+        return Array.from({length: 3}, () => ({id: nextId++}));
+      }
+      return {id: nextId++};
+    };
+  }});
+};
+const SIZES = {float32: 4, float16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, int8: 1, uint8: 1};
+const dispatched = [], written = [];
+if (mode === "webnn" || mode === "file") {
+  globalThis.navigator = {ml: {async createContext(options) {
+    return {
+      async createTensor(desc) { return {desc, data: null}; },
+      writeTensor(tensor, data) {
+        written.push({type: data.constructor.name, length: data.length, writable: tensor.desc.writable,
+                      first: typeof data[0] === "bigint" ? String(data[0]) : data[0]});
+        tensor.data = data;
+      },
+      dispatch(graph, inputs, outputs) {
+        dispatched.push({inputs: Object.keys(inputs), outputs: Object.keys(outputs)});
+      },
+      async readTensor(tensor) {
+        const n = tensor.desc.shape.reduce((a, b) => a * b, 1);
+        return new ArrayBuffer(n * SIZES[tensor.desc.dataType]);
+      },
+    };
+  }}};
+} else {
+  globalThis.navigator = {};
+}
+const started = Date.now();
+await import(new URL("file://" + pagePath).href);
+while (!element("controls").listeners.submit && Date.now() - started < 5000 &&
+       !element("status").className) {
+  await new Promise((resolve) => setTimeout(resolve, 5));
+}
+if (element("controls").listeners.submit) {
+  await element("controls").listeners.submit({preventDefault() {}});
+}
+fs.writeFileSync(outPath, JSON.stringify({
+  status: element("status").textContent, statusClass: element("status").className,
+  log: element("log").textContent, title: element("title").textContent,
+  documentTitle: document.title, built, dispatched, written, fetches,
+  timings: Object.fromEntries(["t-weights", "t-context", "t-build", "t-first", "t-average"]
+    .map((id) => [id, element(id).textContent]))}));
+"""
+
+
+def _run_page(tmp_path: Path, graph: MLGraph, mode: str = "webnn", inputs: str = ""
+              ) -> dict[str, Any]:
+    p = plan(graph, "page test")
+    files = to_javascript(graph, "model", plan_=p)
+    (tmp_path / "package.json").write_text('{"type": "module"}')
+    (tmp_path / "model.js").write_text(files.module)
+    (tmp_path / "page.js").write_text(_script(files.html))
+    with open(tmp_path / "model.weights", "wb") as f:
+        write_weights(p, f)
+    (tmp_path / "harness.mjs").write_text(PAGE_HARNESS)
+    result = _node(tmp_path / "harness.mjs", tmp_path / "page.js", tmp_path / "model.weights",
+                   tmp_path / "out.json", mode, inputs)
+    assert result.returncode == 0, result.stderr
+    page: dict[str, Any] = json.loads((tmp_path / "out.json").read_text())
+    return page
+
+
+@needs_node
+@pytest.mark.parametrize("family", ["hostile", "shape", "float16"])
+def test_page_runs_with_tensors_and_prints_outputs(family: str, tmp_path: Path) -> None:
+    graph = FAMILIES[family]().graph
+    out = _run_page(tmp_path, graph)
+    assert out["status"] == "Done.", out["status"]
+    assert out["title"] == "WebNN model: page test"
+    assert out["built"] == [list(graph.outputs)]
+    assert len(out["dispatched"]) == 1 + 3  # first run + 3 timed runs
+    assert out["dispatched"][0] == {"inputs": list(graph.inputs), "outputs": list(graph.outputs)}
+    assert [w["length"] for w in out["written"]] == [o.descriptor.size
+                                                      for o in graph.inputs.values()]
+    assert all(w["writable"] for w in out["written"])
+    for name, operand in graph.outputs.items():
+        assert f"{json.dumps(name, ensure_ascii=False)}: {operand.data_type}[" in out["log"]
+    assert "first run (dispatch + read)" in out["log"] and "average of 3 runs" in out["log"]
+    if family == "float16":
+        assert out["written"][0]["type"] in ("Uint16Array", "Float16Array")
+    if family == "shape":
+        assert "BigInt64Array" in [w["type"] for w in out["written"]]
+
+
+@needs_node
+def test_page_uses_json_inputs_and_reports_bad_ones(tmp_path: Path) -> None:
+    graph = FAMILIES["float16"]().graph
+    values = list(range(50))
+    out = _run_page(tmp_path, graph, inputs=json.dumps({"x": [values[:25], values[25:]]}))
+    assert out["status"] == "Done."
+    assert out["written"][0]["first"] == 0 and out["written"][0]["length"] == 50
+    out = _run_page(tmp_path, graph, inputs=json.dumps({"x": [1, 2, 3]}))
+    assert out["statusClass"] == "error"
+    assert "3 values, expected 50" in out["status"]
+
+
+@needs_node
+def test_page_fills_the_timings_table(tmp_path: Path) -> None:
+    out = _run_page(tmp_path, FAMILIES["conv"]().graph)
+    assert out["status"] == "Done."
+    for key in ("t-weights", "t-context", "t-build", "t-first"):
+        assert re.fullmatch(r"\d+\.\d\d ms", out["timings"][key]), (key, out["timings"])
+    assert re.fullmatch(r"\d+\.\d\d ms \(3 runs\)", out["timings"]["t-average"])
+
+
+@needs_node
+def test_page_explains_file_urls_on_the_page(tmp_path: Path) -> None:
+    """Opened from file://, the page says why that fails and how to serve it, and tries
+    neither the module nor the weights."""
+    out = _run_page(tmp_path, FAMILIES["conv"]().graph, mode="file")
+    assert out["statusClass"] == "error"
+    assert "file://" in out["status"] and "block module scripts" in out["status"]
+    assert "python3 -m http.server" in out["status"]
+    assert "http://localhost:8000/model.html" in out["status"]
+    assert out["fetches"] == 0 and out["built"] == [] and out["dispatched"] == []
+
+
+class _Text(HTMLParser):
+    """The page's text outside <script>/<style>, character references decoded, and the
+    cells of each table row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text: list[str] = []
+        self.rows: list[list[str]] = []
+        self._skip = False
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._skip = tag in ("script", "style")
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skip = False
+        if tag in ("td", "th") and self._cell is not None:
+            self.rows[-1].append("".join(self._cell))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.text.append(data)
+            if self._cell is not None:
+                self._cell.append(data)
+
+
+def test_page_lists_hostile_names_inertly() -> None:
+    """The static input/output tables show every name exactly (the HTML parser as the
+    oracle), while the markup holds none of them raw and only one script element."""
+    graph = FAMILIES["hostile"]().graph
+    files = to_javascript(graph, "my-model", name="</script><b>x</b>\u2028")
+    page = files.html
+    assert page.isascii() and page.lower().count("</script") == 1 and "<b>" not in page
+    parser = _Text()
+    parser.feed(page)
+    rows = [r for r in parser.rows if len(r) == 3 and r != ["Name", "Data type", "Shape"]]
+    expected = [[n, o.data_type, f"[{', '.join(str(d) for d in o.shape)}]"]
+                for items in (graph.inputs, graph.outputs) for n, o in items.items()]
+    assert rows == expected
+    text = "".join(parser.text)
+    assert "WebNN model: </script><b>x</b>\u2028" in text
+    assert "http://localhost:8000/my-model.html" in text
+    assert "python3 -m http.server" in text and "file://" in text
+    for name in HOSTILE_NAMES:
+        if set(name) & set("<>&\"'\\\n\t\u2028\u2029") or not name.isascii():
+            assert name not in page
+
+
+@pytest.mark.parametrize("text", [*HOSTILE_NAMES, "\ud800", "\x00", "plain name_1.x"])
+def test_html_literal_is_inert_and_exact(text: str) -> None:
+    literal = html_literal(text)
+    assert literal.isascii() and not set(literal) & set("<>\"'\\\n\r\t`")
+    parser = _Text()
+    parser.feed(f"<p>{literal}</p>")
+    decoded = "".join(parser.text)
+    if "\ud800" in text or "\x00" in text:
+        assert decoded == "\ufffd"
+    else:
+        assert decoded == text
+
+
+@needs_node
+def test_page_says_when_webnn_is_unavailable(tmp_path: Path) -> None:
+    out = _run_page(tmp_path, FAMILIES["conv"]().graph, mode="none")
+    assert out["statusClass"] == "error"
+    assert "WebNN is not available" in out["status"]
+    assert out["dispatched"] == []
