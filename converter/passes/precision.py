@@ -56,7 +56,6 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand
 from converter.core.webnn.operand import Operation
-from converter.io.serialize.tables import op_signature
 from converter.results.result import ConversionResult
 
 PRECISIONS = ("float32", "float16")
@@ -182,18 +181,13 @@ class _Pass:
         return self.widen(old)
 
     def call(self, operation: Operation, mode: str) -> list[MLOperand]:
-        sig = op_signature(operation.op)
-        if sig is None:
-            raise ValueError(f"unknown WebNN operator {operation.op!r}")
         args = [self.map(a, mode) for a in operation.args]
         if operation.op == "cast" and mode == NARROW and args[1] == WIDE:
             args[1] = NARROW
         if operation.op == "cast" and args[0].data_type == args[1]:
             return [args[0]]  # a cast to the type it has (the pass run twice): the value
-        kwargs = {sig.options[k].py_name: self.map(v, mode)
-                  for k, v in operation.options.items()}
-        result = getattr(self.b, sig.method)(*args, **kwargs)
-        return list(result) if isinstance(result, (list, tuple)) else [result]
+        return self.b.apply(operation.op, args,
+                            {k: self.map(v, mode) for k, v in operation.options.items()})
 
     def integer_valued(self, old: MLOperand) -> bool:
         """Whether a float32 operand holds integers exactly: integer arithmetic carried in

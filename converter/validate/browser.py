@@ -39,8 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.webnn.operators import op_signature
 from converter.io.export.exporter import export
-from converter.io.serialize.tables import op_signature
 from converter.validate.browser_setup import (
     JOB_TIMEOUT_S,
     BrowserSetup,

@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from converter.core.webnn import ML, MLGraph, MLGraphBuilder, MLOperand
-from converter.io.serialize.tables import op_signature
 
 WPT_DIR = Path(__file__).resolve().parents[2] / "tests" / "data" / "wpt"
 """The WebNN conformance cases of the source checkout."""
@@ -214,26 +213,20 @@ def case_graph(case: Mapping[str, Any], builder: MLGraphBuilder, nonfinite: bool
         return value
 
     for op in desc["operators"]:
-        sig = op_signature(op["name"])
-        if sig is None:
-            raise ValueError(f"unknown operator {op['name']!r}")
-        args, kwargs = [], {}
+        args, options = [], {}
         for arg in op["arguments"]:
             (key, value), = arg.items()
             if key == "options":
                 for opt, val in value.items():
-                    opt = LEGACY_OPTIONS.get(opt, opt)
-                    if opt not in sig.options:
-                        raise ValueError(f"{op['name']}: unknown option {opt!r}")
-                    kwargs[sig.options[opt].py_name] = resolve(val)
+                    options[LEGACY_OPTIONS.get(opt, opt)] = resolve(val)
             else:
                 args.append(resolve(value))
-        result = getattr(builder, sig.method)(*args, **kwargs)
+        results = builder.apply(op["name"], args, options)
         names = op["outputs"]
         if isinstance(names, str):
-            operands[names] = result
+            operands[names] = results[0]
         else:
-            for n, r in zip(names, result, strict=True):
+            for n, r in zip(names, results, strict=True):
                 operands[n] = r
     graph = builder.build({name: operands[name] for name in desc["expectedOutputs"]})
     return graph, feeds

@@ -2,21 +2,30 @@
 
 from __future__ import annotations
 
-from converter.core.webnn.ops.conv import ConvOps
-from converter.core.webnn.ops.elementwise import ElementwiseOps
-from converter.core.webnn.ops.gather import GatherOps
-from converter.core.webnn.ops.linalg import LinalgOps
-from converter.core.webnn.ops.normalization import NormalizationOps
-from converter.core.webnn.ops.pool import PoolOps
-from converter.core.webnn.ops.quantize import QuantizeOps
-from converter.core.webnn.ops.recurrent import RecurrentOps
-from converter.core.webnn.ops.reduce import ReduceOps
-from converter.core.webnn.ops.resample import ResampleOps
-from converter.core.webnn.ops.shape import ShapeOps
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from converter.core.webnn.operand import MLOperand
+from converter.core.webnn.operators import OperatorMethods, op_signature
 
 
-class MLGraphBuilder(ElementwiseOps, ConvOps, PoolOps, ReduceOps, ShapeOps, GatherOps, LinalgOps,
-                     NormalizationOps, RecurrentOps, QuantizeOps, ResampleOps):
+class MLGraphBuilder(OperatorMethods):
     """Builds one WebNN graph. Methods are the spec's operators in snake_case, options are
     keyword arguments in snake_case with the spec's defaults; inside the graph, operator and
     option names are the spec's own (camelCase)."""
+
+    def apply(self, op: str, args: Sequence[Any], options: Mapping[str, Any]) -> list[MLOperand]:
+        """Record spec operator `op` with spec-ordered `args` and spec-named (camelCase)
+        `options`, as an `Operation` holds them; its outputs as a list. An unknown operator
+        or option is a ValueError (the caller names the source)."""
+        sig = op_signature(op)
+        if sig is None:
+            raise ValueError(f"unknown WebNN operator {op!r}")
+        kwargs = {}
+        for key, value in options.items():
+            param = sig.options.get(key)
+            if param is None:
+                raise ValueError(f"{op}: unknown option {key!r}")
+            kwargs[param.py_name] = value
+        result = getattr(self, sig.method)(*args, **kwargs)
+        return list(result) if isinstance(result, (list, tuple)) else [result]

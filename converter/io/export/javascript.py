@@ -69,11 +69,11 @@ import numpy as np
 
 from converter.core.webnn import MLGraph, MLOperand, Operation
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES
+from converter.core.webnn.operators import MULTI_OUTPUT_OPS, op_signature
 from converter.io.export.html_page import html_text
 from converter.io.export.literals import html_literal, js_string
 from converter.io.serialize.errors import WebnnExportError
 from converter.io.serialize.plan import WebnnPlan, constant_bytes, plan
-from converter.io.serialize.tables import MULTI_OUTPUT_OPS, op_signature
 
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")

@@ -43,6 +43,7 @@ from converter.core.webnn.dtypes import (
     pack_4bit,
     unpack_4bit,
 )
+from converter.core.webnn.operators import op_signature
 from converter.io.serialize.errors import WebnnFormatError, WeightsMismatch
 from converter.io.serialize.source_types import with_source_types
 from converter.io.serialize.syntax import Arg, ConstDecl, GraphText, NodeDecl, Ref, TypeSpec
@@ -52,7 +53,6 @@ from converter.io.serialize.tables import (
     LONG_DTYPES,
     OPERAND_KEYS_ANY,
     UNSUPPORTED_DTYPES,
-    op_signature,
 )
 from converter.io.serialize.weights import Manifest, WeightsBlob
 

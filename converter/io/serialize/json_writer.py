@@ -31,11 +31,12 @@ from typing import Any
 import numpy as np
 
 from converter.core.webnn import MLGraph, MLOperand, Operation
+from converter.core.webnn.operators import MULTI_OUTPUT_OPS
 from converter.io.serialize import safetensors_weights
 from converter.io.serialize.errors import WebnnExportError
 from converter.io.serialize.lexicon import format_number
 from converter.io.serialize.plan import ConstantEntry, WebnnPlan, constant_bytes, plan
-from converter.io.serialize.tables import JSON_FORMAT, JSON_SUFFIX, MULTI_OUTPUT_OPS
+from converter.io.serialize.tables import JSON_FORMAT, JSON_SUFFIX
 from converter.io.serialize.weights import write_weights
 
 

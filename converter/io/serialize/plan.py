@@ -52,6 +52,7 @@ import numpy as np
 
 from converter.core.webnn import MLGraph, MLOperand, Operation
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES, pack_4bit
+from converter.core.webnn.operators import MULTI_OUTPUT_OPS, op_signature
 from converter.io.serialize.errors import WebnnExportError
 from converter.io.serialize.lexicon import (
     IDENT_RE,
@@ -61,13 +62,7 @@ from converter.io.serialize.lexicon import (
     format_value,
     has_nan,
 )
-from converter.io.serialize.tables import (
-    MANIFEST_FORMAT,
-    MULTI_OUTPUT_OPS,
-    SHORT_DTYPES,
-    WEIGHTS_HEADER_BYTES,
-    op_signature,
-)
+from converter.io.serialize.tables import MANIFEST_FORMAT, SHORT_DTYPES, WEIGHTS_HEADER_BYTES
 
 INLINE_BYTES = 16
 """Non-uniform constants up to this many bytes are written inline with `@bytes`."""

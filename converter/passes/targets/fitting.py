@@ -22,7 +22,7 @@ from typing import Any
 from converter.core.webnn import MLOperand
 from converter.core.webnn.errors import MLTypeError
 from converter.core.webnn.operand import Operation
-from converter.io.serialize.tables import op_signature
+from converter.core.webnn.operators import op_signature
 from converter.passes.targets.rewrite import Rewrite
 from converter.passes.targets.roles import all_roles
 

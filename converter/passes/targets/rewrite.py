@@ -14,7 +14,6 @@ import numpy as np
 
 from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand
 from converter.core.webnn.operand import Operation
-from converter.io.serialize.tables import op_signature
 from converter.passes.targets.roles import allows
 
 if TYPE_CHECKING:
@@ -158,17 +157,7 @@ class Rewrite:
     def call(self, op: str, args: Sequence[Any], options: Mapping[str, Any]) -> list[MLOperand]:
         """Record spec operator `op` on the new builder (spec-ordered `args`, spec-named
         `options`, as `Operation` holds them), without the rules; its outputs as a list."""
-        sig = op_signature(op)
-        if sig is None:
-            raise ValueError(f"unknown WebNN operator {op!r}")
-        kwargs = {}
-        for key, value in options.items():
-            param = sig.options.get(key)
-            if param is None:
-                raise ValueError(f"{op}: unknown option {key!r}")
-            kwargs[param.py_name] = value
-        result = getattr(self.b, sig.method)(*args, **kwargs)
-        return list(result) if isinstance(result, (list, tuple)) else [result]
+        return self.b.apply(op, args, options)
 
     def emit(self, op: str, args: Sequence[Any], options: Mapping[str, Any] | None = None
              ) -> list[MLOperand]:

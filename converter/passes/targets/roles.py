@@ -20,7 +20,7 @@ from typing import Any
 
 from converter.core.webnn import MLOperand
 from converter.core.webnn.operand import Operation
-from converter.io.serialize.tables import op_signature
+from converter.core.webnn.operators import op_signature
 
 Place = tuple[str, MLOperand, int, int]
 """(role, operand, position, index in a list or -1): where an operation holds an operand;

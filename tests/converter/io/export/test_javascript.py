@@ -17,10 +17,10 @@ import numpy as np
 import pytest
 
 from converter.core.webnn import MLGraph, MLOperand
+from converter.core.webnn.operators import MULTI_OUTPUT_OPS
 from converter.io.export.javascript import check_stem, to_javascript
 from converter.io.export.literals import html_literal, js_string
 from converter.io.serialize.plan import plan
-from converter.io.serialize.tables import MULTI_OUTPUT_OPS
 from converter.io.serialize.weights import write_weights
 from tests.converter.io.export.graphs import FAMILIES, HOSTILE_NAMES
 

@@ -12,6 +12,7 @@ import pytest
 
 from converter.core.webnn import ML, MLGraphBuilder
 from converter.core.webnn.limits import OP_LIMITS
+from converter.core.webnn.operators import known_ops, op_signature
 from converter.io.serialize.errors import NotRepresentable, WebnnExportError
 from converter.io.serialize.lexicon import (
     format_number,
@@ -20,7 +21,7 @@ from converter.io.serialize.lexicon import (
     sanitize_identifier,
 )
 from converter.io.serialize.plan import INLINE_BYTES, plan
-from converter.io.serialize.tables import KEYWORDS, known_ops, op_signature
+from converter.io.serialize.tables import KEYWORDS
 from converter.io.serialize.text_writer import to_webnn
 from tests.converter.io.export.graphs import FAMILIES, HOSTILE_NAMES
 

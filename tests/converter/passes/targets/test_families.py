@@ -3,7 +3,7 @@ from the spec's IDL), the families do not overlap, and every reduction takes `ax
 
 from __future__ import annotations
 
-from converter.io.serialize.tables import op_signature
+from converter.core.webnn.operators import op_signature
 from converter.passes.targets.families import BINARY, REDUCE, UNARY
 
 
