@@ -36,7 +36,7 @@ from onnx import TensorProto, helper
 
 ROOT = Path(__file__).resolve().parents[1]
 
-VGG19 = [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M",
+VGG19: list[int | str] = [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M",
          512, 512, 512, 512, "M"]
 
 
@@ -79,13 +79,14 @@ def generate(path: Path, inline: bool = False, seed: int = 0) -> int:
                                           strides=[2, 2]))
             x = out
             continue
+        assert isinstance(item, int)
         conv += 1
-        weight(f"conv{conv}.w", [int(item), channels, 3, 3], channels * 9)
-        weight(f"conv{conv}.b", [int(item)], 1)
+        weight(f"conv{conv}.w", [item, channels, 3, 3], channels * 9)
+        weight(f"conv{conv}.b", [item], 1)
         nodes.append(helper.make_node("Conv", [x, f"conv{conv}.w", f"conv{conv}.b"],
                                       [f"conv{conv}"], pads=[1, 1, 1, 1]))
         nodes.append(helper.make_node("Relu", [f"conv{conv}"], [f"relu{conv}"]))
-        x, channels = f"relu{conv}", int(item)
+        x, channels = f"relu{conv}", item
     nodes.append(helper.make_node("Flatten", [x], ["flat"]))
     x, features = "flat", channels * 7 * 7
     for i, width in enumerate([4096, 4096, 1000], start=1):
@@ -106,8 +107,8 @@ def generate(path: Path, inline: bool = False, seed: int = 0) -> int:
         [helper.make_tensor_value_info("prob", TensorProto.FLOAT, [1, 1000])], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
                               ir_version=8, producer_name="benchmarks/convert_large.py")
-    with open(path, "wb") as out:
-        out.write(model.SerializeToString())
+    with open(path, "wb") as stream:
+        stream.write(model.SerializeToString())
     return sum(int(np.prod(t.dims)) * 4 for t in inits)
 
 
@@ -154,7 +155,7 @@ def measure(what: str, path: Path) -> dict[str, float]:
                           text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"{what} failed:\n{proc.stderr[-3000:]}")
-    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    data: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
     data["peak_bytes"] = (data["rss_peak_kib"] - data["rss_before_kib"]) * 1024
     return data
 

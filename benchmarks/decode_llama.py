@@ -42,6 +42,7 @@ as JSON with --json.
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib.util
 import json
@@ -181,18 +182,18 @@ def bench(folder: Path, threads: Sequence[int], backends: Sequence[str], tokens:
             contenders: dict[str, Callable[[], Generation]] = {}
             ort = OnnxRuntimeDecoder(model, threads=t)
             ort_fixed = OnnxRuntimeDecoder(model, threads=t, cache="fixed")
-            contenders[BASELINE] = lambda d=ort: d.generate(prompt, tokens)
-            contenders["onnxruntime-fixed"] = lambda d=ort_fixed: d.generate(prompt, tokens)
+            contenders[BASELINE] = functools.partial(ort.generate, prompt, tokens)
+            contenders["onnxruntime-fixed"] = functools.partial(ort_fixed.generate, prompt, tokens)
             if genai:
                 import onnxruntime_genai as og
 
                 g_model = og.Model(str(_genai_with_threads(folder, t, Path(tmp))))
-                contenders["genai"] = lambda m=g_model: genai_generate(m, prompt, tokens)
+                contenders["genai"] = functools.partial(genai_generate, g_model, prompt, tokens)
             decoders: dict[str, Decoder] = {}
             for backend in backends:
                 decoders[backend] = Decoder(model, backend=backend, threads=t)
-                contenders[f"ours-{backend}"] = (
-                    lambda d=decoders[backend]: d.generate(prompt, tokens))
+                contenders[f"ours-{backend}"] = functools.partial(decoders[backend].generate,
+                                                                  prompt, tokens)
             runs = run_rounds(contenders, warmup, repeat)
             base = runs[BASELINE][0]
             base_tps = statistics.median(g.decode_tokens_per_s for g in runs[BASELINE])

@@ -461,7 +461,7 @@ def _torch_runners(torch: Any, device: str, net: Any, example: Any, exe: Any,
 def _torch_nets(torch: Any) -> list[tuple[str, Any, Any]]:
     nn = torch.nn
 
-    class Block(nn.Module):
+    class Block(nn.Module):  # type: ignore[misc,name-defined]  # torch is read as untyped
         def __init__(self, c: int) -> None:
             super().__init__()
             self.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)

@@ -552,7 +552,7 @@ def _float_source(model: onnx.ModelProto) -> str:
     inits = {t.name for t in g.initializer}
     for vi in g.input:
         if vi.name not in inits and vi.type.tensor_type.elem_type == TensorProto.FLOAT:
-            return vi.name
+            return str(vi.name)
     g.initializer.append(numpy_helper.from_array(np.ones([1], np.float32), "amp_x"))
     return "amp_x"
 
