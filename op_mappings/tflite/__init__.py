@@ -3,8 +3,10 @@
 Every module in this package registers its handlers with `@tflite_op`; modules are discovered
 with pkgutil on first lookup. A handler is `fn(ctx, node) -> list[MLOperand | np.ndarray |
 None]` (one entry per operator output), where `node` is a
-`converter.frontends.tflite.reader.TFLiteNode` whose `attrs` are the decoded builtin options with
-schema defaults, and `input_infos`/`output_infos` carry dtypes and quantization parameters.
+`converter.core.ir.Node` whose `attrs` are the decoded builtin options with schema defaults
+(the reader fills the defaults of the op's options table when the operator carries none), and
+`input_infos`/`output_infos` (`converter.core.ir.TensorInfo`) carry dtypes and quantization
+parameters.
 
 Builtin ops are registered by their schema name ("CONV_2D"); custom ops with
 `custom=True` by their custom code ("Convolution2DTransposeBias", domain "custom").

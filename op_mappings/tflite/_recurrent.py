@@ -16,10 +16,10 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.core.webnn import decompose as dc
 from converter.core.webnn.dtypes import FLOAT_TYPES
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings._common.recurrent_layout import cell_activation
 from op_mappings._common.unroll import (
@@ -46,7 +46,7 @@ Act = dc.Activation
 """A cell activation: `act(builder, x) -> y`."""
 
 
-def weight(ctx: ImportContext, node: TFLiteNode, i: int) -> Weight | None:
+def weight(ctx: ImportContext, node: Node, i: int) -> Weight | None:
     """Input `i` as a float weight (None when omitted)."""
     name = node.input(i)
     if not name:
@@ -100,7 +100,7 @@ def activation_fn(code: int, *, none_ok: bool) -> Act:
                                "RELU6, RELU_N1_TO_1" + (", NONE" if none_ok else "") + ")")
 
 
-def initial_state(ctx: ImportContext, node: TFLiteNode, i: int, shape: Sequence[int]
+def initial_state(ctx: ImportContext, node: Node, i: int, shape: Sequence[int]
                   ) -> MLOperand:
     """The state input `i` (a variable tensor): its value, or zeros when the variable has no
     initial buffer (LiteRT resets variables to zero). Warns that the updated state is not
@@ -123,7 +123,7 @@ def initial_state(ctx: ImportContext, node: TFLiteNode, i: int, shape: Sequence[
     return value
 
 
-def float_input(ctx: ImportContext, node: TFLiteNode, rank: int) -> MLOperand:
+def float_input(ctx: ImportContext, node: Node, rank: int) -> MLOperand:
     x = fin(ctx, node, 0)
     assert x is not None
     if x.data_type not in FLOAT_TYPES:
@@ -167,7 +167,7 @@ def check_rank(w: Weight | None, shape: Sequence[int], what: str) -> None:
         raise InvalidModel(f"{what} has shape {list(shape_of(w))}, expected {list(shape)}")
 
 
-def reject_aux(node: TFLiteNode, index: int) -> None:
+def reject_aux(node: Node, index: int) -> None:
     if node.input(index):
         raise UnsupportedAttribute("auxiliary inputs are not supported")
 

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.ir import Node, Quantization, TensorInfo
 from converter.core.webnn import MLOperand
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.core.webnn.limits import OP_LIMITS
-from converter.frontends.tflite.reader import QuantInfo, TensorInfo, TFLiteNode
 from converter.importer import ImportContext
 from op_mappings._common.padding import same_pad
 from op_mappings._common.values import ints
@@ -46,7 +46,7 @@ def norm_axes(axes: Any, rank: int) -> list[int]:
     return sorted({norm_axis(a, rank) for a in ints(axes)})
 
 
-def const_ints(ctx: ImportContext, node: TFLiteNode, i: int) -> list[int]:
+def const_ints(ctx: ImportContext, node: Node, i: int) -> list[int]:
     return ints(ctx.const_input(node, i), f"input {i}")
 
 
@@ -103,10 +103,10 @@ def qparams(info: TensorInfo, rank: int) -> tuple[np.ndarray, np.ndarray]:
     scale, zp = q.scale.astype(np.float32), q.zero_point.astype(np.int64)
     if scale.size > 1:
         shape = [1] * rank
-        if not 0 <= q.quantized_dimension < rank:
+        if not 0 <= q.axis < rank:
             raise InvalidModel(f"tensor {info.tensor_name!r}: quantized_dimension "
-                               f"{q.quantized_dimension} out of range for rank {rank}")
-        shape[q.quantized_dimension] = scale.size
+                               f"{q.axis} out of range for rank {rank}")
+        shape[q.axis] = scale.size
         return scale.reshape(shape), zp.reshape(shape)
     return scale.reshape([1] * rank), zp.reshape([1] * rank)
 
@@ -115,7 +115,7 @@ def dequantize_value(value: np.ndarray, info: TensorInfo) -> np.ndarray:
     """Float32 value of a quantized constant (float64 inside, rounded once); InvalidModel when
     its per-axis scales do not match the size of its quantized dimension."""
     scale, zp = qparams(info, value.ndim)
-    axis = info.quant.quantized_dimension if info.quant is not None else 0
+    axis = info.quant.axis if info.quant is not None else 0
     if scale.size > 1 and scale.size != value.shape[axis]:
         raise InvalidModel(f"tensor {info.tensor_name!r}: {scale.size} per-axis scales for "
                            f"dimension {axis} of size {value.shape[axis]}")
@@ -135,7 +135,7 @@ def q_constants(ctx: ImportContext, info: TensorInfo, rank: int, dtype: str
     return pair
 
 
-def fin(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand | None:
+def fin(ctx: ImportContext, node: Node, i: int) -> MLOperand | None:
     """Operand of input `i` in float when it is quantized (None when omitted)."""
     name = node.input(i)
     if not name:
@@ -161,7 +161,7 @@ def fin(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand | None:
     return out
 
 
-def fin_required(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand:
+def fin_required(ctx: ImportContext, node: Node, i: int) -> MLOperand:
     """`fin` of an input the op requires; InvalidModel when the node omits it."""
     x = fin(ctx, node, i)
     if x is None:
@@ -169,11 +169,11 @@ def fin_required(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand:
     return x
 
 
-def out_info(node: TFLiteNode, o: int = 0) -> TensorInfo | None:
+def out_info(node: Node, o: int = 0) -> TensorInfo | None:
     return node.output_infos[o] if o < len(node.output_infos) else None
 
 
-def fout(ctx: ImportContext, node: TFLiteNode, o: int, y: MLOperand) -> MLOperand:
+def fout(ctx: ImportContext, node: Node, o: int, y: MLOperand) -> MLOperand:
     """Re-quantize a float result when output `o` is a quantized tensor; cast when the output
     tensor's type differs otherwise."""
     info = out_info(node, o)
@@ -190,11 +190,11 @@ def fout(ctx: ImportContext, node: TFLiteNode, o: int, y: MLOperand) -> MLOperan
     return y
 
 
-def float_in(ctx: ImportContext, node: TFLiteNode) -> list[MLOperand | None]:
+def float_in(ctx: ImportContext, node: Node) -> list[MLOperand | None]:
     return [fin(ctx, node, i) for i in range(len(node.inputs))]
 
 
-def raw_ok(node: TFLiteNode, inputs: Sequence[int] = (0,), o: int = 0) -> bool:
+def raw_ok(node: Node, inputs: Sequence[int] = (0,), o: int = 0) -> bool:
     """True when the op may run on the stored integers: every listed input is quantized with
     the same parameters as output `o` (or nothing is quantized)."""
     oi = out_info(node, o)
@@ -203,12 +203,12 @@ def raw_ok(node: TFLiteNode, inputs: Sequence[int] = (0,), o: int = 0) -> bool:
         return True
     if not is_quantized(oi) or oi is None:
         return False
-    q: QuantInfo | None = oi.quant
+    q: Quantization | None = oi.quant
     return all(t is not None and is_quantized(t) and t.dtype == oi.dtype and q is not None
                and q.same_as(t.quant) and not q.per_axis for t in infos)
 
 
-def data_in(ctx: ImportContext, node: TFLiteNode, inputs: Sequence[int] = (0,), o: int = 0
+def data_in(ctx: ImportContext, node: Node, inputs: Sequence[int] = (0,), o: int = 0
             ) -> tuple[list[MLOperand], bool]:
     """Operands for a data-movement op: raw integers when `raw_ok`, else float views.
     Returns (operands, raw)."""
@@ -217,7 +217,7 @@ def data_in(ctx: ImportContext, node: TFLiteNode, inputs: Sequence[int] = (0,), 
     return [fin_required(ctx, node, i) for i in inputs], False
 
 
-def finish(ctx: ImportContext, node: TFLiteNode, y: MLOperand, raw: bool, o: int = 0
+def finish(ctx: ImportContext, node: Node, y: MLOperand, raw: bool, o: int = 0
            ) -> MLOperand:
     return y if raw else fout(ctx, node, o, y)
 
@@ -226,7 +226,7 @@ def float_dtype(x: MLOperand) -> str:
     return x.data_type if x.data_type in FLOAT_TYPES else "float32"
 
 
-def empty(node: TFLiteNode, shape: Sequence[int], o: int = 0) -> np.ndarray:
+def empty(node: Node, shape: Sequence[int], o: int = 0) -> np.ndarray:
     """An empty (zero-element) constant for output `o`: WebNN operands cannot be empty, so
     such values stay numpy arrays (CONCATENATION drops them)."""
     info = out_info(node, o)
@@ -268,21 +268,3 @@ class ConversionState:
 def state(ctx: ImportContext) -> ConversionState:
     """This conversion's `ConversionState` (`ctx.shared`)."""
     return ctx.shared(ConversionState)
-
-
-# -- options ---------------------------------------------------------------------------------
-
-
-def options_or_defaults(node: TFLiteNode, table: str, key: str) -> dict[str, Any]:
-    """The operator's decoded options, or the schema defaults of options table `table` (e.g.
-    "Conv3DOptions") when the operator carries none (`key` = a field every such table has).
-    For builtins whose options table the reader cannot infer from the op name
-    (CONV_3D_TRANSPOSE uses Conv3DOptions)."""
-    if key in node.attrs:
-        return dict(node.attrs)
-    from converter.frontends.tflite.options import defaults
-
-    found = defaults(table)
-    if found is None:
-        raise ValueError(f"options table {table!r} is not in the TFLite schema")
-    return found

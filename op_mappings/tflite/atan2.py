@@ -15,10 +15,10 @@ import math
 from typing import Any
 
 from converter.core.errors import InvalidModel, UnsupportedDataType
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.core.webnn import decompose as dc
 from converter.core.webnn.dtypes import FLOAT_TYPES
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 
@@ -42,7 +42,7 @@ def atan2(ctx: ImportContext, y: MLOperand, x: MLOperand) -> MLOperand:
 
 
 @tflite_op("ATAN2", since=1)
-def atan2_op(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def atan2_op(ctx: ImportContext, node: Node) -> list[Any]:
     """atan2(y, x) from an atan polynomial (a few float32 ulps). Restrictions: float32 or
     float16; y and x of equal shape (as LiteRT)."""
     b = ctx.builder

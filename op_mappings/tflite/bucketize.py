@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedDataType
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 
 
 @tflite_op("BUCKETIZE", since=1)
-def bucketize(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def bucketize(ctx: ImportContext, node: Node) -> list[Any]:
     """K - Σ (x < boundary) (upper_bound). Restrictions: sorted boundaries; x.size·K
     comparisons."""
     b = ctx.builder

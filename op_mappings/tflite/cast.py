@@ -11,14 +11,14 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import UnsupportedDataType
+from converter.core.ir import Node
 from converter.core.webnn.dtypes import carrier_type
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 
 
 @tflite_op("CAST", since=1)
-def cast(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def cast(ctx: ImportContext, node: Node) -> list[Any]:
     """cast, or notEqual(x, 0) for a bool target."""
     x = ctx.operand(node.inputs[0])
     target = node.output_infos[0].dtype

@@ -11,14 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import NONE, data_in, empty, finish, norm_axis
 
 
 @tflite_op("CONCATENATION", since=1)
-def concatenation(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def concatenation(ctx: ImportContext, node: Node) -> list[Any]:
     """concat along a (possibly negative) axis."""
     if int(node.attrs["fused_activation_function"]) != NONE:
         ctx.warn("fused activation ignored, as LiteRT's CONCATENATION kernel ignores it")

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import run_subgraph, state
@@ -37,7 +37,7 @@ MAX_WHILE_ITERATIONS = 4096
 conversion setting `max_while_iterations` overrides the budget)."""
 
 
-def _values(ctx: ImportContext, node: TFLiteNode, start: int = 0) -> list[Any]:
+def _values(ctx: ImportContext, node: Node, start: int = 0) -> list[Any]:
     out = []
     for i, name in enumerate(node.inputs[start:], start):
         if not name:
@@ -57,7 +57,7 @@ def _known_bool(value: Any) -> bool | None:
 
 
 @tflite_op("WHILE", since=1, fold=False)
-def while_loop(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def while_loop(ctx: ImportContext, node: Node) -> list[Any]:
     """Unrolled when the condition folds to a constant every iteration (static trip count,
     at most `max_trip_count` iterations, default 4096); otherwise an error naming the
     condition's dependency on graph inputs."""
@@ -99,7 +99,7 @@ def _snapshot(ctx: ImportContext) -> dict[str, int]:
 
 
 @tflite_op("IF", since=1, fold=False)
-def if_then_else(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def if_then_else(ctx: ImportContext, node: Node) -> list[Any]:
     """Constant condition: the chosen branch inlined. Otherwise both branches converted and
     selected with `where` (same output shapes/types required, no variable assignments)."""
     then_i = int(node.attrs["then_subgraph_index"])
@@ -141,7 +141,7 @@ def if_then_else(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("CALL_ONCE", since=1, fold=False)
-def call_once(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def call_once(ctx: ImportContext, node: Node) -> list[Any]:
     """Runs the init subgraph (no inputs, no outputs) once per conversion."""
     index = int(node.attrs["init_subgraph_index"])
     st = state(ctx)
@@ -156,7 +156,7 @@ def call_once(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("STABLEHLO_COMPOSITE", since=1, fold=False)
-def stablehlo_composite(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def stablehlo_composite(ctx: ImportContext, node: Node) -> list[Any]:
     """Inlines the decomposition subgraph (inputs forwarded, its outputs returned)."""
     index = int(node.attrs["decomposition_subgraph_index"])
     out = run_subgraph(ctx, index, _values(ctx, node), str(node.attrs.get("name") or ""))

@@ -22,13 +22,14 @@ Restrictions: float (LiteRT has no quantized 3-D convolutions); no grouped convo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings._common.padding import same_pad
 from op_mappings.tflite import tflite_op
@@ -40,11 +41,10 @@ from op_mappings.tflite._util import (
     const_ints,
     fin,
     fout,
-    options_or_defaults,
 )
 
 
-def _geometry(a: dict[str, Any]) -> tuple[int, list[int], list[int]]:
+def _geometry(a: Mapping[str, Any]) -> tuple[int, list[int], list[int]]:
     padding = int(a["padding"])
     if padding not in (SAME, VALID):
         raise UnsupportedAttribute(f"padding {padding} is not SAME or VALID")
@@ -68,7 +68,7 @@ def _rearrange(ctx: ImportContext, w: Weight, shape: list[int]) -> MLOperand:
     return b.reshape(b.transpose(w, permutation=[1, 2, 0, 3, 4]), shape)
 
 
-def _filter(ctx: ImportContext, node: TFLiteNode, i: int) -> tuple[Weight, list[int]]:
+def _filter(ctx: ImportContext, node: Node, i: int) -> tuple[Weight, list[int]]:
     w = weight(ctx, node, i)
     if w is None:
         raise InvalidModel("the filter is required")
@@ -78,7 +78,7 @@ def _filter(ctx: ImportContext, node: TFLiteNode, i: int) -> tuple[Weight, list[
     return w, shape
 
 
-def _input(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand:
+def _input(ctx: ImportContext, node: Node, i: int) -> MLOperand:
     x = fin(ctx, node, i)
     assert x is not None
     if len(x.shape) != 5:
@@ -86,7 +86,7 @@ def _input(ctx: ImportContext, node: TFLiteNode, i: int) -> MLOperand:
     return x
 
 
-def _bias(ctx: ImportContext, node: TFLiteNode, i: int, channels: int) -> MLOperand | None:
+def _bias(ctx: ImportContext, node: Node, i: int, channels: int) -> MLOperand | None:
     if len(node.inputs) <= i or not node.input(i):
         return None
     bias = weight(ctx, node, i)
@@ -97,11 +97,11 @@ def _bias(ctx: ImportContext, node: TFLiteNode, i: int, channels: int) -> MLOper
 
 
 @tflite_op("CONV_3D", since=1)
-def conv_3d(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def conv_3d(ctx: ImportContext, node: Node) -> list[Any]:
     """Depth taps folded into channels + one conv2d. Restrictions: float; no grouped 3-D
     convolution."""
     b = ctx.builder
-    a = options_or_defaults(node, "Conv3DOptions", "stride_d")
+    a = node.attrs
     padding, (sd, sh, sw), (dd, dh, dw) = _geometry(a)
     x = _input(ctx, node, 0)
     w, (kd, kh, kw, ci, co) = _filter(ctx, node, 1)
@@ -135,11 +135,11 @@ def conv_3d(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("CONV_3D_TRANSPOSE", since=1, const_inputs=(0,))
-def conv_3d_transpose(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def conv_3d_transpose(ctx: ImportContext, node: Node) -> list[Any]:
     """convTranspose2d over H/W for every depth tap + a 0/1 matmul scattering along depth.
     Restrictions: constant output_shape; float; no grouped convolution."""
     b = ctx.builder
-    a = options_or_defaults(node, "Conv3DOptions", "stride_d")
+    a = node.attrs
     padding, (sd, sh, sw), (dd, dh, dw) = _geometry(a)
     shape = const_ints(ctx, node, 0)
     w, (kd, kh, kw, co, ci) = _filter(ctx, node, 1)

@@ -1,5 +1,6 @@
 """DENSIFY: its input is a sparse constant that the reader already densified
-(converter.frontends.tflite.reader.densify), so the op folds to that constant at conversion time."""
+(converter/frontends/tflite/sparsity.py), so the op folds to that constant at conversion
+time."""
 
 from __future__ import annotations
 
@@ -8,17 +9,17 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import RequiresConstantInput
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 
 
-def _fold(ctx: ImportContext, node: TFLiteNode, values: list[Any]) -> list[Any]:
+def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
     return [np.asarray(values[0])]
 
 
 @tflite_op("DENSIFY", since=1, fold=_fold)
-def densify(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def densify(ctx: ImportContext, node: Node) -> list[Any]:
     """Pass-through of the densified constant."""
     if not ctx.is_constant(node.inputs[0]):
         raise RequiresConstantInput("DENSIFY input must be a sparse constant")

@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
 
 @tflite_op("DILATE", since=1, const_inputs=(1,))
-def dilate(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def dilate(ctx: ImportContext, node: Node) -> list[Any]:
     """Interleave padding values along every dilated axis. Restrictions: constant
     dilations."""
     b = ctx.builder

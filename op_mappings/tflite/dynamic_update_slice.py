@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, finish
 
 
 @tflite_op("DYNAMIC_UPDATE_SLICE", since=1, const_inputs=(2,))
-def dynamic_update_slice(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def dynamic_update_slice(ctx: ImportContext, node: Node) -> list[Any]:
     """Overwrite a window of the operand with the update."""
     (x, u), raw = data_in(ctx, node, (0, 1))
     b = ctx.builder

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
@@ -30,7 +30,7 @@ SUM, MEAN, SQRTN = 0, 1, 2
 
 
 @tflite_op("EMBEDDING_LOOKUP_SPARSE", since=1, const_inputs=(1, 2))
-def embedding_lookup_sparse(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def embedding_lookup_sparse(ctx: ImportContext, node: Node) -> list[Any]:
     """Σ weights·value[ids] per output row, then the combiner's divisor. Restrictions:
     constant indices and dense_shape, entries grouped by output row in order."""
     b = ctx.builder

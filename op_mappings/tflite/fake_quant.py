@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
+from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.core.webnn.dtypes import FLOAT_TYPES
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 
@@ -48,7 +48,7 @@ def nudge(rmin: float, rmax: float, qmin: int, qmax: int
 
 
 @tflite_op("FAKE_QUANT", since=1)
-def fake_quant(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def fake_quant(ctx: ImportContext, node: Node) -> list[Any]:
     """Quantize-dequantize with the nudged range (bit-exact). Restrictions: float input;
     narrow_range rejected (as LiteRT)."""
     b = ctx.builder

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._checks import rank
@@ -22,7 +22,7 @@ from op_mappings.tflite._util import activation, fin, fout
 
 
 @tflite_op("FULLY_CONNECTED", since=1)
-def fully_connected(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def fully_connected(ctx: ImportContext, node: Node) -> list[Any]:
     """y = x·Wᵀ + b."""
     a = node.attrs
     if int(a.get("weights_format", 0)) != 0:

@@ -13,14 +13,14 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import RequiresConstantInput
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, finish, norm_axis
 
 
 @tflite_op("GATHER", since=1)
-def gather(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def gather(ctx: ImportContext, node: Node) -> list[Any]:
     """gather along `axis`; batch_dims via gatherND."""
     (x,), raw = data_in(ctx, node)
     idx_name = node.inputs[1]
@@ -46,14 +46,14 @@ def gather(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("GATHER_ND", since=1)
-def gather_nd(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def gather_nd(ctx: ImportContext, node: Node) -> list[Any]:
     """gatherND(params, indices)."""
     (x,), raw = data_in(ctx, node)
     return [finish(ctx, node, ctx.builder.gather_nd(x, ctx.operand(node.inputs[1])), raw)]
 
 
 @tflite_op("EMBEDDING_LOOKUP", since=1)
-def embedding_lookup(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def embedding_lookup(ctx: ImportContext, node: Node) -> list[Any]:
     """EMBEDDING_LOOKUP(ids, table) = gather(table, ids, axis 0)."""
     (table,), raw = data_in(ctx, node, (1,))
     return [finish(ctx, node, ctx.builder.gather(table, ctx.operand(node.inputs[0]), axis=0),

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings._common.recurrent_layout import LSTM_IFCO, stack_directions, webnn_direction
 from op_mappings._common.unroll import check_steps, unroll
@@ -83,7 +83,7 @@ class Cell:
                         for g in GATES))
 
 
-def read_cell(ctx: ImportContext, node: TFLiteNode, base: int, n_input: int,
+def read_cell(ctx: ImportContext, node: Node, base: int, n_input: int,
               ln_base: int | None) -> Cell:
     """Weights of one direction; `base` is the index of input_to_input_weights (the
     UNIDIRECTIONAL layout from there: 4 W, 4 R, 3 peephole, 4 bias, proj W, proj b)."""
@@ -204,14 +204,14 @@ def _unrolled(ctx: ImportContext, x: MLOperand, cell: Cell, h0: MLOperand, c0: M
     return stack(ctx, outs)
 
 
-def _options(node: TFLiteNode) -> tuple[int, float, float]:
+def _options(node: Node) -> tuple[int, float, float]:
     a = node.attrs
     code = int(a.get("fused_activation_function", TANH))
     return code, float(a.get("cell_clip", 0.0)), float(a.get("proj_clip", 0.0))
 
 
 def _sequences(ctx: ImportContext, x: MLOperand, cells: list[Cell], h0: list[MLOperand],
-               c0: list[MLOperand], node: TFLiteNode) -> list[MLOperand]:
+               c0: list[MLOperand], node: Node) -> list[MLOperand]:
     code, cell_clip, proj_clip = _options(node)
     act = activation_fn(code, none_ok=False)
     if (code in (TANH, RELU) and cell_clip <= 0 and proj_clip <= 0
@@ -221,12 +221,12 @@ def _sequences(ctx: ImportContext, x: MLOperand, cells: list[Cell], h0: list[MLO
             for d, cell in enumerate(cells)]
 
 
-def _ln_base(node: TFLiteNode, index: int) -> int | None:
+def _ln_base(node: Node, index: int) -> int | None:
     return index if len(node.inputs) > index else None
 
 
 @tflite_op("UNIDIRECTIONAL_SEQUENCE_LSTM", since=1)
-def unidirectional_sequence_lstm(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def unidirectional_sequence_lstm(ctx: ImportContext, node: Node) -> list[Any]:
     """Input [B, T, I] (or [T, B, I] with time_major); states inputs 18/19; layer norm
     inputs 20-23. Output: the hidden sequence."""
     x = float_input(ctx, node, 3)
@@ -241,7 +241,7 @@ def unidirectional_sequence_lstm(ctx: ImportContext, node: TFLiteNode) -> list[A
 
 
 @tflite_op("LSTM", since=1)
-def lstm(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def lstm(ctx: ImportContext, node: Node) -> list[Any]:
     """One step of the full LSTM kernel: input [B, I], states 18/19, layer norm 20-23;
     output [B, n_output]. The BASIC kernel (kernel_type 1) is rejected."""
     if int(node.attrs.get("kernel_type", 0)) != 0:
@@ -257,7 +257,7 @@ def lstm(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("BIDIRECTIONAL_SEQUENCE_LSTM", since=1)
-def bidirectional_sequence_lstm(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def bidirectional_sequence_lstm(ctx: ImportContext, node: Node) -> list[Any]:
     """Forward weights at inputs 1-17, backward at 18-34, states 35-38 (fw h, fw c, bw h,
     bw c); the backward direction walks time in reverse and its outputs keep time order.
     merge_outputs concatenates both on the last axis. Auxiliary inputs are rejected."""

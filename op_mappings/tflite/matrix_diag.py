@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 
 
 @tflite_op("MATRIX_DIAG", since=1)
-def matrix_diag(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def matrix_diag(ctx: ImportContext, node: Node) -> list[Any]:
     """where(eye, x as rows, 0); stored values copied."""
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
@@ -36,7 +36,7 @@ def matrix_diag(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("MATRIX_SET_DIAG", since=1)
-def matrix_set_diag(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def matrix_set_diag(ctx: ImportContext, node: Node) -> list[Any]:
     """where(eye, diagonal as rows, x); stored values copied."""
     b = ctx.builder
     x, d = ctx.operand(node.inputs[0]), ctx.operand(node.inputs[1])

@@ -7,14 +7,14 @@ from typing import Any
 
 import numpy as np
 
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
 
 @tflite_op("ONE_HOT", since=1, const_inputs=(1,))
-def one_hot(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def one_hot(ctx: ImportContext, node: Node) -> list[Any]:
     """One-hot encoding along `axis` (-1 = last)."""
     b = ctx.builder
     idx = ctx.operand(node.inputs[0])

@@ -12,14 +12,14 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, dequantize_value, finish, is_quantized
 
 
-def _paddings(ctx: ImportContext, node: TFLiteNode, rank: int) -> tuple[list[int], list[int]]:
+def _paddings(ctx: ImportContext, node: Node, rank: int) -> tuple[list[int], list[int]]:
     p = np.asarray(ctx.const_input(node, 1)).astype(np.int64).reshape(-1, 2)
     if p.shape[0] != rank or np.any(p < 0):
         raise InvalidModel(f"paddings {p.tolist()} do not fit rank {rank}")
@@ -27,7 +27,7 @@ def _paddings(ctx: ImportContext, node: TFLiteNode, rank: int) -> tuple[list[int
 
 
 @tflite_op(("PAD", "PADV2"), since=1, const_inputs=(1,))
-def pad(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def pad(ctx: ImportContext, node: Node) -> list[Any]:
     """Constant padding (0, the zero point, or PADV2's value)."""
     (x,), raw = data_in(ctx, node)
     begins, ends = _paddings(ctx, node, len(x.shape))
@@ -79,7 +79,7 @@ def _symmetric(ctx: ImportContext, x: MLOperand, begins: list[int], ends: list[i
 
 
 @tflite_op("MIRROR_PAD", since=1, const_inputs=(1,))
-def mirror_pad(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def mirror_pad(ctx: ImportContext, node: Node) -> list[Any]:
     """REFLECT (edge excluded) or SYMMETRIC (edge repeated)."""
     (x,), raw = data_in(ctx, node)
     begins, ends = _paddings(ctx, node, len(x.shape))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from converter.core.errors import InvalidModel
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import (
@@ -27,7 +27,7 @@ from op_mappings.tflite._util import (
 )
 
 
-def _window(node: TFLiteNode, shape: tuple[int, ...]) -> dict[str, Any]:
+def _window(node: Node, shape: tuple[int, ...]) -> dict[str, Any]:
     if len(shape) != 4:
         raise InvalidModel(f"input has rank {len(shape)}, 4 expected")
     a = node.attrs
@@ -38,7 +38,7 @@ def _window(node: TFLiteNode, shape: tuple[int, ...]) -> dict[str, Any]:
 
 
 @tflite_op("MAX_POOL_2D", since=1)
-def max_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def max_pool(ctx: ImportContext, node: Node) -> list[Any]:
     """maxPool2d; padded cells never win."""
     act = int(node.attrs["fused_activation_function"])
     if act == NONE:
@@ -52,7 +52,7 @@ def max_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("AVERAGE_POOL_2D", since=1)
-def average_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def average_pool(ctx: ImportContext, node: Node) -> list[Any]:
     """averagePool2d (count excludes padding)."""
     act = int(node.attrs["fused_activation_function"])
     if act == NONE:
@@ -66,7 +66,7 @@ def average_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("L2_POOL_2D", since=1)
-def l2_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def l2_pool(ctx: ImportContext, node: Node) -> list[Any]:
     """sqrt(mean of squares over the valid cells of each window)."""
     x = fin(ctx, node, 0)
     assert x is not None
@@ -75,7 +75,7 @@ def l2_pool(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
     return [fout(ctx, node, 0, activation(ctx, y, node.attrs["fused_activation_function"]))]
 
 
-def _integer_average(ctx: ImportContext, node: TFLiteNode, x: Any) -> Any:
+def _integer_average(ctx: ImportContext, node: Node, x: Any) -> Any:
     """LiteRT's integer average: mean of the stored values over the valid cells, rounded half
     away from zero. The float32 mean is exact enough: a non-tie mean lies at least 1/(2*count)
     from the nearest .5, far above float32 rounding at |mean| <= 255."""

@@ -15,14 +15,14 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import UnsupportedDataType
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fout, is_quantized
 
 
 @tflite_op("DEQUANTIZE", since=1, fold=False)
-def dequantize(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def dequantize(ctx: ImportContext, node: Node) -> list[Any]:
     """float16 -> cast (or fold); quantized integers -> dequantizeLinear."""
     name = node.inputs[0]
     info = node.input_infos[0]
@@ -42,7 +42,7 @@ def dequantize(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("QUANTIZE", since=1)
-def quantize(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def quantize(ctx: ImportContext, node: Node) -> list[Any]:
     """quantizeLinear with the output tensor's parameters (requantize for integer inputs)."""
     x = fin(ctx, node, 0)
     assert x is not None

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel, RequiresConstantInput
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings._common.values import ints
 from op_mappings.tflite import tflite_op
@@ -34,12 +34,12 @@ def resolve_shape(shape: list[int], total: int) -> list[int]:
     return shape
 
 
-def _fold(ctx: ImportContext, node: TFLiteNode, values: list[Any]) -> list[Any]:
+def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
     x = np.asarray(values[0])
     return [x.reshape(_target(ctx, node, x.size))]
 
 
-def _target(ctx: ImportContext, node: TFLiteNode, total: int) -> list[int]:
+def _target(ctx: ImportContext, node: Node, total: int) -> list[int]:
     shape: list[int] | None = None
     if len(node.inputs) > 1 and node.inputs[1]:
         try:
@@ -57,7 +57,7 @@ def _target(ctx: ImportContext, node: TFLiteNode, total: int) -> list[int]:
 
 
 @tflite_op("RESHAPE", since=1, fold=_fold)
-def reshape(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def reshape(ctx: ImportContext, node: Node) -> list[Any]:
     """reshape to the static target shape."""
     (x,), raw = data_in(ctx, node)
     total = int(np.prod(x.shape, dtype=np.int64))
@@ -65,7 +65,7 @@ def reshape(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("SQUEEZE", since=1)
-def squeeze(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def squeeze(ctx: ImportContext, node: Node) -> list[Any]:
     """Drop the listed size-1 dims (all of them when the list is empty)."""
     (x,), raw = data_in(ctx, node)
     dims = node.attrs.get("squeeze_dims") or ()
@@ -79,7 +79,7 @@ def squeeze(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("EXPAND_DIMS", since=1, const_inputs=(1,))
-def expand_dims(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def expand_dims(ctx: ImportContext, node: Node) -> list[Any]:
     """Insert a size-1 dim at the constant axis."""
     (x,), raw = data_in(ctx, node)
     rank = len(x.shape)

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, fin, finish, fout
@@ -54,7 +54,7 @@ def nearest_table(size_in: int, size_out: int, align: bool, half: bool) -> np.nd
     return table
 
 
-def _sizes(ctx: ImportContext, node: TFLiteNode) -> list[int]:
+def _sizes(ctx: ImportContext, node: Node) -> list[int]:
     size = const_ints(ctx, node, 1)
     if len(size) != 2 or min(size) < 1:
         raise InvalidModel(f"resize size {size} is not two positive integers")
@@ -62,7 +62,7 @@ def _sizes(ctx: ImportContext, node: TFLiteNode) -> list[int]:
 
 
 @tflite_op("RESIZE_BILINEAR", since=1, const_inputs=(1,))
-def resize_bilinear(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def resize_bilinear(ctx: ImportContext, node: Node) -> list[Any]:
     """Bilinear resize, exact for every align_corners / half_pixel_centers combination."""
     x = fin(ctx, node, 0)
     assert x is not None
@@ -87,7 +87,7 @@ def resize_bilinear(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("RESIZE_NEAREST_NEIGHBOR", since=1, const_inputs=(1,))
-def resize_nearest(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def resize_nearest(ctx: ImportContext, node: Node) -> list[Any]:
     """Nearest-neighbour resize; works on stored integers for quantized tensors."""
     (x,), raw = data_in(ctx, node)
     b = ctx.builder

@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings._common.unroll import check_steps, unroll
 from op_mappings.tflite import tflite_op
@@ -40,7 +40,7 @@ from op_mappings.tflite._recurrent import (
 )
 
 
-def _direction(ctx: ImportContext, node: TFLiteNode, xt: MLOperand, base: int, act: Act,
+def _direction(ctx: ImportContext, node: Node, xt: MLOperand, base: int, act: Act,
                reverse: bool) -> MLOperand:
     """Inputs base..base+3 = weights [U, I], recurrent weights [U, U], bias [U], hidden
     state [B, U]; returns the hidden sequence [T, B, U] in time order."""
@@ -66,12 +66,12 @@ def _direction(ctx: ImportContext, node: TFLiteNode, xt: MLOperand, base: int, a
     return stack(ctx, outs)
 
 
-def _act(node: TFLiteNode) -> Act:
+def _act(node: Node) -> Act:
     return activation_fn(node.attrs.get("fused_activation_function", 0), none_ok=True)
 
 
 @tflite_op("RNN", since=1)
-def rnn(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def rnn(ctx: ImportContext, node: Node) -> list[Any]:
     """One step: input [B, I] -> new hidden state [B, U]."""
     x = float_input(ctx, node, 2)
     batch, n_in = x.shape
@@ -80,7 +80,7 @@ def rnn(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("UNIDIRECTIONAL_SEQUENCE_RNN", since=1)
-def unidirectional_sequence_rnn(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def unidirectional_sequence_rnn(ctx: ImportContext, node: Node) -> list[Any]:
     """Input [B, T, I] (or [T, B, I] with time_major) -> hidden sequence."""
     x = float_input(ctx, node, 3)
     tm = bool(node.attrs.get("time_major", False))
@@ -89,7 +89,7 @@ def unidirectional_sequence_rnn(ctx: ImportContext, node: TFLiteNode) -> list[An
 
 
 @tflite_op("BIDIRECTIONAL_SEQUENCE_RNN", since=1)
-def bidirectional_sequence_rnn(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def bidirectional_sequence_rnn(ctx: ImportContext, node: Node) -> list[Any]:
     """Forward weights/state at inputs 1-4, backward at 5-8; auxiliary inputs (9-11)
     rejected. Outputs fw, bw (or one merged output)."""
     x = float_input(ctx, node, 3)

@@ -13,15 +13,15 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, fin, fout
 
 
 @tflite_op("SCATTER_ND", since=1, const_inputs=(2,))
-def scatter_nd(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def scatter_nd(ctx: ImportContext, node: Node) -> list[Any]:
     """zeros(shape) with updates added at indices."""
     b = ctx.builder
     shape = const_ints(ctx, node, 2)

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel
+from converter.core.ir import Node
 from converter.core.webnn import MLOperand
-from converter.frontends.tflite.reader import TFLiteNode
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
@@ -101,7 +101,7 @@ def _check(data: MLOperand, ids_shape: tuple[int, ...]) -> None:
 
 
 @tflite_op("SEGMENT_SUM", since=1, const_inputs=(1,))
-def segment_sum(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def segment_sum(ctx: ImportContext, node: Node) -> list[Any]:
     """Sorted segment sum (gather table + reduceSum). Restrictions: constant, sorted,
     non-negative segment ids (output rows = last id + 1)."""
     data = ctx.operand(node.inputs[0])
@@ -118,7 +118,7 @@ def segment_sum(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 @tflite_op(("UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN",
             "UNSORTED_SEGMENT_PROD"), since=1, const_inputs=(2,))
-def unsorted_segment(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def unsorted_segment(ctx: ImportContext, node: Node) -> list[Any]:
     """Unsorted segment reduction into num_segments rows. Restrictions: constant
     num_segments; computed ids use a [num_segments, M] one-hot mask."""
     data = ctx.operand(node.inputs[0])

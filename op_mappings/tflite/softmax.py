@@ -10,14 +10,14 @@ from typing import Any
 
 import numpy as np
 
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fout
 
 
 @tflite_op("SOFTMAX", since=1)
-def softmax(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def softmax(ctx: ImportContext, node: Node) -> list[Any]:
     """softmax(beta * x, last axis)."""
     x = fin(ctx, node, 0)
     assert x is not None
@@ -28,7 +28,7 @@ def softmax(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("LOG_SOFTMAX", since=1)
-def log_softmax(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def log_softmax(ctx: ImportContext, node: Node) -> list[Any]:
     """Numerically stable log-softmax over the last axis."""
     x = fin(ctx, node, 0)
     assert x is not None

@@ -16,14 +16,14 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
 
 @tflite_op("SPARSE_TO_DENSE", since=1, const_inputs=(0, 1))
-def sparse_to_dense(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def sparse_to_dense(ctx: ImportContext, node: Node) -> list[Any]:
     """scatterND(expand(default, shape), unique indices, values); last duplicate wins.
     Restrictions: constant indices and output_shape."""
     b = ctx.builder

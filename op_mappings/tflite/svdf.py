@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from converter.core.errors import InvalidModel
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import (
@@ -33,7 +33,7 @@ from op_mappings.tflite._recurrent import (
 
 
 @tflite_op("SVDF", since=1)
-def svdf(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def svdf(ctx: ImportContext, node: Node) -> list[Any]:
     """One SVDF step. Restrictions: float or hybrid (int8 weights); stateless: each run
     starts from the state's initial value."""
     b = ctx.builder

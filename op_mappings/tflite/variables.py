@@ -15,34 +15,34 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import InvalidModel
-from converter.frontends.tflite.reader import TFLiteNode
+from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import state
 
 
-def _key(node: TFLiteNode) -> str:
+def _key(node: Node) -> str:
     return f"{node.attrs.get('container') or ''}/{node.attrs.get('shared_name') or ''}"
 
 
-def _fold_handle(ctx: ImportContext, node: TFLiteNode, values: list[Any]) -> list[Any]:
+def _fold_handle(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
     return [np.array(_key(node))]
 
 
 @tflite_op("VAR_HANDLE", since=1, fold=_fold_handle)
-def var_handle(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def var_handle(ctx: ImportContext, node: Node) -> list[Any]:
     """Folded to the handle's key."""
     return [np.array(_key(node))]
 
 
-def _handle(ctx: ImportContext, node: TFLiteNode) -> str:
+def _handle(ctx: ImportContext, node: Node) -> str:
     if not ctx.is_constant(node.inputs[0]):
         raise InvalidModel("resource handle is not produced by VAR_HANDLE")
     return str(np.asarray(ctx.const_value(node.inputs[0])).reshape(-1)[0])
 
 
 @tflite_op("ASSIGN_VARIABLE", since=1, fold=False)
-def assign_variable(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def assign_variable(ctx: ImportContext, node: Node) -> list[Any]:
     """Stores the value for later READ_VARIABLEs of this conversion."""
     variables = state(ctx).variables
     key = _handle(ctx, node)
@@ -55,7 +55,7 @@ def assign_variable(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
 
 
 @tflite_op("READ_VARIABLE", since=1, fold=False)
-def read_variable(ctx: ImportContext, node: TFLiteNode) -> list[Any]:
+def read_variable(ctx: ImportContext, node: Node) -> list[Any]:
     """The variable's current value (constant or operand)."""
     variables = state(ctx).variables
     key = _handle(ctx, node)

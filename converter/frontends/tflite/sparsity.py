@@ -10,10 +10,10 @@ import numpy as np
 
 from converter.core.budgets import Budgets, active, nbytes
 from converter.core.errors import InvalidModel
-from converter.frontends.tflite.records import SparsityInfo
+from converter.core.ir import Sparsity
 
 
-def densify(values: np.ndarray, shape: Sequence[int], sp: SparsityInfo, what: str = "tensor",
+def densify(values: np.ndarray, shape: Sequence[int], sp: Sparsity, what: str = "tensor",
             label: str = "", budgets: Budgets | None = None) -> np.ndarray:
     """The dense tensor of a TFLite sparse constant (TACO-style format: dense and CSR
     levels in `traversal_order`, block dimensions after the tensor's own).
@@ -31,7 +31,7 @@ def densify(values: np.ndarray, shape: Sequence[int], sp: SparsityInfo, what: st
         budgets.check("max_constant_bytes", nbytes(size, 8 * arrays),
                       f"{label}: densifying the sparse {what} needs index arrays of")
     n = len(shape)
-    order, bmap, levels = sp.traversal_order, sp.block_map, sp.dim_metadata
+    order, bmap, levels = sp.traversal_order, sp.block_map, sp.dimensions
     k = len(bmap)
     if len(order) != n + k or len(levels) != n + k:
         raise InvalidModel(f"{label}: {what}: sparsity has {len(order)} traversal entries and "

@@ -220,7 +220,7 @@ def test_quantization_params_read() -> None:
     src = read_tflite(mb.build())
     info = src.tensors["w"]
     assert info.quantized and info.quant is not None and info.quant.per_axis
-    assert info.quant.quantized_dimension == 1
+    assert info.quant.axis == 1
     assert info.quant.zero_point.dtype == np.int64
     assert src.constants["w"].dtype == np.int8
 
