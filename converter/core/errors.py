@@ -3,13 +3,12 @@
 Every error a model conversion can raise derives from `ConversionError`. Each carries a stable
 `reason_code`, the node it concerns (`node_name`, `op_type`, `domain`, `version`; all optional:
 a model-level error has no node), a `hint` (what the user can do about it), a human-readable
-`message`, structured `fixes` (conversion options that would resolve it, see `Fix`) and
-`to_dict()` for JSON output.
+`message`, structured `fixes` (conversion options that would resolve it, see
+`converter.core.fixes.Fix`) and `to_dict()` for JSON output.
 
-Fixes and option names in hints are rendered for the interface in use, in this module only:
-`str(error)` (and `render("python")`) spells them as the keyword arguments of
-`converter.convert()` (`free_dims={"batch": 1}`), `render("cli")` as the command-line flags
-of `webnn-convert` (`--dim batch=1`).
+Fixes and option names in hints are rendered for the interface in use by
+`converter.core.fixes`: `str(error)` (and `render("python")`) spells them as the keyword
+arguments of `converter.convert()`, `render("cli")` as the command-line flags.
 
 The importer collects node errors instead of stopping at the first one and raises a single
 `ConversionFailed` at the end, listing the failed nodes and a count per op type.
@@ -25,159 +24,12 @@ characters were cut, and so do words longer than `WORD_LIMIT` and messages longe
 
 from __future__ import annotations
 
-import json
 import re
-import shlex
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Self
+from typing import Any, ClassVar, Self
 
-Interface = Literal["python", "cli"]
-"""Who reads a message: a Python caller of the API or a user of the command line."""
-
-OPTIONS = ("free_dims", "input_dims", "input_shapes", "pin_inputs")
-"""The conversion options a `Fix` may set (keyword arguments of `converter.convert()`)."""
-
-_FLAGS = {"free_dims": "--dim NAME=N", "input_dims": "--dim INPUT:AXIS=N",
-          "input_shapes": "--shape INPUT=D1,D2,...", "pin_inputs": "--pin INPUT=VALUE",
-          "allow_roots": "--allow-root DIR"}
-_OPTION_WORD = re.compile(r"\b(" + "|".join(_FLAGS) + r")\b")
-_INPUT_AXIS = re.compile(r"^.+:-?[0-9]+$")
-"""A `--dim` key of this form means INPUT:AXIS, so named dimensions of this form need the
-explicit `--free-dim` spelling."""
-
-DIM_PLACEHOLDER = "N"
-"""Stands for a dimension size the user has to choose."""
-VALUE_PLACEHOLDER = "VALUE"
-"""Stands for a pinned value the user has to choose."""
-
-
-@dataclass(frozen=True)
-class Fix:
-    """One setting of a conversion option that resolves (part of) an error.
-
-    `option` is one of `OPTIONS`; `name` is the free dimension's name (free_dims) or the
-    input's name (the others); `axis` the axis (input_dims only); `value` the suggested
-    value: an int for dimensions, a tuple of ints for input_shapes (None entries are
-    placeholders), a number or list for pin_inputs; None means "choose one" (rendered as a
-    placeholder). A fix with a placeholder cannot be applied as is.
-    """
-
-    option: str
-    name: str
-    axis: int | None = None
-    value: Any = None
-
-    def __post_init__(self) -> None:
-        if self.option not in OPTIONS:
-            raise ValueError(f"Fix.option must be one of {OPTIONS}, got {self.option!r}")
-        if (self.option == "input_dims") != (self.axis is not None):
-            raise ValueError("Fix.axis is set for input_dims fixes and only for them")
-        object.__setattr__(self, "value", _frozen(self.value))
-
-    @property
-    def concrete(self) -> bool:
-        """True when the fix suggests a value rather than a placeholder."""
-        if self.option == "input_shapes":
-            return self.value is not None and all(d is not None for d in self.value)
-        return self.value is not None
-
-    def cli(self) -> str:
-        """The command-line flag, e.g. `--dim batch=1`, `--dim x:0=1`, `--shape x=1,3,8,8`,
-        `--pin sr=16000`."""
-        if self.option == "free_dims":
-            flag = "--free-dim" if _INPUT_AXIS.match(self.name) else "--dim"
-            return f"{flag} {_arg(f'{self.name}={_dim_text(self.value)}')}"
-        if self.option == "input_dims":
-            return f"--dim {_arg(f'{self.name}:{self.axis}={_dim_text(self.value)}')}"
-        if self.option == "input_shapes":
-            return f"--shape {_arg(f'{self.name}=' + ','.join(_shape_texts(self.value)))}"
-        return f"--pin {_arg(f'{self.name}={_pin_text(self.value, cli=True)}')}"
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form with both renderings."""
-        return {"option": self.option, "name": self.name, "axis": self.axis,
-                "value": _thawed(self.value), "cli": self.cli(),
-                "python": render_fixes([self], "python")}
-
-
-def _frozen(value: Any) -> Any:
-    """A hashable plain-Python copy of a value (numpy values and lists become tuples)."""
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return tuple(_frozen(v) for v in value)
-    return value
-
-
-def _thawed(value: Any) -> Any:
-    return [_thawed(v) for v in value] if isinstance(value, tuple) else value
-
-
-def _arg(text: str) -> str:
-    """`text` quoted for a POSIX shell where it needs quoting (names with spaces, ...)."""
-    return text if re.fullmatch(r"[\w.:=,/+@%-]+", text) else shlex.quote(text)
-
-
-def _key(name: str) -> str:
-    return json.dumps(name, ensure_ascii=False)
-
-
-def _dim_text(value: Any) -> str:
-    return DIM_PLACEHOLDER if value is None else str(int(value))
-
-
-def _shape_texts(value: Any) -> list[str]:
-    if value is None:
-        return ["D1", "D2", "..."]
-    return [f"D{i + 1}" if d is None else str(int(d)) for i, d in enumerate(value)]
-
-
-def _pin_text(value: Any, *, cli: bool) -> str:
-    if value is None:
-        return VALUE_PLACEHOLDER
-    plain = _thawed(value)
-    if isinstance(plain, list) and cli and all(not isinstance(v, list) for v in plain):
-        return ",".join(json.dumps(v, ensure_ascii=False) for v in plain)
-    return json.dumps(plain, ensure_ascii=False)
-
-
-def render_fixes(fixes: Iterable[Fix], interface: Interface) -> str:
-    """The fixes as the user of `interface` types them: command-line flags separated by
-    spaces, or keyword arguments (one per option, in `OPTIONS` order) separated by commas."""
-    fixes = list(dict.fromkeys(fixes))
-    if interface == "cli":
-        return " ".join(f.cli() for f in fixes)
-    parts = []
-    for option in OPTIONS:
-        mine = [f for f in fixes if f.option == option]
-        if not mine:
-            continue
-        if option == "input_dims":
-            axes: dict[str, list[str]] = {}
-            for f in mine:
-                axes.setdefault(f.name, []).append(f"{f.axis}: {_dim_text(f.value)}")
-            body = ", ".join(f"{_key(k)}: {{{', '.join(v)}}}" for k, v in axes.items())
-        elif option == "free_dims":
-            body = ", ".join(f"{_key(f.name)}: {_dim_text(f.value)}" for f in mine)
-        elif option == "input_shapes":
-            body = ", ".join(f"{_key(f.name)}: [{', '.join(_shape_texts(f.value))}]"
-                             for f in mine)
-        else:
-            body = ", ".join(f"{_key(f.name)}: {_pin_text(f.value, cli=False)}"
-                             for f in mine)
-        parts.append(f"{option}={{{body}}}")
-    return ", ".join(parts)
-
-
-def render_option_names(text: str, interface: Interface) -> str:
-    """`text` with the option names of `OPTIONS` spelled for `interface` (the flags on the
-    command line; unchanged for Python)."""
-    if interface == "python":
-        return text
-    return _OPTION_WORD.sub(lambda m: _FLAGS[m.group(1)], text)
-
+from converter.core.fixes import ALL_LISTED, Fix, Interface, render_fixes, render_option_names
 
 # -- one-line messages ------------------------------------------------------------------
 
@@ -294,12 +146,19 @@ class ConversionError(Exception):
         self.hint = self.default_hint if hint is None else hint
         self.fixes: tuple[Fix, ...] = tuple(fixes)
 
+    state: ClassVar[tuple[str, ...]] = (
+        "message", "node_name", "op_type", "domain", "version", "hint", "fixes",
+        "version_label", "constant_candidates", "inner")
+    """The attributes that make up an error (`copy` copies them); a subclass that adds
+    attributes extends it."""
+
     def copy(self) -> Self:
-        """A new error of this class with the same attributes, its own (`copy.copy` is not
-        used: with tblib's exception pickling installed, as `distributed` does on import, its
-        copy shares the original's attribute dict)."""
+        """A new error of this class with the attributes of `state` and the same `args`, its
+        own (`copy.copy` is not used: with tblib's exception pickling installed, as
+        `distributed` does on import, its copy shares the original's attributes)."""
         err = type(self).__new__(type(self))
-        err.__dict__.update(self.__dict__)
+        for name in type(self).state:
+            setattr(err, name, getattr(self, name))
         err.args = self.args
         return err
 
@@ -403,6 +262,7 @@ class RequiresConstantInput(ConversionError):
                     "(pin_inputs) so that the value folds to a constant")
     value_name: str | None = None
     """The value that had to be a constant, when known (used to decide what to pin)."""
+    state = (*ConversionError.state, "value_name")
 
 
 class InvalidModel(ConversionError):
@@ -462,6 +322,7 @@ class BudgetExceeded(ConversionError):
     flag that raises it, `amount` and `limit` the amount asked for and the budget."""
 
     reason_code = "budget_exceeded"
+    state = (*ConversionError.state, "budget", "flag", "amount", "limit", "_hints")
 
     def __init__(self, message: str, *, budget: str | None, flag: str,
                  amount: int | None = None, limit: int | None = None,
@@ -497,6 +358,7 @@ class ConversionFailed(ConversionError):
     """
 
     reason_code = "conversion_failed"
+    state = (*ConversionError.state, "errors", "report", "counts", "unsupported_ops")
 
     def __init__(self, errors: Sequence[ConversionError], report: Any = None) -> None:
         self.errors = list(errors)
@@ -516,8 +378,7 @@ class ConversionFailed(ConversionError):
         text = f"{len(self.errors)} node(s) could not be converted ({per_op}): {items}"
         more = len(self.errors) - len(listed)
         if more:
-            where = "--json" if interface == "cli" else "ConversionFailed.errors"
-            text += f"; and {more} more ({where} lists every one)"
+            text += f"; and {more} more ({ALL_LISTED[interface]} lists every one)"
         return text
 
     def render(self, interface: Interface = "python") -> str:

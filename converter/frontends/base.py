@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 import numpy as np
 
-from converter.core.errors import Fix, Interface, InvalidModel, exception_text, render_fixes
+from converter.core.errors import InvalidModel, exception_text
 from converter.core.files import NotRegularFile, read_regular
+from converter.core.fixes import Fix, Interface, render_fixes
 from converter.core.ir import Dim
 from converter.frontends.control_inputs import ControlInput
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.core.errors import Fix
+from converter.core.fixes import Fix
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from converter.core.errors import Fix, InvalidModel
+from converter.core.errors import InvalidModel
+from converter.core.fixes import Fix
 from converter.core.ir import Dim
 
 _BATCH_WORDS = frozenset({"n", "b", "bs"})

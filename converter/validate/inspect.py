@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from converter.core.confine import allowed_roots
-from converter.core.errors import ConversionError, ConversionFailed, Fix
+from converter.core.errors import ConversionError, ConversionFailed
+from converter.core.fixes import Fix
 from converter.frontends import get
 from converter.frontends.base import ModelInfo, OpUsage, TensorSummary
 from converter.frontends.detect import detect_format, model_label

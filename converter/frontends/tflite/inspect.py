@@ -19,7 +19,7 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any
 
-from converter.core.errors import Fix
+from converter.core.fixes import Fix
 from converter.frontends.base import ModelInfo, TensorSummary, ops_histogram
 from converter.frontends.free_dims import fixes_for
 

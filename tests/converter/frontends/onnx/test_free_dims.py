@@ -14,7 +14,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
-from converter.core.errors import ConversionFailed, Fix, InvalidModel, UnresolvedDimensions
+from converter.core.errors import ConversionFailed, InvalidModel, UnresolvedDimensions
+from converter.core.fixes import Fix
 from converter.frontends.onnx.inspect import proto_view
 from converter.validate.inspect import inspect_model
 

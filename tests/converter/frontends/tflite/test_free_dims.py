@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import converter
-from converter.core.errors import Fix, InvalidModel, UnresolvedDimensions
+from converter.core.errors import InvalidModel, UnresolvedDimensions
+from converter.core.fixes import Fix
 from converter.validate.inspect import inspect_model
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, rand, run_litert
 
