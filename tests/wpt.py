@@ -1,22 +1,16 @@
-"""Replay WebNN web-platform-tests conformance cases (tests/data/wpt) through the builder and a
+"""Replay WebNN web-platform-tests conformance cases (the package data folder
+converter/validate/wpt, `converter.validate.conformance.WPT`) through the builder and a
 backend, comparing with the cases' own expected values and tolerances."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from converter.core.webnn import ML, MLGraph, MLGraphBuilder
-from converter.validate.sweep import case_array, case_graph
-
-WPT_DIR = Path(__file__).parent / "data" / "wpt"
-
-# Option names older WPT files still use, mapped to the current spec names.
-LEGACY_OPTIONS = {"roundingType": "outputShapeRounding"}
+from converter.validate.conformance import case_array, case_graph, wpt_files
 
 
 @dataclass(frozen=True)
@@ -31,19 +25,14 @@ class WptCase:
 
 
 def load_cases() -> list[WptCase]:
-    out = []
-    for path in sorted(WPT_DIR.glob("*.json")):
-        if path.name == "INDEX.json":
-            continue
-        for i, case in enumerate(json.loads(path.read_text())["cases"]):
-            out.append(WptCase(path.stem, i, case))
-    return out
+    return [WptCase(stem, i, case) for stem, data in wpt_files()
+            for i, case in enumerate(data["cases"])]
 
 
 def build_graph(case: dict[str, Any], ctx: Any, nonfinite: bool = True
                 ) -> tuple[MLGraph, dict[str, np.ndarray]]:
     """The graph of a WPT case built with `ctx` and the feeds of its other inputs
-    (`converter.validate.sweep.case_graph`, which the browser sweep builds with too)."""
+    (`converter.validate.conformance.case_graph`, which the browser sweep builds with too)."""
     return case_graph(case, MLGraphBuilder(ctx), nonfinite=nonfinite)
 
 

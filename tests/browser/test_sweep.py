@@ -1,6 +1,6 @@
-"""The sweep (slow): every WebNN conformance case of tests/data/wpt, plus the float64-formula
-pool cases, runs in the real browser as converted and, where the chromium-tflite rules rewrite
-it, rewritten. It fails when a case fails without a rule that fixes it or an entry in
+"""The sweep (slow): every WebNN conformance case of converter/validate/wpt, plus the
+float64-formula pool cases, runs in the real browser as converted and, where the chromium-tflite
+rules rewrite it, rewritten. It fails when a case fails without a rule that fixes it or an entry in
 converter/passes/targets/chromium-tflite/known_failures.json (a new deviation), when a rule breaks a
 case on the reference runtime, or when a known-failure entry no longer matches anything."""
 

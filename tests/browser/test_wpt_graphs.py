@@ -16,8 +16,8 @@ import pytest
 
 from converter.core.webnn import ML
 from converter.validate import DEFAULT_ATOL, DEFAULT_RTOL, compare, compile_graph
-from converter.validate.sweep import case_array
-from tests.wpt import WPT_DIR, build_graph, mismatches
+from converter.validate.conformance import WPT, case_array
+from tests.wpt import build_graph, mismatches
 
 pytestmark = pytest.mark.browser
 
@@ -45,7 +45,7 @@ FILES = {"relu_f16": "relu", "conv2d_nhwc": "conv2d",
 
 
 def _case(key: str) -> dict[str, Any]:
-    data = json.loads((WPT_DIR / f"{FILES.get(key, key)}.json").read_text(encoding="utf-8"))
+    data = json.loads((WPT / f"{FILES.get(key, key)}.json").read_text(encoding="utf-8"))
     name = CASES.get(key) or KNOWN[key]
     return next(c for c in data["cases"] if c["name"] == name)
 

@@ -19,7 +19,7 @@ from converter.io.serialize.loader import load_webnn, loads
 from converter.io.serialize.tables import MAX_NESTING
 from converter.io.serialize.text_parser import parse
 from converter.io.serialize.text_writer import to_webnn, write_webnn
-from converter.validate.sweep import case_array
+from converter.validate.conformance import case_array
 from tests.converter.io.export.graphs import (
     FAMILIES,
     HOSTILE_NAMES,
