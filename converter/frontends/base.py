@@ -26,11 +26,11 @@ import numpy as np
 from converter.core.errors import InvalidModel, exception_text
 from converter.core.files import NotRegularFile, read_regular
 from converter.core.fixes import Fix, Interface, render_fixes
-from converter.core.ir import Dim
+from converter.core.ir import Dim, SourceGraph
 from converter.frontends.control_inputs import ControlInput
 
-if TYPE_CHECKING:
-    from converter.importer import Importer
+if TYPE_CHECKING:  # (light at run time: detecting a format loads no graph machinery)
+    from converter.importer import ImportObserver, ImportResult
     from converter.results.result import ConversionResult
 
 Sniff = Callable[[bytes, str], bool]
@@ -45,7 +45,14 @@ class FrontendImpl(Protocol):
         """True for an in-memory model object of this format."""
 
     def convert(self, model: Any, *, label: str, **options: Any) -> ConversionResult:
-        """Convert a model (a path, bytes, or an object `accepts` takes)."""
+        """Convert a model (a path, bytes, or an object `accepts` takes): read it, import it
+        (`import_source`) and return the result; the one path from a model to a
+        ConversionResult."""
+
+    def import_source(self, source: SourceGraph, *, observer: ImportObserver | None = None
+                      ) -> ImportResult:
+        """Import a SourceGraph the format's reader gave through the importer loop with the
+        format's `FrontEnd` and op registry, watched by `observer`."""
 
     def run_reference(self, model: Any, source: Any, inputs: Mapping[str, np.ndarray], *,
                       intermediates: bool = False, threads: int = 0) -> SourceRun:
@@ -54,9 +61,6 @@ class FrontendImpl(Protocol):
     def inspect(self, model: str | os.PathLike[str] | bytes, *, label: str,
                 signature: str | None = None) -> ModelInfo:
         """Describe a model without converting it."""
-
-    def importer_class(self) -> type[Importer]:
-        """The `Importer` subclass the format's graphs are converted with."""
 
 
 @dataclass(frozen=True)
@@ -87,8 +91,7 @@ class Frontend:
         """The implementation module (`FrontendImpl`): `accepts(model)`,
         `convert(model, *, label, **options)` -> ConversionResult, `run_reference(model,
         source, inputs, *, intermediates, threads)` -> SourceRun, `inspect(model, *, label,
-        signature)` -> ModelInfo and `importer_class()` -> the Importer subclass it converts
-        with."""
+        signature)` -> ModelInfo and `import_source(source, *, observer)` -> ImportResult."""
         # a module imported by name has no static type; its functions are the protocol's
         return cast(FrontendImpl, importlib.import_module(self.module))
 

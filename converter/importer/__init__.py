@@ -1,8 +1,10 @@
 """The importer: a `SourceGraph` -> WebNN builder calls, through the op_mappings handlers.
 
-`loop` is the importer loop (`Importer`, folding, failures collected into one
-`ConversionFailed`), `context` what handlers see (`ImportContext`, `ImportObserver`), `report`
-the conversion report. The names below are the package's public interface.
+`loop` is the importer loop (`Importer`, failures collected into one `ConversionFailed`) and
+the `FrontEnd` protocol it calls for what source formats differ in; `folding` folds
+constant nodes, `operands` stores the operands by name, `context` is what handlers see
+(`ImportContext`, `ImportObserver`), `metering` the budget accounting. The names below are
+the package's public interface.
 """
 
 from __future__ import annotations
@@ -18,10 +20,20 @@ from converter.importer.context import (
            release_mapped_pages,
            webnn_dtype,
 )
-from converter.importer.loop import IMPORT_PROGRESS, Importer, ImportResult, nested_error, readonly
+from converter.importer.loop import (
+           IMPORT_PROGRESS,
+           FrontEnd,
+           Importer,
+           ImportResult,
+           Lookup,
+           check_output_count,
+           nested_error,
+           readonly,
+)
 from converter.results.report import STATUSES, ConversionReport, NodeRecord
 
 __all__ = ["IMPORT_PROGRESS", "MAX_INLINE_DEPTH", "MAX_UNROLLED_NODES", "STATUSES",
-           "ConversionReport", "ImportContext", "ImportObserver", "ImportResult", "Importer",
-           "NodeRecord", "SubgraphRunner", "Value", "dtype_str", "nested_error",
-           "readonly", "release_mapped_pages", "webnn_dtype"]
+           "ConversionReport", "FrontEnd", "ImportContext", "ImportObserver", "ImportResult",
+           "Importer", "Lookup", "NodeRecord", "SubgraphRunner", "Value",
+           "check_output_count", "dtype_str", "nested_error", "readonly",
+           "release_mapped_pages", "webnn_dtype"]

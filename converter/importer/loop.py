@@ -21,10 +21,13 @@
   (`ctx.run_subgraph`); nothing else of the importer is reachable from a handler.
 - Observers (`ImportObserver`, passed as `Importer(..., observer=...)`) see every converted
   source node and may add graph outputs (validation taps every intermediate value so).
-- Front ends subclass `Importer` for what only their format has: functions inlined when a
-  node has no handler (`_inline`, ONNX), subgraphs (`run_subgraph`: ONNX If/Loop/Scan
-  bodies, TFLite subgraph indices), each converted in a fresh name scope that sees every
-  value of the enclosing scopes (nesting bounded by the `max_nesting` budget).
+- The loop is one class for every format; what formats differ in it asks a `FrontEnd`
+  object (passed as `Importer(source, frontend, lookup)`, one per import): a node's
+  structure against its op, nodes folded before their handler runs, output counts, bool
+  outputs, bodies converting a node without a handler (`inline`, ONNX functions),
+  subgraphs (`run_subgraph`: ONNX If/Loop/Scan bodies, TFLite subgraph indices), each
+  converted in a fresh name scope that sees every value of the enclosing scopes (nesting
+  bounded by the `max_nesting` budget), and the wording of errors.
 - Budgets (`converter.core.budgets`, `Importer(..., budgets=...)`, default the active ones): folded
   values are checked against `max_constant_bytes` before they are computed (every operation
   of a replayed fold by its output descriptor) and added to `max_total_constant_bytes`;
@@ -38,8 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
-from itertools import islice
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -56,21 +58,87 @@ from converter.core.errors import (
     UnsupportedOp,
 )
 from converter.core.ir import Node, SourceGraph, ValueInfo
-from converter.core.webnn import (
-    ML,
-    MLContext,
-    MLGraph,
-    MLGraphBuilder,
-    MLOperand,
-    MLOperationError,
-    MLTypeError,
-)
+from converter.core.webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTypeError
 from converter.core.webnn.dtypes import carrier_type
-from converter.importer.context import ImportContext, ImportObserver, _add_warning
-from converter.importer.metering import Meter, shape_bytes
+from converter.importer.context import ImportContext, ImportObserver, Value, _add_warning
+from converter.importer.folding import Folder
+from converter.importer.metering import Meter
+from converter.importer.operands import OperandStore
 from converter.results.report import ConversionReport, NodeRecord
 
-# -- the loop -------------------------------------------------------------------------------
+Lookup = Callable[[str, str, int], Any]
+"""`lookup(op_type, domain, version)`: the handler of an op (an `op_mappings.registry.Handler`:
+`fn`, `fold`, `const_inputs`), or None."""
+
+
+class FrontEnd(Protocol):
+    """What the loop asks the source format (one object per import; see the module
+    docstring). Methods acting on the import get the `Importer` and use its public
+    attributes and methods. Implemented by `converter.frontends.onnx.importer.ONNXFrontEnd`
+    and `converter.frontends.tflite.importer.TFLiteFrontEnd`."""
+
+    def malformed(self, node: Node) -> ConversionError | None:
+        """What makes `node` malformed for its op (input/output counts, required inputs and
+        attributes), or None; asked before its handler for nodes whose inputs did not
+        fail. The loop records the error for the node."""
+        ...
+
+    def fold_early(self, loop: Importer, node: Node) -> bool:
+        """Convert `node` at conversion time before its handler is looked up (e.g. ONNX
+        nodes reading an empty constant); True when it did (and recorded it)."""
+        ...
+
+    def check_outputs(self, node: Node, results: Sequence[object]) -> None:
+        """Raise a `ConversionError` when a handler's `results` do not fit `node`'s outputs
+        (`check_output_count` is the format-neutral check); results past the named outputs
+        that pass are dropped."""
+        ...
+
+    def track_bool(self, loop: Importer, node: Node) -> None:
+        """After `node` converted: add its uint8 outputs that are bools in the source format
+        to `loop.bool_values` (they come back as bool at the graph boundary)."""
+        ...
+
+    def has_body(self, loop: Importer, node: Node) -> bool:
+        """Whether `inline` could convert `node` (a node without a handler) through a body
+        its format defines for the op, told without converting it (asked for nodes that read
+        a failed node's output)."""
+        ...
+
+    def inline(self, loop: Importer, node: Node) -> bool:
+        """Convert `node`, which has no handler, through a body its format defines for the
+        op (recording it); False when there is none."""
+        ...
+
+    def run_subgraph(self, loop: Importer, graph: Any,
+                     bindings: Sequence[Value | str | None], tag: str) -> list[Value]:
+        """Convert a subgraph inline for the handler of `loop.ctx.node` (see
+        `ImportContext.run_subgraph`); a format without subgraphs raises a
+        `ConversionError`."""
+        ...
+
+    def no_handler_message(self, node: Node) -> str:
+        """Why no handler matched `node` (the format names its versions)."""
+        ...
+
+    def recover(self, loop: Importer, node: Node, error: ConversionError) -> bool:
+        """Asked for every failure before the loop records it: convert `node` another way
+        (ONNX: through the function body of an op whose handler raised `UseFunctionBody`);
+        True when it did, and the error is dropped."""
+        ...
+
+    def word_error(self, error: ConversionError) -> None:
+        """Put the format's wording on `error` (what its versions are called, the hint of an
+        unsupported op) before the loop records or raises it."""
+        ...
+
+
+def check_output_count(node: Node, results: Sequence[object]) -> None:
+    """The format-neutral output check: a handler computing more results than `node` has
+    outputs is a handler bug (`InternalError`)."""
+    if len(results) > len(node.outputs):
+        raise InternalError(f"handler returned {len(results)} outputs, the node has "
+                            f"{len(node.outputs)}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -89,39 +157,38 @@ count as part of it). The CLI's progress bar uses it; the callback must not rais
 
 
 class Importer:
-    """Converts one SourceGraph. `lookup(op_type, domain, version)` finds handlers;
-    `settings` are the source format's conversion options (handlers read them as
-    `ctx.settings`); `observer` watches the import (see `ImportObserver`).
+    """Converts one SourceGraph. `frontend` is the source format's part (`FrontEnd`),
+    `lookup(op_type, domain, version)` finds handlers; `settings` are the source format's
+    conversion options (handlers read them as `ctx.settings`); `observer` watches the import
+    (see `ImportObserver`)."""
 
-    Front ends subclass it for what only their format has (`run_subgraph`, `_inline`,
-    `_track_bool`, `no_handler_message`, `fail`)."""
-
-    def __init__(self, source: SourceGraph, lookup: Callable[[str, str, int], Any],
+    def __init__(self, source: SourceGraph, frontend: FrontEnd, lookup: Lookup,
                  context: MLContext | None = None, *,
                  settings: Mapping[str, Any] | None = None,
                  observer: ImportObserver | None = None,
                  budgets: Budgets | None = None) -> None:
         self.source = source
+        self.frontend = frontend
         self.lookup = lookup
         self.context = context or ML().create_context()
         self.builder = MLGraphBuilder(self.context)
         self.report = ConversionReport(source.source_format, warnings=list(source.warnings))
         self.consts: dict[str, np.ndarray] = dict(source.constants)
-        self.operands: dict[str, MLOperand] = _Operands()
+        self.operands = OperandStore()
         self.observer = observer
         self.bool_values: set[str] = {vi.name for vi in source.inputs if vi.dtype == "bool"}
         """Values whose source type is bool (carried as uint8 operands)."""
-        self._shared: dict[type, Any] = {}
+        shared: dict[type, Any] = {}
         self.ctx = ImportContext(self.builder, self.consts, self.operands,
                                  warnings=self.report.warnings, settings=settings,
                                  observer=observer, run_subgraph=self.run_subgraph,
-                                 bool_values=self.bool_values, shared=self._shared,
+                                 bool_values=self.bool_values, shared=shared,
                                  budgets=budgets)
         self.meter: Meter = self.ctx.meter
         """Budget accounting (`converter.importer.metering`), shared by every context."""
         self.errors: list[ConversionError] = []
         self.poisoned: set[str] = set()
-        self._fold_context: MLContext | None = None
+        self._folder = Folder(self.ctx, shared)
         self._depth = 0
         self._scopes = 0
 
@@ -188,13 +255,17 @@ class Importer:
                 self._warn(f"graph input {vi.name!r} converted from float64 to float32")
             self.operands[vi.name] = self.builder.input(vi.name, shape, dt)
 
-    def _record(self, node: Node, status: str, ops: Sequence[str] = ()) -> None:
+    def record(self, node: Node, status: str, ops: Sequence[str] = ()) -> None:
+        """Add `node` to the report with `status` and the WebNN operations it became."""
         self.report.nodes.append(NodeRecord(node.op_type, node.domain, node.name, status,
                                             tuple(ops)))
 
     def fail(self, node: Node, error: ConversionError) -> None:
-        """Record `error` for `node` and poison its outputs (extension point: format
-        importers may adjust the error's wording first)."""
+        """Record `error` for `node` and poison its outputs (unless the front end converts
+        the node another way: `FrontEnd.recover`)."""
+        if self.frontend.recover(self, node, error):
+            return
+        self.frontend.word_error(error)
         error.with_node(node_name=node.name, op_type=node.op_type, domain=node.domain,
                         version=node.version)
         if self.ctx.node is node and not getattr(error, "constant_candidates", None):
@@ -202,13 +273,17 @@ class Importer:
             error.constant_candidates = tuple(sorted(self.ctx.queried))
         self.errors.append(error)
         self.poisoned.update(o for o in node.outputs if o)
-        self._record(node, "unsupported")
+        self.record(node, "unsupported")
 
     def _visit(self, node: Node) -> None:
         """Convert one node (recorded in the report); tell the observer about nodes of the
         source graph that converted."""
         self.meter.node()
-        self._convert(node)
+        try:
+            self._convert(node)
+        except BudgetExceeded as exc:  # stops the conversion without passing `fail`
+            self.frontend.word_error(exc)
+            raise
         if self.observer is not None and self._depth == 0 \
                 and self.report.nodes[-1].status not in ("unsupported", "skipped"):
             self.observer.on_node(node, [self.consts[o] if o in self.consts
@@ -216,26 +291,38 @@ class Importer:
                                          for o in node.outputs])
 
     def _convert(self, node: Node) -> None:
+        if not any(i in self.poisoned for i in node.inputs if i):
+            problem = self.frontend.malformed(node)
+            if problem is not None:
+                self.fail(node, problem)
+                return
+        if self.frontend.fold_early(self, node):
+            return
         outs = [o for o in node.outputs if o]
         if outs and all(o in self.consts for o in outs):  # Constant nodes the reader decoded
-            self._record(node, "folded")
+            self.record(node, "folded")
             return
         handler = self.lookup(node.op_type, node.domain, node.version)
         if any(i in self.poisoned for i in node.inputs if i):
             self.poisoned.update(outs)
-            if handler is None and not self.has_body(node):  # unsupported wherever it is
-                self.fail(node, UnsupportedOp(self.no_handler_message(node)))
-            else:
-                self._record(node, "skipped")
+            if handler is None and not self.frontend.has_body(self, node):
+                self.fail(node, UnsupportedOp(self.frontend.no_handler_message(node)))
+            else:  # (an op type nobody converts fails wherever it is)
+                self.record(node, "skipped")
             return
         if handler is None:
             try:
-                inlined = self._inline(node)
+                inlined = self.frontend.inline(self, node)
             except BudgetExceeded as exc:
                 raise self._budget_error(node, exc) from None
             if not inlined:
-                self.fail(node, UnsupportedOp(self.no_handler_message(node)))
+                self.fail(node, UnsupportedOp(self.frontend.no_handler_message(node)))
             return
+        self._run_handler(node, handler)
+
+    def _run_handler(self, node: Node, handler: Any) -> None:
+        """Fold `node` or emit its operations with `handler`; failures are recorded, budget
+        errors and MemoryError stop the conversion."""
         previous, queried = self.ctx.node, self.ctx.queried
         self.ctx.node, self.ctx.queried = node, set()
         try:
@@ -243,12 +330,12 @@ class Importer:
                 self.ctx.const_input(node, idx)
             all_const = all(i in self.consts for i in node.inputs if i)
             if all_const and handler.fold is not False:
-                values = self._fold(node, handler)
+                values = self._folder.fold(node, handler)
                 if values is not None:
-                    self._store_consts(node, values)
-                    self._record(node, "folded")
+                    self.store_consts(node, values)
+                    self.record(node, "folded")
                     return
-            before = self._mark()
+            before = self.operands.mark()
             results = list(handler.fn(self.ctx, node))
             self._store(node, results, before)
         except BudgetExceeded as exc:  # stops the conversion: the model asks too much
@@ -285,29 +372,16 @@ class Importer:
                       version=node.version)
         return exc
 
-    # -- functions and subgraphs ------------------------------------------------------
-    def _scope_prefix(self, node: Node, tag: str = "") -> str:
+    # -- functions and subgraphs (for front ends) ---------------------------------------
+    def scope_prefix(self, node: Node, tag: str = "") -> str:
+        """A fresh name scope for a function body or subgraph converted inside `node`."""
         self._scopes += 1
         return f"{node.name}/{tag}{'/' if tag else ''}{self._scopes}/"
 
-    def _inline(self, node: Node) -> bool:
-        """Convert `node` through a body the source format defines for its op (e.g. an ONNX
-        function) when no handler exists; False when there is none (extension point)."""
-        return False
-
-    def has_body(self, node: Node) -> bool:
-        """Whether `_inline` could convert `node` (a node without a handler) through a body
-        its source format defines for the op, told without converting it (extension point;
-        asked for nodes that read a failed node's output)."""
-        return False
-
-    def _track_bool(self, node: Node) -> None:
-        """Called after a node converted (extension point: the ONNX front end records which
-        uint8 outputs are ONNX bools)."""
-
-    def _visit_nested(self, nodes: Sequence[Node]
-                      ) -> tuple[list[NodeRecord], list[ConversionError]]:
-        """Visit `nodes` with their own report records and error list (returned)."""
+    def visit_nested(self, nodes: Sequence[Node]
+                     ) -> tuple[list[NodeRecord], list[ConversionError]]:
+        """Visit `nodes` (a function body or subgraph) with their own report records and
+        error list (returned)."""
         saved_records, saved_errors = self.report.nodes, self.errors
         self.report.nodes, self.errors = [], []
         self._depth += 1
@@ -319,64 +393,14 @@ class Importer:
             self.report.nodes, self.errors = saved_records, saved_errors
             self._depth -= 1
 
-    def run_subgraph(self, graph: Any, bindings: Sequence[np.ndarray | MLOperand | str | None],
-                     tag: str = "") -> list[np.ndarray | MLOperand]:
-        """See `ImportContext.run_subgraph` (implemented by front ends whose nodes carry
-        subgraphs)."""
-        raise UnsupportedAttribute("this source format has no subgraph attributes")
-
-    def no_handler_message(self, node: Node) -> str:
-        """Why no handler matched `node` (extension point: front ends name their versions)."""
-        dom = f" in domain {node.domain!r}" if node.domain else ""
-        return f"no handler for {node.op_type}{dom}"
+    def run_subgraph(self, graph: Any, bindings: Sequence[Value | str | None],
+                     tag: str = "") -> list[Value]:
+        """See `ImportContext.run_subgraph` (the front end converts the subgraph)."""
+        return self.frontend.run_subgraph(self, graph, bindings, tag)
 
     # -- storing results ----------------------------------------------------------------
-    def _check_count(self, node: Node, results: Sequence[Any]) -> None:
-        if len(results) > len(node.outputs):
-            raise InternalError(f"handler returned {len(results)} outputs, the node has "
-                                f"{len(node.outputs)}")
-
-    def _mark(self) -> int:
-        """Where the operands stored from now on begin (`before` of `_new_ops`)."""
-        return self.operands.mark() if isinstance(self.operands, _Operands) else len(
-            self.operands)
-
-    def _new_ops(self, produced: Sequence[MLOperand], before: int) -> list[str]:
-        """Spec names of the operations (in creation order) that produced `produced` and
-        that did not exist when `_mark()` was `before`."""
-        # stored before: by the stamps `_Operands` gives (constant time per operand; a set
-        # of the first `before` values per node made long unrolled loops quadratic)
-        new_ops: dict[int, str] = {}
-        stack = [o for o in produced if o.kind == "output"]
-        if isinstance(self.operands, _Operands):
-            stamps = self.operands.stamps
-            get = stamps.get
-            while stack:
-                o = stack.pop()
-                operation = o.operator
-                if operation is None or id(operation) in new_ops or get(id(o), before) < before:
-                    continue
-                new_ops[id(operation)] = operation.op
-                for d in operation.operand_tuple():
-                    if d.kind == "output" and get(id(d), before) >= before:
-                        stack.append(d)
-            return list(new_ops.values())[::-1]
-        first = set(map(id, islice(self.operands.values(), before)))
-        while stack:
-            o = stack.pop()
-            operation = o.operator
-            if operation is None or id(operation) in new_ops or id(o) in first:
-                continue
-            new_ops[id(operation)] = operation.op
-            for d in operation.operand_tuple():
-                if d.kind == "output" and id(d) not in first:
-                    stack.append(d)
-        return list(new_ops.values())[::-1]
-
-    def _store(self, node: Node, results: list[Any], before: int | None = None) -> None:
-        self._check_count(node, results)
-        if before is None:
-            before = self._mark()
+    def _store(self, node: Node, results: list[Any], before: int) -> None:
+        self.frontend.check_outputs(node, results)
         produced: list[MLOperand] = []
         const_only = True
         for name, value in zip(node.outputs, results, strict=False):
@@ -394,62 +418,21 @@ class Importer:
                 self.meter.add_constant(int(arr.nbytes))
                 self.consts[name] = readonly(arr)
         if const_only and results:
-            self._record(node, "folded")
+            self.record(node, "folded")
         else:
-            ops = self._new_ops(produced, before)
-            self._record(node, "decomposed" if len(ops) > 1 else "native", ops)
-            self._track_bool(node)
+            ops = self.operands.new_ops(produced, before)
+            self.record(node, "decomposed" if len(ops) > 1 else "native", ops)
+            self.frontend.track_bool(self, node)
 
-    def _store_consts(self, node: Node, values: Sequence[Any]) -> None:
-        self._check_count(node, values)
+    def store_consts(self, node: Node, values: Sequence[Any]) -> None:
+        """Store `values` (numpy arrays, None for outputs not computed) as the constant
+        outputs of `node`, counted against the constant budgets."""
+        self.frontend.check_outputs(node, values)
         for name, value in zip(node.outputs, values, strict=False):
             if name and value is not None:
                 arr = np.asarray(value)
                 self.meter.add_constant(int(arr.nbytes))
                 self.consts[name] = readonly(arr)
-
-    # -- folding -----------------------------------------------------------------------
-    def _fold(self, node: Node, handler: Any) -> list[Any] | None:
-        """Evaluate a node whose inputs are all constants; None when it cannot be folded
-        (e.g. no reference kernel), so the caller emits it normally."""
-        if callable(handler.fold):
-            args = [self.consts[i] if i else None for i in node.inputs]
-            folded = handler.fold(self.ctx, node, args)  # None: keep this node in the graph
-            if folded is not NotImplemented:  # NotImplemented: fold by replaying the handler
-                return None if folded is None else list(folded)
-        if self._fold_context is None:
-            self._fold_context = ML().create_context()
-        builder = MLGraphBuilder(self._fold_context)
-        fctx = ImportContext(builder, self.consts, {}, warnings=self.report.warnings,
-                             settings=self.ctx.settings, folding=True, observer=self.observer,
-                             shared=self._shared)
-        fctx.node = node
-        results = list(handler.fn(fctx, node))
-        values: list[Any] = [None] * len(results)
-        to_run: dict[str, MLOperand] = {}
-        for i, value in enumerate(results):
-            if value is None:
-                continue
-            if isinstance(value, MLOperand):
-                if value.kind == "constant":
-                    values[i] = value.value
-                else:
-                    to_run[f"out{i}"] = value
-            else:
-                values[i] = np.asarray(value)
-        if to_run:
-            graph = builder.build(to_run)
-            for op in graph.operations:  # every value the reference backend would compute
-                for out in op.outputs:
-                    self.meter.check_constant(shape_bytes(out.shape, out.data_type),
-                                              f"the folded value ({op.op}) would take")
-            try:
-                computed = self._fold_context.compute(graph, {})
-            except (MLOperationError, NotImplementedError):
-                return None
-            for key, arr in computed.items():
-                values[int(key[3:])] = arr
-        return values
 
     # -- outputs -----------------------------------------------------------------------
     def graph_outputs(self) -> dict[str, MLOperand]:
@@ -478,24 +461,6 @@ class Importer:
         return outputs
 
 
-class _Operands(dict[str, MLOperand]):
-    """The importer's operands by value name. `stamps` numbers every operand stored under a
-    name (by id; the builder keeps them alive) in the order they were first stored, and
-    `mark()` is the next number: `_new_ops` tells the operands of earlier nodes from a node's
-    own by their stamps, without walking every value."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.stamps: dict[int, int] = {}
-
-    def __setitem__(self, key: str, value: MLOperand) -> None:
-        super().__setitem__(key, value)
-        self.stamps.setdefault(id(value), len(self.stamps))
-
-    def mark(self) -> int:
-        return len(self.stamps)
-
-
 def nested_error(errors: Sequence[ConversionError], where: str) -> ConversionError:
     """One error for the failures of nodes inside a function body or subgraph: the first
     inner error's class and hint, its node named in the message, the others counted."""
@@ -511,6 +476,7 @@ def nested_error(errors: Sequence[ConversionError], where: str) -> ConversionErr
 
 
 def readonly(arr: np.ndarray) -> np.ndarray:
+    """`arr`, made read-only (values of the import are never written)."""
     if arr.flags.writeable:
         arr.setflags(write=False)
     return arr

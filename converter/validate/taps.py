@@ -85,7 +85,5 @@ def convert_tapped(source: Any) -> TappedGraph:
     Raises what the importer raises."""
     frontend = get(source.source_format)
     taps = Taps()
-    importer = frontend.impl().importer_class()(source, frontend.op_registry().lookup,
-                                                observer=taps)
-    result = importer.run()
+    result = frontend.impl().import_source(source, observer=taps)
     return TappedGraph(result.graph, dict(taps.outputs), dict(taps.constants))

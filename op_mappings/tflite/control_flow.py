@@ -1,7 +1,7 @@
 """Control flow resolved at conversion time: WHILE, IF, CALL_ONCE, STABLEHLO_COMPOSITE.
 
 WebNN graphs have no control flow, so subgraphs are converted inline
-(`ctx.run_subgraph`, see `TFLiteImporter.run_subgraph`); their nodes fold like any other node, which is what
+(`ctx.run_subgraph`, see `TFLiteFrontEnd.run_subgraph`); their nodes fold like any other node, which is what
 makes trip counts and conditions known:
 - WHILE: the condition subgraph is converted before every iteration; it must fold to a
   constant (a counter compared with a constant limit, as Keras RNN layers export). The body

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from converter.frontends.tflite.importer import convert_tflite
+from converter.frontends.tflite.frontend import convert as convert_tflite
 from converter.zoo import ZooEntry, read_manifest
 from converter.zoo.sources import check_digest, spec_inputs
 from tests.op_mappings.tflite.tflite_builder import litert_names, run_litert

@@ -10,13 +10,16 @@ import numpy as np
 
 from converter.core.budgets import Budgets, using
 from converter.core.errors import ConversionFailed, InvalidModel, UnresolvedDimensions
+from converter.core.ir import SourceGraph
+from converter.core.webnn import MLContext
 from converter.frontends.base import ModelInfo, SourceRun
 from converter.frontends.control_inputs import pin_fixes
 from converter.frontends.free_dims import InputDims
-from converter.frontends.onnx.importer import ONNXImporter, import_onnx
+from converter.frontends.onnx.importer import ONNXFrontEnd
 from converter.frontends.onnx.inspect import inspect_onnx, proto_view, source_view
 from converter.frontends.onnx.reader import load_proto, read_onnx
 from converter.frontends.onnx.reference import run_onnx
+from converter.importer import Importer, ImportObserver, ImportResult, Lookup
 from converter.results.result import ConversionResult
 
 
@@ -27,15 +30,17 @@ def accepts(model: Any) -> bool:
     return isinstance(model, onnx.ModelProto)
 
 
-def convert(model: str | os.PathLike[str] | bytes | Any, *, label: str,
+def convert(model: str | os.PathLike[str] | bytes | Any, *, label: str = "model",
             free_dims: Mapping[str, int] | None = None,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
             pin_inputs: Mapping[str, Any] | None = None,
             signature: str | None = None,
             input_dims: InputDims | None = None,
             budgets: Budgets | None = None) -> ConversionResult:
-    """Convert an ONNX model; `signature` is refused (ONNX models have none); `budgets`
-    (default the active ones) bound what the model may ask for (`converter.core.budgets`).
+    """Convert an ONNX model (a path, bytes or an `onnx.ModelProto`; `label` names it in
+    messages): read it (`reader.read_onnx`) and import it (`import_source`). `signature` is
+    refused (ONNX models have none); `budgets` (default the active ones) bound what the
+    model may ask for (`converter.core.budgets`).
 
     Errors carry fixes: `UnresolvedDimensions` the dimension settings plus pins for the
     shape/control inputs (`converter.frontends.control_inputs`); each node error of a
@@ -83,7 +88,7 @@ def _convert(model: Any, label: str, free_dims: Mapping[str, int] | None,
     if budgets.source_bytes is not None and weights > budgets.source_bytes:
         budgets = budgets.for_source(weights)  # external data: the weights are the model
     try:
-        result = import_onnx(source, budgets=budgets)
+        result = import_source(source, budgets=budgets)
     except ConversionFailed as exc:
         dtypes = {vi.name: vi.dtype for vi in source.inputs}
         for index, fixes in pin_fixes(source_view(source), exc.errors, dtypes).items():
@@ -108,6 +113,15 @@ def inspect(model: str | os.PathLike[str] | bytes, *, label: str,
     return inspect_onnx(model)
 
 
-def importer_class() -> type[ONNXImporter]:
-    """The importer ONNX graphs are converted with."""
-    return ONNXImporter
+def import_source(source: SourceGraph, *, lookup: Lookup | None = None,
+                  context: MLContext | None = None, observer: ImportObserver | None = None,
+                  budgets: Budgets | None = None) -> ImportResult:
+    """Import an ONNX `SourceGraph` (as `read_onnx` gives it) with the ONNX op registry (or
+    `lookup`) through the importer loop, watched by `observer`, within `budgets` (default
+    the active ones)."""
+    if lookup is None:
+        from op_mappings.onnx import lookup as onnx_lookup
+
+        lookup = onnx_lookup
+    return Importer(source, ONNXFrontEnd(source), lookup, context, observer=observer,
+                    budgets=budgets).run()

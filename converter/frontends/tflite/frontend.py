@@ -1,4 +1,31 @@
-"""The TFLite front end's implementation (see `converter.frontends.base.Frontend.impl`)."""
+"""The TFLite front end's implementation (see `converter.frontends.base.Frontend.impl`).
+
+```python
+from converter.frontends.tflite.frontend import convert
+result = convert("model.tflite")                                # main subgraph, tensor names
+result = convert("model.tflite", signature="serving_default")   # signature aliases
+outputs = result.run({"serving_default_x:0": image})
+```
+
+Inputs/outputs are keyed by the tensor names LiteRT's `get_input_details()` /
+`get_output_details()` report, or by the SignatureDef aliases when `signature` is given; the
+order is the subgraph's. int8/uint8 quantized graph inputs and outputs stay int8/uint8.
+
+Control flow is resolved at conversion time: WHILE loops whose condition folds to a constant
+are unrolled (at most `max_while_iterations`, default 4096, iterations), IF with a constant
+condition is inlined (otherwise both branches are converted and selected with `where`),
+CALL_ONCE init subgraphs run once and resource variables (VAR_HANDLE / READ_VARIABLE /
+ASSIGN_VARIABLE) hold their values for one invocation; STABLEHLO_COMPOSITE inlines its
+decomposition subgraph.
+
+Restrictions: dynamic (-1) input dimensions are converted at their stored size unless
+`input_dims` / `input_shapes` set them (see `reader`); loops whose trip count depends on
+graph inputs, and dynamic-shape builtins are not supported (see op_mappings/tflite/);
+variable updates are not carried across invocations. The handler settings
+(`convert(settings=...)`, not options of `converter.convert()`): `fold_fp16=True` folds
+float16 weights behind DEQUANTIZE into float32 constants instead of keeping float16
+constants and a cast; `max_while_iterations` bounds WHILE unrolling.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +35,18 @@ from typing import Any
 
 import numpy as np
 
-from converter.core.budgets import Budgets
+from converter.core.budgets import Budgets, using
 from converter.core.errors import InvalidModel
+from converter.core.webnn import MLContext
 from converter.frontends.base import ModelInfo, SourceRun
 from converter.frontends.free_dims import InputDims
-from converter.frontends.tflite.importer import TFLiteImporter, convert_tflite
+from converter.frontends.tflite.importer import TFLiteFrontEnd
 from converter.frontends.tflite.inspect import inspect_tflite
+from converter.frontends.tflite.reader import read_tflite
+from converter.frontends.tflite.records import TFLiteSourceGraph
 from converter.frontends.tflite.reference import run_tflite
+from converter.frontends.tflite.sizing import size_tflite
+from converter.importer import Importer, ImportObserver, ImportResult, Lookup
 from converter.results.result import ConversionResult
 
 
@@ -23,16 +55,25 @@ def accepts(model: Any) -> bool:
     return False
 
 
-def convert(model: str | os.PathLike[str] | bytes, *, label: str,
+def convert(model: str | os.PathLike[str] | bytes, *, label: str = "model",
             free_dims: Mapping[str, int] | None = None,
             input_shapes: Mapping[str, Sequence[int]] | None = None,
             pin_inputs: Mapping[str, Any] | None = None,
             signature: str | None = None,
             input_dims: InputDims | None = None,
-            budgets: Budgets | None = None) -> ConversionResult:
-    """Convert a TFLite model. TFLite has no named free dimensions (its dynamic dimensions are
-    set by input and axis, `input_dims`) and no pinning; `budgets` (default the active ones)
-    bound what the model may ask for (`converter.core.budgets`)."""
+            budgets: Budgets | None = None,
+            settings: Mapping[str, Any] | None = None) -> ConversionResult:
+    """Convert a TFLite model (a path or bytes; `label` names it in messages): read it
+    (`reader.read_tflite`; `input_dims` and `input_shapes` set its dynamic dimensions), size
+    it and import it (`import_source`) within `budgets` (`converter.core.budgets`, default
+    the active ones; they also bound the reader's densified sparse tensors). `settings` are
+    the handler settings (see the module docstring).
+
+    TFLite has no named free dimensions (its dynamic dimensions are set by input and axis,
+    `input_dims`) and no pinning: `free_dims` and `pin_inputs` are refused. Raises
+    `InvalidModel` (unreadable model, unknown signature, unresolved dimensions) or
+    `ConversionFailed` (one error listing every operator that could not be converted).
+    """
     if free_dims:
         raise InvalidModel(f"{label}: TFLite models have no named free dimensions "
                            f"({', '.join(sorted(free_dims))}); their dynamic (-1) "
@@ -40,8 +81,40 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str,
                            hint="set them with input_dims or input_shapes")
     if pin_inputs:
         raise InvalidModel(f"{label}: pinning inputs is only supported for ONNX models")
-    return convert_tflite(model, signature=signature, input_shapes=input_shapes,
-                          input_dims=input_dims, budgets=budgets)
+    with using(budgets) as given, using(given.for_source(_model_bytes(model))) as active_budgets:
+        source: TFLiteSourceGraph = read_tflite(
+            model, signature=signature, input_shapes=input_shapes, input_dims=input_dims,
+            settings={"fold_fp16": False, **(settings or {})})
+        parsed = source.model
+        size_tflite(source.nodes, parsed.subgraphs if parsed is not None else (),
+                    parsed.label if parsed is not None else "model", active_budgets)
+        result = import_source(source, budgets=active_budgets)
+    return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
+
+
+def _model_bytes(model: str | os.PathLike[str] | bytes) -> int:
+    """The size of the model file or bytes (the base of the derived-constant budget:
+    `converter.core.budgets.Budgets.for_source`)."""
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return len(model)
+    try:
+        return os.stat(model).st_size
+    except (OSError, TypeError, ValueError):
+        return 0
+
+
+def import_source(source: TFLiteSourceGraph, *, lookup: Lookup | None = None,
+                  context: MLContext | None = None, observer: ImportObserver | None = None,
+                  budgets: Budgets | None = None) -> ImportResult:
+    """Import a TFLite `SourceGraph` (as `read_tflite` gives it) with the TFLite op registry
+    (or `lookup`) through the importer loop, watched by `observer`, within `budgets`
+    (default the active ones); handlers see the settings it was read with."""
+    if lookup is None:
+        from op_mappings.tflite import lookup as tflite_lookup
+
+        lookup = tflite_lookup
+    return Importer(source, TFLiteFrontEnd(source), lookup, context,
+                    settings=source.settings, observer=observer, budgets=budgets).run()
 
 
 def run_reference(model: Any, source: Any, inputs: Mapping[str, np.ndarray], *,
@@ -55,8 +128,3 @@ def inspect(model: str | os.PathLike[str] | bytes, *, label: str,
             signature: str | None = None) -> ModelInfo:
     """Describe a TFLite model without converting it."""
     return inspect_tflite(model, signature)
-
-
-def importer_class() -> type[TFLiteImporter]:
-    """The importer TFLite graphs are converted with."""
-    return TFLiteImporter

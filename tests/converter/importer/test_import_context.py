@@ -13,10 +13,22 @@ from typing import Any
 import numpy as np
 import pytest
 
-from converter.core.errors import ConversionFailed, InternalError
+from converter.core.errors import (
+    ConversionError,
+    ConversionFailed,
+    InternalError,
+    UnsupportedAttribute,
+)
 from converter.core.ir import Node, SourceGraph, ValueInfo
 from converter.core.webnn import ML, MLGraphBuilder, MLOperand
-from converter.importer import ImportContext, Importer, ImportObserver, Value
+from converter.importer import (
+    FrontEnd,
+    ImportContext,
+    Importer,
+    ImportObserver,
+    Value,
+    check_output_count,
+)
 from op_mappings.registry import Handler
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -38,6 +50,44 @@ def _lookup(table: dict[str, Any]) -> Any:
         fn = table.get(op_type)
         return None if fn is None else Handler(op_type, domain, 1, fn)
     return lookup
+
+
+class _Plain:
+    """A format without bodies, subgraphs, node checks or bool tracking (`FrontEnd`)."""
+
+    def malformed(self, node: Node) -> ConversionError | None:
+        return None
+
+    def fold_early(self, loop: Importer, node: Node) -> bool:
+        return False
+
+    def check_outputs(self, node: Node, results: Sequence[object]) -> None:
+        check_output_count(node, results)
+
+    def track_bool(self, loop: Importer, node: Node) -> None:
+        pass
+
+    def has_body(self, loop: Importer, node: Node) -> bool:
+        return False
+
+    def inline(self, loop: Importer, node: Node) -> bool:
+        return False
+
+    def run_subgraph(self, loop: Importer, graph: Any,
+                     bindings: Sequence[Value | str | None], tag: str) -> list[Value]:
+        raise UnsupportedAttribute("this source format has no subgraph attributes")
+
+    def no_handler_message(self, node: Node) -> str:
+        return f"no handler for {node.op_type}"
+
+    def recover(self, loop: Importer, node: Node, error: ConversionError) -> bool:
+        return False
+
+    def word_error(self, error: ConversionError) -> None:
+        pass
+
+
+PLAIN: FrontEnd = _Plain()
 
 
 def _relu(ctx: ImportContext, node: Node) -> list[Any]:
@@ -64,7 +114,8 @@ def test_handlers_see_settings_warnings_and_shared_state() -> None:
     nodes = [_node("Probe", ["x"], ["a"]), _node("Probe", ["c"], ["b"]),  # b folds
              _node("Add2", ["a", "b"], ["y"])]
     add2 = lambda ctx, node: [ctx.builder.add(*ctx.inputs(node))]  # noqa: E731
-    importer = Importer(_source(nodes, ["y"], consts), _lookup({"Probe": probe, "Add2": add2}),
+    importer = Importer(_source(nodes, ["y"], consts), PLAIN,
+                        _lookup({"Probe": probe, "Add2": add2}),
                         settings={"fold_fp16": True, "limit": 3})
     result = importer.run()
     assert seen["settings"] == {"fold_fp16": True, "limit": 3}
@@ -89,20 +140,20 @@ def test_context_has_no_importer_and_no_subgraphs_while_folding() -> None:
     assert not ctx.is_bool("x")
 
 
-def test_subgraphs_go_through_the_importer_method() -> None:
+def test_subgraphs_go_through_the_front_end() -> None:
     calls: list[tuple[Any, list[Any], str]] = []
 
-    class Sub(Importer):
-        def run_subgraph(self, graph: Any, bindings: Sequence[Any], tag: str = ""
-                         ) -> list[Value]:
+    class Sub(_Plain):
+        def run_subgraph(self, loop: Importer, graph: Any,
+                         bindings: Sequence[Value | str | None], tag: str) -> list[Value]:
             calls.append((graph, list(bindings), tag))
-            return [self.ctx.operand("x")]
+            return [loop.ctx.operand("x")]
 
     def call(ctx: ImportContext, node: Node) -> list[Any]:
         (out,) = ctx.run_subgraph(7, [ctx.operand(node.inputs[0])], "body")
         return [ctx.builder.relu(out)]
 
-    Sub(_source([_node("Call", ["x"], ["y"])], ["y"]), _lookup({"Call": call})).run()
+    Importer(_source([_node("Call", ["x"], ["y"])], ["y"]), Sub(), _lookup({"Call": call})).run()
     assert len(calls) == 1 and calls[0][0] == 7 and calls[0][2] == "body"
     assert isinstance(calls[0][1][0], MLOperand)
 
@@ -131,7 +182,7 @@ def test_observer_sees_source_nodes_and_adds_outputs() -> None:
     nodes = [_node("Relu", ["x"], ["a"]), _node("Relu", ["c"], ["folded"]),
              _node("Relu", ["a"], ["y"])]
     recorder = _Recorder(extra="a")
-    result = Importer(_source(nodes, ["y"], consts), _lookup({"Relu": _relu}),
+    result = Importer(_source(nodes, ["y"], consts), PLAIN, _lookup({"Relu": _relu}),
                       observer=recorder).run()
     assert recorder.nodes == [("a", ["operand"]), ("folded", ["numpy"]), ("y", ["operand"])]
     assert set(result.graph.outputs) == {"y", "extra"}
@@ -145,7 +196,8 @@ def test_observer_skips_failed_nodes_and_failed_imports() -> None:
              _node("Relu", ["b"], ["y"])]
     recorder = _Recorder()
     with pytest.raises(ConversionFailed):
-        Importer(_source(nodes, ["y"]), _lookup({"Relu": _relu}), observer=recorder).run()
+        Importer(_source(nodes, ["y"]), PLAIN, _lookup({"Relu": _relu}),
+                 observer=recorder).run()
     assert recorder.nodes == [("a", ["operand"])]
     assert not recorder.outputs_called
 

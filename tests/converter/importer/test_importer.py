@@ -209,7 +209,7 @@ def test_import_converter_is_lazy() -> None:
                                            ("MeanVarianceNormalization", {"axes": [0, 1]})])
 def test_schema_function_body_is_inlined(op: str, attrs: dict) -> None:
     """The op's handler (if any) is hidden, so its schema function body is converted."""
-    from converter.frontends.onnx.importer import import_onnx as import_graph
+    from converter.frontends.onnx.frontend import import_source
     from converter.frontends.onnx.reader import read_onnx
     from op_mappings.onnx import lookup
 
@@ -218,7 +218,7 @@ def test_schema_function_body_is_inlined(op: str, attrs: dict) -> None:
 
     model = _model([helper.make_node(op, ["x"], ["y"], name="n", **attrs)], [_x([2, 3])],
                    ["y"], opset=18)
-    result = import_graph(read_onnx(model), lookup=without)
+    result = import_source(read_onnx(model), lookup=without)
     entry = result.report.to_dict()["ops"][op]
     assert entry["decomposed"] == ["n"] and entry["webnn_ops"]
     x = np.random.default_rng(3).normal(size=(2, 3)).astype(np.float32)

@@ -17,7 +17,7 @@ import converter
 from converter.core.errors import ConversionFailed, UseFunctionBody
 from converter.core.ir import Node
 from converter.core.webnn import ML
-from converter.frontends.onnx.importer import import_onnx
+from converter.frontends.onnx.frontend import import_source
 from converter.frontends.onnx.reader import read_onnx
 from op_mappings.onnx import lookup
 from tests.op_mappings.onnx.contrib.attention_harness import check_ms, conversion_error
@@ -287,7 +287,7 @@ def _import(model: Any, declines: set[str]) -> tuple[Any, Any]:
         return handler
 
     ctx = ML().create_context()
-    return import_onnx(read_onnx(model), lookup=declining_lookup, context=ctx), ctx
+    return import_source(read_onnx(model), lookup=declining_lookup, context=ctx), ctx
 
 
 def test_use_function_body_inlines_the_schema_body() -> None:

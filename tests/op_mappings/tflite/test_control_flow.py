@@ -10,7 +10,7 @@ import pytest
 from flatbuffers import flexbuffers
 
 from converter.core.errors import BudgetExceeded, ConversionFailed
-from converter.frontends.tflite.importer import convert_tflite
+from converter.frontends.tflite.frontend import convert as convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 
 
@@ -71,8 +71,8 @@ def test_while_counter_unrolled(limit: int) -> None:
 def test_while_iteration_bound() -> None:
     model = counter_model(5)
     with pytest.raises(BudgetExceeded, match="at least 4 iterations, over the budget of 3"):
-        convert_tflite(model, max_while_iterations=3)
-    convert_tflite(model, max_while_iterations=5)
+        convert_tflite(model, settings={"max_while_iterations": 3})
+    convert_tflite(model, settings={"max_while_iterations": 5})
 
 
 def test_while_default_bound_is_4096() -> None:

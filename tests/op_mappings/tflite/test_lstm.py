@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from converter.core.errors import ConversionFailed
-from converter.frontends.tflite.importer import convert_tflite
+from converter.frontends.tflite.frontend import convert as convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 
 TANH, RELU, RELU6, NONE = 4, 1, 3, 0

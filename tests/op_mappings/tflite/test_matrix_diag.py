@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from converter.core.errors import ConversionFailed
-from converter.frontends.tflite.importer import convert_tflite
+from converter.frontends.tflite.frontend import convert as convert_tflite
 from tests.op_mappings.tflite.tflite_builder import In, Quant, S, check, op_model, rand
 
 

@@ -18,7 +18,7 @@ def test_fp16_weights(fold: bool) -> None:
     y = mb.output(mb.tensor("y", [2, 3]))
     mb.op("DEQUANTIZE", [w16], [w], version=3)
     mb.op("ADD", [x, w], [y], S.AddOptionsT())
-    res = check(mb.build(), [rand(2, 3)], fold_fp16=fold)
+    res = check(mb.build(), [rand(2, 3)], settings={"fold_fp16": fold})
     ops = res.report.to_dict()["ops"]["DEQUANTIZE"]
     assert (ops["folded"] == ["w"]) if fold else (ops["webnn_ops"] == ["cast"])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from converter.core.errors import ConversionFailed
-from converter.frontends.tflite.importer import convert_tflite
+from converter.frontends.tflite.frontend import convert as convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S, check, rand
 
 NONE, RELU, TANH, SIGN_BIT = 0, 1, 4, 5

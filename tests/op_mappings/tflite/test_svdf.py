@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from converter.core.errors import ConversionFailed
-from converter.frontends.tflite.importer import convert_tflite
+from converter.frontends.tflite.frontend import convert as convert_tflite
 from tests.op_mappings.tflite.tflite_builder import ModelBuilder, Quant, S, check, rand
 
 NONE, RELU, RELU_N1_TO_1, RELU6, TANH = 0, 1, 2, 3, 4

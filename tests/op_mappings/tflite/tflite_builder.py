@@ -258,7 +258,7 @@ def check(model: bytes, inputs: Sequence[np.ndarray], *, rtol: float = 1e-5,
           delegate: bool = True, **convert_kw: Any) -> Any:
     """Convert `model`, run it on the reference backend and compare every output with LiteRT.
     Returns the ConversionResult."""
-    from converter.frontends.tflite.importer import convert_tflite
+    from converter.frontends.tflite.frontend import convert as convert_tflite
 
     expected = run_litert(model, inputs, delegate)
     result = convert_tflite(model, **convert_kw)

@@ -21,7 +21,7 @@ import converter
 import converter.api
 from cli.main import cli
 from converter.core.errors import ConversionError, ConversionFailed, InvalidModel
-from converter.frontends.onnx.importer import ONNXImporter
+from converter.frontends.onnx.frontend import import_source
 from converter.frontends.onnx.reader import read_onnx
 
 F = TensorProto.FLOAT
@@ -342,7 +342,7 @@ def _import(model: onnx.ModelProto, results: list[Any]) -> ConversionError:
 
     source = read_onnx(model)
     with pytest.raises(ConversionFailed) as info:
-        ONNXImporter(source, lambda *a: Handler).run()
+        import_source(source, lookup=lambda *a: Handler)
     (err,) = info.value.errors
     return err
 
@@ -378,7 +378,7 @@ def test_results_past_the_named_outputs_are_dropped() -> None:
             return [x, np.ones(2, bool)]
 
     source = read_onnx(_model([node], X2))
-    ONNXImporter(source, lambda *a: Handler).run()
+    import_source(source, lookup=lambda *a: Handler)
 
 
 # -- through the CLI --------------------------------------------------------------------
