@@ -13,9 +13,8 @@ from collections.abc import Mapping, Sequence
 
 from converter.core.errors import InvalidModel, UnresolvedDimensions
 from converter.core.fixes import Fix, render_fixes
-from converter.core.ir import ValueInfo
+from converter.core.ir import TensorInfo, ValueInfo
 from converter.frontends.free_dims import InputDims, check_input_dims, fixes_for
-from converter.frontends.tflite.records import TensorInfo
 
 
 def declared_shape(t: TensorInfo) -> tuple[int | None, ...] | None:
