@@ -14,6 +14,8 @@ PyTorch checkpoints and TorchScript archives (zip with `data.pkl`, or the legacy
 other pickles, NumPy `.npy` / `.npz`, ONNX Runtime `.ort` files, GGUF files, gzip/tar
 archives and other zip archives (naming a model file inside when there is one).
 
+Protobuf kinds are recognised by `converter.frontends.protobuf_sniff`.
+
 Restrictions: recognition reads at most `PREFIX_BYTES` bytes of a file (plus a zip archive's
 central directory) and never unpickles or executes anything; protobuf kinds are told apart
 by the shape of their first fields, so a truncated or unusual file may stay unrecognised
@@ -26,12 +28,13 @@ import io
 import re
 import struct
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from converter.core.errors import InvalidModel
+from converter.frontends.protobuf_sniff import looks_like_graphdef, looks_like_saved_model
 
 PREFIX_BYTES = 1 << 16
 """How many leading bytes of a file `identify` looks at."""
@@ -50,7 +53,6 @@ WEBNN_NAMES_METADATA = "webnn.names"
 
 _HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 _TORCH_LEGACY_MAGIC = b"\x80\x02\x8a\x0a\x6c\xfc\x9c\x46\xf9\x20\x6a\xa8\x50\x19"
-_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -184,111 +186,6 @@ HUGGINGFACE = ForeignKind(
     "pass OUTDIR/model.onnx")
 
 
-# -- protobuf wire format -------------------------------------------------------------------
-
-
-def _varint(buf: bytes, pos: int) -> tuple[int, int] | None:
-    value = shift = 0
-    while pos < len(buf) and shift < 64:
-        byte = buf[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-    return None
-
-
-def protobuf_fields(buf: bytes, limit: int = 64) -> Iterator[tuple[int, int, int | bytes]]:
-    """The top-level fields of protobuf message bytes `buf` (possibly a truncated prefix):
-    (field number, wire type, value), the value an int for varint/fixed fields and the
-    (possibly truncated) payload bytes for length-delimited ones. Stops at the end of `buf`,
-    after `limit` fields, or at bytes that are not a field (a group, wire type 6/7, field
-    number 0), after yielding (0, -1, 0) for the latter."""
-    pos = 0
-    for _ in range(limit):
-        if pos >= len(buf):
-            return
-        tag = _varint(buf, pos)
-        if tag is None:
-            return
-        key, pos = tag
-        number, wire = key >> 3, key & 7
-        if number == 0 or wire not in (0, 1, 2, 5):
-            yield 0, -1, 0
-            return
-        if wire == 0:
-            item = _varint(buf, pos)
-            if item is None:
-                return
-            value, pos = item
-            yield number, wire, value
-        elif wire == 2:
-            item = _varint(buf, pos)
-            if item is None:
-                return
-            length, pos = item
-            yield number, wire, buf[pos:pos + length]
-            pos += length
-        else:
-            size = 8 if wire == 1 else 4
-            if pos + size > len(buf):
-                return
-            yield number, wire, int.from_bytes(buf[pos:pos + size], "little")
-            pos += size
-
-
-def is_text(data: bytes, allow_newlines: bool = False) -> bool:
-    """Whether `data` (possibly cut in the middle of a character) reads as UTF-8 text without
-    control characters (tabs, and with `allow_newlines` newlines, allowed)."""
-    if _CONTROL.search(data) or (not allow_newlines and (b"\n" in data or b"\r" in data)):
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start >= len(data) - 3 and exc.reason == "unexpected end of data"
-    return True
-
-
-def _message(buf: bytes, schema: dict[int, int], limit: int = 64
-             ) -> list[tuple[int, int, int | bytes]] | None:
-    """The fields of `buf` when each has a number and wire type of `schema`, else None."""
-    fields = list(protobuf_fields(buf, limit))
-    if not fields or any(schema.get(n) != w for n, w, _ in fields):
-        return None
-    return fields
-
-
-_GRAPHDEF = {1: 2, 2: 2, 3: 0, 4: 2}  # node, library, version (deprecated), versions
-_NODEDEF = {1: 2, 2: 2, 3: 2, 4: 2, 5: 2, 6: 2, 7: 2}  # name, op, input, device, attr, ...
-_SAVED_MODEL = {1: 0, 2: 2}  # saved_model_schema_version, meta_graphs
-
-
-def _graphdef(buf: bytes) -> bool:
-    fields = _message(buf, _GRAPHDEF, limit=256)
-    if fields is None or fields[0][0] != 1:
-        return False
-    node = fields[0][2]
-    assert isinstance(node, bytes)
-    inner = _message(node, _NODEDEF)
-    if inner is None:
-        return False
-    strings = {n: v for n, _, v in inner if n in (1, 2) and isinstance(v, bytes)}
-    # a complete NodeDef names its op; a truncated prefix may show only the name
-    if 1 not in strings or not strings[1] or not is_text(strings[1]):
-        return False
-    return 2 not in strings or is_text(strings[2])
-
-
-def _saved_model(buf: bytes) -> bool:
-    fields = _message(buf, _SAVED_MODEL, limit=4)
-    if fields is None or fields[0][:2] != (1, 0) or fields[0][2] != 1 or len(fields) < 2:
-        return False
-    meta = fields[1][2]
-    # MetaGraphDef: meta_info_def (1), graph_def (2), saver_def (3), ... all messages
-    return isinstance(meta, bytes) and meta[:1] in (b"\x0a", b"\x12", b"\x1a", b"\x22")
-
-
 # -- files ----------------------------------------------------------------------------------
 
 
@@ -416,10 +313,10 @@ def _identify(model: Path | bytes, readable_suffixes: Sequence[str]) -> Found | 
         return WEBNN_MANIFEST, {}
     if _json_key(prefix, "modelTopology") or _json_key(prefix, "weightsManifest"):
         return TFJS, {}
-    if _saved_model(prefix) or (path is not None and path.name == "saved_model.pb"):
+    if looks_like_saved_model(prefix) or (path is not None and path.name == "saved_model.pb"):
         folder = str(path.parent) if path is not None else "FOLDER"
         return SAVED_MODEL_FILE, {"folder": folder}
-    if _graphdef(prefix):
+    if looks_like_graphdef(prefix):
         return GRAPHDEF, {}
     return None
 
@@ -516,4 +413,4 @@ def readable_text(labels: Sequence[str]) -> str:
 
 
 __all__ = ["PREFIX_BYTES", "ForeignFormat", "ForeignKind", "describe_directory", "file_error",
-           "identify", "is_text", "protobuf_fields", "readable_text"]
+           "identify", "readable_text"]

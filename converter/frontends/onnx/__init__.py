@@ -5,7 +5,7 @@ Registering costs no onnx import; `frontend` is the implementation module."""
 from __future__ import annotations
 
 from converter.frontends.base import Frontend, register
-from converter.frontends.foreign import is_text, protobuf_fields
+from converter.frontends.protobuf_sniff import is_text, protobuf_fields
 
 MODEL_PROTO_FIELDS: dict[int, int] = {1: 0, 2: 2, 3: 2, 4: 2, 5: 0, 6: 2, 7: 2, 8: 2, 14: 2,
                                       20: 2, 25: 2, 26: 2}

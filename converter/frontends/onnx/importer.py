@@ -44,8 +44,8 @@ from converter.core.errors import (
 )
 from converter.core.ir import Node, SourceGraph
 from converter.core.webnn import MLOperand
+from converter.frontends.onnx.node_order import topological_order
 from converter.frontends.onnx.nodecheck import check_node, schema_of
-from converter.frontends.onnx.reader import topological_order
 from converter.frontends.onnx.subgraph import (
     expand_function,
     expand_graph,

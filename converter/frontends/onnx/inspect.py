@@ -122,7 +122,8 @@ def proto_view(proto: Any) -> GraphView:
 
 
 def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
-    from converter.frontends.onnx.reader import _value_info, load_proto, model_functions
+    from converter.frontends.onnx.inputs import value_info
+    from converter.frontends.onnx.reader import load_proto, model_functions
     from converter.frontends.onnx.sizing import size_model
     from converter.frontends.onnx.subgraph import schema_functions
     from op_mappings.onnx import handlers, lookup
@@ -138,10 +139,10 @@ def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
     for vi in graph.input:
         if vi.name in init:
             continue
-        info = _value_info(vi)
+        info = value_info(vi)
         inputs.append(TensorSummary(info.name, info.dtype, info.shape))
     outputs = tuple(TensorSummary(i.name, i.dtype, i.shape)
-                    for i in (_value_info(vi) for vi in graph.output))
+                    for i in (value_info(vi) for vi in graph.output))
     free: list[str] = []
     for t in inputs:
         if t.shape is None:

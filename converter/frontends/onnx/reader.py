@@ -15,14 +15,14 @@ What it does:
 - lists nodes in graph order with `version` = the opset of the node's domain and attributes
   with the schema defaults (`onnx.defs.get_schema(op_type, version, domain)`) filled in; a
   graph whose nodes are not in topological order (onnxruntime runs them; its float16 tool
-  writes them) is sorted, stably (`topological_order`);
+  writes them) is sorted, stably (`node_order.topological_order`);
 - lists graph inputs (initializers are not inputs) with static shapes after applying
   `input_shapes` (whole shapes by input name), `input_dims` (single axes by input name and
   axis) and `free_dims` (by `dim_param` name), most specific first; a dimension with neither
   `dim_value` nor `dim_param`, or with a negative `dim_value` (paddle2onnx writes -1), is an
   unnamed free dimension (`dim_value: 0` is a real, empty dimension); every dimension still
   unknown is listed in one `UnresolvedDimensions` error whose `fixes` name what to set;
-- `pin_inputs` turns graph inputs into constants;
+- `pin_inputs` turns graph inputs into constants (inputs, dimensions and pins: `inputs`);
 - constants: initializers and the outputs of `Constant` nodes, as numpy arrays in their ONNX
   dtype (bool stays bool, float64 stays float64: the importer decides what to do with them).
 
@@ -35,7 +35,6 @@ initializers are densified; string tensors are numpy object arrays.
 
 from __future__ import annotations
 
-import heapq
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -45,29 +44,21 @@ from typing import Any
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import AttributeProto
 
-from converter.core.errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
-from converter.core.ir import Dim, Node, SourceGraph, ValueInfo
+from converter.core.errors import InvalidModel, exception_text, quoted
+from converter.core.ir import Node, SourceGraph
 from converter.frontends.base import read_model_file
-from converter.frontends.free_dims import (
-    InputDims,
-    check_free_dim_values,
-    check_input_dims,
-    fixes_for,
-)
+from converter.frontends.free_dims import InputDims
+from converter.frontends.onnx.inputs import pin_values, resolve_inputs, value_info
+from converter.frontends.onnx.node_order import topological_order
 from converter.frontends.onnx.rawdata import split_raw_data, tensor_view
 from converter.frontends.onnx.sizing import size_model
 from converter.frontends.onnx.tensors import (
     _sparse_to_array,
-    constant_node_value,
-    dtype_name,
     node_attributes,
     tensor_to_array,
 )
-from converter.frontends.onnx.tensors import (
-    safe_external_path as safe_external_path,  # used by .reference
-)
+from op_mappings.onnx.constant import constant_node_value
 
 # -- loading -----------------------------------------------------------------------------
 
@@ -234,10 +225,10 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
     for sparse in graph.sparse_initializer:
         constants[sparse.values.name] = _sparse_to_array(sparse, base_dir, label)
 
-    declared = [_value_info(vi) for vi in graph.input if vi.name not in constants]
-    inputs = _resolve_inputs(declared, free_dims or {}, input_shapes or {}, label,
+    declared = [value_info(vi) for vi in graph.input if vi.name not in constants]
+    inputs = resolve_inputs(declared, free_dims or {}, input_shapes or {}, label,
                              input_dims or {})
-    inputs, pinned = _pin(inputs, pin_inputs or {})
+    inputs, pinned = pin_values(inputs, pin_inputs or {})
     constants.update(pinned)
 
     nodes: list[Node] = []
@@ -255,7 +246,7 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
         nodes.append(node)
         defined.update(np_node.output)
 
-    outputs = tuple(_value_info(vi) for vi in graph.output)
+    outputs = tuple(value_info(vi) for vi in graph.output)
     for what, infos in (("input", declared), ("output", outputs)):
         unnamed = [i for i, vi in enumerate(infos) if not vi.name]
         if unnamed:
@@ -268,109 +259,6 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
                        MappingProxyType(constants), MappingProxyType(opsets), "onnx",
                        f"{proto.producer_name} {proto.producer_version}".strip(),
                        tuple(warnings), MappingProxyType(model_functions(proto)), base_dir)
-
-
-def topological_order(nodes: Sequence[onnx.NodeProto], defined: set[str]) -> list[int]:
-    """The positions of `nodes` in an order where each node comes after the nodes that
-    produce its inputs (explicit ones, and the outer values its subgraphs read): the file's
-    order when it is one, else a stable topological sort (of the nodes whose inputs are
-    ready, the one first in the file). `defined` holds the names available before any node
-    (graph inputs, initializers, ""). InvalidModel naming the node for an input that nothing
-    defines, a value defined twice (ONNX graphs are in SSA form), or a cycle."""
-    if _in_file_order(nodes, defined):
-        return list(range(len(nodes)))
-    producer: dict[str, int] = {}
-    for index, np_node in enumerate(nodes):
-        for out in np_node.output:
-            if not out:
-                continue
-            if out in defined or out in producer:
-                other = ("a graph input or initializer" if out in defined else
-                         f"node {_node_label(nodes[producer[out]], producer[out])}")
-                raise InvalidModel(f"node {_node_label(np_node, index)} writes {out!r}, which "
-                                   f"{other} also defines (each value has one definition)")
-            producer[out] = index
-    deps: list[set[int]] = []
-    for index, np_node in enumerate(nodes):
-        missing = [i for i in np_node.input if i not in defined and i not in producer]
-        if missing:
-            raise InvalidModel(f"node {_node_label(np_node, index)} reads {missing}, which no "
-                               "node, graph input or initializer defines")
-        names = set(np_node.input) | _outer_names(np_node)
-        deps.append({producer[i] for i in names if i in producer})
-    if all(d < index for index, before in enumerate(deps) for d in before):
-        return list(range(len(nodes)))  # already in order
-    waiting = [len(before) for before in deps]
-    readers: list[list[int]] = [[] for _ in nodes]
-    for index, before in enumerate(deps):
-        for d in before:
-            readers[d].append(index)
-    ready = [i for i, count in enumerate(waiting) if count == 0]
-    heapq.heapify(ready)
-    order: list[int] = []
-    while ready:
-        index = heapq.heappop(ready)
-        order.append(index)
-        for reader in readers[index]:
-            waiting[reader] -= 1
-            if waiting[reader] == 0:
-                heapq.heappush(ready, reader)
-    if len(order) < len(nodes):  # follow unfinished inputs from a waiting node to a cycle
-        done = set(order)
-        index = next(i for i, count in enumerate(waiting) if count)
-        path: list[int] = []
-        while index not in path:
-            path.append(index)
-            index = min(d for d in deps[index] if d not in done)
-        cycle = path[path.index(index):]
-        raise InvalidModel(f"node {_node_label(nodes[index], index)} is on a cycle: its "
-                           f"inputs depend on its own outputs (through {len(cycle)} node(s))")
-    return order
-
-
-def _in_file_order(nodes: Sequence[onnx.NodeProto], defined: set[str]) -> bool:
-    """True when every node reads only values defined before it (`defined`, or outputs of
-    earlier nodes) and defines only new ones, and no node has a subgraph: the file's order
-    then is `topological_order`'s (one pass, no graph built). False says nothing: the full
-    sort then orders the nodes or names what is wrong."""
-    seen = set(defined)
-    for np_node in nodes:
-        if len(np_node.attribute) and any(
-                a.type == AttributeProto.GRAPH or a.type == AttributeProto.GRAPHS
-                for a in np_node.attribute):
-            return False
-        if not seen.issuperset(np_node.input):
-            return False
-        for out in np_node.output:
-            if out:
-                if out in seen:
-                    return False
-                seen.add(out)
-    return True
-
-
-def _node_label(np_node: onnx.NodeProto, index: int) -> str:
-    return f"{(np_node.name or f'{np_node.op_type}_{index}')!r} ({np_node.op_type})"
-
-
-def _outer_names(np_node: onnx.NodeProto) -> set[str]:
-    """The names the subgraphs of `np_node` (If / Loop / Scan bodies, nested) read from
-    enclosing scopes."""
-    names: set[str] = set()
-    for attr in np_node.attribute:
-        kind = attr.type
-        if kind != AttributeProto.GRAPH and kind != AttributeProto.GRAPHS:
-            continue
-        graphs = [attr.g] if kind == AttributeProto.GRAPH else list(attr.graphs)
-        for g in graphs:
-            local = ({vi.name for vi in g.input} | {t.name for t in g.initializer}
-                     | {t.values.name for t in g.sparse_initializer} | {""})
-            for inner in g.node:
-                local.update(inner.output)
-            for inner in g.node:
-                names.update(i for i in inner.input if i not in local)
-                names.update(n for n in _outer_names(inner) if n not in local)
-    return names
 
 
 def model_functions(proto: onnx.ModelProto) -> dict[tuple[str, str], onnx.FunctionProto]:
@@ -411,165 +299,3 @@ def _opsets(proto: onnx.ModelProto, label: str) -> dict[str, int]:
     if "" not in opsets and any(n.domain in ("", "ai.onnx") for n in proto.graph.node):
         raise InvalidModel(f"{label} has default-domain nodes but no default opset_import")
     return opsets
-
-
-# -- inputs and free dimensions -------------------------------------------------------------
-
-
-def _value_info(vi: onnx.ValueInfoProto) -> ValueInfo:
-    t = vi.type
-    if not t.HasField("tensor_type"):
-        kind = t.WhichOneof("value") or "unknown"
-        return ValueInfo(vi.name, kind, None, None)
-    tt = t.tensor_type
-    dtype = dtype_name(tt.elem_type)
-    if not tt.HasField("shape"):
-        return ValueInfo(vi.name, dtype, None, None)
-    dims: list[Dim] = []
-    for d in tt.shape.dim:
-        if d.HasField("dim_value") and d.dim_value >= 0:
-            dims.append(int(d.dim_value))
-        elif d.HasField("dim_param") and d.dim_param:
-            dims.append(d.dim_param)
-        else:
-            dims.append(None)
-    return ValueInfo(vi.name, dtype, tuple(dims), tuple(dims))
-
-
-def _resolve_inputs(declared: list[ValueInfo], free_dims: Mapping[str, int],
-                    input_shapes: Mapping[str, Sequence[int]], label: str,
-                    input_dims: InputDims | None = None) -> list[ValueInfo]:
-    names = {vi.name for vi in declared}
-    unknown_inputs = sorted(set(input_shapes) - names)
-    if unknown_inputs:
-        raise InvalidModel(f"shape(s) given for {unknown_inputs}, which are not graph inputs "
-                           f"of {label} (inputs: {sorted(names)})")
-    params = {d for vi in declared for d in (vi.shape or ()) if isinstance(d, str)}
-    unknown_params = sorted(set(free_dims) - params)
-    if unknown_params:
-        raise InvalidModel(f"dimension name(s) {unknown_params} given, which are not free "
-                           f"dimensions of {label} (free dimensions: {sorted(params)})")
-    check_free_dim_values(free_dims)
-    axes = check_input_dims(input_dims or {},
-                            {vi.name: None if vi.shape is None else len(vi.shape)
-                             for vi in declared}, label, shapes_given=input_shapes)
-
-    resolved: list[ValueInfo] = []
-    unresolved: list[str] = []
-    missing: list[tuple[str, int | None]] = []
-    for vi in declared:
-        if vi.name in input_shapes:
-            shape = tuple(int(d) for d in input_shapes[vi.name])
-            if vi.shape is not None:
-                _check_override(vi, shape)
-            if any(d < 1 for d in shape):
-                raise InvalidModel(f"the shape given for input {vi.name!r}, {list(shape)}, "
-                                   "has a dimension < 1")
-            resolved.append(ValueInfo(vi.name, vi.dtype, shape, vi.declared_shape))
-            continue
-        if vi.shape is None:
-            unresolved.append(f"{vi.name}: unknown rank")
-            missing.append((vi.name, None))
-            resolved.append(vi)
-            continue
-        dims: list[Dim] = []
-        for i, d in enumerate(vi.shape):
-            given = axes.get(vi.name, {}).get(i)
-            if given is not None:
-                if isinstance(d, int) and d != given:
-                    raise InvalidModel(f"dimension {vi.name}:{i} = {given} contradicts the "
-                                       f"model's fixed dimension {d} ({_fmt(vi.shape)})")
-                d = given
-            elif isinstance(d, str) and d in free_dims:
-                d = int(free_dims[d])
-            if not isinstance(d, int):
-                what = f"free dimension {d!r}" if isinstance(d, str) else "unnamed dimension"
-                unresolved.append(f"{vi.name}[{i}] ({what})")
-                missing.append((vi.name, i))
-            dims.append(d)
-        resolved.append(ValueInfo(vi.name, vi.dtype, tuple(dims), vi.declared_shape))
-    if unresolved:
-        raise UnresolvedDimensions(
-            f"{len(unresolved)} input dimension(s) of {label} are not fixed: "
-            + ", ".join(unresolved),
-            fixes=fixes_for([(vi.name, vi.shape) for vi in declared], set(missing)))
-    return resolved
-
-
-def _check_override(vi: ValueInfo, shape: tuple[int, ...]) -> None:
-    assert vi.shape is not None
-    if len(shape) != len(vi.shape):
-        raise InvalidModel(f"the shape given for input {vi.name!r} has rank {len(shape)}, "
-                           f"the model declares rank {len(vi.shape)} ({_fmt(vi.shape)})")
-    for i, (want, got) in enumerate(zip(vi.shape, shape, strict=True)):
-        if isinstance(want, int) and want != got:
-            raise InvalidModel(f"the shape given for input {vi.name!r} sets axis {i} to {got}, "
-                               f"which contradicts the model's fixed dimension {want} "
-                               f"({_fmt(vi.shape)})")
-
-
-def _fmt(shape: Sequence[Dim]) -> str:
-    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
-
-
-def _resolved_shape(vi: ValueInfo) -> tuple[int, ...]:
-    """The shape of an input `_resolve_inputs` returned (every dimension an int)."""
-    assert vi.shape is not None
-    dims = tuple(d for d in vi.shape if isinstance(d, int))
-    assert len(dims) == len(vi.shape)
-    return dims
-
-
-def _pin(inputs: list[ValueInfo], pins: Mapping[str, Any]
-         ) -> tuple[list[ValueInfo], dict[str, np.ndarray]]:
-    by_name = {vi.name: vi for vi in inputs}
-    unknown = sorted(set(pins) - set(by_name))
-    if unknown:
-        raise InvalidModel(f"value(s) pinned for {unknown}, which are not graph inputs "
-                           f"(inputs: {sorted(by_name)})")
-    pinned: dict[str, np.ndarray] = {}
-    for name, value in pins.items():
-        vi = by_name[name]
-        arr = _pin_array(name, value, vi.dtype)
-        shape = _resolved_shape(vi)
-        if arr.shape != shape:
-            if arr.size == int(np.prod(shape, dtype=np.int64)):
-                arr = arr.reshape(shape)
-            else:
-                raise InvalidModel(f"the value pinned for {name!r} has shape "
-                                   f"{list(arr.shape)}, the input has shape {list(shape)}")
-        arr.setflags(write=False)
-        pinned[name] = arr
-    return [vi for vi in inputs if vi.name not in pins], pinned
-
-
-def _pin_array(name: str, value: Any, dtype: str) -> np.ndarray:
-    """The value pinned for input `name` as an array of the input's `dtype`; InvalidModel
-    when it is not numbers (for numeric inputs), or does not fit the type (integer inputs
-    take whole numbers within their range)."""
-    if dtype == "string":
-        return np.asarray(value)
-    try:
-        raw = np.asarray(value)
-    except (ValueError, TypeError, OverflowError) as exc:
-        raise InvalidModel(f"the value pinned for {quoted(name)} is not an array of numbers "
-                           f"({exception_text(exc)})") from None
-    if raw.dtype.kind not in "biuf":
-        raise InvalidModel(f"the value pinned for {quoted(name)} holds {raw.dtype}, not "
-                           f"numbers (the input is {dtype})")
-    try:
-        target = np.dtype(dtype)
-    except TypeError:
-        raise InvalidModel(f"input {quoted(name)} is {dtype}, which cannot be pinned"
-                           ) from None
-    with np.errstate(all="ignore"):
-        if target.kind in "iub" and raw.dtype.kind == "f" and raw.size:
-            if not np.all(np.isfinite(raw)) or np.any(raw != np.round(raw)):
-                raise InvalidModel(f"the value pinned for {quoted(name)} has non-integer "
-                                   f"numbers; the input is {dtype}")
-        if target.kind in "iu" and raw.dtype.kind in "iuf" and raw.size:
-            info = np.iinfo(target)
-            if raw.min() < info.min or raw.max() > info.max:
-                raise InvalidModel(f"the value pinned for {quoted(name)} lies outside the "
-                                   f"range of {dtype} ({info.min} to {info.max})")
-        return raw.astype(target)

@@ -62,7 +62,8 @@ def _with_allowed_data(model: Any) -> Any:
     from onnx import TensorProto
     from onnx.external_data_helper import uses_external_data
 
-    from converter.frontends.onnx.reader import load_proto, safe_external_path
+    from converter.frontends.onnx.reader import load_proto
+    from converter.frontends.onnx.tensors import safe_external_path
 
     proto, base_dir, _ = load_proto(model)
     tensors = [t for t in proto.graph.initializer if uses_external_data(t)]

@@ -11,8 +11,9 @@ import pytest
 
 import converter
 from converter.frontends.detect import detect_format
-from converter.frontends.foreign import ForeignFormat, identify, protobuf_fields
+from converter.frontends.foreign import ForeignFormat, identify
 from converter.frontends.onnx import MODEL_PROTO_FIELDS, looks_like_model_proto
+from converter.frontends.protobuf_sniff import protobuf_fields
 from tests.cli.models import tiny_cnn, tiny_tflite
 from tests.cli.test_file_kinds import field, graphdef, saved_model, varint
 
