@@ -1,9 +1,9 @@
 """Installing, start-checking and driving the real browser: a headless Chromium whose WebNN
-runs on the CPU (LiteRT/XNNPACK), driven by `tools/browser/run_page.mjs` (Node.js +
-puppeteer-core).
+runs on the CPU (LiteRT/XNNPACK), driven by `harness/run_page.mjs` (package data,
+`HARNESS_FILES`; Node.js + puppeteer-core).
 
 Set-up (`ensure_browser`, once per process, under a file lock): Node.js >= 18 and npm must be
-on PATH; the npm packages pinned in `tools/browser/package.json` / `package-lock.json`
+on PATH; the npm packages pinned in `harness/package.json` / `package-lock.json`
 (`@sparticuz/chromium`, a Chromium build that unpacks itself into the temp folder, and
 `puppeteer-core`) are installed with `npm ci` into the cache folder `browser_home()`
 (`$WEBNN_BROWSER_HOME`, default `~/.cache/webnn-converter/browser`; never the repository),
@@ -23,6 +23,7 @@ group, stopped with its whole tree (the browser included) on every way out of th
 from __future__ import annotations
 
 import functools
+import importlib.resources
 import json
 import os
 import shutil
@@ -37,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from converter.validate.browser_process import run_contained
-from converter.validate.page_server import HARNESS, TOOLS, PageServer
+from converter.validate.page_server import HARNESS, HARNESS_FILES, PageServer
 
 ENV_HOME = "WEBNN_BROWSER_HOME"
 ENV_CHROME = "WEBNN_CHROME"
@@ -123,12 +124,12 @@ def _node() -> str:
 
 
 def _wanted() -> dict[str, bytes]:
-    return {name: (TOOLS / name).read_bytes() for name in ("package.json",
-                                                           "package-lock.json")}
+    return {name: (HARNESS_FILES / name).read_bytes() for name in ("package.json",
+                                                                   "package-lock.json")}
 
 
 def installed(home: Path) -> bool:
-    """Whether `home` holds tools/browser's pinned npm packages (an earlier `npm ci`)."""
+    """Whether `home` holds the harness' pinned npm packages (an earlier `npm ci`)."""
     return (home / "node_modules" / ".package-lock.json").exists() and all(
         (home / name).exists() and (home / name).read_bytes() == data
         for name, data in _wanted().items())
@@ -137,7 +138,7 @@ def installed(home: Path) -> bool:
 def install_line(home: Path) -> str:
     """The one line announcing the first installation: what, how big, where."""
     try:
-        deps = json.loads((TOOLS / "package.json").read_text())["dependencies"]
+        deps = json.loads((HARNESS_FILES / "package.json").read_text())["dependencies"]
     except (OSError, ValueError, KeyError):
         deps = {}
     chromium = deps.get("@sparticuz/chromium", "")
@@ -188,7 +189,7 @@ def _progress(home: Path, enabled: bool) -> Iterator[None]:
 
 
 def _install(home: Path) -> None:
-    """`npm ci` of tools/browser's pinned packages into `home`."""
+    """`npm ci` of the harness' pinned packages into `home`."""
     npm = shutil.which("npm")
     if npm is None:
         raise BrowserUnavailable("npm is not installed (it installs the browser harness' "
@@ -208,9 +209,9 @@ def _say(line: str) -> None:
 
 @functools.cache
 def _setup(home: Path, chrome: str | None) -> BrowserSetup:
-    if not (TOOLS / "run_page.mjs").exists():
-        raise BrowserUnavailable(f"the browser harness is missing ({TOOLS}): it ships with "
-                                 "the source checkout of webnn-converter (tools/browser)")
+    if not (HARNESS_FILES / "run_page.mjs").is_file():
+        raise BrowserUnavailable(f"the browser harness is missing ({HARNESS_FILES}): the "
+                                 "package's data files were not installed")
     node = _node()
     home.mkdir(parents=True, exist_ok=True)
     (home / "tmp").mkdir(exist_ok=True)
@@ -273,7 +274,7 @@ def parse_answer(out: str) -> dict[str, Any]:
 
 def run_jobs(jobs: Sequence[Mapping[str, Any]], setup: BrowserSetup | None = None
              ) -> dict[str, Any]:
-    """Run page jobs (see tools/browser/run_page.mjs) in one browser session; returns its
+    """Run page jobs (see harness/run_page.mjs) in one browser session; returns its
     JSON answer ({browser, executable, flags, results}). The harness and its browser never
     outlive this call (nor this process: `--lifeline`)."""
     setup = setup or ensure_browser()
@@ -281,9 +282,10 @@ def run_jobs(jobs: Sequence[Mapping[str, Any]], setup: BrowserSetup | None = Non
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump({"jobs": list(jobs)}, f)
     try:
-        out = _tool(setup.node, str(TOOLS / "run_page.mjs"), "--lifeline", "--jobs", f.name,
-                    env=setup.env(), timeout=total, lifeline=True,
-                    what="running pages in the browser")
+        with importlib.resources.as_file(HARNESS_FILES / "run_page.mjs") as script:
+            out = _tool(setup.node, str(script), "--lifeline", "--jobs", f.name,
+                        env=setup.env(), timeout=total, lifeline=True,
+                        what="running pages in the browser")
     finally:
         os.unlink(f.name)
     return parse_answer(out)

@@ -1,8 +1,8 @@
 """The local web server the real-browser harness loads its pages from (`PageServer`).
 
 It serves one folder (the exported graph: `<stem>.js`, `.html`, `.weights`) plus, under
-`HARNESS`, the harness page `tools/browser/module_page.html` and in-memory files (the inputs),
-to the headless browser only. It is deliberately narrow:
+`HARNESS`, the harness page `harness/module_page.html` (package data, `HARNESS_FILES`) and
+in-memory files (the inputs), to the headless browser only. It is deliberately narrow:
 
 - it listens on 127.0.0.1 only (a free port) and answers only requests whose `Host` header is
   `127.0.0.1:PORT` or `localhost:PORT` (anything else, or none: 403), which closes the DNS
@@ -18,17 +18,19 @@ to the headless browser only. It is deliberately narrow:
 from __future__ import annotations
 
 import http.server
+import importlib.resources
 import mimetypes
 import os
 import stat
 import threading
 import urllib.parse
 from collections.abc import Mapping
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
-TOOLS = Path(__file__).resolve().parents[2] / "tools" / "browser"
-"""The harness sources (run_page.mjs, module_page.html, package.json + lock)."""
+HARNESS_FILES: Traversable = importlib.resources.files("converter.validate") / "harness"
+"""The harness sources, package data: run_page.mjs, module_page.html, package.json + lock."""
 HARNESS = "/__webnn_harness__/"
 """URL prefix under which the server serves the harness pages and the inputs."""
 HARNESS_PAGES = ("module_page.html",)
@@ -107,7 +109,7 @@ class _Server(http.server.ThreadingHTTPServer):
 
 class PageServer:
     """Serves `folder` on 127.0.0.1 (a free port) in a background thread, plus the harness
-    pages (tools/browser) and the in-memory `extra` files under HARNESS; see the module
+    pages (HARNESS_FILES) and the in-memory `extra` files under HARNESS; see the module
     docstring for what it refuses. Use it as a context manager."""
 
     def __init__(self, folder: str | os.PathLike[str],
@@ -141,7 +143,8 @@ class PageServer:
                     if name in files:
                         self._send(files[name], "application/json", body)
                     elif name in HARNESS_PAGES:
-                        self._send((TOOLS / name).read_bytes(), _TYPES[".html"], body)
+                        self._send((HARNESS_FILES / name).read_bytes(), _TYPES[".html"],
+                                   body)
                     else:
                         self.send_error(404)
                     return
@@ -194,4 +197,4 @@ class PageServer:
         self._thread.join(timeout=5)
 
 
-__all__ = ["HARNESS", "TOOLS", "BadPath", "PageServer", "open_inside", "path_segments"]
+__all__ = ["HARNESS", "HARNESS_FILES", "BadPath", "PageServer", "open_inside", "path_segments"]

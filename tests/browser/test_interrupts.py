@@ -168,12 +168,12 @@ def _harness(browser: Any, tmp_path: Path, url: str, marker: str
              ) -> tuple[subprocess.Popen[bytes], set[int]]:
     """run_page.mjs --lifeline on a page that never answers (a 600 s job), once its Chromium
     runs: (the process, the Chromium session)."""
-    from converter.validate.page_server import TOOLS
+    from converter.validate.page_server import HARNESS_FILES
 
     jobs = tmp_path / "jobs.json"
     jobs.write_text(json.dumps({"jobs": [{"url": url, "timeoutMs": 600000}]}))
     env = dict(browser.env(), **{MARK: marker})
-    proc = subprocess.Popen([browser.node, str(TOOLS / "run_page.mjs"), "--lifeline",
+    proc = subprocess.Popen([browser.node, str(HARNESS_FILES / "run_page.mjs"), "--lifeline",
                              "--jobs", str(jobs)], env=env, stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)

@@ -22,7 +22,7 @@ from converter.validate.browser_setup import (
     install_line,
     installed,
 )
-from converter.validate.page_server import TOOLS
+from converter.validate.page_server import HARNESS_FILES
 from tests.cli.models import tiny_cnn
 from tests.terminal import run_in_terminal
 
@@ -105,7 +105,7 @@ def test_an_installed_cache_is_not_announced_and_npm_does_not_run(model: Path, t
     (home / "node_modules").mkdir(parents=True)
     (home / "node_modules" / ".package-lock.json").write_text("{}")
     for name in ("package.json", "package-lock.json"):
-        shutil.copy(TOOLS / name, home / name)
+        (home / name).write_bytes((HARNESS_FILES / name).read_bytes())
     assert installed(home)
     env = _env(tmp_path, home)
     env["WEBNN_CHROME"] = str(tmp_path / "no-such-chrome")  # the start fails at once
@@ -118,7 +118,7 @@ def test_an_installed_cache_is_not_announced_and_npm_does_not_run(model: Path, t
 
 
 def test_install_line_names_the_pinned_versions_and_sizes(tmp_path: Path) -> None:
-    deps = json.loads((TOOLS / "package.json").read_text())["dependencies"]
+    deps = json.loads((HARNESS_FILES / "package.json").read_text())["dependencies"]
     line = install_line(tmp_path)
     assert f"@sparticuz/chromium {deps['@sparticuz/chromium']}" in line
     assert f"puppeteer-core {deps['puppeteer-core']}" in line
