@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from typing import Any
 
 from tools.fuzz.case import CANARY_TOKEN
 
@@ -26,6 +27,21 @@ EVIL_BYTES = [b"\xff\xfe", b"\xc3\x28", b"\xed\xa0\x80", b"\x00" * 4, b"\x80abc"
 
 def evil_string(rng: random.Random) -> str:
     return rng.choice(EVIL_STRINGS)
+
+
+def evil_value(rng: random.Random, old: Any = None) -> Any:
+    """A JSON value that breaks readers: wrong types, huge or odd numbers, evil strings, and
+    variants of `old` (its type changed, off by one, repeated)."""
+    choices: list[Any] = [None, True, False, 0, -1, 2**31, 2**53 + 1, 2**63, 2**64 + 1,
+                          10**400, 1.5, -0.0, evil_float(rng), "", evil_string(rng), [], {},
+                          [1] * 1000, {"a": {"b": {"c": []}}}]
+    if isinstance(old, int) and not isinstance(old, bool):
+        choices += [str(old), float(old), old + 1, -old, evil_int(rng, old)]
+    if isinstance(old, str):
+        choices += [old.upper(), old + "\n", old * 100, [old], 1]
+    if isinstance(old, list):
+        choices += [old * 50, old[:-1], old + old, [evil_int(rng) for _ in old] or [-1]]
+    return rng.choice(choices)
 
 
 def evil_int(rng: random.Random, near: int | None = None, bits: int = 64) -> int:

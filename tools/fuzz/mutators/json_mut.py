@@ -15,7 +15,8 @@ from typing import Any
 
 from tools.fuzz.case import CANARY_TOKEN
 from tools.fuzz.mutators.base import Mutation
-from tools.fuzz.mutators.common import evil_float, evil_int, evil_string, mutate_bytes
+from tools.fuzz.mutators.common import evil_string, evil_value, mutate_bytes
+from tools.fuzz.mutators.source_types_mut import mutate_source_types
 
 
 def _paths(doc: Any, limit: int = 5000) -> list[tuple[Any, Any]]:
@@ -31,19 +32,6 @@ def _paths(doc: Any, limit: int = 5000) -> list[tuple[Any, Any]]:
             if isinstance(v, (dict, list)):
                 stack.append(v)
     return out
-
-
-def evil_value(rng: random.Random, old: Any = None) -> Any:
-    choices: list[Any] = [None, True, False, 0, -1, 2**31, 2**53 + 1, 2**63, 2**64 + 1,
-                          10**400, 1.5, -0.0, evil_float(rng), "", evil_string(rng), [], {},
-                          [1] * 1000, {"a": {"b": {"c": []}}}]
-    if isinstance(old, int) and not isinstance(old, bool):
-        choices += [str(old), float(old), old + 1, -old, evil_int(rng, old)]
-    if isinstance(old, str):
-        choices += [old.upper(), old + "\n", old * 100, [old], 1]
-    if isinstance(old, list):
-        choices += [old * 50, old[:-1], old + old, [evil_int(rng) for _ in old] or [-1]]
-    return rng.choice(choices)
 
 
 def _nest(depth: int) -> str:
@@ -151,8 +139,6 @@ def mutate_manifest(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
     except (ValueError, KeyError, TypeError, AssertionError):
         return mutate_json(data, rng, mut, "manifest")
     if rng.random() < (0.4 if "sourceDataTypes" in doc else 0.08):
-        from tools.fuzz.mutators.limits_mut import mutate_source_types
-
         doc["sourceDataTypes"], how = mutate_source_types(doc.get("sourceDataTypes"), rng)
         mut.note(f"manifest.source-types-{how}")
         return dumps(doc, rng).encode("utf-8", "surrogatepass")
@@ -216,8 +202,6 @@ def mutate_safetensors(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
     key = rng.choice(names)
     entry = doc[key]
     if how == "source-types":  # the metadata's webnn.sourceDataTypes (a JSON string)
-        from tools.fuzz.mutators.limits_mut import mutate_source_types
-
         meta = doc.get("__metadata__")
         meta = meta if isinstance(meta, dict) else {}
         old = meta.get("webnn.sourceDataTypes")

@@ -1,5 +1,4 @@
-"""Limits files (`--target FILE`, an `opSupportLimits()` JSON object) and the
-`sourceDataTypes` table of exported graphs.
+"""Limits files (`--target FILE`, an `opSupportLimits()` JSON object).
 
 Limits: wrong JSON types at every level (root, operator, role entry, dataTypes, rankRange,
 its bounds), negative / huge / fractional / NaN / inverted rank ranges, unknown operators,
@@ -10,10 +9,6 @@ non-UTF-8 bytes, a file over the reader's size cap, and the file replaced by a F
 symlink to a non-JSON file in the folder, a dangling or looping symlink. (`--target FILE` is
 named by the caller, like the model path, so it is not confined to the model folder: no
 symlink to the canary here.)
-
-sourceDataTypes (`{"inputs": {id: type}, "outputs": {id: type}}`): wrong types at each
-level, non-integer / unknown / too-narrow data types, identifiers that are not inputs /
-outputs (or are outputs in the inputs section), control characters, huge tables.
 """
 
 from __future__ import annotations
@@ -23,8 +18,8 @@ import random
 from typing import Any
 
 from tools.fuzz.mutators.base import Mutation
-from tools.fuzz.mutators.common import evil_string
-from tools.fuzz.mutators.json_mut import dumps, evil_value, mutate_json
+from tools.fuzz.mutators.common import evil_string, evil_value
+from tools.fuzz.mutators.json_mut import dumps, mutate_json
 
 ROLE_KEYS = ("input", "constant", "output")
 EVIL_TYPES = ["float128", "int4", "uint4", "bfloat16", "bool", "float64", "", "FLOAT32",
@@ -181,44 +176,3 @@ def mutate_limits(data: bytes, rng: random.Random, mut: Mutation) -> bytes:
     for _ in range(rng.choice([1, 1, 1, 2, 3])):
         mut.note("limits." + _structural(doc, rng))
     return dumps(doc, rng).encode("utf-8", "surrogatepass")
-
-
-# -- sourceDataTypes ------------------------------------------------------------------------
-
-
-GUESSED_IDS = ["x", "y", "input_ids", "attention_mask", "indices", "probs", "scores", "image"]
-SOURCE_TYPES = ["int64", "uint64", "int8", "uint8", "int32", "uint32", "float32", "float16",
-                "int4", "bool", "", "INT64", "int64\n", None, 5, ["int64"]]
-
-
-def mutate_source_types(table: Any, rng: random.Random) -> tuple[Any, str]:
-    """A mutated copy of a `sourceDataTypes` value (or a new one when `table` is None)."""
-    if not isinstance(table, dict):
-        table = {"inputs": {rng.choice(GUESSED_IDS): "int64"}}
-    table = json.loads(json.dumps(table))
-    how = rng.choice(["whole", "section", "type", "type", "id", "id", "swap", "extra",
-                      "huge", "empty"])
-    sections = [s for s in ("inputs", "outputs") if isinstance(table.get(s), dict)]
-    if how == "whole":
-        return evil_value(rng), how
-    if how == "section" or not sections:
-        table[rng.choice(["inputs", "outputs"])] = rng.choice(
-            [[], "int64", None, 1, {"a": {"b": "int64"}}, evil_value(rng)])
-        return table, "section"
-    section = rng.choice(sections)
-    entries = table[section]
-    ident = rng.choice(sorted(entries)) if entries else rng.choice(GUESSED_IDS)
-    if how == "type":
-        entries[ident] = rng.choice(SOURCE_TYPES)
-    elif how == "id":
-        entries[rng.choice(GUESSED_IDS + [evil_string(rng), ident.upper(), ident + "\n"])] = \
-            entries.pop(ident, "int64")
-    elif how == "swap":  # the sections swapped: inputs named as outputs and back
-        table["inputs"], table["outputs"] = table.get("outputs", {}), table.get("inputs", {})
-    elif how == "extra":
-        table[rng.choice(["extra", "Inputs", evil_string(rng)])] = {ident: "int64"}
-    elif how == "huge":
-        entries.update({f"id{i}": "int64" for i in range(50000)})
-    else:
-        table[section] = {}
-    return table, how
