@@ -5,8 +5,8 @@ with pkgutil on first lookup, so adding an op never means editing a central list
 
 A handler is `fn(ctx, node) -> list[MLOperand | None]`: one entry per node output (None for
 an optional output nobody reads). `ctx` is the importer's `ImportContext`, `node` a
-`converter.frontends.onnx.reader.Node` whose attributes already have the schema defaults, so handlers
-never hard-code defaults.
+`converter.core.ir.Node` whose attributes already have the schema defaults (the ONNX reader
+fills them), so handlers never hard-code defaults.
 
 Lookup rule: the handler with the highest `since` that is <= the node's opset version.
 

@@ -22,10 +22,9 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import carrier_type, dtype_name
-from converter.frontends.onnx.tensors import ONNX_DTYPES
-from converter.frontends.onnx.tensors import dtype_name as dtype_name_onnx
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
+from op_mappings.onnx._element_types import ONNX_DTYPES, elem_type_name
 
 
 def cast_to(ctx: ImportContext, x: Any, target: str) -> Any:
@@ -75,7 +74,7 @@ def fold_cast(ctx: ImportContext, node: Node, values: list[Any]) -> Any:
 
 @onnx_op("Cast", since=6, fold=fold_cast)
 def cast(ctx: ImportContext, node: Node) -> list[Any]:
-    return [cast_to(ctx, ctx.operand(node.inputs[0]), dtype_name_onnx(node.attrs["to"]))]
+    return [cast_to(ctx, ctx.operand(node.inputs[0]), elem_type_name(node.attrs["to"]))]
 
 
 @onnx_op("CastLike", since=15)

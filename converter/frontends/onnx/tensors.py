@@ -1,6 +1,6 @@
 """ONNX tensors and attributes as numpy values: element types, initializers (inline, external
 data confined to the model's folder, sparse ones densified after their indices are checked),
-attribute values with the schema defaults filled in, and Constant node values."""
+attribute values with the schema defaults filled in."""
 
 from __future__ import annotations
 
@@ -17,33 +17,13 @@ from onnx import AttributeProto, TensorProto, helper, numpy_helper
 from converter.core.confine import check_relative, confined
 from converter.core.errors import InvalidModel, exception_text, quoted
 from converter.core.files import array_at, open_regular, read_at
-from converter.core.ir import Node
 from converter.frontends.onnx.nodecheck import schema_of
-
-ONNX_DTYPES: dict[int, str] = {
-    TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16",
-    TensorProto.DOUBLE: "float64", TensorProto.BFLOAT16: "bfloat16",
-    TensorProto.INT8: "int8", TensorProto.INT16: "int16", TensorProto.INT32: "int32",
-    TensorProto.INT64: "int64", TensorProto.UINT8: "uint8", TensorProto.UINT16: "uint16",
-    TensorProto.UINT32: "uint32", TensorProto.UINT64: "uint64", TensorProto.BOOL: "bool",
-    TensorProto.STRING: "string",
-}
-
-
-def dtype_name(elem_type: int) -> str:
-    """ONNX element type -> numpy-style dtype name ("float32", "bool", "bfloat16", ...);
-    InvalidModel for a number that is no ONNX data type."""
-    if elem_type in ONNX_DTYPES:
-        return ONNX_DTYPES[elem_type]
-    try:
-        name: str = TensorProto.DataType.Name(elem_type)  # untyped in onnx's protobuf stubs
-    except ValueError:
-        raise InvalidModel(f"data type {elem_type} is not an ONNX data type") from None
-    return name.lower()
+from op_mappings.onnx._element_types import ONNX_DTYPES, elem_type_name
 
 
 def onnx_elem_type(dtype: str) -> int:
-    """numpy-style dtype name -> ONNX element type (inverse of `dtype_name`)."""
+    """numpy-style dtype name -> ONNX element type (inverse of
+    `op_mappings.onnx._element_types.elem_type_name`)."""
     for key, name in ONNX_DTYPES.items():
         if name == dtype:
             return key
@@ -93,7 +73,7 @@ def _external_from(tensor: TensorProto, info: Mapping[str, str], fh: BinaryIO, p
     if offset < 0 or length < 0 or offset + length > size:
         raise InvalidModel(f"tensor {tensor.name!r}: external data range offset={offset} "
                            f"length={length} lies outside {location!r} ({size} bytes)")
-    dtype = dtype_name(tensor.data_type)
+    dtype = elem_type_name(tensor.data_type)
     shape = tuple(int(d) for d in tensor.dims)
     count = int(np.prod(shape, dtype=np.int64))
     if dtype in ("float32", "float16", "float64", "int8", "int16", "int32", "int64", "uint8",
@@ -267,29 +247,3 @@ def attribute_value(attr: AttributeProto, base_dir: Path | None = None,
         return tuple(v.decode("utf-8", errors="replace") if isinstance(v, bytes) else v
                      for v in value)
     return value
-
-
-def constant_node_value(node: Node) -> np.ndarray:
-    """The value of a `Constant` node, from whichever value attribute it sets."""
-    a = node.attrs
-    if "value" in a:
-        arr = np.asarray(a["value"])
-    elif "sparse_value" in a:
-        arr = np.asarray(a["sparse_value"])
-    elif "value_float" in a:
-        arr = np.array(a["value_float"], np.float32)
-    elif "value_floats" in a:
-        arr = np.array(a["value_floats"], np.float32)
-    elif "value_int" in a:
-        arr = np.array(a["value_int"], np.int64)
-    elif "value_ints" in a:
-        arr = np.array(a["value_ints"], np.int64)
-    elif "value_string" in a:
-        arr = np.array(a["value_string"], object)
-    elif "value_strings" in a:
-        arr = np.array(a["value_strings"], object)
-    else:
-        raise InvalidModel(f"Constant node {node.name!r} sets no value attribute",
-                           node_name=node.name, op_type="Constant", version=node.version)
-    arr.setflags(write=False)
-    return arr
