@@ -29,7 +29,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from converter.core.errors import InvalidModel
-from converter.validate.generate import Decoder, OnnxRuntimeDecoder, decoder_layout
+from converter.validate.decoder_layout import decoder_layout
+from converter.validate.generate import Decoder, OnnxRuntimeDecoder
 
 ROOT = Path(__file__).resolve().parents[3]
 SCRIPT = ROOT / "models" / "make_transformers.py"
