@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.core.webnn.operators import op_signature
+from converter.core.webnn.operators import OPERATORS
 from converter.io.export.exporter import export
 from converter.validate.browser_setup import (
     JOB_TIMEOUT_S,
@@ -73,7 +73,7 @@ def _within(lim: Mapping[str, Any] | None, data_type: str, rank: int) -> str:
 
 def _operation_roles(operation: Any, lim: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
     """(limits member name, operand) of every operand an operation reads and writes."""
-    sig = op_signature(operation.op)
+    sig = OPERATORS.get(operation.op)
     if sig is not None:
         for param, value in zip(sig.positional, operation.args, strict=False):
             for v in value if isinstance(value, (list, tuple)) else [value]:

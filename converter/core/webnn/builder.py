@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from converter.core.webnn.operand import MLOperand
-from converter.core.webnn.operators import OperatorMethods, op_signature
+from converter.core.webnn.operators import OperatorMethods, operator
 
 
 class MLGraphBuilder(OperatorMethods):
@@ -18,9 +18,7 @@ class MLGraphBuilder(OperatorMethods):
         """Record spec operator `op` with spec-ordered `args` and spec-named (camelCase)
         `options`, as an `Operation` holds them; its outputs as a list. An unknown operator
         or option is a ValueError (the caller names the source)."""
-        sig = op_signature(op)
-        if sig is None:
-            raise ValueError(f"unknown WebNN operator {op!r}")
+        sig = operator(op)
         kwargs = {}
         for key, value in options.items():
             param = sig.options.get(key)

@@ -1,19 +1,26 @@
-"""The WebNN operators: each operator's builder method and parameters (`op_signature`).
+"""The WebNN operators: one `Operator` per spec operator (`OPERATORS`, `operator(name)`).
 
 An operator of the spec is known exactly when an operator-family mixin of `MLGraphBuilder`
-(`converter.core.webnn.ops`) has a method for it, and its parameters are the method's.
-Restrictions: `input`, `constant` and `build` are not operators; operator names must be plain
-camelCase identifiers (`[A-Za-z][A-Za-z0-9]*`).
+(`converter.core.webnn.ops`) has a method for it; its parameters are the method's, its output
+arity the method's return type (one operand, or a list), its limits the row of
+`limits.OP_LIMITS` and its family the row of `FAMILIES` naming it. Everything else that is
+keyed by operator (the runtimes' kernels, implementations and ONNX lowerings, the target
+rules' operator lists) registers against this table: an unknown name fails at import time,
+and tests/converter/core/webnn/test_operators.py finds a missing registration.
+
+Restrictions: `input`, `constant`, `packed_constant` and `build` are not operators; operator
+names are plain camelCase identifiers; every operator has exactly one family and one row of
+limits (checked when this module is imported).
 """
 
 from __future__ import annotations
 
-import functools
 import inspect
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal, get_args
 
+from converter.core.webnn.limits import OP_LIMITS, TensorLimits
 from converter.core.webnn.ops.conv import ConvOps
 from converter.core.webnn.ops.elementwise import ElementwiseOps
 from converter.core.webnn.ops.gather import GatherOps
@@ -32,10 +39,47 @@ class OperatorMethods(ElementwiseOps, ConvOps, PoolOps, ReduceOps, ShapeOps, Gat
     """Every operator method, one mixin per family; MLGraphBuilder adds nothing but `apply`."""
 
 
-MULTI_OUTPUT_OPS = frozenset({"split", "gru", "lstm", "lstmCell"})
-"""Operators that return a list of operands."""
+Family = Literal["unary", "binary", "reduce", "axis", "activation", "conv", "pool", "shape",
+                 "gather", "linalg", "normalization", "recurrent", "quantize", "resample"]
 
-_OP_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
+FAMILIES: Mapping[Family, tuple[str, ...]] = {
+    # elementwise operators of one operand (the target rules merge their axes and push
+    # transposes through them)
+    "unary": ("abs", "cast", "ceil", "clamp", "cos", "elu", "erf", "exp", "floor", "gelu",
+              "hardSigmoid", "hardSwish", "identity", "isInfinite", "isNaN", "leakyRelu",
+              "linear", "log", "logicalNot", "neg", "reciprocal", "relu", "roundEven",
+              "sigmoid", "sign", "sin", "softplus", "softsign", "sqrt", "tan", "tanh"),
+    # elementwise operators of two operands (where: three) with bidirectional broadcasting
+    "binary": ("add", "div", "equal", "greater", "greaterOrEqual", "lesser", "lesserOrEqual",
+               "logicalAnd", "logicalOr", "logicalXor", "max", "min", "mul", "notEqual", "pow",
+               "sub", "where"),
+    # reductions over `axes`
+    "reduce": ("reduceL1", "reduceL2", "reduceLogSum", "reduceLogSumExp", "reduceMax",
+               "reduceMean", "reduceMin", "reduceProduct", "reduceSum", "reduceSumSquare"),
+    # operators along one `axis`
+    "axis": ("argMax", "argMin", "cumulativeSum", "softmax"),
+    # an activation with a unidirectionally broadcast slope operand
+    "activation": ("prelu",),
+    "conv": ("conv2d", "convTranspose2d"),
+    "pool": ("averagePool2d", "l2Pool2d", "maxPool2d"),
+    "shape": ("concat", "expand", "pad", "reshape", "reverse", "slice", "split", "tile",
+              "transpose", "triangular"),
+    "gather": ("gather", "gatherElements", "gatherND", "scatterElements", "scatterND"),
+    "linalg": ("gemm", "matmul"),
+    "normalization": ("batchNormalization", "instanceNormalization", "layerNormalization"),
+    "recurrent": ("gru", "gruCell", "lstm", "lstmCell"),
+    "quantize": ("dequantizeLinear", "quantizeLinear"),
+    "resample": ("resample2d",),
+}
+"""Each family's operators (spec names, sorted)."""
+
+_SPEC_NAMES = {"gather_nd": "gatherND", "scatter_nd": "scatterND", "is_nan": "isNaN"}
+"""Builder methods whose spec name is not their camelCase spelling."""
+
+_FIXED_LIST_OUTPUTS = {"lstmCell": 2}
+"""Operators returning a list of a fixed length (the others returning a list vary)."""
+
+_NOT_OPERATORS = frozenset({"input", "constant", "packed_constant", "build"})
 
 
 @dataclass(frozen=True)
@@ -48,22 +92,32 @@ class Param:
 
 
 @dataclass(frozen=True)
-class OpSignature:
-    """How a spec operator maps to its MLGraphBuilder method.
+class Operator:
+    """One WebNN operator (see the module docstring).
 
     `positional` are the spec's positional parameters after which `Operation.args` are
     recorded (operands, concat's operand list, or required literals such as `axis`);
-    `options` maps each spec option name (camelCase) to its keyword parameter.
+    `options` maps each spec option name (camelCase) to its keyword parameter; `outputs` is
+    the number of outputs, None when it varies (split, gru, lstm); `limits` maps each operand
+    role to its `TensorLimits`.
     """
 
-    op: str
+    name: str
     method: str
     positional: tuple[Param, ...]
     options: Mapping[str, Param]
+    outputs: int | None
+    family: Family
+    limits: Mapping[str, TensorLimits]
 
     @property
     def operand_options(self) -> frozenset[str]:
         return frozenset(name for name, p in self.options.items() if p.operand)
+
+    @property
+    def returns_list(self) -> bool:
+        """The builder method returns a list of operands (not one operand)."""
+        return self.outputs != 1
 
 
 def camel(name: str) -> str:
@@ -72,38 +126,54 @@ def camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-@functools.cache
-def _methods() -> dict[str, str]:
-    out: dict[str, str] = {}
-    for name, _ in inspect.getmembers(OperatorMethods, inspect.isfunction):
-        if name.startswith("_") or name in ("input", "constant", "packed_constant", "build"):
-            continue
-        out[name.replace("_", "").lower()] = name
-    return out
-
-
-@functools.cache
-def op_signature(op: str) -> OpSignature | None:
-    """The builder method of spec operator `op` and its parameters, or None if unknown."""
-    if not isinstance(op, str) or not _OP_NAME_RE.match(op):
-        return None
-    method = _methods().get(op.lower())
-    if method is None:
-        return None
-    params = list(inspect.signature(getattr(OperatorMethods, method)).parameters.values())[1:]
+def _operator(method: str, family_of: Mapping[str, Family]) -> Operator:
+    name = _SPEC_NAMES.get(method, camel(method))
+    sig = inspect.signature(getattr(OperatorMethods, method))
     positional, options = [], {}
-    for p in params:
-        operand = "MLOperand" in str(p.annotation)
-        param = Param(camel(p.name), p.name, operand)
+    for p in list(sig.parameters.values())[1:]:
+        param = Param(camel(p.name), p.name, "MLOperand" in str(p.annotation))
         if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
             positional.append(param)
         elif p.kind is inspect.Parameter.KEYWORD_ONLY:
             options[param.spec_name] = param
-    return OpSignature(op, method, tuple(positional), options)
+    outputs = _FIXED_LIST_OUTPUTS.get(name) if str(sig.return_annotation).startswith(
+        "list") else 1
+    if name not in family_of:
+        raise ValueError(f"WebNN operator {name} has no family in FAMILIES")
+    if name not in OP_LIMITS:
+        raise ValueError(f"WebNN operator {name} has no row in limits.OP_LIMITS")
+    return Operator(name, method, tuple(positional), options, outputs, family_of[name],
+                    OP_LIMITS[name])
 
 
-def known_ops() -> list[str]:
-    """Builder method names of every operator (snake_case)."""
-    return sorted(_methods().values())
+def _build_table() -> dict[str, Operator]:
+    family_of: dict[str, Family] = {}
+    for family in get_args(Family):
+        for name in FAMILIES[family]:
+            if name in family_of:
+                raise ValueError(f"WebNN operator {name} is in two families")
+            family_of[name] = family
+    table: dict[str, Operator] = {}
+    for method, _ in inspect.getmembers(OperatorMethods, inspect.isfunction):
+        if not method.startswith("_") and method not in _NOT_OPERATORS:
+            op = _operator(method, family_of)
+            table[op.name] = op
+    for what, names in (("FAMILIES", family_of), ("limits.OP_LIMITS", OP_LIMITS)):
+        unknown = sorted(set(names) - set(table))
+        if unknown:
+            raise ValueError(f"{what} names unknown WebNN operators: {', '.join(unknown)}")
+    return dict(sorted(table.items()))
 
+
+OPERATORS: Mapping[str, Operator] = _build_table()
+"""Every WebNN operator by spec name, sorted by name."""
+
+
+def operator(name: str) -> Operator:
+    """The operator called `name` (spec spelling); ValueError if there is none. Registries
+    keyed by operator call this when they register, so a misspelt name fails at import."""
+    op = OPERATORS.get(name)
+    if op is None:
+        raise ValueError(f"unknown WebNN operator {name!r}")
+    return op
 

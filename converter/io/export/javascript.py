@@ -69,7 +69,7 @@ import numpy as np
 
 from converter.core.webnn import MLGraph, MLOperand, Operation
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES
-from converter.core.webnn.operators import MULTI_OUTPUT_OPS, op_signature
+from converter.core.webnn.operators import OPERATORS, operator
 from converter.io.export.html_page import html_text
 from converter.io.export.literals import html_literal, js_string
 from converter.io.serialize.errors import WebnnExportError
@@ -273,7 +273,7 @@ def _constant_expr(p: WebnnPlan, index: int) -> str:
 
 def _call(operation: Operation, names: dict[int, str]) -> str:
     op = operation.op
-    sig = op_signature(op)
+    sig = OPERATORS.get(op)
     if sig is None or not _JS_NAME_RE.match(op):
         raise WebnnExportError(f"{op!r}: unknown operator")
     args = []
@@ -315,7 +315,7 @@ def module_text(p: WebnnPlan, weights_file: str) -> str:
         body.append(f"  const {fresh(c.operand)} = {_constant_expr(p, i)};")
     for operation in g.operations:
         call = _call(operation, names)
-        if operation.op in MULTI_OUTPUT_OPS:
+        if operator(operation.op).returns_list:
             outs = [fresh(o) for o in operation.outputs]
             body.append(f"  const [{', '.join(outs)}] = {call};")
         else:

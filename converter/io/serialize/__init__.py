@@ -6,8 +6,8 @@ Modules, each with one job (lower layers first; no module imports one above it, 
 package's import graph is acyclic, see tests/converter/io/serialize/test_no_cycles.py):
 
 - `errors`: `WebnnExportError`, `WebnnFormatError`, `WeightsMismatch`.
-- `tables`: file constants and reader limits, data type names, keywords, operator signatures
-  (`op_signature`, derived from `MLGraphBuilder`) and option aliases.
+- `tables`: file constants and reader limits, data type names, keywords and option aliases
+  (the operators and their parameters: `converter.core.webnn.operators`).
 - `lexicon`: identifiers and literals as the writers spell them.
 - `plan`: `plan(graph)` -> `WebnnPlan` (identifiers, constant storage, node layout) shared by
   every writer, with its `.webnn` text and manifest renderings.

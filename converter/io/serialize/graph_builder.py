@@ -43,7 +43,7 @@ from converter.core.webnn.dtypes import (
     pack_4bit,
     unpack_4bit,
 )
-from converter.core.webnn.operators import op_signature
+from converter.core.webnn.operators import OPERATORS
 from converter.io.serialize.errors import WebnnFormatError, WeightsMismatch
 from converter.io.serialize.source_types import with_source_types
 from converter.io.serialize.syntax import Arg, ConstDecl, GraphText, NodeDecl, Ref, TypeSpec
@@ -278,11 +278,12 @@ class GraphBuilder:
         if node.op is None:
             ref = node.args[0].value
             operand = self._operand(ref.name, ref.pos, "identity")
-            result: Any = self._call(node.pos, "identity", self.builder.identity, operand)
+            results = self._call(node.pos, "identity", self.builder.apply, "identity",
+                                 [operand], {})
             op = "identity"
         else:
             op = node.op
-            sig = op_signature(op)
+            sig = OPERATORS.get(op)
             if sig is None:
                 raise doc.error(f"unknown operator {op!r}", node.pos)
             positional: list[Arg] = []
@@ -317,7 +318,7 @@ class GraphBuilder:
                     raise doc.error(f"{op}: missing argument {param.spec_name!r}", node.pos)
             if positional:
                 raise doc.error(f"{op}: too many operand arguments", positional[0].pos)
-            kwargs: dict[str, Any] = {}
+            options: dict[str, Any] = {}
             for key, arg in named.items():
                 if key not in sig.options and key in LEGACY_OPTIONS:
                     if LEGACY_OPTIONS[key] in named:
@@ -329,10 +330,8 @@ class GraphBuilder:
                     raise doc.error(f"{op}: unknown option {key!r}", arg.pos)
                 if arg.value is None:
                     continue
-                kwargs[option.py_name] = self._convert(op, key, arg.value, option.operand)
-            result = self._call(node.pos, op, getattr(self.builder, sig.method), *call_args,
-                                **kwargs)
-        results = result if isinstance(result, list) else [result]
+                options[key] = self._convert(op, key, arg.value, option.operand)
+            results = self._call(node.pos, op, self.builder.apply, op, call_args, options)
         if len(results) != len(node.outputs):
             raise doc.error(f"{op} returns {len(results)} output(s), the statement names "
                             f"{len(node.outputs)}", node.pos)

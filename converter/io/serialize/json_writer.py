@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from converter.core.webnn import MLGraph, MLOperand, Operation
-from converter.core.webnn.operators import MULTI_OUTPUT_OPS
+from converter.core.webnn.operators import operator
 from converter.io.serialize import safetensors_weights
 from converter.io.serialize.errors import WebnnExportError
 from converter.io.serialize.lexicon import format_number
@@ -90,7 +90,7 @@ def node_json(p: WebnnPlan, operation: Operation) -> str:
                         for k, v in named)
     text = (f'{{"id": {_dumps(outs[0])}, "op": {_dumps(operation.op)}, '
             f'"inputs": [{", ".join(_dumps(i) for i in inputs)}], "options": {{{options}}}')
-    if operation.op in MULTI_OUTPUT_OPS:
+    if operator(operation.op).returns_list:
         text += f', "outputs": [{", ".join(_dumps(o) for o in outs)}]'
     return text + "}"
 

@@ -52,7 +52,7 @@ import numpy as np
 
 from converter.core.webnn import MLGraph, MLOperand, Operation
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES, pack_4bit
-from converter.core.webnn.operators import MULTI_OUTPUT_OPS, op_signature
+from converter.core.webnn.operators import OPERATORS, operator
 from converter.io.serialize.errors import WebnnExportError
 from converter.io.serialize.lexicon import (
     IDENT_RE,
@@ -205,7 +205,7 @@ class WebnnPlan:
         outs, inputs, named = self.node_parts(operation)
         args = inputs + [f"{key}={format_value(value, self.idents, f'{what}.{key}')}"
                          for key, value in named]
-        lhs = f"[{', '.join(outs)}]" if operation.op in MULTI_OUTPUT_OPS else outs[0]
+        lhs = f"[{', '.join(outs)}]" if operator(operation.op).returns_list else outs[0]
         return f"{lhs} = {operation.op}({', '.join(args)})"
 
     def node_parts(self, operation: Operation
@@ -214,7 +214,7 @@ class WebnnPlan:
         both the text and the JSON writers lay it out: operands positional (concat's one by
         one), required non-operand parameters then options named, infinite clamp bounds on
         float inputs dropped. Named values are raw (operands stay MLOperands)."""
-        sig = op_signature(operation.op)
+        sig = OPERATORS.get(operation.op)
         if sig is None:
             raise WebnnExportError(f"{operation.op}: unknown operator")
         what = operation.op

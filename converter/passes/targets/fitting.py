@@ -22,7 +22,7 @@ from typing import Any
 from converter.core.webnn import MLOperand
 from converter.core.webnn.errors import MLTypeError
 from converter.core.webnn.operand import Operation
-from converter.core.webnn.operators import op_signature
+from converter.core.webnn.operators import operator
 from converter.passes.targets.rewrite import Rewrite
 from converter.passes.targets.roles import all_roles
 
@@ -120,7 +120,6 @@ class Via:
 
 def py_options(operation: Operation) -> dict[str, Any]:
     """`operation.options` under the builder's keyword names, less `label`."""
-    sig = op_signature(operation.op)
-    assert sig is not None
+    sig = operator(operation.op)
     return {sig.options[k].py_name: v for k, v in operation.options.items()
             if k in sig.options and k != "label"}

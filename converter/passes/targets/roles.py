@@ -20,7 +20,7 @@ from typing import Any
 
 from converter.core.webnn import MLOperand
 from converter.core.webnn.operand import Operation
-from converter.core.webnn.operators import op_signature
+from converter.core.webnn.operators import OPERATORS
 
 Place = tuple[str, MLOperand, int, int]
 """(role, operand, position, index in a list or -1): where an operation holds an operand;
@@ -58,7 +58,7 @@ def allows(entry: object, data_type: str, rank: int | None = None) -> bool:
 def operand_places(operation: Operation) -> list[Place]:
     """Where `operation` holds each operand it reads (see `Place`), in args-then-options
     order, the operands of a list option one by one."""
-    sig = op_signature(operation.op)
+    sig = OPERATORS.get(operation.op)
     names = [p.spec_name for p in sig.positional] if sig else []
     out: list[Place] = []
     items = [*zip(names, operation.args, strict=False), *operation.options.items()]

@@ -43,8 +43,10 @@ import numpy as np
 
 from converter.core.webnn import MLOperand
 from converter.core.webnn.operand import Operation
-from converter.passes.targets.families import BINARY, REDUCE, UNARY
+from converter.core.webnn.operators import FAMILIES
 from converter.passes.targets.rewrite import Rewrite, rule
+
+UNARY, BINARY, REDUCE = FAMILIES["unary"], FAMILIES["binary"], FAMILIES["reduce"]
 
 TO_NCHW = (0, 3, 1, 2)
 """transpose(x_nhwc, TO_NCHW) is x in NCHW; axis a of NCHW data is axis TO_NCHW[a] of NHWC."""

@@ -18,10 +18,12 @@ from collections.abc import Sequence
 
 from converter.core.webnn import MLOperand
 from converter.core.webnn.operand import Operation
+from converter.core.webnn.operators import FAMILIES
 from converter.passes.targets.axes import merged_shape, transpose_runs
-from converter.passes.targets.families import BINARY, REDUCE, UNARY
 from converter.passes.targets.fitting import attempt, misfits
 from converter.passes.targets.rewrite import Rewrite, rule
+
+UNARY, BINARY, REDUCE = FAMILIES["unary"], FAMILIES["binary"], FAMILIES["reduce"]
 
 
 def _groups(keys: Sequence[tuple[object, ...] | None]) -> list[list[int]]:

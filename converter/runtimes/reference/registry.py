@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from converter.core.webnn.operand import Operation
+from converter.core.webnn.operators import operator
 
 Kernel = Callable[[Operation, list[Any], dict[str, Any]], Sequence[np.ndarray]]
 
@@ -21,7 +22,10 @@ KERNELS: dict[str, Kernel] = {}
 
 
 def kernel(*ops: str) -> Callable[[Kernel], Kernel]:
-    """Register the decorated function as the kernel of each op in `ops`."""
+    """Register the decorated function as the kernel of each op in `ops` (spec names of
+    `converter.core.webnn.operators`; an unknown name is a ValueError)."""
+    for op in ops:
+        operator(op)
 
     def register(fn: Kernel) -> Kernel:
         for op in ops:

@@ -31,6 +31,7 @@ import numpy as np
 import torch
 
 from converter.core.webnn.operand import MLOperand, Operation
+from converter.core.webnn.operators import operator
 
 Fn = Callable[..., Sequence[torch.Tensor]]
 Builder = Callable[["Node"], Fn]
@@ -55,7 +56,10 @@ UINT32_MASK = 0xFFFFFFFF
 
 
 def impl(*ops: str, moves: bool = False) -> Callable[[Builder], Builder]:
-    """Register the decorated builder for each op in `ops`."""
+    """Register the decorated builder for each op in `ops` (spec names of
+    `converter.core.webnn.operators`; an unknown name is a ValueError)."""
+    for op in ops:
+        operator(op)
 
     def register(fn: Builder) -> Builder:
         for op in ops:

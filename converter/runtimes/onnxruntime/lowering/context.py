@@ -29,6 +29,7 @@ from onnx import NodeProto, TensorProto, helper, numpy_helper
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES, numpy_dtype, pack_4bit
 from converter.core.webnn.errors import MLOperationError
 from converter.core.webnn.operand import MLOperand, Operation
+from converter.core.webnn.operators import operator
 from converter.runtimes.onnxruntime.lowering.compact import CompactForm, compact_form
 
 ONNX_TYPES: dict[str, int] = {
@@ -47,7 +48,11 @@ def lowering(*ops: str) -> Callable[[Lowering], Lowering]:
 
     A lowering is called as `fn(emitter, operation)` and returns the ONNX value names of the
     operation's outputs, in order, each holding the output's WebNN data type and shape.
+    `ops` are spec names of `converter.core.webnn.operators` (an unknown name is a
+    ValueError).
     """
+    for op in ops:
+        operator(op)
 
     def register(fn: Lowering) -> Lowering:
         for op in ops:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from converter.core.webnn import MLGraph, MLOperand
-from converter.core.webnn.operators import MULTI_OUTPUT_OPS
+from converter.core.webnn.operators import operator
 from converter.io.export.javascript import check_stem, to_javascript
 from converter.io.export.literals import html_literal, js_string
 from converter.io.serialize.plan import plan
@@ -123,7 +123,7 @@ def _run_check(module: str, check: str, folder: Path) -> Any:
 def _replay(graph: MLGraph, js: Path, weights: Path, folder: Path) -> dict[str, Any]:
     """buildGraph(loadWeights()) of the written module `js` (with `weights`) run in node with
     HARNESS's recording MLGraphBuilder; what it recorded ({"calls": [...], ...})."""
-    counts = [[len(o.outputs), o.op in MULTI_OUTPUT_OPS] for o in graph.operations]
+    counts = [[len(o.outputs), operator(o.op).returns_list] for o in graph.operations]
     (folder / "counts.json").write_text(json.dumps(counts))
     (folder / "harness.mjs").write_text(HARNESS)
     result = _node(folder / "harness.mjs", js.as_uri(), weights, folder / "counts.json",

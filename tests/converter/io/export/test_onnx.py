@@ -15,7 +15,6 @@ import pytest
 
 from converter.core.webnn import ML, MLGraphBuilder
 from converter.core.webnn.errors import MLOperationError
-from converter.core.webnn.limits import OP_LIMITS
 from converter.runtimes.onnxruntime.lowering import LOWERINGS
 from converter.runtimes.onnxruntime.to_onnx import onnx_output_names, to_onnx
 from tests.converter.io.export.graphs import FAMILIES, HOSTILE_NAMES, Example
@@ -42,10 +41,6 @@ def _check_io(model: onnx.ModelProto, example: Example) -> None:
         t = vi.type.tensor_type
         assert t.elem_type == ONNX_ELEM[operand.data_type], vi.name
         assert [d.dim_value for d in t.shape.dim] == list(operand.shape), vi.name
-
-
-def test_every_op_has_a_lowering() -> None:
-    assert sorted(set(OP_LIMITS) - set(LOWERINGS)) == []
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
