@@ -11,7 +11,7 @@ from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings._common.checks import int_list
 from op_mappings._common.padding import same_pad
-from op_mappings.onnx._util import ints
+from op_mappings._common.values import ints
 
 
 def resolve_pads(auto_pad: str, in_sizes: Sequence[int], kernel: Sequence[int],

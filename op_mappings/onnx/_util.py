@@ -1,17 +1,20 @@
-"""Helpers shared by ONNX handlers (not a mapping module: no handlers here). `ints` and
-`norm_axis` are the ones TFLite handlers use too (`op_mappings/_common/values.py`)."""
+"""Helpers shared by ONNX handlers (not a mapping module: no handlers here): axis lists,
+numpy dtypes of ONNX element types, empty results, constant-aware slicing (`take`) and the
+float-only check of decompositions. Helpers both formats use (`ints`, `norm_axis`,
+`const_or_none`, `scalar`) are in `op_mappings/_common/values.py`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from converter.core.errors import InvalidModel
+from converter.core.errors import InvalidModel, UnsupportedDataType
+from converter.core.ir import Node
+from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
-from op_mappings._common.values import ints, norm_axis
-
-__all__ = ["empty_value", "ints", "norm_axes", "norm_axis", "np_dtype"]
+from op_mappings._common.values import const_or_none, ints, norm_axis
 
 
 def norm_axes(axes: Sequence[int] | np.ndarray, rank: int, what: str = "axes") -> list[int]:
@@ -42,3 +45,39 @@ def empty_value(ctx: ImportContext, name: str, shape: Sequence[int]) -> np.ndarr
     dtype = "bool" if ctx.is_bool(name) else ctx.dtype(name)
     dtype = {"int4": "int8", "uint4": "uint8"}.get(dtype, dtype)
     return np.zeros([int(d) for d in shape], dtype=dtype)
+
+
+def take(ctx: ImportContext, name: str, index: Sequence[int | slice]) -> Any:
+    """`value[index]` (basic numpy indexing: ints drop a dimension, slices with step 1 keep
+    it) as an operand: a constant when the input is constant, else slice + reshape."""
+    value = const_or_none(ctx, name)
+    if value is not None:
+        arr = np.ascontiguousarray(value[tuple(index)])
+        return ctx.constant(arr, what=f"part of {name!r}")
+    x = ctx.operand(name)
+    starts, sizes, keep = [], [], []
+    full = list(index) + [slice(None)] * (x.rank - len(index))
+    for dim, item in zip(x.shape, full, strict=True):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(dim)
+            if step != 1:
+                raise ValueError("take: slices must have step 1")
+            starts.append(start)
+            sizes.append(stop - start)
+            keep.append(stop - start)
+        else:
+            starts.append(int(item) % dim)
+            sizes.append(1)
+    b = ctx.builder
+    out = x if starts == [0] * x.rank and list(sizes) == list(x.shape) else b.slice(
+        x, starts, sizes)
+    if list(out.shape) != keep:
+        out = b.reshape(out, keep)
+    return out
+
+
+def float_dtype_check(node: Node, operand: Any, what: str = "input") -> None:
+    """Raise UnsupportedDataType unless `operand` is float32 or float16."""
+    if operand.data_type not in FLOAT_TYPES:
+        raise UnsupportedDataType(f"{node.op_type} {what} has data type {operand.data_type}; "
+                                  "this mapping needs float32 or float16")

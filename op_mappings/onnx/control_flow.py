@@ -34,8 +34,8 @@ from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
 from op_mappings._common.checks import finite_scalar, int_list
+from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import norm_axis
 
 Value = Any  # np.ndarray | MLOperand
 

@@ -18,8 +18,8 @@ import numpy as np
 from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings._common.checks import finite_scalar
+from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import norm_axis
 
 
 def _axis(ctx: ImportContext, node: Node, rank: int) -> int:

@@ -23,9 +23,9 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import float_dtype_check
-from op_mappings.onnx._util import ints
+from op_mappings.onnx._util import float_dtype_check
 
 
 def _f32(ctx: ImportContext, v: Any) -> Any:

@@ -19,7 +19,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import float_dtype_check
+from op_mappings.onnx._util import float_dtype_check
 
 MAX_ORDER = 6
 

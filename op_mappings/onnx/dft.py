@@ -23,9 +23,9 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import float_dtype_check
-from op_mappings.onnx._util import norm_axis
+from op_mappings.onnx._util import float_dtype_check
 
 
 def _basis(n: int, length: int, bins: int, inverse: bool) -> tuple[np.ndarray, np.ndarray]:

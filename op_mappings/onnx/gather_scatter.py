@@ -28,8 +28,8 @@ from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
 from op_mappings._common.checks import attr_in_range
+from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import norm_axis
 
 
 @onnx_op("GatherElements", since=11)

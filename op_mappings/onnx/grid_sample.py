@@ -33,7 +33,7 @@ from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import float_dtype_check
+from op_mappings.onnx._util import float_dtype_check
 
 _MODES = {"bilinear": "linear", "linear": "linear", "nearest": "nearest", "bicubic": "cubic",
           "cubic": "cubic"}

@@ -19,8 +19,8 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings._common.checks import int_list
+from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import ints
 
 
 @onnx_op("MaxUnpool", since=9, const_inputs=(2,))

@@ -18,9 +18,9 @@ from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
 from op_mappings._common.checks import check_rank, finite_scalar
+from op_mappings._common.values import ints, norm_axis, scalar
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import scalar
-from op_mappings.onnx._util import ints, norm_axis, np_dtype
+from op_mappings.onnx._util import np_dtype
 
 
 @onnx_op("OneHot", since=9, const_inputs=(1,))

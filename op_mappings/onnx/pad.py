@@ -21,9 +21,9 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from op_mappings._common.values import const_or_none, ints
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none
-from op_mappings.onnx._util import ints, norm_axes
+from op_mappings.onnx._util import norm_axes
 
 
 def pad_operand(ctx: ImportContext, x: MLOperand, begin: list[int], end: list[int], mode: str,

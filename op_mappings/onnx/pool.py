@@ -37,9 +37,9 @@ import numpy as np
 from converter.core.errors import UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._spatial import resolve_pads, webnn_padding
-from op_mappings.onnx._util import ints
 
 _METHODS = {"MaxPool": "max_pool2d", "AveragePool": "average_pool2d", "LpPool": "l2_pool2d",
             "GlobalMaxPool": "max_pool2d", "GlobalAveragePool": "average_pool2d",

@@ -41,10 +41,10 @@ from converter.core.webnn import MLOperand
 from converter.core.webnn.dtypes import FLOAT_TYPES, FOUR_BIT_TYPES, numpy_dtype, type_range
 from converter.core.webnn.limits import OP_LIMITS
 from converter.importer import ImportContext
+from op_mappings._common.values import const_or_none, norm_axis, scalar
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none, scalar
 from op_mappings.onnx._spatial import conv
-from op_mappings.onnx._util import norm_axis, np_dtype
+from op_mappings.onnx._util import np_dtype
 
 _QUANTIZED = OP_LIMITS["dequantizeLinear"]["input"].data_types
 """The integer types WebNN dequantizes (and quantizes to), 4-bit types included."""

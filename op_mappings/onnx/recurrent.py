@@ -55,8 +55,9 @@ from op_mappings._common.unroll import (
     swap_batch_time,
     unroll,
 )
+from op_mappings._common.values import const_or_none, scalar
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none, float_dtype_check, scalar, take
+from op_mappings.onnx._util import float_dtype_check, take
 
 # name -> (takes alpha, takes beta); defaults per onnxruntime's rnn_helpers
 _PARAMS = {"relu": (0, 0), "tanh": (0, 0), "sigmoid": (0, 0), "softsign": (0, 0),

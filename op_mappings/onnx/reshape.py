@@ -15,8 +15,8 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import ints
 
 
 def target_shape(in_shape: Sequence[int], shape: Sequence[int], allowzero: bool) -> list[int]:

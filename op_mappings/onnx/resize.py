@@ -40,9 +40,9 @@ from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.core.webnn.limits import OP_LIMITS
 from converter.importer import ImportContext
+from op_mappings._common.values import const_or_none, ints
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none
-from op_mappings.onnx._util import ints, norm_axes
+from op_mappings.onnx._util import norm_axes
 
 F32 = np.float32
 

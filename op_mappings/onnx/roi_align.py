@@ -33,8 +33,9 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import const_or_none
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none, float_dtype_check
+from op_mappings.onnx._util import float_dtype_check
 
 _MAX_SAMPLES = 256
 """Most samples per output bin (g_y·g_x) the max mode unrolls."""

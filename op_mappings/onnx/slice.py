@@ -17,8 +17,9 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import empty_value, ints, norm_axes
+from op_mappings.onnx._util import empty_value, norm_axes
 
 
 def _slices(ctx: ImportContext, node: Node) -> list[slice]:

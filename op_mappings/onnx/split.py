@@ -18,8 +18,8 @@ from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings._common.checks import attr_in_range, int_list
+from op_mappings._common.values import ints, norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import ints, norm_axis
 
 
 def _plan(ctx: ImportContext, node: Node) -> tuple[int, list[int]]:

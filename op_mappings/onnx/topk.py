@@ -20,8 +20,8 @@ from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
 from op_mappings._common.checks import finite_scalar
+from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import norm_axis
 
 
 def top_k(ctx: ImportContext, x: Any, k: int, axis: int, largest: bool) -> tuple[Any, Any]:

@@ -36,7 +36,7 @@ from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import float_dtype_check
+from op_mappings.onnx._util import float_dtype_check
 
 _LN2 = math.log(2.0)
 _BIG = 2.0 ** 26

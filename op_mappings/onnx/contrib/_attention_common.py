@@ -29,7 +29,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from op_mappings.onnx._helpers_ext import const_or_none
+from op_mappings._common.values import const_or_none
 
 Mask: TypeAlias = "np.ndarray | MLOperand"
 """Boolean "allowed" mask: a numpy bool array, or a uint8 (0/1) operand."""

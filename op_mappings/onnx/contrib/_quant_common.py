@@ -19,7 +19,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute, Unsupporte
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
-from op_mappings.onnx._helpers_ext import const_or_none
+from op_mappings._common.values import const_or_none
 from op_mappings.onnx.contrib._common import attr_int
 
 QUANT_8BIT = ("uint8", "int8")

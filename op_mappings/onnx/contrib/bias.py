@@ -17,8 +17,8 @@ from typing import Any
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import norm_axis
 from op_mappings.onnx.contrib._common import (
     attr_int,
     check_arity,

@@ -21,8 +21,8 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import const_or_none
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none
 from op_mappings.onnx.contrib._common import (
     attr_epsilon,
     attr_int,

@@ -29,9 +29,8 @@ from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES, to_storage
 from converter.importer import ImportContext
+from op_mappings._common.values import const_or_none, norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none
-from op_mappings.onnx._util import norm_axis
 from op_mappings.onnx.contrib._common import FLOAT_TYPES, attr_int, check_arity
 from op_mappings.onnx.contrib._quant_common import block_size_attr, unpack_bits
 

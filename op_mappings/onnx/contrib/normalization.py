@@ -26,8 +26,8 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._util import norm_axis
 from op_mappings.onnx.contrib._common import (
     attr_epsilon,
     attr_int,

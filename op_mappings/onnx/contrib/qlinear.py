@@ -40,9 +40,8 @@ from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from op_mappings._common.values import const_or_none, norm_axis
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none
-from op_mappings.onnx._util import norm_axis
 from op_mappings.onnx.contrib._common import attr_float, attr_int, check_arity
 from op_mappings.onnx.contrib._quant_common import (
     dequantized,

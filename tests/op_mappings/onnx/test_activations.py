@@ -1,5 +1,5 @@
-"""ONNX Relu/LeakyRelu/PRelu/Elu/Sigmoid/HardSigmoid/HardSwish/Softplus/Softsign/Tanh vs
-onnxruntime."""
+"""ONNX Relu/LeakyRelu/PRelu/Elu/Sigmoid/HardSigmoid/HardSwish/Softplus/Softsign/Tanh,
+Shrink, ThresholdedRelu, Swish vs onnxruntime."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from tests.op_mappings.onnx.harness import check, rand
+from tests.op_mappings.onnx.harness_ext import check_node
 
 
 @pytest.mark.parametrize("op", ["Relu", "Sigmoid", "Softplus", "Softsign", "Tanh"])
@@ -42,3 +43,21 @@ def test_prelu(slope_shape: tuple[int, ...]) -> None:
 
 def test_relu_int32() -> None:
     check("Relu", {"x": np.array([-2, 0, 3], np.int32)}, opset=14)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_shrink(dtype: str) -> None:
+    x = (rand(3, 5, low=-3, high=3) * (1 if dtype == "float32" else 3)).astype(dtype)
+    check_node("Shrink", [("x", x)], {"lambd": 1.0, "bias": 0.5 if dtype == "float32"
+                                      else 2.0}, opset=9)
+
+
+def test_thresholded_relu_and_swish() -> None:
+    check_node("ThresholdedRelu", [("x", rand(3, 5))], {"alpha": 0.7}, opset=10)
+    check_node("ThresholdedRelu", [("x", rand(3, 5))], opset=10)
+    try:
+        check_node("Swish", [("x", rand(3, 5))], {"alpha": 1.3}, opset=24)
+    except Exception as exc:  # onnxruntime without opset 24
+        if "NOT_IMPLEMENTED" not in str(exc) and "opset" not in str(exc).lower():
+            raise
+        pytest.skip(f"onnxruntime: {exc}")

@@ -1,10 +1,5 @@
-"""ONNX Mod, BitShift, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot -> WebNN arithmetic.
+"""ONNX BitShift, BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot -> WebNN integer arithmetic.
 
-- Mod fmod=1 (C fmod, sign of the dividend): floats a - b·trunc(a / b) (a zero quotient
-  contributes 0, so fmod(a, ±inf) = a); integers a - b·(a / b) (WebNN integer division
-  truncates). fmod=0 (sign of the divisor; numpy.mod, defined for floats since opset 28):
-  the same remainder plus b where it is non-zero and its sign differs from b's (floats: a
-  zero remainder takes b's sign).
 - BitShift (every integer type; ONNX 28 semantics: arithmetic RIGHT shift for signed
   types, shift counts < 0 or >= the bit width give the sign fill -1 / 0): integer
   arithmetic with constant power-of-two tables (gather) that never overflows. 8/32-bit
@@ -18,8 +13,7 @@
   or = a + b - a·b, xor = a + b - 2·a·b, and summed back with weights 2^i (-2^(bits-1) for
   the sign bit of signed types) in int64 (uint64 for uint64). BitwiseNot: (2^bits - 1) - x
   for unsigned, -1 - x for signed.
-Restrictions: integer division by zero is unspecified in WebNN; the uint64 paths need
-exact uint64 arithmetic in the backend.
+Restrictions: the uint64 paths need exact uint64 arithmetic in the backend.
 """
 
 from __future__ import annotations
@@ -30,41 +24,11 @@ import numpy as np
 
 from converter.core.errors import UnsupportedDataType
 from converter.core.ir import Node
-from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from op_mappings._common.values import scalar
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import scalar
 
 _BITS = {"uint8": 8, "int8": 8, "uint32": 32, "int32": 32, "uint64": 64, "int64": 64}
-
-
-@onnx_op("Mod", since=10)
-def mod(ctx: ImportContext, node: Node) -> list[Any]:
-    b = ctx.builder
-    x, y = ctx.inputs(node)
-    dt = x.data_type
-    q = b.div(x, y)
-    if dt in FLOAT_TYPES:
-        zero = scalar(ctx, 0, dt)
-        q = b.where(b.lesser(q, zero), b.ceil(q), b.floor(q))
-        # q = 0 (|x| < |y|, also y = ±inf) contributes nothing (inf·0 would be NaN)
-        r = b.sub(x, b.where(b.equal(q, zero), zero, b.mul(y, q)))
-        if int(node.attrs["fmod"]):
-            return [r]
-        # fmod=0 (ONNX 28 defines it for floats as numpy.mod): move a non-zero remainder
-        # whose sign differs from y's by y; a zero remainder takes y's sign
-        differ = b.logical_and(b.not_equal(r, zero),
-                               b.logical_xor(b.lesser(r, zero), b.lesser(y, zero)))
-        r = b.where(differ, b.add(r, y), r)
-        signed_zero = b.where(b.lesser(y, zero), scalar(ctx, -0.0, dt), zero)
-        return [b.where(b.equal(r, zero), signed_zero, r)]
-    r = b.sub(x, b.mul(y, q))
-    if int(node.attrs["fmod"]) or dt.startswith("uint"):
-        return [r]
-    zero = scalar(ctx, 0, dt)
-    differ = b.logical_and(b.not_equal(r, zero),
-                           b.logical_xor(b.lesser(r, zero), b.lesser(y, zero)))
-    return [b.where(differ, b.add(r, y), r)]
 
 
 def _bits(node: Node, dt: str) -> int:

@@ -29,9 +29,9 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings._common.checks import attr_in_range
+from op_mappings._common.values import const_or_none, norm_axis, scalar
 from op_mappings.onnx import onnx_op
-from op_mappings.onnx._helpers_ext import const_or_none, float_dtype_check, scalar
-from op_mappings.onnx._util import norm_axes, norm_axis
+from op_mappings.onnx._util import float_dtype_check, norm_axes
 
 
 def _broadcast_to(ctx: ImportContext, name: str, shape: list[int]) -> Any:
