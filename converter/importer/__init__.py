@@ -10,15 +10,12 @@ the package's public interface.
 from __future__ import annotations
 
 from converter.importer.context import (
-           MAX_INLINE_DEPTH,
-           MAX_UNROLLED_NODES,
            ImportContext,
            ImportObserver,
            SubgraphRunner,
            Value,
            dtype_str,
            release_mapped_pages,
-           webnn_dtype,
 )
 from converter.importer.loop import (
            IMPORT_PROGRESS,
@@ -32,8 +29,7 @@ from converter.importer.loop import (
 )
 from converter.results.report import STATUSES, ConversionReport, NodeRecord
 
-__all__ = ["IMPORT_PROGRESS", "MAX_INLINE_DEPTH", "MAX_UNROLLED_NODES", "STATUSES",
-           "ConversionReport", "FrontEnd", "ImportContext", "ImportObserver", "ImportResult",
-           "Importer", "Lookup", "NodeRecord", "SubgraphRunner", "Value",
-           "check_output_count", "dtype_str", "nested_error", "readonly",
-           "release_mapped_pages", "webnn_dtype"]
+__all__ = ["IMPORT_PROGRESS", "STATUSES", "ConversionReport", "FrontEnd", "ImportContext",
+           "ImportObserver", "ImportResult", "Importer", "Lookup", "NodeRecord",
+           "SubgraphRunner", "Value", "check_output_count", "dtype_str", "nested_error",
+           "readonly", "release_mapped_pages"]

@@ -23,21 +23,6 @@ from converter.core.webnn import MLGraphBuilder, MLOperand
 from converter.core.webnn.dtypes import carrier_type, dtype_name
 from converter.importer.metering import Meter, Unrolling, shape_bytes
 
-MAX_INLINE_DEPTH = Budgets().max_nesting
-"""The default of the `max_nesting` budget (`converter.core.budgets`): how deeply function bodies
-and subgraphs may nest inside each other."""
-
-MAX_UNROLLED_NODES = Budgets().max_unrolled_nodes
-"""The default of the `max_unrolled_nodes` budget (`converter.core.budgets`): how many source
-nodes unrolled loops may convert."""
-
-
-webnn_dtype = carrier_type
-"""The WebNN data type carrying a source dtype inside the graph, or None (an alias of
-`converter.core.webnn.dtypes.carrier_type`; `converter.core.feeds` converts values with it)."""
-
-
-
 Value = np.ndarray | MLOperand
 """A value of the graph being built: a numpy array (known at conversion time) or an
 operand."""
@@ -319,14 +304,15 @@ class ImportContext:
         """A conversion warning, prefixed with the current node (once per text)."""
         node = self.node
         prefix = f"{node.op_type} {node.name!r}: " if node is not None else ""
-        _add_warning(self.warnings, prefix + message)
+        add_warning(self.warnings, prefix + message)
 
     def unsupported(self, message: str, hint: str | None = None) -> UnsupportedAttribute:
         """An UnsupportedAttribute error for the current node (raise it)."""
         return UnsupportedAttribute(message, hint=hint)
 
 
-def _add_warning(warnings: list[str], message: str) -> None:
+def add_warning(warnings: list[str], message: str) -> None:
+    """Append `message` to the report's `warnings` unless it is there already."""
     if message not in warnings:
         warnings.append(message)
 

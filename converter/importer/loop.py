@@ -60,7 +60,7 @@ from converter.core.errors import (
 from converter.core.ir import Node, SourceGraph, ValueInfo
 from converter.core.webnn import ML, MLContext, MLGraph, MLGraphBuilder, MLOperand, MLTypeError
 from converter.core.webnn.dtypes import carrier_type
-from converter.importer.context import ImportContext, ImportObserver, Value, _add_warning
+from converter.importer.context import ImportContext, ImportObserver, Value, add_warning
 from converter.importer.folding import Folder
 from converter.importer.metering import Meter
 from converter.importer.operands import OperandStore
@@ -203,7 +203,7 @@ class Importer:
         return self.meter.budgets
 
     def _warn(self, message: str) -> None:
-        _add_warning(self.report.warnings, message)
+        add_warning(self.report.warnings, message)
 
     def check_nesting(self, node: Node, what: str) -> None:
         """Raise `BudgetExceeded` when converting another level of function body or
