@@ -1,6 +1,7 @@
-"""The ONNX front end: reader (`reader`), function/subgraph expansion (`subgraph`), importer
-hooks (`importer`), onnxruntime reference runs (`reference`) and `inspect` (`inspect`).
-Registering costs no onnx import; `frontend` is the implementation module."""
+"""The ONNX front end: reader (`reader`, with `inputs` and `node_order`), function/subgraph
+expansion (`subgraph`), its part of the importer loop (`importer.ONNXFrontEnd`),
+onnxruntime reference runs (`reference`) and `inspect` (`inspect`). Registering costs no
+onnx import; `frontend` is the implementation module (`convert`, `import_source`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
-"""The TFLite (LiteRT) front end: flatbuffer reader (`reader`), importer with subgraph
-inlining (`importer`), LiteRT reference runs (`reference`) and `inspect` (`inspect`).
-Registering costs no tflite import; `frontend` is the implementation module."""
+"""The TFLite (LiteRT) front end: flatbuffer reader (`reader`), its part of the importer loop
+with subgraph inlining (`importer.TFLiteFrontEnd`), LiteRT reference runs (`reference`) and
+`inspect` (`inspect`). Registering costs no tflite import; `frontend` is the implementation
+module (`convert`, `import_source`)."""
 
 from __future__ import annotations
 
