@@ -49,6 +49,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -56,6 +57,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand
 from converter.core.webnn.operand import Operation
+from converter.passes.framework import Pass, PassResult, apply_passes
 from converter.results.result import ConversionResult
 
 PRECISIONS = ("float32", "float16")
@@ -347,15 +349,23 @@ def _listed(items: Sequence[str]) -> str:
     return ", ".join(items[:3]) + (f" and {len(items) - 3} more" if len(items) > 3 else "")
 
 
+def _float16(graph: MLGraph) -> PassResult:
+    halved = to_precision(graph, NARROW)
+    return PassResult(halved.graph, halved.notes)
+
+
+PRECISION_PASSES: Mapping[str, tuple[Pass, ...]] = MappingProxyType({
+    "float32": (),
+    "float16": (Pass("float16", _float16),),
+})
+"""The passes each precision (`PRECISIONS`) runs on a converted graph, in order."""
+
+
 def apply_precision(result: ConversionResult, precision: str) -> ConversionResult:
-    """A `ConversionResult` whose graph is `to_precision(graph, precision)`, the notes in the
-    report's warnings; the same result for "float32"."""
-    halved = to_precision(result.graph, precision)
-    if not halved.changed:
-        return result
-    report = dataclasses.replace(result.report,
-                                 warnings=[*result.report.warnings, *halved.notes])
-    return dataclasses.replace(result, graph=halved.graph, report=report, _executables={})
+    """A `ConversionResult` whose graph went through `precision`'s passes
+    (`PRECISION_PASSES`; float16: `to_precision`), their notes in the report's warnings; the
+    same result for "float32". Raises InvalidModel for an unknown precision."""
+    return apply_passes(result, PRECISION_PASSES[check_precision(precision)])
 
 
 def overflow_note(name: str, ours: Any, reference: Any) -> str | None:
@@ -398,5 +408,5 @@ def precision_notes(result: Any, comparisons: Sequence[Any], ours: Mapping[str, 
     return notes
 
 
-__all__ = ["FLOAT16_MAX", "PRECISIONS", "Halved", "apply_precision", "check_precision",
+__all__ = ["FLOAT16_MAX", "PRECISIONS", "PRECISION_PASSES", "Halved", "apply_precision", "check_precision",
            "overflow_note", "precision_notes", "to_precision"]

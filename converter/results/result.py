@@ -4,7 +4,8 @@ names and dtypes. Front ends build it; `converter.convert()` returns it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +25,9 @@ class ConversionResult:
 
     `graph` is the WebNN graph, `report` the conversion report, `inputs`/`outputs` the
     source-side descriptions (source dtypes such as "bool" or "float64", static shapes),
-    `input_descriptors`/`output_descriptors` the WebNN ones.
+    `input_descriptors`/`output_descriptors` the WebNN ones. A pass that rewrites the graph
+    gives a new result (`with_graph`); a result is never changed in place (its report is the
+    front end's until a pass adds notes).
     """
 
     graph: MLGraph
@@ -33,6 +36,16 @@ class ConversionResult:
     outputs: tuple[ValueInfo, ...]
     source: SourceGraph = field(repr=False)
     _executables: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def with_graph(self, graph: MLGraph, notes: Iterable[str] = ()) -> ConversionResult:
+        """A new result holding `graph` (same inputs, outputs and names; a graph pass's
+        output), its report a copy of this one with `notes` added to the warnings. Runs of the
+        new result compile `graph` afresh; when `graph` is this result's own graph, the
+        executables this result compiled are shared. This result is left as it was."""
+        report = dataclasses.replace(self.report, nodes=list(self.report.nodes),
+                                     warnings=[*self.report.warnings, *notes])
+        executables = self._executables if graph is self.graph else {}
+        return dataclasses.replace(self, graph=graph, report=report, _executables=executables)
 
     @property
     def input_names(self) -> list[str]:

@@ -47,6 +47,8 @@ from typing import Any
 
 from converter.core.errors import InvalidModel
 from converter.core.files import FileTooLarge, NotRegularFile, read_bounded
+from converter.passes.framework import apply_passes
+from converter.results.result import ConversionResult
 
 TARGETS_DIR = Path(__file__).resolve().parent
 """The folder holding one sub-folder of data per named target."""
@@ -210,34 +212,17 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
     return Target(path.stem, "", _frozen(limits), LIMITS_RULES, f"opSupportLimits() of {path}")
 
 
-def apply_target(result: Any, target: str | os.PathLike[str] | Target) -> Any:
-    """A `ConversionResult` whose graph is rewritten for `target`
-    (`converter.passes.targets.passes.lower`), each rewrite named in the report's warnings, then
-    checked against the target's limits (`converter.passes.targets.check`): what the rewritten
-    graph still uses outside them is a warning too (one per op, role and data type, with how
-    many operands; validation fails on these). The same result when no rule applies and
-    nothing lies outside the limits."""
-    import dataclasses
+def apply_target(result: ConversionResult, target: str | os.PathLike[str] | Target
+                 ) -> ConversionResult:
+    """A `ConversionResult` whose graph went through `target`'s passes
+    (`converter.passes.targets.passes.target_passes`): rewritten by its rules, each rewrite
+    named in the report's warnings, then checked against the target's limits
+    (`converter.passes.targets.check`): what the rewritten graph still uses outside them is a
+    warning too (one per op, role and data type, with how many operands; validation fails on
+    these). The same result when no rule applies and nothing lies outside the limits."""
+    from converter.passes.targets.passes import target_passes
 
-    from converter.passes.targets.check import check_graph, summary
-    from converter.passes.targets.passes import lower
-
-    chosen = load_target(target)
-    lowered = lower(result.graph, chosen)
-    graph = lowered.graph if lowered.changed else result.graph
-    violations = check_graph(graph, chosen)
-    if not lowered.changed and not violations:
-        return result
-    lacks: dict[str, list[str]] = {}
-    for v, key in zip(violations, (summary([v])[0] for v in violations), strict=True):
-        lacks.setdefault(key, []).append(v.line())
-    notes = [lines[0] + (f" [and {len(lines) - 1} more like it]" if len(lines) > 1 else "")
-             for lines in lacks.values()]
-    report = dataclasses.replace(result.report, warnings=[
-        *result.report.warnings, *(lowered.notes if lowered.changed else ()), *notes])
-    if not lowered.changed:
-        return dataclasses.replace(result, report=report)
-    return dataclasses.replace(result, graph=graph, report=report, _executables={})
+    return apply_passes(result, target_passes(load_target(target)))
 
 
 __all__ = ["TARGETS_DIR", "Target", "apply_target", "check_limits", "known_targets",

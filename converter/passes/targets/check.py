@@ -193,4 +193,15 @@ def summary(violations: Sequence[Violation]) -> list[str]:
     return list(seen)
 
 
-__all__ = ["Violation", "check_graph", "format_violations", "summary"]
+
+def limit_notes(violations: Sequence[Violation]) -> list[str]:
+    """Report notes for `violations`: one per thing lacked (`summary`), the line of its
+    first violation (`Violation.line`) with how many more there are like it."""
+    lacks: dict[str, list[str]] = {}
+    for v in violations:
+        lacks.setdefault(summary([v])[0], []).append(v.line())
+    return [lines[0] + (f" [and {len(lines) - 1} more like it]" if len(lines) > 1 else "")
+            for lines in lacks.values()]
+
+
+__all__ = ["Violation", "check_graph", "format_violations", "limit_notes", "summary"]

@@ -1,12 +1,13 @@
-"""The rewrite machinery of `converter.passes.targets.passes`: the rule registry (`rule`, `RULES`),
-`Rewrite` (the replay of a built graph through a fresh builder, operation by operation) and
-`lower`. The rules themselves live in `rules_spatial` and `rules_types`; import
-`converter.passes.targets.passes` to have them all registered."""
+"""The rewrite machinery of `converter.passes.targets.passes`: the rule registry (`rule`,
+`REGISTERED`), `Rewrite` (the state of one replay) and `replay` (a built graph through a fresh
+builder, operation by operation, under a given ordered tuple of rules). The rules themselves
+live in the `rules_*` modules; `converter.passes.targets.passes` imports them all and declares
+the order they are tried in (`ORDER`), which is not the order they register in."""
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +39,9 @@ class Rule:
     limits: bool = False
 
 
-RULES: dict[str, Rule] = {}
-"""Every rule by name, in the order `lower` tries them."""
+REGISTERED: dict[str, Rule] = {}
+"""Every rule registered with `rule`, by name (registration order means nothing:
+`converter.passes.targets.passes.ORDER` orders them)."""
 
 
 RETYPES: dict[str, RetypeFn] = {}
@@ -48,7 +50,7 @@ RETYPES: dict[str, RetypeFn] = {}
 
 def retyping(name: str) -> Callable[[RetypeFn], RetypeFn]:
     """Register the graph-level part of rule `name`: a function `(rw, graph) -> {wide: narrow}`
-    that `lower` calls before the replay when the rule is active. Every operand of a `wide`
+    that `replay` calls before the replay proper when the rule is active. Every operand of a `wide`
     type then has the `narrow` type in the new graph (inputs declared so, constants converted;
     the function checks that their values fit, and the rule re-types the operations that name
     a data type); rules may return outputs of the mapped type (`Rewrite.retyped`)."""
@@ -66,7 +68,7 @@ BOUNDARIES: dict[str, BoundaryFn] = {}
 
 def boundary(name: str) -> Callable[[BoundaryFn], BoundaryFn]:
     """Register the graph-boundary part of rule `name`: a function `(rw, graph) -> (inputs,
-    outputs)`, each `{graph input/output name: data type}`, that `lower` calls (after the
+    outputs)`, each `{graph input/output name: data type}`, that `replay` calls (after the
     `retyping` functions) when the rule is active. Each input named is declared with the
     given type and cast to its own type before anything reads it; each output named is cast
     to the given type. The function must name only types that hold every value of the
@@ -84,9 +86,9 @@ def rule(name: str, *ops: str, why: str, limits: bool = False) -> Callable[[Rule
     """Register a rewrite rule for `ops` (see the module docstring)."""
 
     def register(fn: RuleFn) -> RuleFn:
-        if name in RULES:
+        if name in REGISTERED:
             raise ValueError(f"rule {name!r} is registered twice")
-        RULES[name] = Rule(name, frozenset(ops), fn, why, limits)
+        REGISTERED[name] = Rule(name, frozenset(ops), fn, why, limits)
         return fn
 
     return register
@@ -94,7 +96,7 @@ def rule(name: str, *ops: str, why: str, limits: bool = False) -> Callable[[Rule
 
 @dataclass
 class Lowered:
-    """What `lower` gives: the graph (the original when nothing was rewritten), one note per
+    """What `replay` gives: the graph (the original when nothing was rewritten), one note per
     rule and kind of rewrite, and how many operations each rule rewrote."""
 
     graph: MLGraph
@@ -117,8 +119,8 @@ def _describe(operation: Operation, index: int) -> str:
 
 
 class Rewrite:
-    """The state of one `lower` run: the new builder `b`, the target, the active rules and
-    the notes."""
+    """The state of one `replay`: the new builder `b`, the target, the active rules (in the
+    order they are tried) and the notes."""
 
     def __init__(self, graph: MLGraph, target: Target, rules: Sequence[Rule]) -> None:
         self.graph = graph
@@ -222,7 +224,7 @@ class Rewrite:
         for (name, text), where in self._notes.items():
             shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3
                                             else "")
-            out.append(f"{self.target.name}: {shown}: {text} ({RULES[name].why}; rule "
+            out.append(f"{self.target.name}: {shown}: {text} ({REGISTERED[name].why}; rule "
                        f"{name})")
         return out
 
@@ -243,16 +245,10 @@ def _wider(old: Mapping[str, MLOperand], new: Mapping[str, MLOperand],
             if name in old and (name in before or operand.data_type != old[name].data_type)}
 
 
-def rules_for(target: Target) -> list[Rule]:
-    """The target's rules in registry order."""
-    return [r for name, r in RULES.items() if name in target.rules]
-
-
-def lower(graph: MLGraph, target: Target, *, only: Iterable[str] | None = None) -> Lowered:
-    """`graph` rewritten for `target` (`converter.passes.targets.load_target`); `only` limits the
-    rules to those named. See the module docstring."""
-    wanted = set(only) if only is not None else None
-    active = [r for r in rules_for(target) if wanted is None or r.name in wanted]
+def replay(graph: MLGraph, target: Target, rules: Sequence[Rule]) -> Lowered:
+    """`graph` rewritten for `target` by `rules`, tried in the order given (see
+    `converter.passes.targets.passes`, whose `lower` gives them in its declared order)."""
+    active = list(rules)
     ops = {op for r in active for op in r.ops}
     graph_level = [RETYPES[r.name] for r in active if r.name in RETYPES]
     bounds = [(r.name, BOUNDARIES[r.name]) for r in active if r.name in BOUNDARIES]
