@@ -5,26 +5,21 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from converter.core.webnn.dtypes import byte_length, unpack_4bit
 
-if TYPE_CHECKING:
-    from converter.core.webnn.base import BuilderBase
+_set = object.__setattr__
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(frozen=True, slots=True)
 class MLOperandDescriptor:
     """Data type and static shape of an operand (`shape == ()` is a scalar)."""
 
     data_type: str
     shape: tuple[int, ...]
-
-    def __init__(self, data_type: str, shape: tuple[int, ...]) -> None:
-        # frozen: written once, straight into the instance dictionary (one per operand)
-        self.__dict__.update(data_type=data_type, shape=shape)
 
     @property
     def rank(self) -> int:
@@ -43,13 +38,14 @@ class MLOperandDescriptor:
         return {"dataType": self.data_type, "shape": list(self.shape)}
 
 
-@dataclass(frozen=True, eq=False, init=False)
+@dataclass(frozen=True, eq=False, init=False, slots=True, weakref_slot=True)
 class MLOperand:
     """An operand of a graph under construction.
 
     `kind` is "input", "constant" or "output" (an operator result). Inputs carry `name`,
     constants carry a read-only `value`, operator results carry `operator` and `index` (the
-    position among the operator's outputs). Operands compare and hash by identity.
+    position among the operator's outputs). Operands compare and hash by identity;
+    `builder` is the MLGraphBuilder that created the operand (only compared by identity).
 
     A 4-bit (int4 / uint4) constant may be given `packed` instead of `value`: its bytes as
     WebNN lays them out (two values per byte, the first in the low nibble, row-major;
@@ -58,7 +54,7 @@ class MLOperand:
     `converter.core.webnn.dtypes`), is unpacked from them the first time it is read.
     """
 
-    builder: BuilderBase = field(repr=False)
+    builder: object = field(repr=False)
     descriptor: MLOperandDescriptor
     kind: str
     name: str | None = None
@@ -67,14 +63,21 @@ class MLOperand:
     _value: np.ndarray | None = field(default=None, repr=False)
     _packed: np.ndarray | None = field(default=None, repr=False)
 
-    def __init__(self, builder: BuilderBase, descriptor: MLOperandDescriptor, kind: str,
+    def __init__(self, builder: object, descriptor: MLOperandDescriptor, kind: str,
                  name: str | None = None, value: np.ndarray | None = None,
                  operator: Operation | None = None, index: int = 0, *,
                  packed: np.ndarray | None = None) -> None:
-        # frozen: the fields are written once, straight into the instance dictionary
-        # (one update instead of eight object.__setattr__ calls; operands are many)
-        self.__dict__.update(builder=builder, descriptor=descriptor, kind=kind, name=name,
-                             operator=operator, index=index, _value=value, _packed=packed)
+        # frozen: each field is written once (the generated __init__ would take `_value`
+        # and `_packed` under their field names)
+        s = _set
+        s(self, "builder", builder)
+        s(self, "descriptor", descriptor)
+        s(self, "kind", kind)
+        s(self, "name", name)
+        s(self, "operator", operator)
+        s(self, "index", index)
+        s(self, "_value", value)
+        s(self, "_packed", packed)
 
     @property
     def value(self) -> np.ndarray | None:
@@ -82,7 +85,7 @@ class MLOperand:
         if self._value is None and self._packed is not None:
             data = unpack_4bit(self._packed, self.data_type, self.shape)
             data.setflags(write=False)
-            object.__setattr__(self, "_value", data)
+            _set(self, "_value", data)
         return self._value
 
     @property
@@ -119,6 +122,8 @@ class Operation:
     args: tuple[Any, ...]
     options: Mapping[str, Any]
     outputs: list[MLOperand] = field(default_factory=list)
+    _inputs: tuple[MLOperand, ...] | None = field(default=None, init=False, repr=False)
+    """`operand_tuple()`, found on first use."""
 
     def operand_inputs(self) -> Iterator[MLOperand]:
         """Every operand this operation reads, in argument then option order."""
@@ -126,10 +131,10 @@ class Operation:
 
     def operand_tuple(self) -> tuple[MLOperand, ...]:
         """`operand_inputs()` as a tuple (found once: args and options are never changed)."""
-        inputs: tuple[MLOperand, ...] | None = self.__dict__.get("_operand_inputs")
+        inputs = self._inputs
         if inputs is None:
             inputs = _operands_in((*self.args, *self.options.values()))
-            self.__dict__["_operand_inputs"] = inputs
+            _set(self, "_inputs", inputs)
         return inputs
 
 
