@@ -1,6 +1,7 @@
 """Helpers shared by ONNX handlers (not a mapping module: no handlers here): axis lists,
-numpy dtypes of ONNX element types, empty results, constant-aware slicing (`take`) and the
-float-only check of decompositions. Helpers both formats use (`ints`, `norm_axis`,
+numpy dtypes of ONNX element types, empty results, constant-aware slicing (`take`), numpy's
+1-D promotion for matmul (`promote_vector` / `demote_vectors`) and the float-only check of
+decompositions. Helpers both formats use (`ints`, `norm_axis`,
 `const_or_none`, `scalar`) are in `op_mappings/_common/values.py`."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedDataType
 from converter.core.ir import Node
+from converter.core.webnn import MLGraphBuilder, MLOperand
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
 from op_mappings._common.values import const_or_none, ints, norm_axis
@@ -81,3 +83,25 @@ def float_dtype_check(node: Node, operand: Any, what: str = "input") -> None:
     if operand.data_type not in FLOAT_TYPES:
         raise UnsupportedDataType(f"{node.op_type} {what} has data type {operand.data_type}; "
                                   "this mapping needs float32 or float16")
+
+
+def promote_vector(builder: MLGraphBuilder, x: MLOperand, side: int) -> MLOperand:
+    """numpy matmul promotion of a 1-D operand: [K] becomes [1, K] as the left operand
+    (`side` 0) or [K, 1] as the right one (`side` 1); operands of other ranks are returned
+    as they are. `demote_vectors` removes the added dimensions from the product."""
+    if x.rank != 1:
+        return x
+    return builder.reshape(x, [1, x.shape[0]] if side == 0 else [x.shape[0], 1])
+
+
+def demote_vectors(builder: MLGraphBuilder, y: MLOperand, a1: bool, b1: bool) -> MLOperand:
+    """The matmul product `y` without the dimensions `promote_vector` added to a 1-D left
+    (`a1`) and/or right (`b1`) operand."""
+    if not (a1 or b1):
+        return y
+    shape = list(y.shape)
+    if b1:
+        shape.pop(-1)
+    if a1:
+        shape.pop(-2 if not b1 else -1)
+    return builder.reshape(y, shape)

@@ -12,23 +12,12 @@ from typing import Any
 from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
+from op_mappings.onnx._util import demote_vectors, promote_vector
 
 
 @onnx_op("MatMul", since=1)
 def matmul(ctx: ImportContext, node: Node) -> list[Any]:
     a, b = ctx.inputs(node)
     bld = ctx.builder
-    a1, b1 = a.rank == 1, b.rank == 1
-    if a1:
-        a = bld.reshape(a, [1, a.shape[0]])
-    if b1:
-        b = bld.reshape(b, [b.shape[0], 1])
-    y = bld.matmul(a, b)
-    if a1 or b1:
-        shape = list(y.shape)
-        if b1:
-            shape.pop(-1)
-        if a1:
-            shape.pop(-2 if not b1 else -1)
-        y = bld.reshape(y, shape)
-    return [y]
+    y = bld.matmul(promote_vector(bld, a, 0), promote_vector(bld, b, 1))
+    return [demote_vectors(bld, y, a.rank == 1, b.rank == 1)]

@@ -28,6 +28,7 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
+from converter.core.webnn.rotary import rotary_perm
 from converter.importer import ImportContext
 from op_mappings._common.values import const_or_none
 
@@ -370,18 +371,6 @@ def default_scale(scale: float, head_size: int) -> float:
 
 
 # -- rotary embeddings ---------------------------------------------------------------------
-
-
-def rotary_perm(head_size: int, rotary_dim: int, interleaved: bool) -> np.ndarray:
-    """Index map of the rotated partner of each head element (the tail maps to itself)."""
-    half = rotary_dim // 2
-    idx = np.arange(head_size)
-    if interleaved:
-        idx[:rotary_dim] = np.arange(rotary_dim) ^ 1
-    else:
-        idx[:half] = np.arange(half, rotary_dim)
-        idx[half:rotary_dim] = np.arange(half)
-    return idx.astype(np.int32)
 
 
 def _layout(head_size: int, rotary_dim: int, interleaved: bool) -> tuple[np.ndarray, np.ndarray]:

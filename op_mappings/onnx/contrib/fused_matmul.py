@@ -17,6 +17,7 @@ from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
 from op_mappings.onnx import onnx_op
+from op_mappings.onnx._util import demote_vectors, promote_vector
 from op_mappings.onnx.contrib._common import (
     attr_float,
     attr_int,
@@ -71,24 +72,17 @@ def _matmul(ctx: ImportContext, node: Node, a: Any, b: Any, trans_a: bool, trans
         return bld.gemm(a, b, c=c, alpha=alpha, a_transpose=trans_a, b_transpose=trans_b)
     a1, b1 = a.rank == 1, b.rank == 1
     if a1:
-        a = bld.reshape(a, [1, a.shape[0]])
+        a = promote_vector(bld, a, 0)
     elif trans_a or trans_batch_a:
         a = bld.transpose(a, permutation=_permutation(a.rank, trans_a, trans_batch_a))
     if b1:
-        b = bld.reshape(b, [b.shape[0], 1])
+        b = promote_vector(bld, b, 1)
     elif trans_b or trans_batch_b:
         b = bld.transpose(b, permutation=_permutation(b.rank, trans_b, trans_batch_b))
     if a.shape[-1] != b.shape[-2]:
         raise InvalidModel(f"{node.op_type} inner dimensions differ: op(A) is {list(a.shape)}, "
                            f"op(B) is {list(b.shape)}")
-    y = bld.matmul(a, b)
-    if a1 or b1:
-        shape = list(y.shape)
-        if b1:
-            shape.pop(-1)
-        if a1:
-            shape.pop(-2 if not b1 else -1)
-        y = bld.reshape(y, shape)
+    y = demote_vectors(bld, bld.matmul(a, b), a1, b1)
     if alpha != 1.0:
         y = bld.mul(y, scalar(ctx, alpha, y.data_type))
     if c is not None:

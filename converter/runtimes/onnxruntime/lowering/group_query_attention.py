@@ -44,6 +44,7 @@ import numpy as np
 
 from converter.core.webnn.graph import MLGraph
 from converter.core.webnn.operand import MLOperand
+from converter.core.webnn.rotary import rotary_perm
 from converter.runtimes.onnxruntime.lowering.context import Emitter
 from converter.runtimes.onnxruntime.lowering.matching import (
     const_of,
@@ -102,17 +103,6 @@ def _past_rows(operand: object, seqlens: MLOperand, seq: int, shape: tuple[int, 
 
 
 # -- rotary ----------------------------------------------------------------------------------
-def _rotary_perm(size: int, rotary_dim: int, interleaved: bool) -> np.ndarray:
-    half = rotary_dim // 2
-    idx = np.arange(size)
-    if interleaved:
-        idx[:rotary_dim] = np.arange(rotary_dim) ^ 1
-    else:
-        idx[:half] = np.arange(half, rotary_dim)
-        idx[half:rotary_dim] = np.arange(half)
-    return idx
-
-
 def _rotary_tables(cos: np.ndarray, sin: np.ndarray, size: int,
                    interleaved: bool) -> tuple[np.ndarray, np.ndarray]:
     """The importer's C, S tables [max_position, H] of cos/sin caches [max_position, R/2]:
@@ -134,7 +124,7 @@ def _rotary_layout(perm: np.ndarray, size: int) -> tuple[int, bool] | None:
     """(R, interleaved) of a rotary permutation of `size` head elements, else None."""
     for interleaved in (False, True):
         for rotary_dim in range(2, size + 1, 2):
-            if np.array_equal(perm, _rotary_perm(size, rotary_dim, interleaved)):
+            if np.array_equal(perm, rotary_perm(size, rotary_dim, interleaved)):
                 return rotary_dim, interleaved
     return None
 
