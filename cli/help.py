@@ -1,6 +1,6 @@
 """How a command's --help lists its options: the everyday ones first (in the order the
-command names, then the rest as declared), and the budget flags (`common.budget_options`,
-one per `converter.core.budgets` entry) after them under their own heading."""
+command names, then the rest as declared), and the budget flags (`cli.options.budget_options`,
+one per `converter.api.BUDGET_SPECS` entry) after them under their own heading."""
 
 from __future__ import annotations
 

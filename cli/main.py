@@ -1,8 +1,9 @@
 """`webnn-convert`: convert, inspect, validate and run models from the command line.
 
 Commands: convert, inspect, validate, run, ops, zoo (see `webnn-convert COMMAND --help`).
-Every command is a thin layer over the library (`converter.validate`, `converter.io.export`,
-`converter.zoo`, the op_mappings registries).
+Every command is a thin layer over the library's public API (`converter.api`) and the zoo
+runner (`converter.zoo`); shared options live in `cli.options`, the values they read in
+`cli.values`.
 
 Exit codes: 0 success; 1 validation failure (an output outside tolerance, a zoo model that
 fails, a README table that differs from the generated one); 2 unsupported model or bad input

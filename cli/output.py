@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TextIO
 import click
 
 from cli import signals
-from converter.core.errors import exception_text, one_line, quoted
+from converter.api import exception_text, one_line, quoted
 
 EXIT_OK, EXIT_FAIL, EXIT_BAD = 0, 1, 2
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
@@ -39,7 +39,7 @@ class CommandError(Exception):
 @contextmanager
 def handled(debug: bool, as_json: bool) -> Iterator[None]:
     """Turn library errors into one stderr line (`error: ...`, escaped and shortened by
-    `converter.core.errors.one_line`) and an exit code. Within the block SIGTERM raises
+    `converter.api.one_line`) and an exit code. Within the block SIGTERM raises
     SystemExit(143) (`sigterm_raises`), so `finally` clauses remove temporary output; an
     interruption exits 130 (SIGINT) or 143 (SIGTERM) with one line, never a traceback.
 
@@ -113,11 +113,9 @@ def _errors_reported(debug: bool, as_json: bool) -> Iterator[None]:
 
 def error_parts(exc: Exception) -> tuple[int, str, dict[str, Any]]:
     """(exit code, message, JSON form) of an error."""
-    from converter.core.errors import ConversionError
+    from converter.api import ConversionError, out_of_memory
 
     if isinstance(exc, MemoryError):  # names the budgets that stop a model earlier
-        from converter.core.budgets import out_of_memory
-
         exc = out_of_memory(given_budgets(), "the command")
     if isinstance(exc, CommandError):
         return exc.code, str(exc), exc.data
@@ -154,7 +152,7 @@ def report_signal(sig: int, as_json: bool) -> NoReturn:
 
 
 def echo_error(message: str) -> None:
-    """Print `error: MESSAGE` on stderr as one line (`converter.core.errors.one_line`)."""
+    """Print `error: MESSAGE` on stderr as one line (`converter.api.one_line`)."""
     signals.mark_announced()  # an interruption after it adds no second line
     click.echo(f"error: {one_line(message)}", err=True)
 
@@ -194,7 +192,7 @@ class Progress:
     """Progress on stderr, silent unless `enabled`: `say(message)` prints one line (with
     `verbose`, prefixed with the seconds since the command started, so each step's time
     shows); `nodes(label)` shows a bar over the source nodes the importer converts within
-    the block (`converter.importer.IMPORT_PROGRESS`). click hides the bar when stderr is
+    the block (`converter.api.IMPORT_PROGRESS`). click hides the bar when stderr is
     not a terminal (it prints the label once)."""
 
     def __init__(self, enabled: bool, verbose: bool = False) -> None:
@@ -210,7 +208,7 @@ class Progress:
         if not self.enabled:
             yield
             return
-        from converter.importer import IMPORT_PROGRESS
+        from converter.api import IMPORT_PROGRESS
 
         bars: list[Any] = []
 
@@ -338,9 +336,9 @@ BUDGETS_KEY = "webnn_convert.budgets"
 
 
 def given_budgets() -> Any:
-    """The `converter.core.budgets.Budgets` of the budget flags given to the running command
+    """The `converter.api.Budgets` of the budget flags given to the running command
     (defaults for the others)."""
-    from converter.core.budgets import Budgets
+    from converter.api import Budgets
 
     ctx = click.get_current_context(silent=True)
     values = ctx.meta.get(BUDGETS_KEY, {}) if ctx is not None else {}

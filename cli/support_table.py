@@ -13,9 +13,9 @@ from typing import Any
 
 
 def _sources() -> tuple[str, ...]:
-    from converter.frontends import registered
+    from converter.api import front_ends
 
-    return tuple(sorted(registered()))
+    return tuple(sorted(front_ends()))
 
 
 SOURCES = _sources()
@@ -27,9 +27,9 @@ END = "<!-- ops-table:end -->"
 def support_rows(source: str) -> list[dict[str, Any]]:
     """The op registry's support table of front end `source`, sorted by domain and op
     type."""
-    from converter.frontends import registered
+    from converter.api import front_ends
 
-    frontends = registered()
+    frontends = front_ends()
     if source not in frontends:
         raise ValueError(f"unknown source format {source!r} (known: {', '.join(SOURCES)})")
     table = frontends[source].op_registry().support_table()
@@ -51,12 +51,12 @@ def _restrictions(notes: str) -> str:
 
 def render_markdown(sources: tuple[str, ...] = SOURCES) -> str:
     """Markdown: one section and table per source format."""
-    from converter.frontends import registered
+    from converter.api import front_ends
 
     parts: list[str] = []
     for source in sources:
         rows = support_rows(source)
-        frontend = registered()[source]
+        frontend = front_ends()[source]
         title, unit = frontend.label, frontend.version_unit
         parts.append(f"### {title} ({len(rows)} op types)\n")
         parts.append(f"| Op | Handlers from {unit} | Constant inputs | Restrictions |")

@@ -4,33 +4,22 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any
 
 import click
 
-from cli.commands.targets import target_option
-from cli.common import (
+from cli.help import GroupedHelp
+from cli.options import (
     allow_root_option,
     budget_options,
     common_options,
-    conversion_kwargs,
     model_options,
+    precision_option,
     progress_option,
+    target_option,
     want_progress,
 )
-from cli.help import GroupedHelp
 from cli.output import CommandError, describe, emit_json, handled, progress_reporter, sigterm_raises
-
-
-def precision_option(fn: Any) -> Any:
-    """`--precision float32|float16` of convert, validate, run and zoo
-    (`convert(precision=...)`, `converter.passes.precision`)."""
-    return click.option(
-        "--precision", type=click.Choice(["float32", "float16"]), default="float32",
-        show_default=True,
-        help="float16: store the weights and compute in float16 (half the weights' bytes), "
-             "keeping float32 inputs and outputs (cast at the graph's boundary); validation "
-             "then uses float16 tolerances. float32: the graph as converted.")(fn)
+from cli.values import conversion_kwargs
 
 
 @click.command(cls=GroupedHelp, first=("outdir", "fmt", "dims", "shapes", "target", "precision",
@@ -77,13 +66,13 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
     run it from file://."""
     say = progress_reporter(want_progress(progress, as_json))
     with handled(debug, as_json), sigterm_raises():
-        from converter.api import convert
-        from converter.frontends.detect import detect_format
-        from converter.io.export.exporter import (
+        from converter.api import (
             FolderNotOurs,
             check_outdir,
+            convert,
             default_outdir,
             default_stem,
+            detect_format,
             export,
         )
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from cli.common import allow_root_option, budget_options, common_options
 from cli.help import GroupedHelp
+from cli.options import allow_root_option, budget_options, common_options
 from cli.output import EXIT_BAD, echo_error, emit_json, given_budgets, handled
-from converter.core.errors import show
+from converter.api import show
 
 
 @click.command(cls=GroupedHelp, first=("signature",))
@@ -24,10 +24,9 @@ def inspect(model: str, signature: str | None, allow_roots: tuple[str, ...], deb
     convert refuses is listed unsupported with the reason. Exits 2 when an op type is
     unsupported."""
     with handled(debug, as_json):
-        from converter.core.budgets import using
-        from converter.validate.inspect import inspect_model
+        from converter.api import inspect_model, using_budgets
 
-        with using(given_budgets()):  # sparse TFLite tensors are densified when read
+        with using_budgets(given_budgets()):  # sparse TFLite tensors are densified when read
             info = inspect_model(model, signature=signature, allow_roots=allow_roots)
         if as_json:
             emit_json(info.to_dict())

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import click
 
-from cli.common import DEBUG_HELP, verbosity_options
+from cli.options import DEBUG_HELP, verbosity_options
 from cli.output import EXIT_FAIL, CommandError, handled, plain
 from cli.support_table import SOURCES
-from converter.core.files import read_bounded
+from converter.api import read_bounded
 
 MAX_CHECKED_BYTES = 64 << 20
 """The largest file `ops --check` reads."""
@@ -37,7 +37,7 @@ def ops(source: str, fmt: str, check_file: str | None, debug: bool) -> None:
         if check_file is not None:
             try:
                 text = read_bounded(check_file, MAX_CHECKED_BYTES, "the file to check"
-                                    ).decode("utf-8")  # a regular file (converter.core.files)
+                                    ).decode("utf-8")  # a regular file (converter.api.read_bounded)
             except OSError as exc:
                 raise CommandError(plain(exc)) from None
             try:

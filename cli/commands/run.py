@@ -9,18 +9,18 @@ from typing import Any, BinaryIO
 import click
 import numpy as np
 
-from cli.commands.convert import precision_option
-from cli.common import (
+from cli.help import GroupedHelp
+from cli.options import (
     BACKENDS,
     DEVICES,
     allow_root_option,
     budget_options,
     common_options,
-    load_npz,
+    precision_option,
 )
-from cli.help import GroupedHelp
 from cli.output import CommandError, emit_json, given_budgets, handled, plain, sigterm_raises
-from converter.core.errors import quoted
+from cli.values import load_npz
+from converter.api import quoted
 
 
 @click.command(cls=GroupedHelp, first=("inputs_file", "out", "backend", "device", "precision"))
@@ -55,12 +55,16 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
         import tempfile
         import time
 
-        from converter.core.budgets import using
-        from converter.core.errors import InvalidModel
-        from converter.core.feeds import loaded_feeds, loaded_outputs
-        from converter.core.run_memory import check_run_memory
-        from converter.io.export.exporter import current_umask, load
-        from converter.validate import compile_graph
+        from converter.api import (
+            InvalidModel,
+            check_run_memory,
+            compile_graph,
+            current_umask,
+            load,
+            loaded_feeds,
+            loaded_outputs,
+            using_budgets,
+        )
 
         out_path = Path(out) if out is not None else None
         out_folder = out_path.absolute().parent if out_path is not None else None
@@ -73,7 +77,7 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
         if source is not None:
             raise CommandError(_convert_first(graph, f"is {source}"))
         try:
-            with using(given_budgets()):  # --max-manifest-bytes
+            with using_budgets(given_budgets()):  # --max-manifest-bytes
                 g = load(graph, allow_roots=allow_roots)
         except (ValueError, OSError) as exc:
             source = source_model(graph, by_suffix=True)
@@ -82,7 +86,7 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
                                    ) from None
             raise CommandError(f"{graph}: cannot load the graph ({plain(exc)})") from None
         if precision != "float32":
-            from converter.passes.precision import to_precision
+            from converter.api import to_precision
 
             g = to_precision(g, precision).graph
         budgets = given_budgets()
@@ -104,7 +108,7 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
             feeds = loaded_feeds(g, arrays)
         except InvalidModel as exc:
             raise CommandError(f"{inputs_file}: {exc}") from None
-        with using(budgets):  # compile_graph checks the run budgets again
+        with using_budgets(budgets):  # compile_graph checks the run budgets again
             exe = compile_graph(g, backend, device)
         start = time.perf_counter()
         results = exe.run(feeds)
@@ -188,7 +192,7 @@ def source_model(path: str, *, by_suffix: bool = False) -> str | None:
     """"an ONNX model" / "a TFLite model" when `path` is a model file a front end reads (by
     content; with `by_suffix` also by its suffix), not a WebNN graph; None otherwise (a
     folder, an unreadable file, a graph)."""
-    from converter.frontends.base import registered
+    from converter.api import front_ends
 
     p = Path(path)
     if not p.is_file():
@@ -199,7 +203,7 @@ def source_model(path: str, *, by_suffix: bool = False) -> str | None:
     except OSError:
         return None
     suffix = p.suffix.lower() if by_suffix else ""
-    for fe in registered().values():
+    for fe in front_ends().values():
         if fe.sniff(head, "") or (suffix and fe.sniff(head, suffix)):
             article = "an" if fe.label[:1].upper() in "AEIOU" else "a"
             return f"{article} {fe.label} model"

@@ -1,5 +1,5 @@
 """`webnn-convert targets`: what a WebNN implementation supports (`opSupportLimits()`) and how
-it runs the WebNN conformance cases (`--sweep`, see `converter.validate.sweep`)."""
+it runs the WebNN conformance cases (`--sweep`, see `converter.api.sweep`)."""
 
 from __future__ import annotations
 
@@ -9,24 +9,9 @@ from typing import Any
 
 import click
 
-from cli.common import common_options, want_progress
+from cli.options import common_options, want_progress
 from cli.output import EXIT_FAIL, CommandError, emit_json, handled, progress_reporter
 from converter.zoo.report import write_text_atomic
-
-
-def target_option(fn: Any) -> Any:
-    """`--target NAME|LIMITS.json` of convert and validate (`convert(target=...)`)."""
-    return click.option(
-        "--target", "target", default=None, metavar="NAME|LIMITS.json",
-        help="Convert for one WebNN implementation: rewrite the graph around its known "
-             "deviations and the data types its opSupportLimits() lacks, where an exact "
-             "rewrite exists (each rewrite is a report warning); validate fails on what "
-             "the rewritten graph still uses outside the target's limits. NAME: "
-             "chromium-tflite (Chromium's WebNN on the CPU, LiteRT), chromium-dml "
-             "(DirectML), chromium-coreml (Core ML), listed by `webnn-convert targets`; "
-             "or an opSupportLimits() JSON file (targets --from-browser): data types "
-             "only, unless it equals a built-in target's limits (the browser that target "
-             "describes), whose rules then apply too.")(fn)
 
 
 @click.command()
@@ -38,9 +23,9 @@ def target_option(fn: Any) -> Any:
                    "($WEBNN_BROWSER_HOME).")
 @click.option("--sweep", "sweep_dir", type=click.Path(file_okay=False), default=None,
               metavar="OUT_DIR",
-              help="Run every WebNN conformance case (the package's WPT copy, plus pool cases "
-                   "with float64-formula expected values) in the real browser, in one session, "
-                   "and write OUT_DIR/sweep.json (per case: operator, data types, options, status, "
+              help="Run every WebNN conformance case (tests/data/wpt, plus pool cases with "
+                   "float64-formula expected values) in the real browser, in one session, and "
+                   "write OUT_DIR/sweep.json (per case: operator, data types, options, status, "
                    "error) and OUT_DIR/limits.json (its opSupportLimits()). The graphs the "
                    "--target rules rewrite run rewritten too. Exits 1 when a case fails "
                    "without a rule or an entry in the target's known_failures.json. "
@@ -69,7 +54,7 @@ def targets(from_browser: str | None, sweep_dir: str | None, target_name: str,
             _sweep(Path(sweep_dir), target_name, filters, as_json)
             return
         assert from_browser is not None
-        from converter.validate.browser import browser_limits, ensure_browser
+        from converter.api import browser_limits, ensure_browser
 
         setup = ensure_browser()
         limits = browser_limits(setup)
@@ -94,7 +79,7 @@ def targets(from_browser: str | None, sweep_dir: str | None, target_name: str,
 def target_summary(name: str) -> dict[str, Any]:
     """One built-in target as `targets` lists it: name, browser (Chromium version),
     description, operator count, preferred input layout, rules."""
-    from converter.passes.targets import load_target
+    from converter.api import load_target
 
     t = load_target(name)
     ops = [k for k, v in t.limits.items()
@@ -106,7 +91,7 @@ def target_summary(name: str) -> dict[str, Any]:
 
 def _list_targets(as_json: bool) -> None:
     """`targets` with no option: the built-in targets."""
-    from converter.passes.targets import known_targets
+    from converter.api import known_targets
 
     rows = [target_summary(n) for n in known_targets()]
     if as_json:
@@ -121,16 +106,22 @@ def _list_targets(as_json: bool) -> None:
 
 def _sweep(folder: Path, target_name: str, filters: tuple[str, ...], as_json: bool) -> None:
     """`targets --sweep`: run the conformance cases, write the files, report."""
-    from converter.passes.targets import load_target
-    from converter.validate.browser import browser_limits, ensure_browser
-    from converter.validate.sweep import all_cases, check_sweep, sweep, write_sweep
+    from converter.api import (
+        browser_limits,
+        check_sweep,
+        ensure_browser,
+        load_target,
+        sweep,
+        sweep_cases,
+        write_sweep,
+    )
 
     if folder.exists() and not folder.is_dir():
         raise CommandError(f"{folder}: not a folder")
     if not folder.parent.is_dir():
         raise CommandError(f"{folder.parent}: no such folder")
     target = load_target(target_name)
-    cases = all_cases()
+    cases = sweep_cases()
     if filters:
         cases = [c for c in cases if any(f in c.id or f in c.name for f in filters)]
         if not cases:

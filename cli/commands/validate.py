@@ -4,24 +4,22 @@ from __future__ import annotations
 
 import click
 
-from cli.commands.convert import precision_option
-from cli.commands.targets import target_option
-from cli.common import (
+from cli.help import GroupedHelp
+from cli.options import (
     BACKENDS,
     DEVICES,
     allow_root_option,
     budget_options,
-    check_tolerance,
     common_options,
-    conversion_kwargs,
-    load_npz,
     model_options,
+    precision_option,
     progress_option,
+    target_option,
     want_progress,
 )
-from cli.help import GroupedHelp
 from cli.output import EXIT_FAIL, echo_error, emit_json, handled, progress_reporter
-from converter.core.errors import quoted
+from cli.values import check_tolerance, conversion_kwargs, load_npz
+from converter.api import quoted
 
 
 @click.command(cls=GroupedHelp, first=("inputs_file", "backend", "device", "rtol", "atol", "dims",
@@ -63,7 +61,7 @@ def validate(model: str, inputs_file: str | None, backend: str, device: str,
     seeded inputs and compare every output; on failure name the first diverging node."""
     say = progress_reporter(want_progress(progress, as_json))
     with handled(debug, as_json):
-        from converter.validate import validate as run_validation
+        from converter.api import validate as run_validation
 
         for flag, value in (("--rtol", rtol), ("--atol", atol)):
             if value is not None:

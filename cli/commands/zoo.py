@@ -8,8 +8,14 @@ from typing import Any
 
 import click
 
-from cli.commands.convert import precision_option
-from cli.common import BACKENDS, DEVICES, common_options, progress_option, want_progress
+from cli.options import (
+    BACKENDS,
+    DEVICES,
+    common_options,
+    precision_option,
+    progress_option,
+    want_progress,
+)
 from cli.output import EXIT_FAIL, CommandError, emit_json, handled
 
 
@@ -96,7 +102,7 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
         _merge(manifests[1:], report_dir, debug, as_json)
         return
     with handled(debug, as_json):
-        from converter.passes.targets import load_target
+        from converter.api import load_target
         from converter.zoo import (
             Budget,
             default_manifests,
@@ -204,7 +210,7 @@ def _shard(text: str | None, durations: str | None) -> tuple[int, int] | None:
 def _size(text: str | None) -> int | None:
     if text is None:
         return None
-    from converter.core.budgets import parse_size
+    from converter.api import parse_size
 
     try:
         return parse_size(text, "--model-memory")
@@ -223,7 +229,7 @@ def _engine_errors() -> tuple[type[Exception], ...]:
 
 def _no_manifest() -> str:
     """The error for `zoo` without MANIFESTS where no default manifest exists."""
-    from converter.core.install import source_tree
+    from converter.api import source_tree
 
     root = source_tree()
     missing = (f"neither the current folder nor the checkout {root} has" if root is not None
@@ -240,7 +246,7 @@ def _profiles(text: str | None) -> tuple[str, ...]:
     built-in one (also among others: `all,LIMITS.json`), each name once."""
     if text is None:
         return ()
-    from converter.passes.targets import known_targets, load_target
+    from converter.api import known_targets, load_target
 
     given = [n.strip() for n in text.split(",") if n.strip()]
     names = list(dict.fromkeys(k for n in given for k in (known_targets() if n == "all"
@@ -263,10 +269,15 @@ def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = No
     status is unchanged."""
     from dataclasses import replace
 
-    from converter.conversion.pipeline import convert
-    from converter.frontends.detect import detect_format
-    from converter.validate import check_in_browser, make_inputs, run_source
-    from converter.validate.browser import BrowserUnavailable, ensure_browser
+    from converter.api import (
+        BrowserUnavailable,
+        check_in_browser,
+        convert,
+        detect_format,
+        ensure_browser,
+        make_inputs,
+        run_source,
+    )
     from converter.zoo import convert_options, entry_inputs, load_model
     from converter.zoo.report import BROWSER_NOTE
 

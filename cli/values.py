@@ -1,36 +1,21 @@
-"""The options several commands take and the values they read: model options (--dim,
---free-dim, --shape, --pin, --signature, --allow-root), budgets, tolerances, `.npz` inputs and
-`.npy` pins (headers checked before anything is allocated)."""
+"""The values the options read, checked before anything is allocated: --dim, --free-dim,
+--shape and --pin (`conversion_kwargs` turns them into the keyword arguments of
+`converter.convert()`), `.npz` inputs and `.npy` pins (headers checked against the
+budgets first), tolerances."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import click
 import numpy as np
 
-from cli.help import BudgetOption
-from cli.output import (
-    BUDGETS_KEY,
-    STARTED_KEY,
-    VERBOSITY_KEY,
-    CommandError,
-    given_budgets,
-    verbosity,
-)
-from converter.core.budgets import CONVERSION_BUDGETS as _CONVERSION_BUDGETS
-from converter.core.errors import exception_text, quoted
-from converter.core.files import NotRegularFile, open_regular
-
-BACKENDS = ("reference", "onnxruntime", "torch")
-DEVICES = ("cpu", "cuda")
-
+from cli.output import CommandError, given_budgets
+from converter.api import NotRegularFile, exception_text, format_bytes, open_regular, quoted
 
 # -- option parsing -----------------------------------------------------------------------
 
@@ -216,14 +201,10 @@ def npy_header_problem(f: Any, available: int) -> str | None:
     need = count * dtype.itemsize
     declared = f"shape {list(shape)} of {dtype.name}"
     if need > available - header:
-        from converter.core.budgets import format_bytes
-
         return (f"its header declares {declared} ({format_bytes(need)}), but it holds "
                 f"{format_bytes(max(available - header, 0))} of data")
     limit = int(given_budgets().max_constant_bytes)
     if need > limit:
-        from converter.core.budgets import format_bytes
-
         ctx = click.get_current_context(silent=True)
         flag = ctx is not None and any(p.name == "max_constant_bytes"
                                        for p in ctx.command.params)
@@ -328,139 +309,6 @@ def check_tolerance(option: str, value: float) -> float:
     if not (np.isfinite(value) and value >= 0):
         raise CommandError(f"{option} must be a finite number >= 0, got {value}")
     return value
-
-
-def allow_root_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--allow-root DIR (repeatable): folders besides the model's own that files a model
-    refers to (external data, weights, manifests) may lie in."""
-    return click.option(
-        "--allow-root", "allow_roots", multiple=True, metavar="DIR",
-        type=click.Path(exists=True, file_okay=False),
-        help="Also read files the model refers to (ONNX external data, weights, manifests) "
-             "from DIR. By default only files inside the model's folder are read, symlinks "
-             "resolved. Repeatable.")(fn)
-
-
-def model_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    for deco in reversed([
-        click.option("--dim", "dims", multiple=True, metavar="NAME=VALUE|INPUT:AXIS=VALUE",
-                     help="Fix a named free dimension (ONNX dim_param), e.g. batch=1, or one "
-                          "axis of an input (unnamed or TFLite -1 dimensions), e.g. x:0=1."),
-        click.option("--free-dim", "free_dims", multiple=True, metavar="NAME=VALUE",
-                     help="Fix a named free dimension, even one whose name looks like "
-                          "INPUT:AXIS."),
-        click.option("--shape", "shapes", multiple=True, metavar="INPUT=D1,D2,...",
-                     help="Fix the whole shape of an input."),
-        click.option("--pin", "pins", multiple=True, metavar="INPUT=VALUE",
-                     help="Replace an ONNX input by a constant (number, list or @FILE.npy)."),
-        click.option("--signature", default=None, metavar="KEY",
-                     help="TFLite SignatureDef to convert (names become its aliases)."),
-    ]):
-        fn = deco(fn)
-    return budget_options(*CONVERSION_BUDGETS)(fn)
-
-
-CONVERSION_BUDGETS = _CONVERSION_BUDGETS
-"""The budgets (`converter.core.budgets.CONVERSION_BUDGETS`, from the one table) `model_options`
-adds flags for; `--max-export-bytes` is the convert command's own."""
-
-
-def budget_options(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Decorator adding one flag per named budget (`--max-constant-bytes SIZE`, ...). The
-    values are not passed to the command: `given_budgets()` collects them."""
-    from converter.core.budgets import SPECS, amount_text, parse_count, parse_size
-
-    def store(name: str) -> Callable[[click.Context, click.Parameter, Any], None]:
-        spec = SPECS[name]
-
-        def callback(ctx: click.Context, param: click.Parameter, value: Any) -> None:
-            if value is None:
-                return
-            try:
-                parsed = (parse_size if spec.is_bytes else parse_count)(value, spec.flag)
-            except ValueError as exc:
-                raise click.BadParameter(str(exc).removeprefix(f"{spec.flag}: "),
-                                         param_hint=spec.flag) from None
-            ctx.meta.setdefault(BUDGETS_KEY, {})[name] = parsed
-
-        return callback
-
-    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
-        from converter.core.budgets import DEFAULTS
-
-        for name in reversed(names):
-            spec = SPECS[name]
-            default = amount_text(spec, int(getattr(DEFAULTS, name)))
-            fn = click.option(spec.flag, cls=BudgetOption,
-                              metavar="SIZE" if spec.is_bytes else "N",
-                              default=None, expose_value=False, callback=store(name),
-                              help=f"{spec.help[:1].upper()}{spec.help[1:]} [default: {default}"
-                                   f"{'; e.g. 4GiB, 500MB' if spec.is_bytes else ''}].")(fn)
-        return fn
-
-    return decorate
-
-
-DEBUG_HELP = ("Show the traceback of an error, and every Python warning (not only the "
-              "notices).")
-"""--debug as README describes it: tracebacks, and every warning instead of the notices."""
-
-
-def common_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """--json, --debug, -q/--quiet and -v/--verbose (`verbosity_options`)."""
-    fn = click.option("--json", "as_json", is_flag=True,
-                      help="Machine-readable JSON on stdout.")(fn)
-    fn = click.option("--debug", is_flag=True, help=DEBUG_HELP)(fn)
-    return verbosity_options(fn)
-
-
-def verbosity_options(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """-q/--quiet (no progress, no warnings on stderr; errors still print) and -v/--verbose
-    (progress on, with timings), one of them; kept in `click.Context.meta` (`verbosity()`),
-    not passed to the command."""
-
-    def store(level: int) -> Callable[[click.Context, click.Parameter, bool], None]:
-        def callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
-            ctx.meta.setdefault(STARTED_KEY, time.monotonic())  # for --verbose timings
-            if not value:
-                return
-            if ctx.meta.get(VERBOSITY_KEY, level) != level:
-                raise click.UsageError("-q/--quiet and -v/--verbose exclude each other",
-                                       ctx=ctx)
-            ctx.meta[VERBOSITY_KEY] = level
-
-        return callback
-
-    fn = click.option("-v", "--verbose", is_flag=True, expose_value=False,
-                      callback=store(1),
-                      help="More progress detail on stderr: every step with the seconds "
-                           "since the start, node counts, the total time.")(fn)
-    return click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=store(-1),
-                        help="Nothing on stderr but errors: no progress, no warnings.")(fn)
-
-
-def progress_option(fn: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--progress/--no-progress", default=None,
-                        help="Progress messages on stderr (default: when it is a terminal; "
-                             "on with -v, off with -q).")(fn)
-
-
-def want_progress(flag: bool | None, as_json: bool = False) -> bool:
-    """Off with -q/--quiet; else --progress/--no-progress when given; else on with
-    -v/--verbose, or when stderr is a terminal and the output is not --json."""
-    level = verbosity()
-    if level < 0:
-        return False
-    if flag is not None:
-        return flag
-    if level > 0:
-        return True
-    if as_json:
-        return False
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def conversion_kwargs(dims: Sequence[str], shapes: Sequence[str], pins: Sequence[str],
