@@ -23,9 +23,9 @@ from converter.zoo.report import write_text_atomic
                    "($WEBNN_BROWSER_HOME).")
 @click.option("--sweep", "sweep_dir", type=click.Path(file_okay=False), default=None,
               metavar="OUT_DIR",
-              help="Run every WebNN conformance case (tests/data/wpt, plus pool cases with "
-                   "float64-formula expected values) in the real browser, in one session, and "
-                   "write OUT_DIR/sweep.json (per case: operator, data types, options, status, "
+              help="Run every WebNN conformance case (the package's WPT copy, plus pool cases "
+                   "with float64-formula expected values) in the real browser, in one session, "
+                   "and write OUT_DIR/sweep.json (per case: operator, data types, options, status, "
                    "error) and OUT_DIR/limits.json (its opSupportLimits()). The graphs the "
                    "--target rules rewrite run rewritten too. Exits 1 when a case fails "
                    "without a rule or an entry in the target's known_failures.json. "
