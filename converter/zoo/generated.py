@@ -1,7 +1,8 @@
 """Models the project generates itself: the `generated:` source scheme of the zoo manifests.
 
 An entry `source = "generated:make_tiny_cnn.py"` (optionally `args = {seed = 1, ...}`) names
-a generator script in the manifest's folder (models/). The script must define
+a generator script in the manifest's folder (converter/zoo/models/ for the shipped ones). The
+script must define
 
 ```python
 def make(path: Path, **args) -> None:  # write the model file to `path`, deterministically

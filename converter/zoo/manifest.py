@@ -55,6 +55,7 @@ processes). A broken generator is then that entry's error instead of a manifest 
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.resources
 import importlib.util
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -121,16 +122,16 @@ class ZooEntry:
     folder of the process that materializes it (a Dask worker)."""
 
 
-def default_manifests(root: Path | None = None) -> list[Path]:
-    """models/zoo.toml and models/zoo_tflite.toml under `root` (default: the current folder,
-    else the repository this package lives in), the ones that exist."""
-    roots = [root] if root is not None else [Path.cwd(), Path(__file__).resolve().parents[2]]
-    for r in roots:
-        found = [r / "models" / n for n in ("zoo.toml", "zoo_tflite.toml")
-                 if (r / "models" / n).is_file()]
-        if found:
-            return found
-    return []
+def default_manifests() -> list[Path]:
+    """The shipped manifests, `zoo.toml` and `zoo_tflite.toml` of `converter.zoo.models`
+    (package data, the same files whether the package runs from a checkout or an install).
+    Restriction: the package must lie in a folder (a zip import has no paths for the generator
+    scripts and the workers to read)."""
+    folder = importlib.resources.files("converter.zoo.models")
+    if not isinstance(folder, Path):
+        raise InvalidModel(f"the shipped zoo manifests are not files in a folder ({folder}): "
+                           "install webnn-converter unzipped")
+    return [folder / "zoo.toml", folder / "zoo_tflite.toml"]
 
 
 def _tables(data: Mapping[str, Any]) -> Iterable[tuple[str | None, Mapping[str, Any]]]:

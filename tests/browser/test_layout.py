@@ -1,5 +1,5 @@
-"""A layout-lowered CNN in the real browser: models/make_tiny_cnn.py converted for
-chromium-tflite (preferredInputLayout "nhwc": its convolutions and pools run in nhwc between
+"""A layout-lowered CNN in the real browser: converter/zoo/models/make_tiny_cnn.py converted
+for chromium-tflite (preferredInputLayout "nhwc": its convolutions and pools run in nhwc between
 one transpose in and one before the flatten, converters.targets.rules_layout) builds and runs
 in Chromium's WebNN and matches onnxruntime on the ONNX file."""
 
@@ -19,8 +19,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_nhwc_lowered_cnn_in_the_browser(browser: Any, tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("make_tiny_cnn",
-                                                  ROOT / "models" / "make_tiny_cnn.py")
+    script = ROOT / "converter" / "zoo" / "models" / "make_tiny_cnn.py"
+    spec = importlib.util.spec_from_file_location("make_tiny_cnn", script)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _make(script: str, path: Path) -> Path:
-    spec = importlib.util.spec_from_file_location(script, ROOT / "models" / f"{script}.py")
+    spec = importlib.util.spec_from_file_location(script, ROOT / "converter" / "zoo" / "models" / f"{script}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def tiny_cnn(path: Path, seed: int = 0) -> Path:
-    spec = importlib.util.spec_from_file_location("make_tiny_cnn", ROOT / "models" /
-                                                  "make_tiny_cnn.py")
+    spec = importlib.util.spec_from_file_location("make_tiny_cnn", ROOT / "converter" / "zoo" /
+                                                  "models" / "make_tiny_cnn.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -255,13 +255,16 @@ def test_run_without_output_prints_the_outputs(models: dict[str, Path], exported
 
 
 def test_zoo_without_a_manifest_outside_a_checkout(installed: Path, tmp_path: Path) -> None:
-    line = error_line(cli("zoo", cwd=tmp_path, pythonpath=installed))
-    assert "no manifest given" in line and "pass one (`webnn-convert zoo MANIFEST.toml`)" in line
-    assert "models/zoo.toml" in line and "source repository" in line
-    assert "installed package" in line
+    """An installed package runs its shipped manifests (package data), whatever the current
+    folder."""
+    done = cli("zoo", "--filter", "generated_tiny_cnn", "--report", tmp_path / "report",
+               "--json", cwd=tmp_path, pythonpath=installed)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads((tmp_path / "report" / "report.json").read_text())["models"]
+    assert [(r["name"], r["status"]) for r in rows] == [("generated_tiny_cnn", "pass")]
     text = " ".join(cli("zoo", "--help", cwd=tmp_path, pythonpath=installed).stdout.split())
-    assert "Without MANIFESTS: models/zoo.toml and models/zoo_tflite.toml of the current " \
-           "folder, else of the source tree" in text and "pass one" in text
+    assert "Without MANIFESTS: the shipped manifests, zoo.toml and zoo_tflite.toml of " \
+           "converter/zoo/models" in text
 
 
 # -- 8. targets --from-browser, --debug and ops help ------------------------------------------

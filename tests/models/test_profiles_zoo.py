@@ -1,5 +1,5 @@
-"""Issue 15 "done when", on a representative subset of the zoo (models/zoo.toml,
-models/zoo_tflite.toml): a CNN (SqueezeNet), an RNN (bidirectional peephole LSTM), a TFLite
+"""Issue 15 "done when", on a representative subset of the zoo (converter/zoo/models/zoo.toml,
+zoo_tflite.toml): a CNN (SqueezeNet), an RNN (bidirectional peephole LSTM), a TFLite
 model (MediaPipe face detection, sparse: its depth-to-space passes through rank 6) and an
 int8 model (the generated int8 CNN) convert and validate under each built-in profile,
 exactly as `webnn-convert zoo --profiles all` runs them (`run_entry(target=...)`: against
@@ -14,22 +14,25 @@ detector under chromium-coreml exercises reshape-chains (rank 6 where Core ML st
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from converter.conversion.pipeline import convert
 from converter.frontends.detect import detect_format
 from converter.passes.targets import known_targets, load_target
 from converter.passes.targets.check import check_graph, summary
-from converter.zoo import ZooEntry, convert_options, load_model, read_manifests, run_entry
+from converter.zoo import (
+    ZooEntry,
+    convert_options,
+    default_manifests,
+    load_model,
+    read_manifests,
+    run_entry,
+)
 
-ROOT = Path(__file__).resolve().parents[2]
 SUBSET = ("light_squeezenet", "generated_lstm_bidi_peephole",
           "mediapipe-face-detection-full-range-sparse", "generated-int8-cnn")
 PROFILES = ("chromium-tflite", "chromium-dml", "chromium-coreml")
-ENTRIES = {e.name: e for e in read_manifests([ROOT / "models" / "zoo.toml",
-                                              ROOT / "models" / "zoo_tflite.toml"])
+ENTRIES = {e.name: e for e in read_manifests(default_manifests())
            if e.name in SUBSET}
 
 

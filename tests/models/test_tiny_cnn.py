@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _generator() -> types.ModuleType:
-    spec = importlib.util.spec_from_file_location("make_tiny_cnn", ROOT / "models" /
-                                                  "make_tiny_cnn.py")
+    spec = importlib.util.spec_from_file_location("make_tiny_cnn", ROOT / "converter" / "zoo" /
+                                                  "models" / "make_tiny_cnn.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,4 +1,4 @@
-"""Every model of the zoo manifests (models/zoo.toml, models/zoo_tflite.toml) converts and
+"""Every model of the zoo manifests (converter/zoo/models/zoo.toml, zoo_tflite.toml) converts and
 passes `converter.zoo.run_entry` on the reference backend: exactly what `webnn-convert zoo`
 validates. That is, per output, max|ours - original| <= atol + rtol * max|original| against
 onnxruntime / LiteRT on the manifest's inputs (recipes "onnx-dummy" / "normal", per-input
@@ -17,8 +17,7 @@ import pytest
 from converter.zoo import ZooEntry, default_manifests, read_manifests, run_entry
 from tests.optional import LITERT_MISSING, installed
 
-ROOT = Path(__file__).resolve().parents[2]
-ENTRIES = read_manifests(default_manifests(ROOT))
+ENTRIES = read_manifests(default_manifests())
 
 
 def _param(entry: ZooEntry) -> object:

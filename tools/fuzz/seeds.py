@@ -1,11 +1,12 @@
 """The seed corpus, generated fresh from the project's own generators (nothing downloaded):
 
-- ONNX: models/make_tiny_cnn.py, models/make_recurrent.py (3 kinds), models/make_attention.py,
-  and one-node (or few-node) models for Loop, If, ConstantOfShape, Expand, Tile, Range, Pad,
-  Resize, OneHot, a sparse initializer, a model-local function and external data;
-- TFLite: models/make_int8_tflite.py and a small float model built here (both need LiteRT's
-  flatbuffer schema, `ai_edge_litert.schema_py_generated`; skipped when it is missing), plus
-  the stored control-flow fixtures of tests/op_mappings/tflite/data (WHILE, IF);
+- ONNX: the shipped zoo generators (converter/zoo/models/): make_tiny_cnn.py, make_recurrent.py
+  (3 kinds), make_attention.py, and one-node (or few-node) models for Loop, If,
+  ConstantOfShape, Expand, Tile, Range, Pad, Resize, OneHot, a sparse initializer, a
+  model-local function and external data;
+- TFLite: converter/zoo/models/make_int8_tflite.py and a small float model built here (both
+  need LiteRT's flatbuffer schema, `ai_edge_litert.schema_py_generated`; skipped when it is
+  missing), plus the stored control-flow fixtures of tests/op_mappings/tflite/data (WHILE, IF);
 - WebNN graphs: some of those models converted and exported (`converter.io.export`) as `.webnn`
   and `.webnn.json`, each with a WGWT blob + manifest and with a `.safetensors` file, with an
   inputs .npz for `webnn-convert run`; a few converted for chromium-coreml
@@ -28,7 +29,7 @@ from types import ModuleType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-MODELS = ROOT / "models"
+MODELS = ROOT / "converter" / "zoo" / "models"
 TFLITE_FIXTURES = ROOT / "tests" / "op_mappings" / "tflite" / "data"
 MARKER = ".webnn-converter.json"
 

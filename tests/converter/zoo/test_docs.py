@@ -1,4 +1,4 @@
-"""What models/README.md and models/zoo.toml say about the Silero VAD models is what the CLI
+"""What models/README.md and converter/zoo/models/zoo.toml say about the Silero VAD models is what the CLI
 does: `silero_vad.onnx` converts only with `--pin sr=...` (every zoo entry of that file pins
 it, the README says so and its commands work), and silero-vad is not a pyproject extra."""
 
@@ -29,7 +29,7 @@ def _data() -> Path:
 
 
 def test_manifest_pins_sr_wherever_the_readme_says_it_is_needed() -> None:
-    manifest = tomllib.loads((ROOT / "models" / "zoo.toml").read_text(encoding="utf-8"))
+    manifest = tomllib.loads((ROOT / "converter" / "zoo" / "models" / "zoo.toml").read_text(encoding="utf-8"))
     plain = [m for m in manifest["model"]
              if m.get("source", "").endswith("silero_vad/data/silero_vad.onnx")]
     assert {m["name"] for m in plain} == {"silero_vad_16k", "silero_vad_8k"}
@@ -41,7 +41,7 @@ def test_manifest_pins_sr_wherever_the_readme_says_it_is_needed() -> None:
     extras = " ".join(" ".join(v) for v in pyproject["project"]["optional-dependencies"].values())
     if "silero" not in extras:  # then nothing may claim it is one
         assert "is in the `test` extra" not in text
-        assert "a test extra in pyproject.toml" not in (ROOT / "models" / "zoo.toml").read_text()
+        assert "a test extra in pyproject.toml" not in (ROOT / "converter" / "zoo" / "models" / "zoo.toml").read_text()
 
 
 @needs_silero

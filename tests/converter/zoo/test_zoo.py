@@ -170,7 +170,7 @@ def test_reports_escape_and_round_trip(tmp_path: Path) -> None:
 
 
 def test_manifest_source_table_and_input_specs(tmp_path: Path) -> None:
-    """The layout of models/zoo_tflite.toml: source = {pypi, path} resolved through the
+    """The layout of converter/zoo/models/zoo_tflite.toml: source = {pypi, path} resolved through the
     distribution's metadata; inputs = {name: {shape, dtype, range}} drive the inputs."""
     from converter import convert
     from converter.zoo.sources import spec_inputs
@@ -201,7 +201,7 @@ inputs = { x = { shape = [1, 8, 8, 3], dtype = "float32", range = [2.0, 3.0] } }
 
 
 def test_manifest_light_model_fields(tmp_path: Path) -> None:
-    """The layout of models/zoo.toml: string sources ("onnx-package:", "pypi:"), pins with a
+    """The layout of converter/zoo/models/zoo.toml: string sources ("onnx-package:", "pypi:"), pins with a
     dtype, tolerance {atol, rtol_max}, input recipes, random weights, stored outputs."""
     import numpy as np
     import onnx

@@ -34,7 +34,6 @@ from converter.runtimes.onnxruntime.to_onnx import to_onnx
 from converter.zoo import default_manifests, read_manifests
 from converter.zoo.sources import convert_options, load_model
 
-ROOT = Path(__file__).resolve().parents[4]
 RNG = np.random.default_rng(20240613)
 TOL = 1e-3
 DTYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
@@ -328,7 +327,7 @@ def test_splat_batch_norm_model_exports_at_most_its_size(weight: str, tmp_path: 
 
 # -- light_resnet50 from the onnx package's test data -----------------------------------------
 def _zoo_entry(name: str) -> object:
-    entry = {e.name: e for e in read_manifests(default_manifests(ROOT))}[name]
+    entry = {e.name: e for e in read_manifests(default_manifests())}[name]
     if entry.path is None:
         pytest.skip(entry.missing)
     return entry

@@ -28,8 +28,7 @@ from converter.runtimes.onnxruntime.to_onnx import to_onnx
 from converter.zoo import ZooEntry, default_manifests, read_manifests
 from converter.zoo.sources import load_model
 
-ROOT = Path(__file__).resolve().parents[4]
-ENTRIES = {e.name: e for e in read_manifests(default_manifests(ROOT))
+ENTRIES = {e.name: e for e in read_manifests(default_manifests())
            if e.name.startswith("light_")}
 LIGHT = sorted(n for n in ENTRIES if not n.endswith("_random"))
 RANDOM = sorted(n for n in ENTRIES if n.endswith("_random"))

@@ -1,4 +1,4 @@
-"""Every zoo model (models/zoo.toml + models/zoo_tflite.toml, read with converter.zoo) survives
+"""Every zoo model (converter/zoo/models/zoo.toml + zoo_tflite.toml, read with converter.zoo) survives
 each exporter:
 
 - `.webnn` round trip: `converter.export(result, dir, format="webnn")`, `converter.load(dir)`,
@@ -39,7 +39,7 @@ from converter.zoo.sources import convert_options, entry_inputs, load_model
 from tests.converter.io.export.graphs import assert_same_outputs
 
 ROOT = Path(__file__).resolve().parents[4]
-ENTRIES = {e.name: e for e in read_manifests(default_manifests(ROOT))}
+ENTRIES = {e.name: e for e in read_manifests(default_manifests())}
 TRANSFORMERS = {e.name: e for e in read_manifests([ROOT / "models" / "zoo_transformers.toml"],
                                                   generate=False)}
 NODE = shutil.which("node")

@@ -38,7 +38,7 @@ def _outputs(graph: MLGraph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarr
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The tiny ONNX CNN of models/make_tiny_cnn.py, converted."""
+    """The tiny ONNX CNN of converter/zoo/models/make_tiny_cnn.py, converted."""
     path = tiny_cnn(tmp_path_factory.mktemp("onnx") / "tiny.onnx")
     result = converter.convert(str(path), free_dims={"batch": 2})
     feeds = {"image": np.random.default_rng(3).standard_normal((2, 3, 16, 16))

@@ -245,8 +245,8 @@ def test_nchw_targets_and_nhwc_graphs_are_left_alone(target: Target) -> None:
 
 
 def _tiny_cnn(tmp_path: Path) -> Path:
-    spec = importlib.util.spec_from_file_location("make_tiny_cnn",
-                                                  ROOT / "models" / "make_tiny_cnn.py")
+    script = ROOT / "converter" / "zoo" / "models" / "make_tiny_cnn.py"
+    spec = importlib.util.spec_from_file_location("make_tiny_cnn", script)
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -256,8 +256,9 @@ def _tiny_cnn(tmp_path: Path) -> Path:
 
 
 def test_generated_cnn_keeps_two_transposes(tmp_path: Path) -> None:
-    """models/make_tiny_cnn.py (conv relu pool x2, flatten, gemm) under chromium-tflite: one
-    transpose in, one before the flatten; the result matches onnxruntime on the ONNX file."""
+    """converter/zoo/models/make_tiny_cnn.py (conv relu pool x2, flatten, gemm) under
+    chromium-tflite: one transpose in, one before the flatten; the result matches onnxruntime
+    on the ONNX file."""
     ort = pytest.importorskip("onnxruntime")
     from converter.api import convert
 

@@ -95,12 +95,9 @@ def test_cuda_graph_executable_reused() -> None:
 
 
 def _zoo_params() -> list[Any]:
-    from pathlib import Path
-
     from converter.zoo import default_manifests, read_manifests
 
-    root = Path(__file__).resolve().parents[4]
-    return [pytest.param(e, id=e.name) for e in read_manifests(default_manifests(root))]
+    return [pytest.param(e, id=e.name) for e in read_manifests(default_manifests())]
 
 
 @pytest.mark.parametrize("entry", _zoo_params())

@@ -13,7 +13,7 @@
 
 `seq` and `batch` are free dimensions. Weights are normal(0, 0.4) (biases 0.1), seeded.
 
-Usage: python models/make_recurrent.py KIND OUT.onnx [--seed N]; the zoo
+Usage: python -m converter.zoo.models.make_recurrent KIND OUT.onnx [--seed N]; the zoo
 (`source = "generated:make_recurrent.py"`, `args = {kind = "..."}`) calls
 `make(path, kind=, seed=)`.
 """

@@ -12,7 +12,7 @@ scores @ V, Transpose / Reshape back; output projection; residual Add; LayerNorm
 MLP MatMul + Gelu (exact, erf) + MatMul; residual Add; final LayerNormalization -> `hidden`
 float32 [1, seq, DIM].
 
-Usage: python models/make_attention.py OUT.onnx [--seed N]; the zoo
+Usage: python -m converter.zoo.models.make_attention OUT.onnx [--seed N]; the zoo
 (`source = "generated:make_attention.py"`) calls `make(path, seed=)`.
 """
 
@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -51,7 +52,7 @@ def make_attention(seed: int = 0) -> onnx.ModelProto:
 
     n: list[onnx.NodeProto] = []
 
-    def node(op: str, inputs: list[str], output: str, **attrs: object) -> str:
+    def node(op: str, inputs: list[str], output: str, **attrs: Any) -> str:
         n.append(helper.make_node(op, inputs, [output], name=output, **attrs))
         return output
 

@@ -2,7 +2,7 @@
 Softmax, with seeded random weights. Input `image` [batch, 3, 16, 16] float32 (`batch` is a
 free dimension), output `probs` [batch, 10].
 
-Usage: python models/make_tiny_cnn.py OUT.onnx [--seed N] [--opset N]; the zoo
+Usage: python -m converter.zoo.models.make_tiny_cnn OUT.onnx [--seed N] [--opset N]; the zoo
 (`source = "generated:make_tiny_cnn.py"`) calls `make(path, seed=, opset=)`.
 """
 

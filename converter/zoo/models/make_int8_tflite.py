@@ -17,7 +17,7 @@ Restrictions: batch 1, static shapes; the weights are normal(0, 0.5) (FULLY_CONN
 so the logits stay within a few units) quantized symmetrically
 (zero point 0), biases int32 with scale = input scale * weight scale, as TFLite requires.
 
-Usage: python models/make_int8_tflite.py OUT.tflite [--seed N]; the zoo
+Usage: python -m converter.zoo.models.make_int8_tflite OUT.tflite [--seed N]; the zoo
 (`source = "generated:make_int8_tflite.py"`, `format = "tflite"`) calls `make(path, seed=)`.
 """
 
@@ -49,7 +49,8 @@ class _Builder:
         self.model.subgraphs = [sg]
         self.sg = sg
 
-    def tensor(self, name: str, shape: Sequence[int], ttype: int, scale: Sequence[float],
+    def tensor(self, name: str, shape: Sequence[int], ttype: int,
+               scale: Sequence[float] | np.ndarray,
                zero_point: Sequence[int], axis: int = 0, data: np.ndarray | None = None
                ) -> int:
         t = S.TensorT()
@@ -107,7 +108,8 @@ def _conv(x: np.ndarray, w: np.ndarray, b: np.ndarray, stride: int, same: bool,
         for j in range(kw):
             patch = x[:, i:i + stride * oh:stride, j:j + stride * ow:stride, :]
             out += patch * w[0, i, j] if depthwise else patch @ w[:, i, j, :].T
-    return out + b
+    result: np.ndarray = out + b
+    return result
 
 
 def _range_quant(values: np.ndarray, margin: float = 1.1) -> tuple[float, int]:
