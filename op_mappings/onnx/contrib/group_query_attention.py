@@ -53,7 +53,7 @@ from op_mappings.onnx.contrib._attention_common import (
     split_heads,
     value,
 )
-from op_mappings.onnx.contrib.attention import attention_bias
+from op_mappings.onnx.contrib._attention_masks import attention_bias
 
 
 def _text_attr(node: Node, name: str, default: str) -> str:
