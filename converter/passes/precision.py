@@ -7,6 +7,9 @@ halved = to_precision(graph, "float16")   # halved.graph, halved.notes, halved.s
 result = convert("model.onnx", precision="float16")   # the same pass, notes in the report
 ```
 
+`PRECISION_PASSES` lists the passes (`converter.passes.framework.Pass`) each precision runs;
+`apply_precision(result, precision)` runs them on a `ConversionResult` (what `convert` does).
+
 What the pass does (`to_precision(graph, "float16")`; "float32" gives the graph unchanged):
 
 - float32 constants become float16 constants (each value rounded to nearest even): the
@@ -50,9 +53,10 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from converter.core.errors import InvalidModel
 from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand
@@ -368,7 +372,7 @@ def apply_precision(result: ConversionResult, precision: str) -> ConversionResul
     return apply_passes(result, PRECISION_PASSES[check_precision(precision)])
 
 
-def overflow_note(name: str, ours: Any, reference: Any) -> str | None:
+def overflow_note(name: str, ours: npt.ArrayLike, reference: npt.ArrayLike) -> str | None:
     """A note when `ours` (a float16-computed output) is inf/NaN where `reference` (the
     original's float32 output) is finite: a value overflowed float16; else None."""
     mine, ref = np.asarray(ours), np.asarray(reference)
@@ -385,13 +389,38 @@ def overflow_note(name: str, ours: Any, reference: Any) -> str | None:
             "first diverging node)")
 
 
-def precision_notes(result: Any, comparisons: Sequence[Any], ours: Mapping[str, Any],
-                    reference: Mapping[str, Any], precision: str, divergence: Any = None,
+class Compared(Protocol):
+    """An output comparison as `precision_notes` reads it (`validate`'s `Comparison`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def passed(self) -> bool: ...
+    @property
+    def max_abs(self) -> float: ...
+    @property
+    def bound(self) -> float: ...
+
+
+class Diverged(Protocol):
+    """The first diverging node as `precision_notes` reads it (`validate`'s `Divergence`)."""
+
+    @property
+    def comparison(self) -> Compared: ...
+    @property
+    def op_type(self) -> str: ...
+    @property
+    def node_name(self) -> str: ...
+
+
+def precision_notes(result: ConversionResult, comparisons: Sequence[Compared],
+                    ours: Mapping[str, npt.ArrayLike], reference: Mapping[str, npt.ArrayLike],
+                    precision: str, divergence: Diverged | None = None,
                     rtol: float = 0.0, atol: float = 0.0) -> list[str]:
     """`validate`'s notes for a `precision` conversion: the pass's report notes, an
-    `overflow_note` per failed output comparison (objects with `name` and `passed`), and
-    where the first diverging node (`validate.Divergence`) is inf/NaN, how far the original's
-    value there peaks (from its tolerance bound `atol + rtol * peak`)."""
+    `overflow_note` per failed output comparison, and where the first diverging node is
+    inf/NaN, how far the original's value there peaks (from its tolerance bound `atol + rtol
+    * peak`)."""
     prefix = f"{precision}: "
     notes = [w for w in result.report.warnings if w.startswith(prefix)]
     for c in comparisons:
@@ -399,14 +428,14 @@ def precision_notes(result: Any, comparisons: Sequence[Any], ours: Mapping[str, 
             note = overflow_note(c.name, ours[c.name], reference[c.name])
             if note:
                 notes.append(note)
-    c = getattr(divergence, "comparison", None)
-    if c is not None and not np.isfinite(c.max_abs) and rtol > 0:
-        peak = (c.bound - atol) / rtol
+    if divergence is not None and not np.isfinite(divergence.comparison.max_abs) and rtol > 0:
+        peak = (divergence.comparison.bound - atol) / rtol
         notes.append(f"float16 overflow first at {divergence.op_type} "
                      f"{divergence.node_name!r}: the original's value there peaks at about "
                      f"{peak:.3g}" + (f" (> {FLOAT16_MAX:g})" if peak > FLOAT16_MAX else ""))
     return notes
 
 
-__all__ = ["FLOAT16_MAX", "PRECISIONS", "PRECISION_PASSES", "Halved", "apply_precision", "check_precision",
-           "overflow_note", "precision_notes", "to_precision"]
+__all__ = ["FLOAT16_MAX", "PRECISIONS", "PRECISION_PASSES", "Compared", "Diverged", "Halved",
+           "apply_precision", "check_precision", "overflow_note", "precision_notes",
+           "to_precision"]

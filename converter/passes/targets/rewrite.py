@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand
+from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand, MLOperandDescriptor
 from converter.core.webnn.operand import Operation
 from converter.passes.targets.roles import allows
 
@@ -139,8 +139,8 @@ class Rewrite:
         self.retype: dict[str, str] = {}
         """Data types replaced graph-wide (`retyping`), e.g. {"int64": "int32"}."""
 
-    def retyped(self, descriptor: Any) -> Any:
-        """`descriptor` (an MLOperandDescriptor) with its data type mapped by `retype`."""
+    def retyped(self, descriptor: MLOperandDescriptor) -> MLOperandDescriptor:
+        """`descriptor` with its data type mapped by `retype`."""
         new = self.retype.get(descriptor.data_type)
         return descriptor if new is None else dataclasses.replace(descriptor, data_type=new)
 
