@@ -1,8 +1,8 @@
 """Running converted graphs in a real browser: a headless Chromium whose WebNN runs on the CPU
-(LiteRT/XNNPACK), driven by `tools/browser/run_page.mjs` (Node.js + puppeteer-core).
+(LiteRT/XNNPACK), driven by `harness/run_page.mjs` (package data; Node.js + puppeteer-core).
 
 Set-up and the harness process live in `browser_setup` (`ensure_browser`: Node.js, `npm ci`
-of tools/browser's pinned packages into the cache folder `browser_home()`, announced on
+of the harness' pinned packages into the cache folder `browser_home()`, announced on
 stderr; `run_jobs`), `browser_process` (the harness and its browser never outlive a call) and
 `page_server` (the local server the browser loads pages from); they are re-exported here.
 The browser starts with `--no-sandbox --headless=new --disable-gpu-sandbox
@@ -11,7 +11,7 @@ The browser starts with `--no-sandbox --headless=new --disable-gpu-sandbox
 A run (`run_graph`) exports the graph as JavaScript (`<stem>.js`, `.html`, `.weights`) into
 a temporary folder, serves it on 127.0.0.1 (a free port) and, in one browser session:
 
-1. opens `tools/browser/module_page.html`, which imports the generated module as an
+1. opens `harness/module_page.html`, which imports the generated module as an
    application would (`loadWeights`, `buildGraph`, `createTensor` / `writeTensor` /
    `dispatch` / `readTensor`) with the given inputs (exact bytes), and reports the outputs
    and `opSupportLimits()`;
