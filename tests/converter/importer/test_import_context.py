@@ -4,6 +4,7 @@ source node and may add graph outputs; no hidden attributes anywhere."""
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -218,3 +219,20 @@ def test_no_hidden_state(path: Path) -> None:
             for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
             if HIDDEN_STATE.search(line)]
     assert not hits, hits
+
+
+def test_the_loop_is_composed_not_subclassed() -> None:
+    """Formats differ only through a `FrontEnd` object: no class subclasses the loop, and
+    the built-in front ends implement every protocol method (mypy checks the signatures
+    where `import_source` passes them to `Importer`)."""
+    from converter.frontends.onnx.importer import ONNXFrontEnd
+    from converter.frontends.tflite.importer import TFLiteFrontEnd
+
+    for path in [*(ROOT / "converter").rglob("*.py"), *(ROOT / "op_mappings").rglob("*.py")]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        bases = [ast.unparse(b) for n in ast.walk(tree) if isinstance(n, ast.ClassDef)
+                 for b in n.bases]
+        assert not any(b.split(".")[-1] == "Importer" for b in bases), path
+    wanted = {name for name in vars(FrontEnd) if not name.startswith("_")}
+    for cls in (ONNXFrontEnd, TFLiteFrontEnd):
+        assert wanted <= set(vars(cls)), (cls.__name__, wanted - set(vars(cls)))
