@@ -35,7 +35,16 @@ from tools.fuzz.classify import (
     site_of,
 )
 from tools.fuzz.minimize import minimize
-from tools.fuzz.mutators import json_mut, limits_mut, onnx_mut, text_mut, tflite_mut
+from tools.fuzz.mutators import (
+    json_mut,
+    limits_mut,
+    onnx_amplify,
+    onnx_external,
+    onnx_mut,
+    onnx_walk,
+    text_mut,
+    tflite_mut,
+)
 from tools.fuzz.mutators.base import Mutation
 from tools.fuzz.runner import Pool, Runner
 
@@ -251,7 +260,7 @@ def test_onnx_external_data_points_at_the_canary(corpus: list[seeds.Seed]) -> No
     for i in range(80):
         mut = Mutation(dict(seed.files), "tiny_cnn.onnx")
         model = onnx_mut.parse(seed.files["tiny_cnn.onnx"])
-        if onnx_mut.external(model, random.Random(i), mut) is None:
+        if onnx_external.external(model, random.Random(i), mut) is None:
             continue
         locs = [e.value for t in model.graph.initializer for e in t.external_data
                 if e.key == "location"]
@@ -267,7 +276,7 @@ def test_attribute_mutators_reach_extremes(corpus: list[seeds.Seed]) -> None:
     for i in range(100):
         model = onnx_mut.parse(seed.files["tiny_cnn.onnx"])
         onnx_mut.attr_int(model, random.Random(i), Mutation({}, "x"))
-        for n in onnx_mut.nodes(model):
+        for n in onnx_walk.nodes(model):
             for a in n.attribute:
                 values.update([a.i, *a.ints])
     assert {0, -1, 2**63 - 1} & values
@@ -281,7 +290,7 @@ def test_amplification_mutators_reach_every_shape(corpus: list[seeds.Seed]) -> N
     seen: set[str] = set()
     for i in range(60):
         model = onnx_mut.parse(seed.files["tiny_cnn.onnx"])
-        detail = onnx_mut.amplify(model, random.Random(i), Mutation({}, "x"))
+        detail = onnx_amplify.amplify(model, random.Random(i), Mutation({}, "x"))
         assert detail is not None
         seen.add(detail.split(":")[0])
         assert len(onnx_mut.parse(model.SerializeToString()).graph.node) >= 1
