@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# registers the built-in backends with the registry of converter.core.webnn.backends (cheap:
+# each runtime is imported when its backend is first used)
+import converter.runtimes  # noqa: F401
 from converter.core.version import __version__
 
 __all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "ConversionReport", "ConversionResult",

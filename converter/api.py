@@ -87,7 +87,7 @@ from converter.frontends import registered as front_ends
 if TYPE_CHECKING:
     from converter.conversion.pipeline import convert
     from converter.core.feeds import loaded_feeds, loaded_outputs
-    from converter.core.run_memory import check_run_memory
+    from converter.core.webnn.run_memory import check_run_memory
     from converter.frontends.detect import detect_format
     from converter.importer import IMPORT_PROGRESS, ConversionReport
     from converter.io.export.exporter import (
@@ -119,7 +119,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "convert": ("converter.conversion.pipeline", "convert"),
     "loaded_feeds": ("converter.core.feeds", "loaded_feeds"),
     "loaded_outputs": ("converter.core.feeds", "loaded_outputs"),
-    "check_run_memory": ("converter.core.run_memory", "check_run_memory"),
+    "check_run_memory": ("converter.core.webnn.run_memory", "check_run_memory"),
     "detect_format": ("converter.frontends.detect", "detect_format"),
     "IMPORT_PROGRESS": ("converter.importer", "IMPORT_PROGRESS"),
     "ConversionReport": ("converter.importer", "ConversionReport"),

@@ -17,7 +17,7 @@ descriptions. Byte budgets accept sizes as ints or strings (`parse_size`: "2GiB"
 "1.5G", "4096"); count budgets ints (or "65536", "64k").
 
 Two budgets bound running a converted graph rather than converting it
-(`converter.core.run_memory`): `max_tensor_bytes`, the largest single tensor of a run (an input, a
+(`converter.core.webnn.run_memory`): `max_tensor_bytes`, the largest single tensor of a run (an input, a
 constant, an operation's output), and `max_run_bytes`, the estimated peak of a run (inputs
 and constants plus the operation outputs alive at once). Every WebNN operand has a static
 shape, so both are exact sums known once the graph is built, and they are checked before
@@ -206,7 +206,7 @@ BUDGETS: tuple[BudgetSpec, ...] = tuple(
 """Every budget in field order."""
 SPECS: Mapping[str, BudgetSpec] = {s.name: s for s in BUDGETS}
 RUN_BUDGETS = ("max_tensor_bytes", "max_run_bytes")
-"""The budgets of running a converted graph (`converter.core.run_memory`)."""
+"""The budgets of running a converted graph (`converter.core.webnn.run_memory`)."""
 READ_BUDGETS = ("max_manifest_bytes",)
 """The budgets of reading an exported graph (`converter.io.serialize`)."""
 CONVERSION_BUDGETS: tuple[str, ...] = tuple(

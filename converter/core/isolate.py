@@ -12,7 +12,7 @@ Restrictions:
 - where `os.fork` does not exist (Windows) the function runs in this process, unprotected;
 - the result must pickle; it is sent once (the parent briefly holds the pickled bytes and the
   unpickled value: twice the result's size; callers bound the result, e.g. a reference run's
-  outputs by the run-memory budget, `converter/core/run_memory.py`);
+  outputs by the run-memory budget, `converter/core/webnn/run_memory.py`);
 - an exception that does not survive pickling (a constructor with required keyword-only
   arguments) comes back as `ReferenceFailed` carrying its type name and message;
 - the child inherits resource limits (RLIMIT_AS) and runs with SIGINT/SIGTERM at their default

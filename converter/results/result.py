@@ -14,8 +14,8 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.feeds import graph_feeds, source_outputs
 from converter.core.ir import SourceGraph, ValueInfo
-from converter.core.run_memory import check_run_memory
 from converter.core.webnn import MLGraph, MLOperandDescriptor
+from converter.core.webnn.run_memory import check_run_memory
 from converter.results.report import ConversionReport
 
 
@@ -69,7 +69,7 @@ class ConversionResult:
         float64 are converted); inputs the graph does not use are accepted and ignored.
         Returns {source output name: array in the source dtype}, in graph output order.
         Raises `BudgetExceeded` before running a graph over the active run budgets
-        (`converter.core.run_memory`; `budgets.using(Budgets(max_tensor_bytes=...))` raises them)."""
+        (`converter.core.webnn.run_memory`; `budgets.using(Budgets(max_tensor_bytes=...))` raises them)."""
         names = set(self.input_names)
         extra = sorted(set(inputs) - names)
         missing = sorted(names - set(inputs))

@@ -36,7 +36,7 @@ from converter.core.budgets import Budgets, using
 from converter.core.confine import allowed_roots
 from converter.core.errors import BudgetExceeded
 from converter.core.feeds import graph_feeds, source_outputs
-from converter.core.run_memory import check_run_memory
+from converter.core.webnn.run_memory import check_run_memory
 from converter.frontends import get
 from converter.frontends.detect import detect_format, model_label
 from converter.passes.precision import precision_notes, to_precision
@@ -216,7 +216,7 @@ def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
     """Compile `graph` for a backend by name (`converter.runtimes.get_backend`); backends that
     are not pre-registered are imported from `converter.runtimes.<name>`. Raises ValueError
     for an unknown or unavailable backend/device, `BudgetExceeded` for a graph over the
-    active run budgets (`converter.core.run_memory`)."""
+    active run budgets (`converter.core.webnn.run_memory`)."""
     import importlib
 
     check_run_memory(graph)
@@ -355,7 +355,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     `allow_roots` are folders besides the model's own that files the model refers to may lie
     in (see `converter.core.confine`). `budgets` bound the conversions (`converter.core.budgets`) and
     the runs: a graph over `max_tensor_bytes` / `max_run_bytes` raises `BudgetExceeded`
-    before anything runs it (`converter.core.run_memory`; the divergence search, which keeps
+    before anything runs it (`converter.core.webnn.run_memory`; the divergence search, which keeps
     every intermediate value, is skipped with a note when that is over `max_run_bytes`).
     `target` converts for a WebNN implementation (`convert(target=...)`: the graph rewritten
     around its deviations), so the backend and the browser check the rewritten graph; the
@@ -467,7 +467,7 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
     outputs by source name) as `validate` does. Raises `browser.BrowserUnavailable` when
     there is no browser; a graph the browser cannot build is a BrowserCheck with status
     "unsupported" (outside its opSupportLimits()) or "error"; `BudgetExceeded` for a graph
-    over the active run budgets (`converter.core.run_memory`), before the browser starts."""
+    over the active run budgets (`converter.core.webnn.run_memory`), before the browser starts."""
     check_run_memory(result.graph, what="running the graph in a browser")
     run = run_graph(result.graph, graph_feeds(result.graph, result.inputs, inputs), page=page)
 

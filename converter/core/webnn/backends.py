@@ -1,33 +1,20 @@
-"""The backend protocol and registry: how an `MLContext` finds the runtime that executes its
-graphs. Runtimes (converter/runtimes/) register themselves here when imported; the context only
-knows their names and module paths, so the WebNN layer never imports a runtime statically."""
+"""The backend registry: how `ML.create_context(backend=...)` finds the runtime that executes
+its graphs. Runtimes register from above (`converter.runtimes` registers the built-in ones
+when imported, and `converter` imports it); this layer names none of them.
+
+Restriction: importing this module stays cheap (no numpy): the backend types are needed only
+by the type checker.
+"""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
-
-import numpy as np
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from converter.core.webnn.graph import MLGraph
-
-
-class Executable(Protocol):
-    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]: ...
-
-
-class Backend(Protocol):
-    name: str
-
-    def compile(self, graph: MLGraph) -> Executable: ...
-
+    from converter.core.webnn.context import Backend
 
 _FACTORIES: dict[str, Callable[..., Backend]] = {}
-_MODULES = {"reference": "converter.runtimes.reference",
-            "onnxruntime": "converter.runtimes.onnxruntime.backend",
-            "torch": "converter.runtimes.torch"}
 
 
 def register_backend(name: str, factory: Callable[..., Backend]) -> None:
@@ -38,8 +25,7 @@ def register_backend(name: str, factory: Callable[..., Backend]) -> None:
 def get_backend(name: str, device: str = "cpu", **options: Any) -> Backend:
     """The backend called `name` for `device` with backend-specific `options` (for example
     `threads`); ValueError if unknown or unavailable."""
-    if name not in _FACTORIES and name in _MODULES:
-        importlib.import_module(_MODULES[name])
-    if name not in _FACTORIES:
-        raise ValueError(f"unknown backend {name!r} (known: {', '.join(sorted(_MODULES))})")
-    return _FACTORIES[name](device, **options)
+    factory = _FACTORIES.get(name)
+    if factory is None:
+        raise ValueError(f"unknown backend {name!r} (known: {', '.join(sorted(_FACTORIES))})")
+    return factory(device, **options)

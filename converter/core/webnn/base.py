@@ -13,7 +13,7 @@ import numpy as np
 
 from converter.core.webnn import limits
 from converter.core.webnn import validation as v
-from converter.core.webnn.context import MLContext, MLTensor
+from converter.core.webnn.context import MLContext, MLGraph, MLTensor
 from converter.core.webnn.dtypes import (
     ALL_DATA_TYPES,
     DATA_TYPES,
@@ -26,7 +26,6 @@ from converter.core.webnn.dtypes import (
     to_storage,
 )
 from converter.core.webnn.errors import MLInvalidStateError, MLTypeError
-from converter.core.webnn.graph import MLGraph
 from converter.core.webnn.operand import MLOperand, MLOperandDescriptor, Operation
 from converter.core.webnn.validation import descriptor
 

@@ -1,8 +1,13 @@
-"""ML, MLContext and MLTensor: contexts, tensors, dispatch and the compute() convenience.
+"""MLContext, MLTensor and MLGraph: contexts, their tensors, the graphs they run (dispatch and
+the compute() convenience) and the protocol of the backend a context runs graphs on.
+
+A context, its graphs and its backend refer to each other, so they share this module; the
+backends themselves register by name in `converter.core.webnn.backends` (the runtimes package
+registers the built-in ones) and `ML.create_context` (`converter.core.webnn.ml`) finds them.
 
 The spec's promise-returning methods are synchronous here: `read_tensor` returns the data,
 `dispatch` runs the graph before returning. `compute` and `dispatch` check the run budgets
-first (`converter.core.run_memory`: the largest tensor and the estimated peak of the run against
+first (`converter.core.webnn.run_memory`: the largest tensor and the estimated peak of the run against
 the active `max_tensor_bytes` / `max_run_bytes`), so a graph asking for more is one
 `BudgetExceeded`, never an allocation that fails half way.
 """
@@ -11,39 +16,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from converter.core.webnn import limits
-from converter.core.webnn.backends import get_backend
-from converter.core.webnn.errors import MLInvalidStateError, MLNotSupportedError, MLTypeError
-from converter.core.webnn.graph import MLGraph
-from converter.core.webnn.operand import MLOperandDescriptor
+from converter.core.webnn.errors import MLInvalidStateError, MLTypeError
+from converter.core.webnn.operand import MLOperand, MLOperandDescriptor, Operation
+from converter.core.webnn.run_memory import check_run_memory
 from converter.core.webnn.validation import descriptor
 
-POWER_PREFERENCES = ("default", "high-performance", "low-power")
+
+class Executable(Protocol):
+    """A graph compiled by a backend, run once per `compute` / `dispatch`."""
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]: ...
 
 
-class ML:
-    """Entry point (`navigator.ml`)."""
+class Backend(Protocol):
+    """What runs a context's graphs: `name` keys the compiled forms a graph caches."""
 
-    def create_context(self, *, backend: str = "reference", device: str = "cpu",
-                       power_preference: str = "default", accelerated: bool = True,
-                       device_type: str | None = None, **backend_options: Any) -> MLContext:
-        """A context running graphs on `backend` ("reference" is the numpy oracle) and
-        `device`; `backend_options` go to the backend (for example `threads`).
+    name: str
 
-        `device_type` was removed from the spec; it is accepted and ignored as browsers do.
-        """
-        if power_preference not in POWER_PREFERENCES:
-            raise MLTypeError(f"createContext: powerPreference {power_preference!r} is not one "
-                              f"of {POWER_PREFERENCES}")
-        try:
-            impl = get_backend(backend, device, **backend_options)
-        except (KeyError, ValueError) as exc:
-            raise MLNotSupportedError(f"createContext: {exc}") from exc
-        return MLContext(impl, power_preference=power_preference, accelerated=accelerated)
+    def compile(self, graph: MLGraph) -> Executable: ...
 
 
 @dataclass(eq=False)
@@ -78,10 +73,56 @@ class MLTensor:
         self.destroyed = True
 
 
+@dataclass(frozen=True, eq=False)
+class MLGraph:
+    """A built graph: only what the outputs reach.
+
+    `inputs` maps each reachable input name to its operand, `constants` lists the reachable
+    constant operands, `operations` the reachable operations in topological order, `outputs`
+    maps output names to operands. Backends cache compiled forms in `_compiled`.
+
+    `narrowed_inputs` / `narrowed_outputs` name the inputs and outputs whose values callers
+    hold in a wider integer type than the graph's (name -> that type, e.g. "int64" for an
+    int32 input that `converter.passes.targets` narrowed for a target without int64): feeds and the
+    generated JavaScript convert such inputs with a range check, and such outputs back.
+    """
+
+    context: MLContext = field(repr=False)
+    inputs: dict[str, MLOperand]
+    constants: tuple[MLOperand, ...]
+    operations: tuple[Operation, ...]
+    outputs: dict[str, MLOperand]
+    narrowed_inputs: dict[str, str] = field(default_factory=dict)
+    narrowed_outputs: dict[str, str] = field(default_factory=dict)
+    _compiled: dict[str, Any] = field(default_factory=dict, repr=False)
+    _state: dict[str, bool] = field(default_factory=lambda: {"destroyed": False}, repr=False)
+
+    @property
+    def input_descriptors(self) -> dict[str, MLOperandDescriptor]:
+        return {name: op.descriptor for name, op in self.inputs.items()}
+
+    @property
+    def output_descriptors(self) -> dict[str, MLOperandDescriptor]:
+        return {name: op.descriptor for name, op in self.outputs.items()}
+
+    @property
+    def destroyed(self) -> bool:
+        return self._state["destroyed"]
+
+    def destroy(self) -> None:
+        """Release the graph; later dispatches raise MLInvalidStateError."""
+        self._state["destroyed"] = True
+        self._compiled.clear()
+
+    def check_usable(self) -> None:
+        if self.destroyed:
+            raise MLInvalidStateError("dispatch: the graph has been destroyed")
+
+
 class MLContext:
     """A context: creates tensors, runs built graphs on its backend."""
 
-    def __init__(self, backend: Any, *, power_preference: str = "default",
+    def __init__(self, backend: Backend, *, power_preference: str = "default",
                  accelerated: bool = True) -> None:
         self.backend = backend
         self.power_preference = power_preference
@@ -188,9 +229,7 @@ class MLContext:
              ) -> dict[str, np.ndarray]:
         """Run `graph` on the backend, after checking the run budgets (`BudgetExceeded`:
         its largest tensor or its estimated peak is over the active `max_tensor_bytes` /
-        `max_run_bytes`, `converter.core.run_memory`)."""
-        from converter.core.run_memory import check_run_memory
-
+        `max_run_bytes`, `converter.core.webnn.run_memory`)."""
         check_run_memory(graph, what=what)
         key = self.backend.name
         executable = graph._compiled.get(key)

@@ -30,9 +30,8 @@ from typing import Any
 import numpy as np
 
 from converter.core.errors import exception_text
-from converter.core.webnn.backends import register_backend
+from converter.core.webnn.context import MLGraph
 from converter.core.webnn.errors import MLOperationError
-from converter.core.webnn.graph import MLGraph
 
 #: Intra-op threads of sessions whose context gave no `threads` option (0 = onnxruntime's
 #: default, one per core). Test suites creating many tiny sessions may set it to 1.
@@ -119,12 +118,12 @@ class OnnxRuntimeBackend:
         return OnnxRuntimeExecutable(graph, session, onnx_output_names(graph))
 
 
-def _factory(device: str, **options: Any) -> OnnxRuntimeBackend:
+def create_backend(device: str, **options: Any) -> OnnxRuntimeBackend:
+    """The onnxruntime backend for `device` ("cpu" or "cuda") with the options `threads` and
+    `opset` (ValueError for any other)."""
     unknown = sorted(set(options) - {"threads", "opset"})
     if unknown:
         raise ValueError(f"the onnxruntime backend takes the options threads and opset, got "
                          f"{unknown}")
     return OnnxRuntimeBackend(device, **options)
 
-
-register_backend("onnxruntime", _factory)

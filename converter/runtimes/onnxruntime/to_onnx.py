@@ -54,8 +54,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from converter.core.webnn.context import MLGraph
 from converter.core.webnn.errors import MLOperationError
-from converter.core.webnn.graph import MLGraph
 from converter.runtimes.onnxruntime.lowering import LOWERINGS, Emitter
 from converter.runtimes.onnxruntime.lowering.compact import (
     COMPACT_MIN_BYTES,

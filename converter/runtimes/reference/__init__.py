@@ -9,10 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from converter.core.webnn.backends import register_backend
+from converter.core.webnn.context import MLGraph
 from converter.core.webnn.dtypes import numpy_dtype
 from converter.core.webnn.errors import MLOperationError
-from converter.core.webnn.graph import MLGraph
 from converter.core.webnn.operand import MLOperand, Operation
 from converter.runtimes.reference import kernels as _kernels_pkg
 from converter.runtimes.reference.registry import KERNELS
@@ -94,12 +93,11 @@ class ReferenceBackend:
         return ReferenceExecutable(graph)
 
 
-def _factory(device: str, **options: object) -> ReferenceBackend:
+def create_backend(device: str, **options: object) -> ReferenceBackend:
+    """The reference backend (CPU only, no options; ValueError otherwise)."""
     if options:
         raise ValueError(f"the reference backend takes no options, got {sorted(options)}")
     if device != "cpu":
         raise ValueError(f"the reference backend runs on the CPU only, not {device!r}")
     return ReferenceBackend()
 
-
-register_backend("reference", _factory)

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from converter.core.webnn.backends import register_backend
+from converter.core.webnn.context import Backend
 
 try:
     import torch
@@ -54,8 +54,8 @@ def _load_ops() -> dict[str, Any]:
 
 
 if torch is not None:
+    from converter.core.webnn.context import MLGraph
     from converter.core.webnn.errors import MLOperationError
-    from converter.core.webnn.graph import MLGraph
     from converter.runtimes.torch.registry import STORAGE, Ctx, Node, to_storage
 
     IMPLS = _load_ops()
@@ -297,7 +297,9 @@ if torch is not None:
             return TorchExecutable(graph, self)
 
 
-def _factory(device: str = "cpu", **options: Any) -> Any:
+def create_backend(device: str = "cpu", **options: Any) -> Backend:
+    """The torch backend for `device` with the factory options of the module docstring;
+    ValueError without PyTorch or for an unknown option."""
     if torch is None:
         from converter.core.install import install_hint
 
@@ -308,5 +310,3 @@ def _factory(device: str = "cpu", **options: Any) -> Any:
                          f"got {unknown}")
     return TorchBackend(device, **options)
 
-
-register_backend("torch", _factory)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from converter.core.webnn.graph import MLGraph
+from converter.core.webnn.context import MLGraph
 from converter.core.webnn.operand import MLOperand
 from converter.runtimes.onnxruntime.lowering.context import Emitter
 from converter.runtimes.onnxruntime.lowering.group_query_attention import DOMAIN, F32

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from converter.core.webnn.graph import MLGraph
+from converter.core.webnn.context import MLGraph
 from converter.runtimes.onnxruntime.lowering.attention import (
     AttentionMatch,
     emit_attention,

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 from onnx import NodeProto
 
-from converter.core.webnn.graph import MLGraph
+from converter.core.webnn.context import MLGraph
 from converter.core.webnn.operand import MLOperand, Operation
 from converter.runtimes.onnxruntime.lowering.context import Emitter, constant_value
 

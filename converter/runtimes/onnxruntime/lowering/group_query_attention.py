@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from converter.core.webnn.graph import MLGraph
+from converter.core.webnn.context import MLGraph
 from converter.core.webnn.operand import MLOperand
 from converter.core.webnn.rotary import rotary_perm
 from converter.runtimes.onnxruntime.lowering.context import Emitter

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from converter.core.webnn.graph import MLGraph
+from converter.core.webnn.context import MLGraph
 from converter.core.webnn.operand import MLOperand, Operation
 from converter.runtimes.onnxruntime.lowering.context import Emitter, constant_value
 from converter.runtimes.onnxruntime.lowering.matching import const_of, made_by

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import converter
-from converter.core.webnn.graph import MLGraph
+from converter.core.webnn.context import MLGraph
 from converter.runtimes.onnxruntime.to_onnx import to_onnx
 from converter.validate import compile_graph
 from tests.converter.io.export.onnx_run import op_counts, run_onnx

@@ -1,4 +1,4 @@
-"""`converter.core.run_memory`: the bytes of a run known before it runs, and the run budgets
+"""`converter.core.webnn.run_memory`: the bytes of a run known before it runs, and the run budgets
 (`max_tensor_bytes`, `max_run_bytes`) checked by the Python API before anything executes a
 graph.
 
@@ -18,8 +18,8 @@ from onnx import TensorProto, helper, numpy_helper, save
 
 from converter.api import BudgetExceeded, Budgets, convert, validate
 from converter.core.budgets import DEFAULTS, using
-from converter.core.run_memory import check_run_memory, estimate, operand_bytes
 from converter.core.webnn import ML, MLGraphBuilder
+from converter.core.webnn.run_memory import check_run_memory, estimate, operand_bytes
 from converter.validate import compile_graph
 
 KiB, GiB = 1 << 10, 1 << 30
