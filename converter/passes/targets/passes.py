@@ -52,7 +52,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING
 
 from converter.core.webnn import MLGraph
 from converter.passes.framework import Pass, PassResult
@@ -70,10 +69,7 @@ from converter.passes.targets import (
     rules_types,
 )
 from converter.passes.targets.check import check_graph, limit_notes
-from converter.passes.targets.rewrite import REGISTERED, Lowered, Rule, replay
-
-if TYPE_CHECKING:
-    from converter.passes.targets import Target
+from converter.passes.targets.rewrite import REGISTERED, Lowered, Rule, RuleTarget, replay
 
 RULE_MODULES = (rules_casts, rules_compose, rules_gather, rules_io, rules_layout, rules_narrow,
                 rules_quant, rules_rank, rules_reshape, rules_spatial, rules_types)
@@ -116,20 +112,20 @@ LIMITS_RULES: tuple[str, ...] = tuple(name for name, r in RULES.items() if r.lim
 """Names of the rules that follow from a target's limits alone, in `ORDER`."""
 
 
-def rules_for(target: Target, only: Iterable[str] | None = None) -> tuple[Rule, ...]:
+def rules_for(target: RuleTarget, only: Iterable[str] | None = None) -> tuple[Rule, ...]:
     """The target's rules (`Target.rules`; of those, the ones in `only` when given), in
     `ORDER`."""
     wanted = set(target.rules if only is None else only) & set(target.rules)
     return tuple(r for name, r in RULES.items() if name in wanted)
 
 
-def lower(graph: MLGraph, target: Target, *, only: Iterable[str] | None = None) -> Lowered:
+def lower(graph: MLGraph, target: RuleTarget, *, only: Iterable[str] | None = None) -> Lowered:
     """`graph` rewritten for `target` (`converter.passes.targets.load_target`) by its rules in
     `ORDER`; `only` limits the rules to those named. See the module docstring."""
     return replay(graph, target, rules_for(target, only))
 
 
-def target_passes(target: Target) -> tuple[Pass, ...]:
+def target_passes(target: RuleTarget) -> tuple[Pass, ...]:
     """The passes `apply_target` runs for `target`, in order: its rewrite rules (`lower`), then
     the check against its limits (the graph unchanged; a note per thing lacked,
     `check.limit_notes`)."""

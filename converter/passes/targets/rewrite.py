@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -17,14 +17,25 @@ from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand, MLOperandDe
 from converter.core.webnn.operand import Operation
 from converter.passes.targets.roles import allows
 
-if TYPE_CHECKING:
-    from converter.passes.targets import Target
-
 RuleFn = Callable[["Rewrite", Operation], "list[MLOperand] | None"]
 RetypeFn = Callable[["Rewrite", MLGraph], "Mapping[str, str]"]
 BoundaryFn = Callable[["Rewrite", MLGraph],
                       "tuple[Mapping[str, str], Mapping[str, str]]"]
 MAX_DEPTH = 16
+
+
+class RuleTarget(Protocol):
+    """What the rewrite reads of a target (`converter.passes.targets.Target`: give
+    `load_target(name)`): its name, the names of its rules and its `opSupportLimits()`."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def rules(self) -> tuple[str, ...]: ...
+
+    @property
+    def limits(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -122,7 +133,7 @@ class Rewrite:
     """The state of one `replay`: the new builder `b`, the target, the active rules (in the
     order they are tried) and the notes."""
 
-    def __init__(self, graph: MLGraph, target: Target, rules: Sequence[Rule]) -> None:
+    def __init__(self, graph: MLGraph, target: RuleTarget, rules: Sequence[Rule]) -> None:
         self.graph = graph
         self.target = target
         self.b = MLGraphBuilder(graph.context)
@@ -245,7 +256,7 @@ def _wider(old: Mapping[str, MLOperand], new: Mapping[str, MLOperand],
             if name in old and (name in before or operand.data_type != old[name].data_type)}
 
 
-def replay(graph: MLGraph, target: Target, rules: Sequence[Rule]) -> Lowered:
+def replay(graph: MLGraph, target: RuleTarget, rules: Sequence[Rule]) -> Lowered:
     """`graph` rewritten for `target` by `rules`, tried in the order given (see
     `converter.passes.targets.passes`, whose `lower` gives them in its declared order)."""
     active = list(rules)
