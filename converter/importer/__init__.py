@@ -22,14 +22,14 @@ from converter.importer.loop import (
            FrontEnd,
            Importer,
            ImportResult,
-           Lookup,
            check_output_count,
            nested_error,
            readonly,
 )
+from converter.importer.op_handler import Lookup, OpHandler
 from converter.results.report import STATUSES, ConversionReport, NodeRecord
 
 __all__ = ["IMPORT_PROGRESS", "STATUSES", "ConversionReport", "FrontEnd", "ImportContext",
-           "ImportObserver", "ImportResult", "Importer", "Lookup", "NodeRecord",
+           "ImportObserver", "ImportResult", "Importer", "Lookup", "NodeRecord", "OpHandler",
            "SubgraphRunner", "Value", "check_output_count", "dtype_str", "nested_error",
            "readonly", "release_mapped_pages"]

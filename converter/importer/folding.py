@@ -12,6 +12,7 @@ from converter.core.ir import Node
 from converter.core.webnn import ML, MLContext, MLGraphBuilder, MLOperand, MLOperationError
 from converter.importer.context import ImportContext
 from converter.importer.metering import shape_bytes
+from converter.importer.op_handler import OpHandler
 
 
 class Folder:
@@ -24,7 +25,7 @@ class Folder:
         self.shared = shared
         self._context: MLContext | None = None
 
-    def fold(self, node: Node, handler: Any) -> list[Any] | None:
+    def fold(self, node: Node, handler: OpHandler) -> list[Any] | None:
         """Evaluate `node` (every input a constant) with `handler`; None when it cannot be
         folded (e.g. no reference kernel), so the caller emits it normally. The values of a
         replay are checked against `max_constant_bytes` before they are computed."""

@@ -63,12 +63,9 @@ from converter.core.webnn.dtypes import carrier_type
 from converter.importer.context import ImportContext, ImportObserver, Value, add_warning
 from converter.importer.folding import Folder
 from converter.importer.metering import Meter
+from converter.importer.op_handler import Lookup, OpHandler
 from converter.importer.operands import OperandStore
 from converter.results.report import ConversionReport, NodeRecord
-
-Lookup = Callable[[str, str, int], Any]
-"""`lookup(op_type, domain, version)`: the handler of an op (an `op_mappings.registry.Handler`:
-`fn`, `fold`, `const_inputs`), or None."""
 
 
 class FrontEnd(Protocol):
@@ -320,7 +317,7 @@ class Importer:
             return
         self._run_handler(node, handler)
 
-    def _run_handler(self, node: Node, handler: Any) -> None:
+    def _run_handler(self, node: Node, handler: OpHandler) -> None:
         """Fold `node` or emit its operations with `handler`; failures are recorded, budget
         errors and MemoryError stop the conversion."""
         previous, queried = self.ctx.node, self.ctx.queried

@@ -1,0 +1,26 @@
+"""What the importer loop uses of the op handlers (`op_mappings.registry.Handler`, a layer
+above): `OpHandler` and the `Lookup` that finds them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+
+class OpHandler(Protocol):
+    """What the loop uses of an op's handler (`op_mappings.registry.Handler`): `fn(ctx,
+    node)` -> the output values, `const_inputs` (inputs that must be constants), `fold` (a
+    numpy fold function, False: never folded, None: folded by replaying `fn`)."""
+
+    @property
+    def fn(self) -> Callable[..., Sequence[Any]]: ...
+
+    @property
+    def const_inputs(self) -> tuple[int, ...]: ...
+
+    @property
+    def fold(self) -> Callable[..., Sequence[Any] | None] | bool | None: ...
+
+
+Lookup = Callable[[str, str, int], OpHandler | None]
+"""`lookup(op_type, domain, version)`: the handler of an op, or None."""
