@@ -9,7 +9,7 @@ debugging). The file holds no doc strings or value_info.
 
 Size (`compact=True`, the default): initializers no node reads are dropped, and constants of
 more than `COMPACT_MIN_BYTES` (256) bytes that are splats or broadcasts of a smaller array
-are written as ConstantOfShape or small initializer + Expand (`onnx_lowering.compact`), so
+are written as ConstantOfShape or small initializer + Expand (`lowering.compact`), so
 the ONNX "light" models, whose weights are ConstantOfShape splats, export at about their own
 size. onnxruntime folds these nodes back into initializers at session creation: the
 onnxruntime backend, which runs this lowering, gets the same session and the same results. The result
@@ -23,23 +23,23 @@ metadata entry "webnn_output_names" (a JSON list, in graph-output order) records
 names; `onnx_output_names(graph)` gives the exported names.
 
 Speed (`fuse=True`, the default): chains of constant affine float32 operations become one
-BatchNormalization or Mul + Add, and redundant Reshapes are removed (`onnx_lowering.fusion`);
+BatchNormalization or Mul + Add, and redundant Reshapes are removed (`lowering.fusion`);
 single lowerings pick the patterns onnxruntime runs fastest where they are exact (constant
 batchNormalization as Add/Mul/Add that onnxruntime folds into a preceding Conv, prelu
 without onnxruntime's slow PRelu kernel, Conv1d-like conv2d as a 1-D Conv), converted
-subgraphs become the ONNX ops onnxruntime fuses (`onnx_lowering.patterns`:
+subgraphs become the ONNX ops onnxruntime fuses (`lowering.patterns`:
 DynamicQuantizeLinear + MatMulInteger, the RMS and skip layer normalization forms), and
 nodes whose results nothing reads are removed (`fusion.remove_dead_nodes`, always).
 
 onnxruntime's contrib kernels (`contrib_ops=True`, set by the onnxruntime backend only; the
 standard export stays standard ONNX): the importer's decompositions of com.microsoft
-GroupQueryAttention and Attention are re-fused into those nodes (`onnx_lowering.contrib`,
+GroupQueryAttention and Attention are re-fused into those nodes (`lowering.contrib`,
 one module per pattern, each matched structurally with every constant checked), as
 onnxruntime runs them in one kernel where it would run dozens of small nodes.
 
 float16 chains (`float16_chains=True`, set by the onnxruntime backend only): chains of float16
 operations computed in float32 stay in float32 between them and are rounded to float16 where
-a value leaves the chain (`onnx_lowering.float16_chains`), so onnxruntime sees (and fuses)
+a value leaves the chain (`lowering.float16_chains`), so onnxruntime sees (and fuses)
 float32 arithmetic instead of a Cast pair around every operation.
 
 Restrictions: opset 21 or newer (blocked quantization, Gelu, AveragePool dilations); an op
@@ -57,11 +57,8 @@ from onnx import helper
 from converter.core.webnn.context import MLGraph
 from converter.core.webnn.errors import MLOperationError
 from converter.runtimes.onnxruntime.lowering import LOWERINGS, Emitter
-from converter.runtimes.onnxruntime.lowering.compact import (
-    COMPACT_MIN_BYTES,
-    compact_constants,
-    prune_initializers,
-)
+from converter.runtimes.onnxruntime.lowering.compact import compact_constants, prune_initializers
+from converter.runtimes.onnxruntime.lowering.compact_forms import COMPACT_MIN_BYTES
 from converter.runtimes.onnxruntime.lowering.context import ONNX_TYPES
 from converter.runtimes.onnxruntime.lowering.contrib import (
     CONTRIB_DOMAIN,
@@ -89,19 +86,19 @@ def to_onnx(graph: MLGraph, *, opset: int = 21, fuse: bool = True, compact: bool
 
     `fuse`: emit chains of constant affine float32 operations as one affine map (rounds once
     per emitted node instead of once per operation) and remove redundant Reshapes (see
-    `onnx_lowering.fusion`).
+    `lowering.fusion`).
     `compact`: write constants of more than `COMPACT_MIN_BYTES` bytes that are splats or
     broadcasts of a smaller array as ConstantOfShape / small initializer + Expand (same
-    values, bit for bit; see `onnx_lowering.compact`). Unused initializers are dropped
+    values, bit for bit; see `lowering.compact`). Unused initializers are dropped
     either way.
     `readable_names`: name internal values and nodes after their WebNN operation and ONNX op
     type (e.g. `conv2d0_Conv_25`) instead of `v<n>` and unnamed nodes (same computation).
     `contrib_ops`: also re-fuse the importer's decompositions of onnxruntime's com.microsoft
-    ops into those ops (`onnx_lowering.contrib`; the onnxruntime backend sets it): the model
+    ops into those ops (`lowering.contrib`; the onnxruntime backend sets it): the model
     then runs in onnxruntime only.
     `float16_chains`: compute chains of float16 operations in float32 end to end, rounding to
     float16 only where a value leaves the chain (graph outputs, operators run natively in
-    float16, explicit casts) instead of after every operation (`onnx_lowering.float16_chains`;
+    float16, explicit casts) instead of after every operation (`lowering.float16_chains`;
     the onnxruntime backend sets it): more accurate than WebNN's per-operation rounding,
     never less, but not bit-exact to it.
     """

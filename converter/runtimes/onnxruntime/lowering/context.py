@@ -30,7 +30,7 @@ from converter.core.webnn.dtypes import FOUR_BIT_TYPES, numpy_dtype, pack_4bit
 from converter.core.webnn.errors import MLOperationError
 from converter.core.webnn.operand import MLOperand, Operation
 from converter.core.webnn.operators import operator
-from converter.runtimes.onnxruntime.lowering.compact import CompactForm, compact_form
+from converter.runtimes.onnxruntime.lowering.compact_forms import CompactForm, compact_form
 
 ONNX_TYPES: dict[str, int] = {
     "float32": TensorProto.FLOAT, "float16": TensorProto.FLOAT16, "float64": TensorProto.DOUBLE,

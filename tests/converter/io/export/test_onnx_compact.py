@@ -23,11 +23,11 @@ import converter
 from converter.core.webnn import ML, MLGraph, MLGraphBuilder
 from converter.runtimes.onnxruntime.backend import OnnxRuntimeBackend
 from converter.runtimes.onnxruntime.lowering import Emitter
-from converter.runtimes.onnxruntime.lowering.compact import (
+from converter.runtimes.onnxruntime.lowering.compact import compact_constants
+from converter.runtimes.onnxruntime.lowering.compact_forms import (
     COMPACT_MIN_BYTES,
     band_form,
     broadcast_source,
-    compact_constants,
     compact_form,
 )
 from converter.runtimes.onnxruntime.to_onnx import to_onnx
