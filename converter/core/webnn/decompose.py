@@ -1,31 +1,27 @@
-"""The spec's "emulation" notes as reusable decompositions into WebNN primitives.
+"""The spec's "emulation" notes as reusable decompositions into WebNN primitives: activations
+as callables, shape helpers, layer normalization, gelu, blockwise (de)quantization, top-k,
+reverse-sequence and atan (the recurrent ops: `decompose_recurrent`).
 
 Importers call these when a source op needs something a native WebNN op cannot express, most
 often a recurrent activation outside WebNN's relu/sigmoid/tanh (ONNX HardSigmoid, Elu,
-Affine, ...): every recurrent function here takes its gate activations as callables
-`(builder, operand) -> operand`. Each function emits ordinary builder calls (gemm, matmul,
+Affine, ...): every recurrent function takes its gate activations as callables
+`(builder, operand) -> operand` (`Activation`, defined here). Each function emits ordinary builder calls (gemm, matmul,
 slice, concat, reshape, add, mul, ...) on the builder it is given and returns what the
 native op would return, with the same semantics, shapes and data types.
 
-Argument validation is the native op's: the recurrent decompositions first run the native
-builder method on the same arguments (with string activations), which raises the spec's
-MLTypeError for any bad argument; its unused result is not reachable from any output, so
-`build()` leaves it out of the graph.
-
-Restrictions: recurrent and normalisation decompositions need float32 or float16 operands
-(gemm/matmul); `steps` above 8192 are concatenated in chunks of 8192.
+Restrictions: normalisation decompositions need float32 or float16 operands; `concat` joins
+more than 8192 operands in chunks of 8192.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from converter.core.webnn.dtypes import type_range
-from converter.core.webnn.errors import MLTypeError
 from converter.core.webnn.operand import MLOperand
 
 if TYPE_CHECKING:
@@ -100,30 +96,6 @@ def thresholded_relu_fn(alpha: float = 1.0) -> Activation:
 ACTIVATIONS: dict[str, Activation] = {"sigmoid": sigmoid_fn, "tanh": tanh_fn, "relu": relu_fn}
 
 
-def _resolve(acts: Sequence[ActivationSpec]) -> list[Activation]:
-    out = []
-    for a in acts:
-        if isinstance(a, str):
-            out.append(ACTIVATIONS[a])
-        elif callable(a):
-            out.append(a)
-        else:
-            raise MLTypeError(f"decompose: activation {a!r} is neither a name nor a callable")
-    return out
-
-
-def _native_names(acts: Sequence[ActivationSpec] | None, default: tuple[str, ...]
-                  ) -> list[str] | None:
-    """Activations to hand the native op for validation: names stay (so bad names fail as
-    they do natively), callables become a default name (keeping the count check)."""
-    if acts is None:
-        return None
-    if isinstance(acts, (str, bytes)) or not isinstance(acts, Sequence):
-        return acts  # type: ignore[return-value]  # the native op rejects it
-    return [a if isinstance(a, str) else default[min(k, len(default) - 1)]
-            for k, a in enumerate(acts)]
-
-
 # -- shape helpers ---------------------------------------------------------------------------
 def squeeze(b: MLGraphBuilder, x: MLOperand, axes: Sequence[int] | None = None) -> MLOperand:
     """Remove the size-1 dimensions listed in `axes` (all size-1 dimensions when None)."""
@@ -162,223 +134,11 @@ def concat(b: MLGraphBuilder, items: Sequence[MLOperand], axis: int) -> MLOperan
     return items[0]
 
 
-def _cols(b: MLGraphBuilder, x: MLOperand, start: int, size: int) -> MLOperand:
-    """Columns [start, start + size) of a 2-D operand."""
-    if start == 0 and size == x.shape[1]:
-        return x
-    return b.slice(x, [0, start], [x.shape[0], size])
-
-
-def _rows(b: MLGraphBuilder, x: MLOperand, start: int, size: int) -> MLOperand:
-    """Rows [start, start + size) of a 1-D or 2-D operand."""
-    if start == 0 and size == x.shape[0]:
-        return x
-    return b.slice(x, [start, *([0] * (x.rank - 1))], [size, *x.shape[1:]])
-
-
-@overload
-def _direction(b: MLGraphBuilder, x: MLOperand, d: int) -> MLOperand: ...
-@overload
-def _direction(b: MLGraphBuilder, x: MLOperand | None, d: int) -> MLOperand | None: ...
-def _direction(b: MLGraphBuilder, x: MLOperand | None, d: int) -> MLOperand | None:
-    """Entry d of the leading (directions) axis, squeezed."""
-    if x is None:
-        return None
-    part = x if x.shape[0] == 1 else b.slice(x, [d, *([0] * (x.rank - 1))],
-                                             [1, *x.shape[1:]])
-    return b.reshape(part, list(x.shape[1:]))
-
-
-def _zeros(b: MLGraphBuilder, shape: Sequence[int], data_type: str) -> MLOperand:
-    return b.constant(np.zeros(tuple(shape), dtype=data_type))
-
-
-# -- gru -------------------------------------------------------------------------------------
+# -- recurrent gate layouts (decompose_recurrent) --------------------------------------------
 GRU_OFFSETS = {"zrn": {"z": 0, "r": 1, "n": 2}, "rzn": {"r": 0, "z": 1, "n": 2}}
 LSTM_OFFSETS = {"iofg": {"i": 0, "o": 1, "f": 2, "g": 3},
                 "ifgo": {"i": 0, "f": 1, "g": 2, "o": 3}}
 PEEPHOLE_OFFSETS = {"i": 0, "o": 1, "f": 2}
-
-
-def _gru_step(b: MLGraphBuilder, xw: MLOperand, hidden: MLOperand, r_weight: MLOperand,
-              r_bias: MLOperand | None, h: int, layout: str, reset_after: bool,
-              acts: list[Activation]) -> MLOperand:
-    """One GRU step from the input projection xw = x·Wᵀ + bias [B, 3H]."""
-    off = GRU_OFFSETS[layout]
-    f, g = acts
-
-    def gate(t: MLOperand, name: str) -> MLOperand:
-        return _cols(b, t, off[name] * h, h)
-
-    if reset_after:
-        hr = b.gemm(hidden, r_weight, c=r_bias, b_transpose=True)  # [B, 3H]
-        z = f(b, b.add(gate(xw, "z"), gate(hr, "z")))
-        r = f(b, b.add(gate(xw, "r"), gate(hr, "r")))
-        n = g(b, b.add(gate(xw, "n"), b.mul(r, gate(hr, "n"))))
-    else:
-        # z and r occupy the first 2H rows in both layouts; n is always at 2H.
-        zr_bias = None if r_bias is None else _rows(b, r_bias, 0, 2 * h)
-        hr = b.gemm(hidden, _rows(b, r_weight, 0, 2 * h), c=zr_bias, b_transpose=True)
-        z = f(b, b.add(gate(xw, "z"), gate(hr, "z")))
-        r = f(b, b.add(gate(xw, "r"), gate(hr, "r")))
-        n_bias = None if r_bias is None else _rows(b, r_bias, 2 * h, h)
-        hn = b.gemm(b.mul(r, hidden), _rows(b, r_weight, 2 * h, h), c=n_bias,
-                    b_transpose=True)
-        n = g(b, b.add(gate(xw, "n"), hn))
-    one = scalar(b, 1.0, hidden.data_type)
-    return b.add(b.mul(z, hidden), b.mul(b.sub(one, z), n))
-
-
-def gru_cell(b: MLGraphBuilder, input: MLOperand, weight: MLOperand,
-             recurrent_weight: MLOperand, hidden_state: MLOperand, hidden_size: int, *,
-             bias: MLOperand | None = None, recurrent_bias: MLOperand | None = None,
-             reset_after: bool = True, layout: str = "zrn",
-             activations: Sequence[ActivationSpec] = (sigmoid_fn, tanh_fn)) -> MLOperand:
-    """gruCell from primitives; `activations` = (gate activation, new-gate activation)."""
-    b.gru_cell(input, weight, recurrent_weight, hidden_state, hidden_size, bias=bias,
-               recurrent_bias=recurrent_bias, reset_after=reset_after, layout=layout,
-               activations=_native_names(activations, ("sigmoid", "tanh")))
-    xw = b.gemm(input, weight, c=bias, b_transpose=True)
-    return _gru_step(b, xw, hidden_state, recurrent_weight, recurrent_bias, hidden_size,
-                     layout, reset_after, _resolve(activations))
-
-
-def _input_projection(b: MLGraphBuilder, input: MLOperand, weight: MLOperand,
-                      bias: MLOperand | None) -> list[MLOperand]:
-    """x·Wᵀ + bias for every step at once, split back into per-step [B, G·H] operands."""
-    steps, batch, _ = input.shape
-    flat = b.reshape(input, [steps * batch, input.shape[2]])
-    proj = b.gemm(flat, weight, c=bias, b_transpose=True)  # [steps·B, G·H]
-    if steps == 1:
-        return [proj]
-    return [b.slice(proj, [t * batch, 0], [batch, proj.shape[1]]) for t in range(steps)]
-
-
-def _time_order(steps: int, direction: str, d: int) -> range:
-    reverse = direction == "backward" or d == 1
-    return range(steps - 1, -1, -1) if reverse else range(steps)
-
-
-def gru(b: MLGraphBuilder, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand,
-        steps: int, hidden_size: int, *, bias: MLOperand | None = None,
-        recurrent_bias: MLOperand | None = None,
-        initial_hidden_state: MLOperand | None = None, reset_after: bool = True,
-        return_sequence: bool = False, direction: str = "forward", layout: str = "zrn",
-        activations: Sequence[ActivationSpec] = (sigmoid_fn, tanh_fn)) -> list[MLOperand]:
-    """gru from primitives: [hidden [D, B, H]] or [hidden, sequence [steps, D, B, H]]."""
-    b.gru(input, weight, recurrent_weight, steps, hidden_size, bias=bias,
-          recurrent_bias=recurrent_bias, initial_hidden_state=initial_hidden_state,
-          reset_after=reset_after, return_sequence=return_sequence, direction=direction,
-          layout=layout, activations=_native_names(activations, ("sigmoid", "tanh")))
-    acts = _resolve(activations)
-    dirs, batch, h, dtype = weight.shape[0], input.shape[1], hidden_size, input.data_type
-    finals: list[MLOperand] = []
-    sequences: list[MLOperand] = []
-    for d in range(dirs):
-        xw = _input_projection(b, input, _direction(b, weight, d), _direction(b, bias, d))
-        r_weight = _direction(b, recurrent_weight, d)
-        r_bias = _direction(b, recurrent_bias, d)
-        cur = (_direction(b, initial_hidden_state, d) if initial_hidden_state is not None
-               else _zeros(b, (batch, h), dtype))
-        per_step: dict[int, MLOperand] = {}
-        for t in _time_order(steps, direction, d):
-            cur = _gru_step(b, xw[t], cur, r_weight, r_bias, h, layout, reset_after, acts)
-            per_step[t] = cur
-        finals.append(b.reshape(cur, [1, batch, h]))
-        if return_sequence:
-            sequences.append(concat(b, [b.reshape(per_step[t], [1, 1, batch, h])
-                                        for t in range(steps)], 0))
-    out = [concat(b, finals, 0)]
-    if return_sequence:
-        out.append(concat(b, sequences, 1))
-    return out
-
-
-# -- lstm ------------------------------------------------------------------------------------
-def _lstm_step(b: MLGraphBuilder, xw: MLOperand, hidden: MLOperand, cell: MLOperand,
-               r_weight: MLOperand, r_bias: MLOperand | None, peephole: MLOperand | None,
-               h: int, layout: str, acts: list[Activation]) -> list[MLOperand]:
-    """One LSTM step from the input projection xw = x·Wᵀ + bias [B, 4H]."""
-    off = LSTM_OFFSETS[layout]
-    f_act, g_act, h_act = acts
-    pre = b.add(xw, b.gemm(hidden, r_weight, c=r_bias, b_transpose=True))  # [B, 4H]
-
-    def gate(name: str, peep: bool) -> MLOperand:
-        value = _cols(b, pre, off[name] * h, h)
-        if peep and peephole is not None:
-            weights = _rows(b, peephole, PEEPHOLE_OFFSETS[name] * h, h)
-            value = b.add(value, b.mul(weights, cell))  # the incoming cell state
-        return value
-
-    i = f_act(b, gate("i", True))
-    f = f_act(b, gate("f", True))
-    g = g_act(b, gate("g", False))
-    o = f_act(b, gate("o", True))
-    new_cell = b.add(b.mul(f, cell), b.mul(i, g))
-    return [b.mul(o, h_act(b, new_cell)), new_cell]
-
-
-def lstm_cell(b: MLGraphBuilder, input: MLOperand, weight: MLOperand,
-              recurrent_weight: MLOperand, hidden_state: MLOperand, cell_state: MLOperand,
-              hidden_size: int, *, bias: MLOperand | None = None,
-              recurrent_bias: MLOperand | None = None,
-              peephole_weight: MLOperand | None = None, layout: str = "iofg",
-              activations: Sequence[ActivationSpec] = (sigmoid_fn, tanh_fn, tanh_fn)
-              ) -> list[MLOperand]:
-    """lstmCell from primitives: [hidden, cell]; `activations` = (gate activation,
-    cell-candidate activation, activation applied to the cell state for the output)."""
-    b.lstm_cell(input, weight, recurrent_weight, hidden_state, cell_state, hidden_size,
-                bias=bias, recurrent_bias=recurrent_bias, peephole_weight=peephole_weight,
-                layout=layout,
-                activations=_native_names(activations, ("sigmoid", "tanh", "tanh")))
-    xw = b.gemm(input, weight, c=bias, b_transpose=True)
-    return _lstm_step(b, xw, hidden_state, cell_state, recurrent_weight, recurrent_bias,
-                      peephole_weight, hidden_size, layout, _resolve(activations))
-
-
-def lstm(b: MLGraphBuilder, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand,
-         steps: int, hidden_size: int, *, bias: MLOperand | None = None,
-         recurrent_bias: MLOperand | None = None, peephole_weight: MLOperand | None = None,
-         initial_hidden_state: MLOperand | None = None,
-         initial_cell_state: MLOperand | None = None, return_sequence: bool = False,
-         direction: str = "forward", layout: str = "iofg",
-         activations: Sequence[ActivationSpec] = (sigmoid_fn, tanh_fn, tanh_fn)
-         ) -> list[MLOperand]:
-    """lstm from primitives: [hidden, cell] (each [D, B, H]) plus the sequence
-    [steps, D, B, H] when `return_sequence`."""
-    b.lstm(input, weight, recurrent_weight, steps, hidden_size, bias=bias,
-           recurrent_bias=recurrent_bias, peephole_weight=peephole_weight,
-           initial_hidden_state=initial_hidden_state, initial_cell_state=initial_cell_state,
-           return_sequence=return_sequence, direction=direction, layout=layout,
-           activations=_native_names(activations, ("sigmoid", "tanh", "tanh")))
-    acts = _resolve(activations)
-    dirs, batch, h, dtype = weight.shape[0], input.shape[1], hidden_size, input.data_type
-    hiddens: list[MLOperand] = []
-    cells: list[MLOperand] = []
-    sequences: list[MLOperand] = []
-    for d in range(dirs):
-        xw = _input_projection(b, input, _direction(b, weight, d), _direction(b, bias, d))
-        r_weight = _direction(b, recurrent_weight, d)
-        r_bias = _direction(b, recurrent_bias, d)
-        peep = _direction(b, peephole_weight, d)
-        cur_h = (_direction(b, initial_hidden_state, d) if initial_hidden_state is not None
-                 else _zeros(b, (batch, h), dtype))
-        cur_c = (_direction(b, initial_cell_state, d) if initial_cell_state is not None
-                 else _zeros(b, (batch, h), dtype))
-        per_step: dict[int, MLOperand] = {}
-        for t in _time_order(steps, direction, d):
-            cur_h, cur_c = _lstm_step(b, xw[t], cur_h, cur_c, r_weight, r_bias, peep, h,
-                                      layout, acts)
-            per_step[t] = cur_h
-        hiddens.append(b.reshape(cur_h, [1, batch, h]))
-        cells.append(b.reshape(cur_c, [1, batch, h]))
-        if return_sequence:
-            sequences.append(concat(b, [b.reshape(per_step[t], [1, 1, batch, h])
-                                        for t in range(steps)], 0))
-    out = [concat(b, hiddens, 0), concat(b, cells, 0)]
-    if return_sequence:
-        out.append(concat(b, sequences, 1))
-    return out
 
 
 # -- normalisation and activations ---------------------------------------------------------
@@ -558,10 +318,10 @@ def atan(b: MLGraphBuilder, x: MLOperand) -> MLOperand:
 
 
 __all__ = [
-    "ACTIVATIONS", "Activation", "atan", "blockwise_expand", "concat", "dequantize_linear",
-    "elu_fn", "flatten", "gelu", "gru", "gru_cell", "hard_sigmoid_fn", "layer_normalization",
-    "leaky_relu_fn", "linear_fn", "lstm", "lstm_cell", "polynomial", "quantize_linear",
-    "relu_fn", "reverse_sequence", "reverse_sequence_table", "scalar", "scaled_tanh_fn",
-    "sigmoid_fn", "softplus_fn", "softsign_fn", "squeeze", "tanh_fn", "thresholded_relu_fn",
-    "top_k", "unsqueeze",
+    "ACTIVATIONS", "GRU_OFFSETS", "LSTM_OFFSETS", "PEEPHOLE_OFFSETS", "Activation",
+    "ActivationSpec", "atan", "blockwise_expand", "concat", "dequantize_linear", "elu_fn",
+    "flatten", "gelu", "hard_sigmoid_fn", "layer_normalization", "leaky_relu_fn", "linear_fn",
+    "polynomial", "quantize_linear", "relu_fn", "reverse_sequence", "reverse_sequence_table",
+    "scalar", "scaled_tanh_fn", "sigmoid_fn", "softplus_fn", "softsign_fn", "squeeze",
+    "tanh_fn", "thresholded_relu_fn", "top_k", "unsqueeze",
 ]

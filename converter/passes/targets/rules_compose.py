@@ -38,7 +38,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from converter.core.webnn import MLOperand, decompose
+from converter.core.webnn import MLOperand, decompose, decompose_recurrent
 from converter.core.webnn.operand import Operation
 from converter.passes.targets.fitting import Decline, Via, attempt, fits, py_options
 from converter.passes.targets.rewrite import Rewrite, rule
@@ -315,8 +315,8 @@ def compose_normalization(rw: Rewrite, operation: Operation) -> list[MLOperand] 
 # -- recurrent -------------------------------------------------------------------------------
 def _recurrent(rw: Rewrite, o: Operation) -> list[MLOperand]:
     table: dict[str, Callable[..., Any]] = {
-        "gru": decompose.gru, "gruCell": decompose.gru_cell, "lstm": decompose.lstm,
-        "lstmCell": decompose.lstm_cell}
+        "gru": decompose_recurrent.gru, "gruCell": decompose_recurrent.gru_cell,
+        "lstm": decompose_recurrent.lstm, "lstmCell": decompose_recurrent.lstm_cell}
     fn = table[o.op]
     got = fn(cast(Any, Via(rw, raw=(o.op,))), *o.args, **py_options(o))
     return list(got) if isinstance(got, (list, tuple)) else [got]

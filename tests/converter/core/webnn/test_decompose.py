@@ -20,6 +20,7 @@ from onnx import TensorProto, helper
 
 from converter.core.webnn import ML, MLGraphBuilder, MLTypeError
 from converter.core.webnn import decompose as dc
+from converter.core.webnn import decompose_recurrent as dcr
 
 ONNX_DIR = {"forward": "forward", "backward": "reverse", "both": "bidirectional"}
 ATOL, RTOL = 1e-5, 1e-4
@@ -93,7 +94,7 @@ def test_gru_custom_activations_match_onnxruntime(acts: tuple[Any, Any], onnx_ac
                   linear_before_reset=int(reset_after), activations=onnx_acts * d, **attrs)
 
     def build(b: MLGraphBuilder, i: dict[str, Any]) -> dict[str, Any]:
-        outs = dc.gru(b, i["x"], i["w"], i["r"], 3, h, bias=i["b"], recurrent_bias=i["rb"],
+        outs = dcr.gru(b, i["x"], i["w"], i["r"], 3, h, bias=i["b"], recurrent_bias=i["rb"],
                       initial_hidden_state=i["h0"], reset_after=reset_after,
                       return_sequence=True, direction=direction, activations=acts)
         return {"h": outs[0], "seq": outs[1]}
@@ -121,7 +122,7 @@ def test_gru_matches_native(direction: str, layout: str, reset_after: bool, opti
                   initial_hidden_state=i.get("h0"), reset_after=reset_after,
                   return_sequence=return_sequence, direction=direction, layout=layout)
         native = b.gru(i["x"], i["w"], i["r"], 3, 4, **kw)
-        decomposed = dc.gru(b, i["x"], i["w"], i["r"], 3, 4, **kw)
+        decomposed = dcr.gru(b, i["x"], i["w"], i["r"], 3, 4, **kw)
         assert [o.shape for o in native] == [o.shape for o in decomposed]
         return {f"n{k}": o for k, o in enumerate(native)} | {
             f"d{k}": o for k, o in enumerate(decomposed)}
@@ -138,7 +139,7 @@ def test_gru_float16_end_to_end() -> None:
         kw = dict(bias=i["b"], recurrent_bias=i["rb"], initial_hidden_state=i["h0"],
                   return_sequence=True, direction="both")
         native = b.gru(i["x"], i["w"], i["r"], 3, 4, **kw)
-        decomposed = dc.gru(b, i["x"], i["w"], i["r"], 3, 4, **kw)
+        decomposed = dcr.gru(b, i["x"], i["w"], i["r"], 3, 4, **kw)
         return {"n": native[1], "d": decomposed[1]}
 
     res, _ = _run(build, data)
@@ -157,7 +158,7 @@ def test_gru_cell_matches_native(layout: str, reset_after: bool) -> None:
         kw = dict(bias=i["b"], recurrent_bias=i["rb"], reset_after=reset_after,
                   layout=layout, activations=["sigmoid", "relu"])
         return {"n": b.gru_cell(i["x"], i["w"], i["r"], i["h"], 4, **kw),
-                "d": dc.gru_cell(b, i["x"], i["w"], i["r"], i["h"], 4, **kw)}
+                "d": dcr.gru_cell(b, i["x"], i["w"], i["r"], i["h"], 4, **kw)}
 
     res, _ = _run(build, data)
     np.testing.assert_allclose(res["d"], res["n"], atol=ATOL, rtol=RTOL)
@@ -199,7 +200,7 @@ def test_lstm_custom_activations_match_onnxruntime(acts: tuple[Any, ...], onnx_a
                        activations=onnx_acts * d, **attrs)
 
     def build(b: MLGraphBuilder, i: dict[str, Any]) -> dict[str, Any]:
-        outs = dc.lstm(b, i["x"], i["w"], i["r"], 3, 4, bias=i["b"], recurrent_bias=i["rb"],
+        outs = dcr.lstm(b, i["x"], i["w"], i["r"], 3, 4, bias=i["b"], recurrent_bias=i["rb"],
                        peephole_weight=i["p"], initial_hidden_state=i["h0"],
                        initial_cell_state=i["c0"], return_sequence=True, direction=direction,
                        activations=acts)
@@ -230,7 +231,7 @@ def test_lstm_matches_native_including_output_peephole(direction: str, layout: s
                   return_sequence=return_sequence, direction=direction, layout=layout,
                   activations=["sigmoid", "tanh", "relu"])
         native = b.lstm(i["x"], i["w"], i["r"], 3, 4, **kw)
-        decomposed = dc.lstm(b, i["x"], i["w"], i["r"], 3, 4, **kw)
+        decomposed = dcr.lstm(b, i["x"], i["w"], i["r"], 3, 4, **kw)
         assert [o.shape for o in native] == [o.shape for o in decomposed]
         return {f"n{k}": o for k, o in enumerate(native)} | {
             f"d{k}": o for k, o in enumerate(decomposed)}
@@ -250,7 +251,7 @@ def test_lstm_cell_matches_native(layout: str) -> None:
     def build(b: MLGraphBuilder, i: dict[str, Any]) -> dict[str, Any]:
         kw = dict(bias=i["b"], recurrent_bias=i["rb"], peephole_weight=i["p"], layout=layout)
         n = b.lstm_cell(i["x"], i["w"], i["r"], i["h"], i["c"], 4, **kw)
-        dd = dc.lstm_cell(b, i["x"], i["w"], i["r"], i["h"], i["c"], 4, **kw)
+        dd = dcr.lstm_cell(b, i["x"], i["w"], i["r"], i["h"], i["c"], 4, **kw)
         return {"nh": n[0], "nc": n[1], "dh": dd[0], "dc": dd[1]}
 
     res, _ = _run(build, data)
@@ -264,23 +265,23 @@ def test_recurrent_decompositions_validate_like_native() -> None:
     w = b.input("w", [1, 12, 3], "float32")
     r = b.input("r", [1, 12, 4], "float32")
     with pytest.raises(MLTypeError, match="gru: input.shape"):
-        dc.gru(b, x, w, r, 2, 4)
+        dcr.gru(b, x, w, r, 2, 4)
     with pytest.raises(MLTypeError, match="gru: activations must have 2 items"):
-        dc.gru(b, x, w, r, 3, 4, activations=(dc.sigmoid_fn,))
+        dcr.gru(b, x, w, r, 3, 4, activations=(dc.sigmoid_fn,))
     with pytest.raises(MLTypeError, match="gru: activation 'gelu' is not one of"):
-        dc.gru(b, x, w, r, 3, 4, activations=("sigmoid", "gelu"))
+        dcr.gru(b, x, w, r, 3, 4, activations=("sigmoid", "gelu"))
     with pytest.raises(MLTypeError, match="lstm: activation 'elu' is not one of"):
-        dc.lstm(b, x, b.input("w4", [1, 16, 3], "float32"),
+        dcr.lstm(b, x, b.input("w4", [1, 16, 3], "float32"),
                 b.input("r4", [1, 16, 4], "float32"), 3, 4,
                 activations=(dc.sigmoid_fn, "elu", dc.tanh_fn))
     with pytest.raises(MLTypeError, match="neither a name nor a callable"):
-        dc.gru(b, x, w, r, 3, 4, activations=(dc.sigmoid_fn, 3))
+        dcr.gru(b, x, w, r, 3, 4, activations=(dc.sigmoid_fn, 3))
     with pytest.raises(MLTypeError, match="lstm: weight shape"):
-        dc.lstm(b, x, w, r, 3, 4)
+        dcr.lstm(b, x, w, r, 3, 4)
     with pytest.raises(MLTypeError, match="gruCell: input rank 3"):
-        dc.gru_cell(b, x, w, r, x, 4)
+        dcr.gru_cell(b, x, w, r, x, 4)
     with pytest.raises(MLTypeError, match="lstmCell: input rank 3"):
-        dc.lstm_cell(b, x, w, r, x, x, 4)
+        dcr.lstm_cell(b, x, w, r, x, x, 4)
 
 
 # -- normalisation, activations, shape helpers ---------------------------------------------
@@ -409,9 +410,9 @@ def test_single_step_sequences_match_native() -> None:
     def build(b: MLGraphBuilder, i: dict[str, Any]) -> dict[str, Any]:
         kw = dict(return_sequence=True, direction="both")
         ng = b.gru(i["gx"], i["gw"], i["gr"], 1, 4, **kw)
-        dg = dc.gru(b, i["gx"], i["gw"], i["gr"], 1, 4, **kw)
+        dg = dcr.gru(b, i["gx"], i["gw"], i["gr"], 1, 4, **kw)
         nl = b.lstm(i["lx"], i["lw"], i["lr"], 1, 4, **kw)
-        dl = dc.lstm(b, i["lx"], i["lw"], i["lr"], 1, 4, **kw)
+        dl = dcr.lstm(b, i["lx"], i["lw"], i["lr"], 1, 4, **kw)
         return {"ng": ng[1], "dg": dg[1], "nl": nl[2], "dl": dl[2], "nc": nl[1], "dc": dl[1]}
 
     res, _ = _run(build, data)
