@@ -36,8 +36,7 @@ What is here, by group:
   `amount_text`, `format_bytes`, `out_of_memory`;
 - errors and messages: the error classes, `Fix`, and the one-line message helpers
   (`one_line`, `quoted`, `show`, `exception_text`);
-- files: `open_regular`, `read_bounded`, `NotRegularFile`; `source_tree` (the checkout this
-  package runs from, if any).
+- files: `open_regular`, `read_bounded`, `NotRegularFile`.
 
 The names of the first four groups load their machinery (onnx, the runtimes) on first use
 (`__getattr__`), so that importing this module stays as light as the command line's start:
@@ -80,7 +79,6 @@ from converter.core.errors import (
 )
 from converter.core.files import NotRegularFile, open_regular, read_bounded
 from converter.core.fixes import Fix
-from converter.core.install import source_tree
 from converter.frontends import Frontend
 from converter.frontends import registered as front_ends
 
@@ -166,7 +164,7 @@ __all__ = ["BUDGET_SPECS", "BrowserUnavailable", "BudgetExceeded", "BudgetSpec",
            "export", "format_bytes", "front_ends", "inspect_model", "known_targets",
            "load", "load_target", "loaded_feeds", "loaded_outputs", "make_inputs",
            "one_line", "open_regular", "out_of_memory", "parse_count", "parse_size",
-           "quoted", "read_bounded", "run_source", "show", "source_tree", "sweep",
+           "quoted", "read_bounded", "run_source", "show", "sweep",
            "sweep_cases", "to_precision", "using_budgets", "validate", "write_sweep"]
 
 

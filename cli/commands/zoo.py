@@ -112,8 +112,6 @@ def zoo(manifests: tuple[str, ...], jobs: int, report_dir: str | None, backend: 
         from converter.zoo import shards as sharding
 
         paths = [Path(m) for m in manifests] or default_manifests()
-        if not paths:
-            raise CommandError(_no_manifest())
         part = _shard(shard, durations_report)
         budget = Budget(model_timeout, _size(model_memory))
         entries = read_manifests(paths, generate=False)  # generated models: when run
@@ -224,20 +222,6 @@ def _engine_errors() -> tuple[type[Exception], ...]:
     except ImportError:  # pragma: no cover - cluster.py imports nothing of Dask at the top
         return ()
     return (EngineError,)
-
-
-def _no_manifest() -> str:
-    """The error for `zoo` without MANIFESTS where no default manifest exists."""
-    from converter.api import source_tree
-
-    root = source_tree()
-    missing = (f"neither the current folder nor the checkout {root} has" if root is not None
-               else "neither the current folder nor the installed package (it ships none) "
-                    "has")
-    return (f"no manifest given, and {missing} models/zoo.toml or models/zoo_tflite.toml: "
-            "pass one (`webnn-convert zoo MANIFEST.toml`); the shipped manifests are "
-            "models/zoo.toml, models/zoo_tflite.toml and models/zoo_transformers.toml of the "
-            "project's source repository")
 
 
 def _profiles(text: str | None) -> tuple[str, ...]:
