@@ -28,11 +28,13 @@ from converter.core.budgets import Budgets, out_of_memory, using
 from converter.core.confine import allowed_roots
 from converter.frontends import get
 from converter.frontends.detect import detect_format, model_label
-from converter.passes.precision import apply_precision, check_precision
-from converter.passes.targets import Target, apply_target, load_target
+from converter.passes.framework import Pass, apply_passes
+from converter.passes.precision import PRECISION_PASSES, check_precision
+from converter.passes.targets import Target, load_target
+from converter.passes.targets.passes import target_passes
 from converter.results.result import ConversionResult
 
-__all__ = ["convert"]
+__all__ = ["conversion_passes", "convert"]
 
 
 def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str, int] | None = None,
@@ -79,10 +81,16 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
                               signature=signature, budgets=active_budgets)
         except MemoryError:
             raise out_of_memory(active_budgets) from None
-    result = apply_precision(result, precision)
-    if chosen is not None:
-        result = apply_target(result, chosen)
-    return result
+    return apply_passes(result, conversion_passes(precision, chosen))
+
+
+def conversion_passes(precision: str, target: Target | None) -> tuple[Pass, ...]:
+    """The graph passes `convert` runs on an imported graph, in order: `precision`'s
+    (`converter.passes.precision.PRECISION_PASSES`), then `target`'s
+    (`converter.passes.targets.passes.target_passes`: its rewrite rules, then its limits
+    check). Raises InvalidModel for an unknown precision."""
+    return (*PRECISION_PASSES[check_precision(precision)],
+            *(target_passes(target) if target is not None else ()))
 
 
 def _convert(model: Any, fmt: str | None, **options: Any) -> ConversionResult:

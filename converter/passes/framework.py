@@ -8,7 +8,8 @@ ran = run_passes(graph, (first, second))     # ran.graph, ran.notes (first's, th
 result = apply_passes(result, (first, second))
 ```
 
-The pass lists `convert()` runs, precision first, then target (`converter.conversion.pipeline`):
+The pass lists `convert()` runs, precision first, then target
+(`converter.conversion.pipeline.conversion_passes`):
 
 - per precision: `converter.passes.precision.PRECISION_PASSES` ("float32": none, "float16":
   the float16 conversion, `converter.passes.precision.to_precision`);

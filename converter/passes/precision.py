@@ -7,8 +7,8 @@ halved = to_precision(graph, "float16")   # halved.graph, halved.notes, halved.s
 result = convert("model.onnx", precision="float16")   # the same pass, notes in the report
 ```
 
-`PRECISION_PASSES` lists the passes (`converter.passes.framework.Pass`) each precision runs;
-`apply_precision(result, precision)` runs them on a `ConversionResult` (what `convert` does).
+`PRECISION_PASSES` lists the passes (`converter.passes.framework.Pass`) each precision runs
+(`convert` runs them: `converter.conversion.pipeline.conversion_passes`).
 
 What the pass does (`to_precision(graph, "float16")`; "float32" gives the graph unchanged):
 
@@ -61,7 +61,7 @@ import numpy.typing as npt
 from converter.core.errors import InvalidModel
 from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand
 from converter.core.webnn.operand import Operation
-from converter.passes.framework import Pass, PassResult, apply_passes
+from converter.passes.framework import Pass, PassResult
 from converter.results.result import ConversionResult
 
 PRECISIONS = ("float32", "float16")
@@ -365,13 +365,6 @@ PRECISION_PASSES: Mapping[str, tuple[Pass, ...]] = MappingProxyType({
 """The passes each precision (`PRECISIONS`) runs on a converted graph, in order."""
 
 
-def apply_precision(result: ConversionResult, precision: str) -> ConversionResult:
-    """A `ConversionResult` whose graph went through `precision`'s passes
-    (`PRECISION_PASSES`; float16: `to_precision`), their notes in the report's warnings; the
-    same result for "float32". Raises InvalidModel for an unknown precision."""
-    return apply_passes(result, PRECISION_PASSES[check_precision(precision)])
-
-
 def overflow_note(name: str, ours: npt.ArrayLike, reference: npt.ArrayLike) -> str | None:
     """A note when `ours` (a float16-computed output) is inf/NaN where `reference` (the
     original's float32 output) is finite: a value overflowed float16; else None."""
@@ -437,5 +430,5 @@ def precision_notes(result: ConversionResult, comparisons: Sequence[Compared],
 
 
 __all__ = ["FLOAT16_MAX", "PRECISIONS", "PRECISION_PASSES", "Compared", "Diverged", "Halved",
-           "apply_precision", "check_precision", "overflow_note", "precision_notes",
+           "check_precision", "overflow_note", "precision_notes",
            "to_precision"]

@@ -12,7 +12,7 @@ import pytest
 
 from converter.core.webnn import ML, MLGraph, MLGraphBuilder
 from converter.passes.framework import Pass, PassResult, apply_passes, run_passes
-from converter.passes.precision import PRECISION_PASSES, PRECISIONS, apply_precision
+from converter.passes.precision import PRECISION_PASSES, PRECISIONS
 from converter.passes.targets import Target, apply_target, load_target
 from converter.passes.targets.passes import LIMITS_RULES, ORDER, RULES, rules_for, target_passes
 from converter.passes.targets.rewrite import REGISTERED
@@ -103,13 +103,13 @@ def test_a_target_runs_its_rules_then_its_limits_check() -> None:
                                                         "chromium-coreml limits"]
 
 
-def test_apply_target_and_apply_precision_leave_the_original(plus_one: ConversionResult
+def test_target_and_precision_passes_leave_the_original(plus_one: ConversionResult
                                                              ) -> None:
     graph, warnings = plus_one.graph, list(plus_one.report.warnings)
-    half = apply_precision(plus_one, "float16")
+    half = apply_passes(plus_one, PRECISION_PASSES["float16"])
     assert half.graph is not graph and any(w.startswith("float16: ") for w in
                                            half.report.warnings)
-    assert apply_precision(plus_one, "float32") is plus_one
+    assert apply_passes(plus_one, PRECISION_PASSES["float32"]) is plus_one
     assert apply_target(plus_one, "chromium-tflite") is plus_one  # nothing to rewrite
     assert plus_one.graph is graph and plus_one.report.warnings == warnings
 
