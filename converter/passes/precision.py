@@ -117,7 +117,7 @@ def _kib(n: int) -> str:
     return f"{n / 1024:,.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):,.2f} MiB"
 
 
-class _Pass:
+class _Halving:
     """One `to_precision` run: the new builder and the old -> new operand maps."""
 
     def __init__(self, graph: MLGraph) -> None:
@@ -277,7 +277,7 @@ def to_precision(graph: MLGraph, precision: str) -> Halved:
         o.data_type == WIDE for op in graph.operations for o in op.outputs)
     if precision == WIDE or not touched:
         return Halved(graph, ())
-    p = _Pass(graph)
+    p = _Halving(graph)
     b = p.b
     for name, operand in graph.inputs.items():
         new = b.input(name, shape=list(operand.shape), data_type=operand.data_type)
@@ -316,7 +316,7 @@ def to_precision(graph: MLGraph, precision: str) -> Halved:
                   tuple(p.kept))
 
 
-def _notes(graph: MLGraph, p: _Pass, before: int, after: int) -> list[str]:
+def _notes(graph: MLGraph, p: _Halving, before: int, after: int) -> list[str]:
     wide_in = [n for n, o in graph.inputs.items() if o.data_type == WIDE]
     wide_out = [n for n, o in graph.outputs.items() if o.data_type == WIDE]
     notes = [f"float16: float32 weights stored as float16: {_kib(before)} -> {_kib(after)} "

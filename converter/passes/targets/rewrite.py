@@ -105,7 +105,7 @@ def rule(name: str, *ops: str, why: str, limits: bool = False) -> Callable[[Rule
     return register
 
 
-@dataclass
+@dataclass(frozen=True)
 class Lowered:
     """What `replay` gives: the graph (the original when nothing was rewritten), one note per
     rule and kind of rewrite, and how many operations each rule rewrote."""
