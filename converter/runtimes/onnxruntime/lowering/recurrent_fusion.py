@@ -48,18 +48,20 @@ from converter.core.webnn.context import MLGraph
 from converter.core.webnn.operand import MLOperand, Operation
 from converter.runtimes.onnxruntime.lowering.context import Emitter, constant_value
 from converter.runtimes.onnxruntime.lowering.matching import const_of, made_by
-
-F32 = "float32"
-
-#: WebNN activation -> (ONNX name, option of alpha, option of beta).
-_ACTS: dict[str, tuple[str, str | None, str | None]] = {
-    "sigmoid": ("Sigmoid", None, None), "tanh": ("Tanh", None, None),
-    "relu": ("Relu", None, None), "hardSigmoid": ("HardSigmoid", "alpha", "beta"),
-    "leakyRelu": ("LeakyRelu", "alpha", None), "elu": ("Elu", "alpha", None),
-    "linear": ("Affine", "alpha", "beta"), "softsign": ("Softsign", None, None),
-    "softplus": ("Softplus", None, None)}
-
-Act = tuple[str, float | None, float | None]
+from converter.runtimes.onnxruntime.lowering.recurrent_steps import (
+    ACTS,
+    F32,
+    Act,
+    Step,
+    equal_split,
+    gru_step,
+    is_f32,
+    lstm_step,
+    pairs,
+    rnn_step,
+    same_array,
+    split_out,
+)
 
 
 @dataclass(frozen=True)
@@ -69,24 +71,6 @@ class Projection:
     flat: MLOperand
     weight: np.ndarray
     bias: np.ndarray
-
-
-@dataclass(frozen=True)
-class Step:
-    """One matched step: the states it reads and writes, the projection block(s) it reads,
-    its recurrent weights [D, n, H] per part, activations, clip and GRU extras."""
-
-    prev_h: MLOperand
-    prev_c: MLOperand | None
-    h: MLOperand
-    c: MLOperand | None
-    blocks: tuple[MLOperand, ...]
-    weights: tuple[np.ndarray, ...]
-    rb_h: np.ndarray | None
-    peepholes: np.ndarray | None
-    acts: tuple[Act, ...]
-    clip: float | None
-    lbr: bool
 
 
 @dataclass(frozen=True)
@@ -110,260 +94,12 @@ class RecurrentMatch:
     lbr: bool
 
 
-# -- small matchers --------------------------------------------------------------------------
-def _f32(operand: MLOperand) -> bool:
-    return operand.data_type == F32
-
-
-def _pairs(op: Operation) -> list[tuple[MLOperand, MLOperand]]:
-    """Both orders of a binary operation's arguments (add and mul commute exactly)."""
-    a, b = op.args[0], op.args[1]
-    return [(a, b), (b, a)]
-
-
-def _split_out(operand: object, axis: int) -> tuple[Operation, int] | None:
-    """(split, index) when `operand` is an output of a `split` along `axis`."""
-    op = made_by(operand, "split")
-    if op is None or int(op.options.get("axis", 0)) != axis:
-        return None
-    assert isinstance(operand, MLOperand)
-    index = next(i for i, o in enumerate(op.outputs) if o is operand)
-    return op, index
-
-
-def _equal_split(op: Operation, parts: int) -> bool:
-    """Whether `split` op cuts its input into `parts` equal parts."""
-    spec = op.args[1]
-    if isinstance(spec, int | np.integer):
-        return int(spec) == parts
-    sizes = [int(s) for s in spec]
-    return len(sizes) == parts and len(set(sizes)) == 1
-
-
-def _act(operand: object) -> tuple[Act, MLOperand] | None:
-    """((ONNX name, alpha, beta), x) when `operand` is a supported activation of x."""
-    if not isinstance(operand, MLOperand) or operand.kind != "output":
-        return None
-    op = operand.operator
-    if op is None or op.op not in _ACTS:
-        return None
-    name, a, b = _ACTS[op.op]
-    alpha = float(op.options["alpha"]) if a else None
-    beta = float(op.options["beta"]) if b else None
-    x: MLOperand = op.args[0]
-    return (name, alpha, beta), x
-
-
-def _unclip(operand: MLOperand) -> tuple[MLOperand, float | None]:
-    """(x, c) when `operand` is clamp(x, -c, c) with c > 0 finite, else (operand, None)."""
-    op = made_by(operand, "clamp")
-    if op is None:
-        return operand, None
-    lo, hi = op.options.get("minValue"), op.options.get("maxValue")
-    if lo is None or hi is None or not np.isfinite(hi) or hi <= 0 or float(lo) != -float(hi):
-        return operand, None
-    x: MLOperand = op.args[0]
-    return x, float(hi)
-
-
-def _lin(operand: object, stacked: bool) -> tuple[MLOperand, np.ndarray, MLOperand | None
-                                                   ] | None:
-    """(s, M [D, n, k], c) when `operand` is lin(s, M, c) (see the module docstring)."""
-    if not stacked:
-        op = made_by(operand, "gemm")
-        o = op.options if op is not None else {}
-        if (op is None or float(o.get("alpha", 1.0)) != 1.0 or float(o.get("beta", 1.0)) != 1.0
-                or o.get("aTranspose") or not o.get("bTranspose")):
-            return None
-        m = const_of(op.args[1])
-        s: MLOperand = op.args[0]
-        if m is None or m.ndim != 2 or s.rank != 2:
-            return None
-        return s, m[None], o.get("c")
-    add = made_by(operand, "add")
-    candidates: list[tuple[object, MLOperand | None]] = [(operand, None)]
-    if add is not None:
-        candidates = [(a, c) for a, c in _pairs(add)]
-    for mm_out, c in candidates:
-        mm = made_by(mm_out, "matmul")
-        if mm is None:
-            continue
-        s, mt = mm.args[0], const_of(mm.args[1])
-        if (mt is None or mt.ndim != 3 or mt.shape[0] != 2 or s.rank != 4
-                or tuple(s.shape[:2]) != (1, 2)):
-            continue
-        return s, mt.transpose(0, 2, 1), c
-    return None
-
-
-def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    if a is None or b is None:
-        return a is b
-    return a is b or (a.shape == b.shape and bool(np.array_equal(a, b)))
-
-
-# -- steps -----------------------------------------------------------------------------------
-def _gru_step(h: MLOperand, stacked: bool) -> Step | None:
-    """The GRU step whose new state is `h` (see the module docstring)."""
-    add = made_by(h, "add")
-    if add is None:
-        return None
-    axis = h.rank - 1
-    for nn, m in _pairs(add):
-        mul = made_by(m, "mul")
-        for z, d in _pairs(mul) if mul is not None else []:
-            sub = made_by(d, "sub")
-            if sub is None or sub.args[1] is not nn:
-                continue
-            step = _gru_rest(h, sub.args[0], nn, z, axis, stacked)
-            if step is not None:
-                return step
-    return None
-
-
-def _gru_rest(h: MLOperand, cur: MLOperand, nn: MLOperand, z: MLOperand, axis: int,
-              stacked: bool) -> Step | None:
-    zs = _split_out(z, axis)
-    if zs is None or zs[1] != 0 or not _equal_split(zs[0], 2):
-        return None
-    rg = zs[0].outputs[1]
-    a0 = _act(zs[0].args[0])
-    a1 = _act(nn)
-    if a0 is None or a1 is None:
-        return None
-    pre_zr, clip0 = _unclip(a0[1])
-    pre_h, clip1 = _unclip(a1[1])
-    if clip0 != clip1:
-        return None
-    zr = _lin(pre_zr, stacked)
-    if zr is None or zr[0] is not cur or zr[2] is None:
-        return None
-    # linear_before_reset = 1: x_h + r·lin(h, R_h, Rb_h)
-    outer = made_by(pre_h, "add")
-    for x_h, prod in _pairs(outer) if outer is not None else []:
-        mul = made_by(prod, "mul")
-        for r_, inner in _pairs(mul) if mul is not None else []:
-            lin = _lin(inner, stacked)
-            if r_ is not rg or lin is None or lin[0] is not cur:
-                continue
-            rb = None if lin[2] is None else const_of(lin[2])
-            if lin[2] is not None and rb is None:
-                continue
-            return Step(cur, None, h, None, (zr[2], x_h), (zr[1], lin[1]), rb, None,
-                        (a0[0], a1[0]), clip0, True)
-    # linear_before_reset = 0: lin(r·h, R_h, x_h)
-    lin = _lin(pre_h, stacked)
-    mul = made_by(lin[0], "mul") if lin is not None else None
-    if lin is None or mul is None or lin[2] is None:
-        return None
-    if not any(a is rg and b is cur for a, b in _pairs(mul)):
-        return None
-    return Step(cur, None, h, None, (zr[2], lin[2]), (zr[1], lin[1]), None, None,
-                (a0[0], a1[0]), clip0, False)
-
-
-def _gate(operand: MLOperand, state: MLOperand
-          ) -> tuple[Act, MLOperand, np.ndarray | None, float | None] | None:
-    """(activation, gate part, peephole or None, clip) of act(clip(part [+ P·state]))."""
-    a = _act(operand)
-    if a is None:
-        return None
-    x, clip = _unclip(a[1])
-    add = made_by(x, "add")
-    for part, prod in _pairs(add) if add is not None else []:
-        if _split_out(part, operand.rank - 1) is None:
-            continue
-        mul = made_by(prod, "mul")
-        for p, s in _pairs(mul) if mul is not None else []:
-            value = const_of(p)
-            if s is state and value is not None:
-                return a[0], part, value, clip
-    return a[0], x, None, clip
-
-
-def _lstm_step(h: MLOperand, stacked: bool) -> Step | None:
-    """The LSTM step whose new hidden state is `h` (see the module docstring)."""
-    mul = made_by(h, "mul")
-    if mul is None:
-        return None
-    for o_out, hc in _pairs(mul):
-        a2 = _act(hc)
-        if a2 is None:
-            continue
-        new_c = a2[1]
-        o = _gate(o_out, new_c)
-        add = made_by(new_c, "add")
-        if o is None or add is None:
-            continue
-        for fc, ig in _pairs(add):
-            m1, m2 = made_by(fc, "mul"), made_by(ig, "mul")
-            if m1 is None or m2 is None:
-                continue
-            for f_out, cell in _pairs(m1):
-                for i_out, g_out in _pairs(m2):
-                    step = _lstm_rest(h, new_c, cell, o, f_out, i_out, g_out, a2[0], stacked)
-                    if step is not None:
-                        return step
-    return None
-
-
-def _lstm_rest(h: MLOperand, new_c: MLOperand, cell: MLOperand,
-               o: tuple[Act, MLOperand, np.ndarray | None, float | None], f_out: MLOperand,
-               i_out: MLOperand, g_out: MLOperand, a2: Act, stacked: bool) -> Step | None:
-    i, f = _gate(i_out, cell), _gate(f_out, cell)
-    g = _act(g_out)
-    if i is None or f is None or g is None:
-        return None
-    g_part, g_clip = _unclip(g[1])
-    if not (i[0] == f[0] == o[0]) or not (i[3] == f[3] == o[3] == g_clip):
-        return None
-    parts = [_split_out(x, h.rank - 1) for x in (i[1], o[1], f[1], g_part)]
-    if any(p is None for p in parts):
-        return None
-    split = parts[0][0]  # type: ignore[index]
-    if ([p[1] for p in parts] != [0, 1, 2, 3]  # type: ignore[index]
-            or any(p[0] is not split for p in parts)  # type: ignore[index]
-            or not _equal_split(split, 4)):
-        return None
-    lin = _lin(split.args[0], stacked)
-    if lin is None or lin[2] is None:
-        return None
-    peeps = [i[2], o[2], f[2]]
-    if any(p is None for p in peeps) and any(p is not None for p in peeps):
-        return None
-    hidden = h.shape[-1]
-    peep = None
-    if peeps[0] is not None:
-        d = 2 if stacked else 1
-        try:
-            peep = np.concatenate([np.broadcast_to(p, (d, 1, hidden)).reshape(d, hidden)
-                                   for p in peeps if p is not None], axis=1)
-        except ValueError:
-            return None
-        if any(np.asarray(p).size != d * hidden for p in peeps if p is not None):
-            return None
-    return Step(lin[0], cell, h, new_c, (lin[2],), (lin[1],), None, peep,
-                (i[0], g[0], a2), i[3], False)
-
-
-def _rnn_step(h: MLOperand, stacked: bool) -> Step | None:
-    """The RNN step whose new state is `h` = f(clip(lin(h_prev, R, x)))."""
-    a = _act(h)
-    if a is None:
-        return None
-    pre, clip = _unclip(a[1])
-    lin = _lin(pre, stacked)
-    if lin is None or lin[2] is None:
-        return None
-    return Step(lin[0], None, h, None, (lin[2],), (lin[1],), None, None, (a[0],), clip, False)
-
-
 # -- projection blocks -----------------------------------------------------------------------
 def _block(operand: MLOperand) -> tuple[MLOperand, int, int]:
     """(source, index, count): `operand` is block `index` of `count` cut from `source` along
     axis 0 by one split, or (operand, 0, 1)."""
-    found = _split_out(operand, 0)
-    if found is not None and len(found[0].outputs) > 1 and _equal_split(
+    found = split_out(operand, 0)
+    if found is not None and len(found[0].outputs) > 1 and equal_split(
             found[0], len(found[0].outputs)):
         return found[0].args[0], found[1], len(found[0].outputs)
     return operand, 0, 1
@@ -381,7 +117,7 @@ def _gemm_projection(proj: MLOperand) -> Projection | None:
     flat: MLOperand = op.args[0]
     c = o.get("c")
     bias = np.zeros(proj.shape[-1], np.float32) if c is None else const_of(c)
-    if w is None or bias is None or bias.size != proj.shape[-1] or not _f32(flat):
+    if w is None or bias is None or bias.size != proj.shape[-1] or not is_f32(flat):
         return None
     return Projection(flat, w[None].astype(np.float32), bias.reshape(1, -1).astype(np.float32))
 
@@ -397,10 +133,10 @@ def _stacked_projection(source: MLOperand, steps: int, batch: int) -> Projection
         return None
     fwd, rev = cat.args[0]
     rv = made_by(rev, "reverse")
-    fs, bs = _split_out(fwd, 0), _split_out(rv.args[0] if rv is not None else None, 0)
+    fs, bs = split_out(fwd, 0), split_out(rv.args[0] if rv is not None else None, 0)
     if (rv is None or [int(a) for a in rv.options.get("axes", [])] != [1] or fs is None
             or bs is None or fs[0] is not bs[0] or (fs[1], bs[1]) != (0, 1)
-            or not _equal_split(fs[0], 2)):
+            or not equal_split(fs[0], 2)):
         return None
     rs = made_by(fs[0].args[0], "reshape")
     if rs is None:
@@ -412,7 +148,7 @@ def _stacked_projection(source: MLOperand, steps: int, batch: int) -> Projection
     candidates: list[tuple[object, np.ndarray | None]] = [(proj, np.zeros((2, 1, n)))]
     add = made_by(proj, "add")
     if add is not None:
-        candidates = [(a, const_of(c)) for a, c in _pairs(add)]
+        candidates = [(a, const_of(c)) for a, c in pairs(add)]
     for mm_out, bias in candidates:
         mm = made_by(mm_out, "matmul")
         if mm is None or bias is None or bias.size != 2 * n:
@@ -422,7 +158,7 @@ def _stacked_projection(source: MLOperand, steps: int, batch: int) -> Projection
         flat, wt = mm.args[0], const_of(mm.args[1])
         if wt is None or wt.ndim != 3 or wt.shape[0] != 2 or wt.shape[2] != n or flat.rank != 2:
             continue
-        if not _f32(flat) or flat.shape[0] != steps * batch:
+        if not is_f32(flat) or flat.shape[0] != steps * batch:
             continue
         return Projection(flat, wt.transpose(0, 2, 1).astype(np.float32),
                           bias.reshape(2, n).astype(np.float32))
@@ -431,7 +167,7 @@ def _stacked_projection(source: MLOperand, steps: int, batch: int) -> Projection
 
 def _column_halves(blocks: Sequence[MLOperand], axis: int, hidden: int) -> MLOperand | None:
     """x when `blocks` are the two outputs of split(x, [2H, H], axis)."""
-    cols = [_split_out(b, axis) for b in blocks]
+    cols = [split_out(b, axis) for b in blocks]
     if cols[0] is None or cols[1] is None or cols[0][0] is not cols[1][0]:
         return None
     split = cols[0][0]
@@ -476,13 +212,13 @@ def _projection(step: Step, kind: str, stacked: bool, hidden: int
 # -- planning --------------------------------------------------------------------------------
 def _chains(graph: MLGraph, kind: str, stacked: bool) -> list[list[Step]]:
     """Maximal chains of steps linked through their states, in computation order."""
-    matcher = {"GRU": _gru_step, "LSTM": _lstm_step, "RNN": _rnn_step}[kind]
-    ends = _ACTS if kind == "RNN" else ("add", "mul")
+    matcher = {"GRU": gru_step, "LSTM": lstm_step, "RNN": rnn_step}[kind]
+    ends = ACTS if kind == "RNN" else ("add", "mul")
     rank = 4 if stacked else 2
     steps: list[Step] = []
     for op in graph.operations:
         out = op.outputs[0] if op.outputs else None
-        if out is None or op.op not in ends or out.rank != rank or not _f32(out):
+        if out is None or op.op not in ends or out.rank != rank or not is_f32(out):
             continue
         found = matcher(out, stacked)
         if found is not None:
@@ -512,8 +248,8 @@ def _chains(graph: MLGraph, kind: str, stacked: bool) -> list[list[Step]]:
 
 def _compatible(a: Step, b: Step) -> bool:
     return (a.acts == b.acts and a.clip == b.clip and a.lbr == b.lbr
-            and all(_same(x, y) for x, y in zip(a.weights, b.weights, strict=True))
-            and _same(a.rb_h, b.rb_h) and _same(a.peepholes, b.peepholes))
+            and all(same_array(x, y) for x, y in zip(a.weights, b.weights, strict=True))
+            and same_array(a.rb_h, b.rb_h) and same_array(a.peepholes, b.peepholes))
 
 
 def _match(chain: list[Step], kind: str, stacked: bool) -> RecurrentMatch | None:
@@ -525,8 +261,8 @@ def _match(chain: list[Step], kind: str, stacked: bool) -> RecurrentMatch | None
         return None
     proj = found[0][0]  # type: ignore[index]
     count, batch = found[0][2], found[0][3]  # type: ignore[index]
-    if any(f[0] is not proj and not (f[0].flat is proj.flat and _same(  # type: ignore[index]
-            f[0].weight, proj.weight) and _same(f[0].bias, proj.bias))  # type: ignore[index]
+    if any(f[0] is not proj and not (f[0].flat is proj.flat and same_array(  # type: ignore[index]
+            f[0].weight, proj.weight) and same_array(f[0].bias, proj.bias))  # type: ignore[index]
            for f in found):
         return None
     order = [f[1] for f in found]  # type: ignore[index]
@@ -580,7 +316,7 @@ def _bindings(graph: MLGraph, match: RecurrentMatch, chain: list[Step], stacked:
     found: dict[int, int] = {}
     for i, op in enumerate(graph.operations):
         out = op.outputs[0] if op.outputs else None
-        if out is None or not _f32(out):
+        if out is None or not is_f32(out):
             continue
         shape = tuple(int(s) for s in out.shape)
         if op.op == "reshape" and shape == (d, b, h):
@@ -607,7 +343,7 @@ def _bidirectional_sequence(cat: Operation, hs: Sequence[MLOperand], t: int, b: 
     rv = made_by(rev, "reverse")
     if rv is None or [int(a) for a in rv.options.get("axes", [])] != [0]:
         return False
-    fs, bs = _split_out(fwd, 1), _split_out(rv.args[0], 1)
+    fs, bs = split_out(fwd, 1), split_out(rv.args[0], 1)
     if fs is None or bs is None or fs[0] is not bs[0] or (fs[1], bs[1]) != (0, 1):
         return False
     y = fs[0].args[0]
