@@ -94,7 +94,7 @@ class MLGraph:
     outputs: dict[str, MLOperand]
     narrowed_inputs: dict[str, str] = field(default_factory=dict)
     narrowed_outputs: dict[str, str] = field(default_factory=dict)
-    _compiled: dict[str, Any] = field(default_factory=dict, repr=False)
+    _compiled: dict[str, Executable] = field(default_factory=dict, repr=False)
     _state: dict[str, bool] = field(default_factory=lambda: {"destroyed": False}, repr=False)
 
     @property
