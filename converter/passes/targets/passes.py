@@ -3,8 +3,8 @@
 `lower(graph, target)` replays a built `MLGraph` through a fresh `MLGraphBuilder` (same
 context; constants shared, not copied), operation by operation (`Rewrite.emit`): the operation
 is recorded on the new builder, then the rules the target names (`Target.rules`), in the
-order `ORDER` declares, may replace it with other WebNN operations; the first that does wins (the recorded
-operation is then unreachable and left out of the built graph). Operations a rule emits go
+order `ORDER` declares, may replace it with other WebNN operations; the first that does wins
+(the recorded operation is then unreachable and left out of the built graph). Operations a rule emits go
 through the rules again, so rules compose (a grouped, dilated, padded convTranspose2d is split
 by one rule, its filters dilated by another, its padding cropped by a third). The result has
 the same inputs, outputs and results (every rule is an exact rewrite, or exact up to
@@ -35,9 +35,8 @@ reshape-chains (`rules_reshape`: a reshape/transpose chain through a rank the ta
 widen-io (`rules_io`: graph inputs/outputs of a type the target lacks carried in a wider one),
 layout-nhwc, layout-transpose, layout-reshape, layout-push (`rules_layout`: the preferred
 input layout of the limits; first in `ORDER`, so the other rules see nhwc operations),
-narrow-int64 (limits;
-narrow-int64 in `rules_narrow` also re-types the whole graph, inputs and outputs included,
-where the target cannot carry 64-bit integers at all).
+narrow-int64 (limits; in `rules_narrow`, last in `ORDER`: it also re-types the whole graph,
+inputs and outputs included, where the target cannot carry 64-bit integers at all).
 
 `target_passes(target)` is what `converter.passes.targets.apply_target` (and `convert(...,
 target=...)`) runs (`converter.passes.framework`): `lower` with the target's rules, then the
