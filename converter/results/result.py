@@ -15,6 +15,7 @@ from converter.core.errors import InvalidModel
 from converter.core.feeds import graph_feeds, source_outputs
 from converter.core.ir import SourceGraph, ValueInfo
 from converter.core.webnn import MLGraph, MLOperandDescriptor
+from converter.core.webnn.context import Executable
 from converter.core.webnn.run_memory import check_run_memory
 from converter.results.report import ConversionReport
 
@@ -35,7 +36,7 @@ class ConversionResult:
     inputs: tuple[ValueInfo, ...]
     outputs: tuple[ValueInfo, ...]
     source: SourceGraph = field(repr=False)
-    _executables: dict[str, Any] = field(default_factory=dict, repr=False)
+    _executables: dict[str, Executable] = field(default_factory=dict, repr=False)
 
     def with_graph(self, graph: MLGraph, notes: Iterable[str] = ()) -> ConversionResult:
         """A new result holding `graph` (same inputs, outputs and names; a graph pass's
