@@ -49,6 +49,28 @@ def test_import_contracts_hold() -> None:
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
 
 
+MAX_LINES = 500
+LONG_ALLOWED = {"models/make_transformers.py"}
+"""A model generator must be one self-contained script: the zoo's cache key hashes the
+script's own bytes (`converter.zoo.generated`), so helpers beside it would not count."""
+
+
+def test_no_python_file_over_500_lines() -> None:
+    tracked = subprocess.run(["git", "ls-files", "*.py"], cwd=ROOT, capture_output=True,
+                             text=True, check=False).stdout.split()
+    paths = tracked or [str(p.relative_to(ROOT)) for pkg in (*PACKAGES, "tools", "tests")
+                        for p in (ROOT / pkg).rglob("*.py")]
+    long = {}
+    for rel in paths:
+        path = ROOT / rel
+        if rel in LONG_ALLOWED or not path.is_file():
+            continue
+        count = len(path.read_text(encoding="utf-8").splitlines())
+        if count > MAX_LINES:
+            long[rel] = count
+    assert not long, f"files over {MAX_LINES} lines (split them by what they hold): {long}"
+
+
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if not m.startswith(FORMAT_AWARE)))
 def test_no_format_branches_outside_front_ends(module: str) -> None:
     names = FORMAT_NAMES - {"onnx"} if module.startswith(OUTPUT_FORMATS) else FORMAT_NAMES
