@@ -21,8 +21,7 @@ from converter.frontends.onnx.frontend import import_source
 from converter.frontends.onnx.reader import read_onnx
 from op_mappings.onnx import lookup
 from tests.op_mappings.onnx.contrib.attention_harness import check_ms, conversion_error
-from tests.op_mappings.onnx.harness import assert_close, rand, run_ort
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import assert_close, node_model, rand, run_ort
 
 B, S, L, H = 2, 4, 5, 8
 

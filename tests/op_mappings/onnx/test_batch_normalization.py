@@ -27,7 +27,7 @@ def test_training_mode(shape: tuple[int, ...], outputs: tuple[str, ...]) -> None
     import numpy as np
 
     import converter
-    from tests.op_mappings.onnx.harness_ext import check_node, node_model
+    from tests.op_mappings.onnx.harness import check_node, node_model
 
     c = shape[1]
     items = [("x", rand(*shape)), ("scale", rand(c, seed=1)), ("bias", rand(c, seed=2)),

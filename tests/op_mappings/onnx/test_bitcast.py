@@ -10,7 +10,7 @@ from onnx import TensorProto
 
 import converter
 from converter.core.errors import ConversionFailed
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import node_model
 
 TO = {"int32": TensorProto.INT32, "uint32": TensorProto.UINT32, "float32": TensorProto.FLOAT,
       "int8": TensorProto.INT8, "uint8": TensorProto.UINT8, "int64": TensorProto.INT64}

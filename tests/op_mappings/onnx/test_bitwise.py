@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check_node
 
 RNG = np.random.default_rng(0)
 
@@ -39,7 +39,7 @@ def test_bitwise_not(dtype: str) -> None:
 def _run(op: str, items: list[tuple[str, np.ndarray]], attrs: dict | None = None,
          opset: int = 28) -> np.ndarray:
     import converter
-    from tests.op_mappings.onnx.harness_ext import node_model
+    from tests.op_mappings.onnx.harness import node_model
 
     model = node_model(op, items, attrs, opset=opset)
     return converter.convert(model).run(dict(items))["y"]

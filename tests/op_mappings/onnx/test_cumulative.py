@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import converter
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node, node_model
+from tests.op_mappings.onnx.harness import check_node, node_model, rand
 
 X = rand(2, 3, 4, seed=1)
 

@@ -11,8 +11,7 @@ import pytest
 
 import converter
 from converter.core.errors import ConversionFailed
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node, node_model
+from tests.op_mappings.onnx.harness import check_node, node_model, rand
 
 TOL = {"rtol": 1e-4, "atol": 1e-4}
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check_node, rand
 
 
 @pytest.mark.parametrize("mode", ["DCR", "CRD"])
@@ -26,7 +25,7 @@ def test_space_to_depth_modes_opset28(mode: str) -> None:
     import numpy as np
 
     import converter
-    from tests.op_mappings.onnx.harness_ext import node_model
+    from tests.op_mappings.onnx.harness import node_model
 
     x = rand(2, 3, 4, 6)
     bs, (n, c, h, w) = 2, x.shape

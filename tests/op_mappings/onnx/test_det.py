@@ -7,8 +7,7 @@ import pytest
 
 import converter
 from converter.core.errors import ConversionFailed
-from tests.op_mappings.onnx.harness import make_model, rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check_node, make_model, rand
 
 
 @pytest.mark.parametrize("shape", [(2, 2), (3, 3), (4, 3, 3), (2, 2, 4, 4), (5, 5), (3, 1, 1)])

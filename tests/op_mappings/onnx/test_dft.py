@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 import converter
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node, node_model
+from tests.op_mappings.onnx.harness import check_node, node_model, rand
 
 TOL = {"rtol": 1e-4, "atol": 1e-4}
 

@@ -9,8 +9,7 @@ import pytest
 import converter
 from converter.core.errors import ConversionFailed
 from op_mappings.onnx import gather_scatter
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node, node_model
+from tests.op_mappings.onnx.harness import check_node, node_model, rand
 
 X = rand(2, 3, 4, seed=1)
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check_node, rand
 
 TOL = {"rtol": 1e-4, "atol": 1e-5}
 

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import rand, run_ort
-from tests.op_mappings.onnx.harness_ext import check_node, node_model
+from tests.op_mappings.onnx.harness import check_node, node_model, rand, run_ort
 
 
 def _pooled(shape: tuple[int, ...], attrs: dict[str, Any]) -> dict[str, np.ndarray]:

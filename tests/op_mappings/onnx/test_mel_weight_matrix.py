@@ -10,7 +10,7 @@ import pytest
 
 import converter
 from converter.core.errors import ConversionFailed
-from tests.op_mappings.onnx.harness_ext import check_node, node_model
+from tests.op_mappings.onnx.harness import check_node, node_model
 
 NAMES = ("num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz")
 

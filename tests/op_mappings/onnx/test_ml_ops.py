@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check_node, rand
 
 ML = "ai.onnx.ml"
 
@@ -22,7 +21,7 @@ def test_binarizer(threshold: float) -> None:
 def test_binarizer_int64(threshold: float) -> None:
     """onnxruntime has no int64 Binarizer: the oracle is the definition, x > threshold."""
     import converter
-    from tests.op_mappings.onnx.harness_ext import node_model
+    from tests.op_mappings.onnx.harness import node_model
 
     x = np.arange(-4, 5, dtype=np.int64).reshape(3, 3)
     model = node_model("Binarizer", [("x", x)], {"threshold": threshold}, domain=ML)

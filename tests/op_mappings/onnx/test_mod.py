@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check_node, rand
 
 RNG = np.random.default_rng(0)
 
@@ -15,7 +14,7 @@ RNG = np.random.default_rng(0)
 def _run(op: str, items: list[tuple[str, np.ndarray]], attrs: dict | None = None,
          opset: int = 28) -> np.ndarray:
     import converter
-    from tests.op_mappings.onnx.harness_ext import node_model
+    from tests.op_mappings.onnx.harness import node_model
 
     model = node_model(op, items, attrs, opset=opset)
     return converter.convert(model).run(dict(items))["y"]

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node, statuses
+from tests.op_mappings.onnx.harness import check_node, rand, statuses
 
 X = rand(2, 4, 3, 5, seed=1)
 

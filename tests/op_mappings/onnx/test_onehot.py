@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import invalid, rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check_node, invalid, rand
 
 
 @pytest.mark.parametrize("axis", [-1, 0, 1])

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check_node, rand
 
 OUT = ("y", "i")
 

@@ -14,8 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import converter
 from tests.op_mappings.onnx.contrib.oracle import expect_error
-from tests.op_mappings.onnx.harness import rand, run_ort
-from tests.op_mappings.onnx.harness_ext import check_node, node_model, statuses
+from tests.op_mappings.onnx.harness import check_node, node_model, rand, run_ort, statuses
 
 X = rand(2, 3, 4, seed=1, low=-4, high=4)
 

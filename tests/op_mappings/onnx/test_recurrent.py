@@ -11,8 +11,14 @@ import pytest
 
 import converter
 from converter.core.errors import ConversionFailed
-from tests.op_mappings.onnx.harness import assert_close, rand, run_ort
-from tests.op_mappings.onnx.harness_ext import check_node, node_model, statuses
+from tests.op_mappings.onnx.harness import (
+    assert_close,
+    check_node,
+    node_model,
+    rand,
+    run_ort,
+    statuses,
+)
 
 S, B, I, H = 3, 2, 4, 3  # noqa: E741
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}

@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import invalid, rand
-from tests.op_mappings.onnx.harness_ext import check_node, statuses
+from tests.op_mappings.onnx.harness import check_node, invalid, rand, statuses
 
 X = rand(1, 2, 5, 6, seed=3)
 COORDS = ["half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",

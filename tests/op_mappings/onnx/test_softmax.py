@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.harness import check, rand
-from tests.op_mappings.onnx.harness_ext import check_node
+from tests.op_mappings.onnx.harness import check, check_node, rand
 
 
 @pytest.mark.parametrize("op", ["Softmax", "LogSoftmax"])

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import converter
-from tests.op_mappings.onnx.harness import rand
-from tests.op_mappings.onnx.harness_ext import check_node, node_model
+from tests.op_mappings.onnx.harness import check_node, node_model, rand
 
 X = np.round(rand(3, 6, 4, seed=1, low=-4, high=4))  # rounded: many ties
 

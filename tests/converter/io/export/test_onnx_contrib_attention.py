@@ -18,7 +18,7 @@ import converter
 from converter.runtimes.onnxruntime.to_onnx import to_onnx
 from converter.validate import compile_graph
 from tests.converter.io.export.onnx_run import op_counts, run_onnx
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import node_model
 
 B, S, D, N, H = 2, 6, 24, 4, 8
 RNG = np.random.default_rng(5)

@@ -22,7 +22,7 @@ from converter.core.webnn.context import MLGraph
 from converter.runtimes.onnxruntime.to_onnx import to_onnx
 from converter.validate import compile_graph
 from tests.converter.io.export.onnx_run import op_counts, run_onnx
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import node_model
 
 N, NK = 4, 2
 RNG = np.random.default_rng(11)

@@ -17,7 +17,7 @@ import pytest
 import converter
 from converter.runtimes.onnxruntime.to_onnx import to_onnx
 from tests.converter.io.export.onnx_run import op_counts, run_onnx
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import node_model
 
 B, IN = 2, 5
 RNG = np.random.default_rng(11)

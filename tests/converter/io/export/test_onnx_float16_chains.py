@@ -21,7 +21,7 @@ from converter.runtimes.onnxruntime.to_onnx import to_onnx
 from converter.validate import compile_graph
 from tests.converter.io.export.onnx_run import run_onnx
 from tests.converter.io.export.test_onnx_contrib_attention import B, D, H, N, S, _oracle
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import node_model
 
 F16 = np.float16
 Build = Callable[[MLGraphBuilder, MLOperand], MLOperand]

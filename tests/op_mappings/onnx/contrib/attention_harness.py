@@ -12,8 +12,7 @@ import pytest
 
 import converter
 from converter.core.errors import ConversionFailed
-from tests.op_mappings.onnx.harness import assert_close, run_ort
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import assert_close, node_model, run_ort
 
 MS = "com.microsoft"
 

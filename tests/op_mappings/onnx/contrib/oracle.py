@@ -22,8 +22,7 @@ from onnx import helper, numpy_helper
 import converter
 from converter.core.errors import ConversionFailed
 from converter.frontends.onnx.tensors import onnx_elem_type
-from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, run_ort
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, node_model, run_ort
 
 MS = "com.microsoft"
 Inputs = Sequence[tuple[str, np.ndarray | None]]

@@ -12,8 +12,7 @@ import pytest
 
 import converter
 from tests.op_mappings.onnx.contrib.attention_harness import MS, check_ms, conversion_error
-from tests.op_mappings.onnx.harness import assert_close, rand, run_ort
-from tests.op_mappings.onnx.harness_ext import node_model
+from tests.op_mappings.onnx.harness import assert_close, node_model, rand, run_ort
 
 B, S, D, N = 2, 5, 12, 3
 X = rand(B, S, D, seed=1, low=-1, high=1)

@@ -12,7 +12,7 @@ import pytest
 from onnx import helper
 
 from tests.op_mappings.onnx.contrib.oracle import check_ms, expect_error, ms_model, rng_array
-from tests.op_mappings.onnx.harness_ext import statuses
+from tests.op_mappings.onnx.harness import statuses
 
 
 def _operand(shape: tuple[int, ...], trans: int, trans_batch: int, seed: int) -> np.ndarray:

@@ -15,8 +15,7 @@ from onnx import TensorProto, helper
 
 from tests.op_mappings.onnx.contrib.oracle import expect_error
 from tests.op_mappings.onnx.contrib.quant_oracle import MS, model, pack_bits, run_compare
-from tests.op_mappings.onnx.harness import run_ort
-from tests.op_mappings.onnx.harness_ext import statuses
+from tests.op_mappings.onnx.harness import run_ort, statuses
 from tests.optional import backend_params
 
 NP4 = {"int4": helper.tensor_dtype_to_np_dtype(TensorProto.INT4),

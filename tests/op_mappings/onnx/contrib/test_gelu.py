@@ -15,7 +15,7 @@ from tests.op_mappings.onnx.contrib.oracle import (
     ms_model,
     rng_array,
 )
-from tests.op_mappings.onnx.harness_ext import statuses
+from tests.op_mappings.onnx.harness import statuses
 
 X = rng_array(2, 3, 8, low=-5, high=5, seed=1)
 BIAS = rng_array(8, seed=2)

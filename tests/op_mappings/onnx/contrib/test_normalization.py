@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.op_mappings.onnx.contrib.oracle import check_ms, expect_error, ms_model, rng_array
-from tests.op_mappings.onnx.harness_ext import statuses
+from tests.op_mappings.onnx.harness import statuses
 
 B, S, H = 2, 3, 16
 X = rng_array(B, S, H, seed=1)
