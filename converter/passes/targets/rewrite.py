@@ -15,6 +15,7 @@ import numpy as np
 
 from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand, MLOperandDescriptor
 from converter.core.webnn.operand import Operation
+from converter.core.webnn.operators import operator
 from converter.passes.targets.roles import allows
 
 RuleFn = Callable[["Rewrite", Operation], "list[MLOperand] | None"]
@@ -94,12 +95,13 @@ def boundary(name: str) -> Callable[[BoundaryFn], BoundaryFn]:
 
 
 def rule(name: str, *ops: str, why: str, limits: bool = False) -> Callable[[RuleFn], RuleFn]:
-    """Register a rewrite rule for `ops` (see the module docstring)."""
+    """Register a rewrite rule for `ops` (see the module docstring); an operator name that is
+    not a WebNN operator (`converter.core.webnn.operators.operator`) is a ValueError."""
 
     def register(fn: RuleFn) -> RuleFn:
         if name in REGISTERED:
             raise ValueError(f"rule {name!r} is registered twice")
-        REGISTERED[name] = Rule(name, frozenset(ops), fn, why, limits)
+        REGISTERED[name] = Rule(name, frozenset(operator(op).name for op in ops), fn, why, limits)
         return fn
 
     return register

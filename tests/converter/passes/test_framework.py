@@ -118,3 +118,11 @@ def test_each_precision_has_its_pass_list() -> None:
     assert tuple(PRECISION_PASSES) == PRECISIONS
     assert PRECISION_PASSES["float32"] == ()
     assert [p.name for p in PRECISION_PASSES["float16"]] == ["float16"]
+
+
+def test_a_rule_names_only_webnn_operators() -> None:
+    from converter.passes.targets.rewrite import REGISTERED, rule
+
+    with pytest.raises(ValueError, match="unknown WebNN operator 'conv2D'"):
+        rule("misspelt-operator", "conv2D", why="test")(lambda rw, operation: None)
+    assert "misspelt-operator" not in REGISTERED
