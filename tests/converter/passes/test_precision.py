@@ -19,7 +19,7 @@ from converter.passes.precision import FLOAT16_MAX, overflow_note, to_precision
 from converter.validate import make_inputs
 from converter.validate.core import TOLERANCES
 from tests.cli.models import tiny_cnn
-from tests.converter.io.export.test_javascript import (
+from tests.converter.io.export.node_harness import (
     _replay,
     _run_page,
     _write,

@@ -12,7 +12,7 @@ import numpy as np
 from converter.core.webnn import ML, MLGraph, MLGraphBuilder
 from converter.core.webnn.dtypes import pack_4bit, unpack_4bit
 from converter.io.serialize.plan import plan
-from tests.converter.io.export.test_javascript import _node, _replay, _write, needs_node
+from tests.converter.io.export.node_harness import _node, _replay, _write, needs_node
 
 
 def _graph() -> MLGraph:

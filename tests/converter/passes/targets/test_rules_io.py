@@ -21,7 +21,7 @@ from converter.core.webnn.limits import op_support_limits
 from converter.passes.targets import Target, load_target
 from converter.passes.targets.check import check_graph
 from converter.passes.targets.passes import lower
-from tests.converter.io.export.test_javascript import _run_check, needs_node
+from tests.converter.io.export.node_harness import _run_check, needs_node
 
 IO_TYPES = ["float32", "float16", "int32"]
 X = np.arange(-128, 128, dtype=np.int8).reshape(16, 16)

@@ -22,7 +22,7 @@ from converter.core.webnn import ML, MLGraph, MLGraphBuilder
 from converter.core.webnn.limits import op_support_limits
 from converter.passes.targets import Target, load_target
 from converter.passes.targets.passes import lower
-from tests.converter.io.export.test_javascript import _node, _run_check, needs_node
+from tests.converter.io.export.node_harness import _node, _run_check, needs_node
 
 WIDE = ("int64", "uint64")
 
