@@ -29,10 +29,12 @@ spin-wait after a run, so the torch backend's column at 2 threads on 2 cores can
 milliseconds of scheduling delay that it does not have when it runs alone (measured: the
 GRU model 11.6 ms interleaved, 0.7 ms alone); the 1-thread columns are not affected.
 
-When the torch backend is benchmarked, a native-torch section times it against the same
-network run natively in torch (a small torch-built ResNet and a small transformer encoder
-exported with torch.onnx.export and converted) on the CPU at each thread count, and on CUDA
-where torch.cuda.is_available() (skipped otherwise or with --no-gpu).
+When the torch backend is benchmarked, a native-torch section (benchmarks/torch_native.py)
+times it against the same network run natively in torch (a small torch-built ResNet and a
+small transformer encoder exported with torch.onnx.export and converted) on the CPU at each
+thread count, and on CUDA where torch.cuda.is_available() (skipped otherwise or with
+--no-gpu). The timing itself (interleaved rounds, output checks) is in
+benchmarks/interleaved_timing.py.
 
 --quick: a smoke run (one small model, one thread, onnxruntime only, 1 warm-up + 3 rounds),
 used by the test suite so the script cannot rot. Results are printed as a table and written as
@@ -49,10 +51,8 @@ import json
 import math
 import os
 import platform
-import statistics
 import sys
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,10 +60,14 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))  # also when loaded by path (tests/benchmarks)
 
-TOL = 1e-3
+from interleaved_timing import Runner, matches, time_interleaved  # noqa: E402
+from torch_native import torch_section  # noqa: E402
+
 REFERENCE_LIMIT_MS = 20.0
 PAUSE_S = 0.05  # between runs with several threads (see time_interleaved)
 QUICK_MODEL = "light_squeezenet"
@@ -193,7 +197,6 @@ def make_inputs(model: Model, result: Any, seed: int = 0) -> dict[str, np.ndarra
 
 
 # -- contenders ------------------------------------------------------------------------------
-Runner = Callable[[], Sequence[np.ndarray]]
 
 
 def ort_original(model: Model, threads: int, feeds: Mapping[str, np.ndarray]) -> Runner:
@@ -255,45 +258,6 @@ def backend_runner(result: Any, backend: str, threads: int, feeds: Mapping[str, 
         return [out[n] for n in names]
 
     return run
-
-
-def matches(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -> tuple[bool, float]:
-    """Whether every output satisfies max|ours − theirs| ≤ 1e-3 + 1e-3·max|theirs|, and the
-    largest error."""
-    ok, worst = True, 0.0
-    for a, b in zip(ours, theirs, strict=True):
-        a64 = np.asarray(a, dtype=np.float64)
-        b64 = np.asarray(b, dtype=np.float64).reshape(a64.shape)
-        err = float(np.max(np.abs(a64 - b64))) if a64.size else 0.0
-        scale = float(np.max(np.abs(b64))) if b64.size else 0.0
-        worst = max(worst, err)
-        ok = ok and err <= TOL + TOL * scale
-    return ok, worst
-
-
-def time_interleaved(runners: Mapping[str, Runner], warmup: int, repeat: int,
-                     pause: float = 0.0) -> tuple[dict[str, float], dict[str, float]]:
-    """Median wall time and median process CPU time (seconds) of each runner, all run once
-    per round, interleaved, the order rotating every round. CPU time is steadier on a loaded
-    machine, but also counts worker threads spinning while they wait. `pause` seconds of
-    sleep after each run let the previous contender's spinning worker threads go idle, so
-    that they do not take cores from the next one."""
-    names = list(runners)
-    for _ in range(warmup):
-        for run in runners.values():
-            run()
-    wall: dict[str, list[float]] = {k: [] for k in runners}
-    cpu: dict[str, list[float]] = {k: [] for k in runners}
-    for i in range(repeat):
-        for k in names[i % len(names):] + names[:i % len(names)]:
-            if pause:
-                time.sleep(pause)
-            c, t = time.process_time(), time.perf_counter()
-            runners[k]()
-            wall[k].append(time.perf_counter() - t)
-            cpu[k].append(time.process_time() - c)
-    return ({k: statistics.median(v) for k, v in wall.items()},
-            {k: statistics.median(v) for k, v in cpu.items()})
 
 
 # -- the benchmark ---------------------------------------------------------------------------
@@ -383,104 +347,6 @@ def print_rows(rows: Sequence[Mapping[str, Any]]) -> None:
             cpu = f"{v['cpu_ratio']:.3f}" if v.get("cpu_ratio") else "-"
             line += f" {v['ms']:>15.2f} {v['ratio']:>6.3f} {cpu:>6} {'y' if v['ok'] else 'N':>2}"
         print(line)
-
-
-# -- native torch section ---------------------------------------------------------------------
-def torch_section(device: str, warmup: int, repeat: int, threads: int = 1
-                  ) -> list[dict[str, Any]]:
-    """The torch backend against the same network run natively in torch on `device` ("cpu"
-    or "cuda"), for small torch-built networks exported to ONNX with torch.onnx.export and
-    converted. Both sides start from the numpy input on the host and end with numpy outputs
-    (copies to and from the device are timed on both). Empty when torch is not importable or
-    `device` is "cuda" and torch.cuda.is_available() is False."""
-    try:
-        import torch
-    except ImportError:
-        return []
-    if device == "cuda" and not torch.cuda.is_available():
-        return []
-    import tempfile
-
-    import converter
-    import converter.runtimes.torch  # noqa: F401
-    from converter.runtimes import get_backend
-
-    torch.manual_seed(0)
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    rows = []
-    try:
-        for name, net, example in _torch_nets(torch):
-            net = net.eval()
-            with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                path = Path(tmp) / f"{name}.onnx"
-                torch.onnx.export(net, (example,), str(path), input_names=["x"],
-                                  output_names=["y"], opset_version=17, dynamo=False)
-                result = converter.convert(str(path))
-            exe = get_backend("torch", device, threads=threads).compile(result.graph)
-            native, ours = _torch_runners(torch, device, net.to(device), example, exe,
-                                          result.output_names)
-            ok, err = matches(ours(), native())
-            med, _ = time_interleaved({"native": native, "torch-backend": ours}, warmup,
-                                      repeat)
-            rows.append({"model": name, "device": device,
-                         "device_name": (torch.cuda.get_device_name(0) if device == "cuda"
-                                         else platform.processor() or platform.machine()),
-                         "threads": threads, "native_ms": med["native"] * 1e3,
-                         "backend_ms": med["torch-backend"] * 1e3,
-                         "ratio": med["torch-backend"] / med["native"], "ok": ok,
-                         "max_abs_error": err})
-    finally:
-        torch.set_num_threads(old_threads)
-    return rows
-
-
-def _torch_runners(torch: Any, device: str, net: Any, example: Any, exe: Any,
-                   names: Sequence[str]) -> tuple[Runner, Runner]:
-    """Native torch and the converted graph on the torch backend, both on `device`, both
-    starting from the numpy input on the host (copied to the device each run), synchronised
-    on CUDA, and copying the outputs back to the host."""
-    feeds = {"x": example.numpy()}
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-
-    def native() -> list[np.ndarray]:
-        with torch.inference_mode():
-            y = net(torch.from_numpy(feeds["x"]).to(device))
-        sync()
-        return [y.cpu().numpy()]
-
-    def ours() -> list[np.ndarray]:
-        out = exe.run(feeds)
-        sync()
-        return [out[n] for n in names]
-
-    return native, ours
-
-
-def _torch_nets(torch: Any) -> list[tuple[str, Any, Any]]:
-    nn = torch.nn
-
-    class Block(nn.Module):  # type: ignore[misc,name-defined]  # torch is read as untyped
-        def __init__(self, c: int) -> None:
-            super().__init__()
-            self.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
-            self.b1 = nn.BatchNorm2d(c)
-            self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
-            self.b2 = nn.BatchNorm2d(c)
-
-        def forward(self, x: Any) -> Any:
-            y = torch.relu(self.b1(self.c1(x)))
-            return torch.relu(x + self.b2(self.c2(y)))
-
-    resnet = nn.Sequential(nn.Conv2d(3, 64, 7, stride=2, padding=3), nn.BatchNorm2d(64),
-                           nn.ReLU(), nn.MaxPool2d(3, 2, 1), Block(64), Block(64),
-                           nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
-    encoder = nn.TransformerEncoder(
-        nn.TransformerEncoderLayer(128, 4, 256, dropout=0.0, batch_first=True), 2,
-        enable_nested_tensor=False)
-    return [("torch-resnet-small", resnet, torch.randn(1, 3, 224, 224)),
-            ("torch-transformer-small", encoder, torch.randn(1, 64, 128))]
 
 
 def _load() -> list[float] | None:

@@ -64,6 +64,7 @@ sys.path.insert(0, str(HERE))
 
 import convert_int4 as ci  # noqa: E402  (benchmarks/convert_int4.py: Llamas, session time)
 import runtime_zoo as rz  # noqa: E402  (benchmarks/runtime_zoo.py: shared helpers)
+from interleaved_timing import Runner  # noqa: E402
 
 MANIFEST = ROOT / "models" / "zoo_transformers.toml"
 QUICK_ROWS = ("transformers_bert_torchscript", "transformers_bert_int4",
@@ -103,7 +104,7 @@ def agree(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray], atol: float,
     return ok, worst
 
 
-def time_pairs(original: rz.Runner, ours: rz.Runner, warmup: int, repeat: int,
+def time_pairs(original: Runner, ours: Runner, warmup: int, repeat: int,
                pause: float) -> tuple[list[float], list[float]]:
     """Wall times (seconds) of `repeat` rounds, each running both once, the order
     alternating. With `pause` > 0 each timed run follows a pause and one untimed run of the
