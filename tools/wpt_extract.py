@@ -1,0 +1,179 @@
+"""Turn WebNN web-platform-tests conformance files (`webnn/conformance_tests/<op>.https.any.js`)
+into the JSON case files of `converter/validate/wpt/` (format: its README.md).
+
+The test arrays are JavaScript object literals (BigInt literals, NaN, Infinity, expressions,
+shared constants), so the file is not parsed here: Node (>= 18) runs it in a `vm` sandbox in
+which `webnn_conformance_test(tests, build, tolerance)` only records its arguments, and every
+case is written out with its tolerance computed by the file's own tolerance function.
+Nothing is edited by hand; a file the sandbox cannot run is an error naming the file.
+
+    python tools/wpt_extract.py SRC/*.https.any.js --out converter/validate/wpt \
+        --repo marco-c/gecko-dev-comments-removed --commit 22caf165... \
+        --prefix testing/web-platform/tests/webnn/conformance_tests
+
+writes `<out>/<stem>.json` per source file and updates the file's entry (`ops.<stem>`) and the
+totals of `<out>/INDEX.json`. Restrictions: only files that hand their cases to
+`webnn_conformance_test` are extracted (files with hand-written `promise_test` bodies, such as
+buffer or parallel-dispatch tests, yield no cases and are reported); a tolerance function that
+needs the WPT `utils.js` helpers beyond `getExpectedDataTypeOfSingleOutput` and
+`getPrecisionTolerance` (reimplemented below for single-operator cases) leaves the case's
+`tolerance` null with the error in `tolerance_error`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SANDBOX_JS = r"""
+const vm = require('vm');
+const fs = require('fs');
+const src = fs.readFileSync(process.argv[2], 'utf8');
+const captured = [];
+const noop = () => {};
+const getExpectedDataTypeOfSingleOutput = (expectedOutputs) =>
+    expectedOutputs[Object.keys(expectedOutputs)[0]].descriptor.dataType;
+const sandbox = {
+  webnn_conformance_test: (tests, build, tolerance) => captured.push({tests, tolerance}),
+  buildAndExecuteGraph: noop, buildGraphAndCompute: noop, buildGraphAndCheck: noop,
+  getExpectedDataTypeOfSingleOutput,
+  getZeroULPTolerance: () => ({metricType: 'ULP', value: 0}),
+  getPrecisionTolerance: undefined,
+  promise_setup: noop, promise_test: noop, test: noop, setup: noop, done: noop,
+  navigator: {ml: {}}, location: {search: ''}, self: {}, globalThis: {},
+  console, Math, Number, Array, Object, BigInt, JSON, Float32Array, Float64Array,
+  Int8Array, Uint8Array, Int16Array, Uint16Array, Int32Array, Uint32Array,
+  BigInt64Array, BigUint64Array, Infinity, NaN,
+};
+if (typeof Float16Array !== 'undefined') sandbox.Float16Array = Float16Array;
+vm.createContext(sandbox);
+vm.runInContext(src, sandbox, {filename: process.argv[2]});
+const plain = (v) => {
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  if (ArrayBuffer.isView(v)) return Array.from(v, plain);
+  if (Array.isArray(v)) return v.map(plain);
+  if (v && typeof v === 'object') {
+    const o = {};
+    for (const [k, x] of Object.entries(v)) o[k] = plain(x);
+    return o;
+  }
+  return v;
+};
+const cases = [];
+for (const {tests, tolerance} of captured) {
+  for (const t of tests) {
+    const c = {name: t.name, graph: plain(t.graph)};
+    try {
+      const tol = typeof tolerance === 'function' ? tolerance(t.graph, {}) : null;
+      c.tolerance = tol ? plain(tol) : null;
+      c.tolerance_source = tol ? 'file' : 'none';
+    } catch (e) {
+      c.tolerance = null;
+      c.tolerance_source = 'none';
+      c.tolerance_error = String(e);
+    }
+    cases.push(c);
+  }
+}
+process.stdout.write(JSON.stringify(cases));
+"""
+
+# WPT utils.js `getPrecisionTolerance` for the operators whose files use it (the per-op
+# table of utils.js at gecko-dev 22caf165); other operators get null.
+UTILS_ULP = {"reshape": 0, "relu": 0, "identity": 0, "softsign": 3, "softplus": 18,
+             "sigmoid": 34}
+
+
+def _count(shape: list[int]) -> int:
+    return math.prod(shape) if shape else 1
+
+
+def check_case(case: dict[str, Any], where: str) -> None:
+    """Every tensor's data has as many values as its shape, and every operand an operator
+    names is defined before; raises ValueError naming the case."""
+    graph = case["graph"]
+    tensors = {**graph["inputs"], **graph["expectedOutputs"]}
+    for name, spec in tensors.items():
+        data, shape = spec["data"], spec["descriptor"]["shape"]
+        if isinstance(data, list) and len(data) != _count(shape):
+            raise ValueError(f"{where}: {case['name']!r}: {name} has {len(data)} values for "
+                             f"shape {shape}")
+    defined = set(graph["inputs"])
+    for op in graph["operators"]:
+        outs = op["outputs"]
+        defined.update([outs] if isinstance(outs, str) else outs)
+    missing = set(graph["expectedOutputs"]) - defined
+    if missing:
+        raise ValueError(f"{where}: {case['name']!r}: outputs {sorted(missing)} not computed")
+
+
+def extract(source: Path) -> list[dict[str, Any]]:
+    """The cases of one `.https.any.js` file, tolerances computed by the file's function."""
+    proc = subprocess.run(["node", "-", str(source)], input=SANDBOX_JS, text=True,
+                          capture_output=True, check=False)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["node failed"])[-1]
+        raise ValueError(f"{source}: the vm sandbox failed: {last}")
+    cases: list[dict[str, Any]] = json.loads(proc.stdout)
+    for case in cases:
+        ops = case["graph"]["operators"]
+        if case["tolerance"] is None and len(ops) == 1 and ops[0]["name"] in UTILS_ULP:
+            case["tolerance"] = {"metricType": "ULP", "value": UTILS_ULP[ops[0]["name"]]}
+            case["tolerance_source"] = "utils.js getPrecisionTolerance"
+        check_case(case, source.name)
+    return cases
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sources", nargs="+", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--repo", required=True)
+    parser.add_argument("--commit", required=True)
+    parser.add_argument("--prefix", required=True, help="folder of the sources in --repo")
+    args = parser.parse_args(argv)
+    index_path = args.out / "INDEX.json"
+    index = json.loads(index_path.read_text())
+    for source in args.sources:
+        stem = source.name.removesuffix(".https.any.js")
+        cases = extract(source)
+        if not cases:
+            print(f"{source.name}: no webnn_conformance_test cases", file=sys.stderr)
+            continue
+        provenance = {"repo": args.repo, "commit": args.commit,
+                      "path": f"{args.prefix}/{source.name}",
+                      "source_total_chars": len(source.read_text()),
+                      "method": "tools/wpt_extract.py (node vm sandbox)"}
+        doc = {"source_file": f"webnn/conformance_tests/{source.name}",
+               "provenance": provenance, "cases": cases}
+        (args.out / f"{stem}.json").write_text(json.dumps(doc, indent=None) + "\n")
+        index["ops"][stem] = {
+            "source": "js", "source_file": doc["source_file"], "cases": len(cases),
+            "operators": sorted({op["name"] for c in cases for op in c["graph"]["operators"]}),
+            "tolerance_null": sum(c["tolerance"] is None for c in cases),
+            "partial": False, "provenance": provenance}
+        for key in ("missing_op_files", "partial_op_files"):
+            if stem in index.get(key, []):
+                index[key].remove(stem)
+        print(f"{stem}: {len(cases)} cases")
+    ops = index["ops"]
+    index["totals"].update({"op_files": len(ops),
+                            "cases": sum(v["cases"] for v in ops.values()),
+                            "from_js": sum(v["source"] == "js" for v in ops.values()),
+                            "missing": len(index.get("missing_op_files", [])),
+                            "partial": len(index.get("partial_op_files", []))})
+    index["updated"] = {"by": "tools/wpt_extract.py",
+                        "at": datetime.now(UTC).isoformat(timespec="seconds")}
+    index_path.write_text(json.dumps(index, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
