@@ -5,6 +5,8 @@ what a front end of the library (the command line of `cli/`) builds on.
 from converter.api import convert, validate, inspect_model, export, load
 result = convert("model.onnx", free_dims={"batch": 1})     # ConversionResult
 outputs = result.run({"x": image})                           # source names and dtypes
+session = result.compile("onnxruntime", threads=1)          # CompiledModel: compiled once
+outputs = session.run({"x": image})                          # the same, least per-call work
 report = validate("model.onnx", free_dims={"batch": 1})     # ValidationReport, .passed
 info = inspect_model("model.onnx")                           # ModelInfo, without converting
 convert("model.onnx", budgets=Budgets(max_constant_bytes="4GiB"))  # raise a budget
@@ -24,8 +26,9 @@ What is here, by group:
   importer), `to_precision`, targets (`Target`, `load_target`, `known_targets`);
 - export and loading: `export`, `load`, the export folder's checks (`check_outdir`,
   `FolderNotOurs`, `default_outdir`, `default_stem`, `current_umask`);
-- running a graph: `compile_graph`, `check_run_memory`, `loaded_feeds` / `loaded_outputs`
-  (inputs and outputs a target narrowed, in the caller's types);
+- running a graph: `CompiledModel` (what `ConversionResult.compile` gives), `compile_graph`,
+  `check_run_memory`, `loaded_feeds` / `loaded_outputs` (inputs and outputs a target
+  narrowed, in the caller's types);
 - validation: `validate`, `ValidationReport`, `make_inputs`, `run_source`, the real browser
   (`ensure_browser`, `browser_limits`, `check_in_browser`, `BrowserUnavailable`) and the
   conformance sweep (`sweep_cases`, `sweep`, `check_sweep`, `write_sweep`);
@@ -99,6 +102,7 @@ if TYPE_CHECKING:
     )
     from converter.passes.precision import to_precision
     from converter.passes.targets import Target, known_targets, load_target
+    from converter.results.compiled import CompiledModel
     from converter.results.result import ConversionResult
     from converter.validate import (
         ValidationReport,
@@ -132,6 +136,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "Target": ("converter.passes.targets", "Target"),
     "known_targets": ("converter.passes.targets", "known_targets"),
     "load_target": ("converter.passes.targets", "load_target"),
+    "CompiledModel": ("converter.results.compiled", "CompiledModel"),
     "ConversionResult": ("converter.results.result", "ConversionResult"),
     "ValidationReport": ("converter.validate", "ValidationReport"),
     "check_in_browser": ("converter.validate", "check_in_browser"),
@@ -152,7 +157,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 """The names loaded on first use: public name -> (module, name there)."""
 
 __all__ = ["BUDGET_SPECS", "BrowserUnavailable", "BudgetExceeded", "BudgetSpec", "Budgets",
-           "CONVERSION_BUDGETS", "ConversionError", "ConversionFailed",
+           "CONVERSION_BUDGETS", "CompiledModel", "ConversionError", "ConversionFailed",
            "ConversionReport", "ConversionResult", "DEFAULT_BUDGETS", "Fix",
            "FolderNotOurs", "Frontend", "IMPORT_PROGRESS", "InvalidModel", "ModelInfo",
            "NotRegularFile", "RequiresConstantInput", "SpecViolation", "Target",

@@ -11,12 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from converter.core.errors import InvalidModel
-from converter.core.feeds import graph_feeds, source_outputs
 from converter.core.ir import SourceGraph, ValueInfo
 from converter.core.webnn import MLGraph, MLOperandDescriptor
-from converter.core.webnn.context import Executable
-from converter.core.webnn.run_memory import check_run_memory
+from converter.core.webnn.run_memory import check_budgets
+from converter.results.compiled import CompiledModel, check_names
 from converter.results.report import ConversionReport
 
 
@@ -36,13 +34,15 @@ class ConversionResult:
     inputs: tuple[ValueInfo, ...]
     outputs: tuple[ValueInfo, ...]
     source: SourceGraph = field(repr=False)
-    _executables: dict[str, Executable] = field(default_factory=dict, repr=False)
+    _executables: dict[tuple[str, str, int], CompiledModel] = field(default_factory=dict,
+                                                                     repr=False)
+    """The sessions `run` made, by (backend, device, threads)."""
 
     def with_graph(self, graph: MLGraph, notes: Iterable[str] = ()) -> ConversionResult:
         """A new result holding `graph` (same inputs, outputs and names; a graph pass's
         output), its report a copy of this one with `notes` added to the warnings. Runs of the
         new result compile `graph` afresh; when `graph` is this result's own graph, the
-        executables this result compiled are shared. This result is left as it was."""
+        sessions this result compiled for `run` are shared. This result is left as it was."""
         report = dataclasses.replace(self.report, nodes=list(self.report.nodes),
                                      warnings=[*self.report.warnings, *notes])
         executables = self._executables if graph is self.graph else {}
@@ -64,28 +64,32 @@ class ConversionResult:
     def output_descriptors(self) -> dict[str, MLOperandDescriptor]:
         return self.graph.output_descriptors
 
-    def run(self, inputs: Mapping[str, Any], backend: str = "reference"
-            ) -> dict[str, np.ndarray]:
+    def compile(self, backend: str = "reference", device: str = "cpu", threads: int = 0
+                ) -> CompiledModel:
+        """A new session running this result's graph on `backend` ("reference",
+        "onnxruntime", "torch") on `device` with `threads` intra-op threads (0: the
+        backend's default): the run budgets are checked (`BudgetExceeded`, the budgets
+        active now) and the graph compiled once; its `run(inputs)` takes and gives what
+        `run` does, with only a feed check, the backend call and the output wrapping per
+        call (`converter.results.compiled`). ValueError for an unknown or unavailable
+        backend or device."""
+        return CompiledModel(self.graph, self.inputs, self.outputs, backend, device, threads)
+
+    def run(self, inputs: Mapping[str, Any], backend: str = "reference", *,
+            device: str = "cpu", threads: int = 0) -> dict[str, np.ndarray]:
         """Run the graph. `inputs` are keyed by source input name and use source dtypes (bool,
         float64 are converted); inputs the graph does not use are accepted and ignored.
         Returns {source output name: array in the source dtype}, in graph output order.
         Raises `BudgetExceeded` before running a graph over the active run budgets
-        (`converter.core.webnn.run_memory`; `budgets.using(Budgets(max_tensor_bytes=...))` raises them)."""
-        names = set(self.input_names)
-        extra = sorted(set(inputs) - names)
-        missing = sorted(names - set(inputs))
-        if extra or missing:
-            raise InvalidModel(f"run: inputs do not match the model (missing {missing}, "
-                               f"unexpected {extra})")
-        check_run_memory(self.graph)
-        arrays = graph_feeds(self.graph, self.inputs, inputs)
-        if backend == "reference" and self.graph.context.backend.name == "reference":
-            results = self.graph.context.compute(self.graph, arrays)
+        (`converter.core.webnn.run_memory`; `budgets.using(Budgets(max_tensor_bytes=...))`
+        raises them). The graph is compiled on the first run for each (backend, device,
+        threads) and the session kept (`compile`); a run then checks the active budgets
+        against the session's measured memory and calls `CompiledModel.run`."""
+        key = (backend, device, threads)
+        session = self._executables.get(key)
+        if session is None:
+            check_names(frozenset(self.input_names), inputs)
+            session = self._executables[key] = self.compile(backend, device, threads)
         else:
-            exe = self._executables.get(backend)
-            if exe is None:
-                from converter.runtimes import get_backend
-
-                exe = self._executables[backend] = get_backend(backend).compile(self.graph)
-            results = exe.run(arrays)
-        return source_outputs(self.outputs, results)
+            check_budgets(session.memory)
+        return session.run(inputs)

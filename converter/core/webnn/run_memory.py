@@ -19,7 +19,8 @@ converted. `estimate(graph)` measures two amounts:
 operation at the peak, the amount, the budget and its flag) before anything executes the
 graph: `converter.validate` calls it before the reference framework, our backends or the
 browser run a model (and for the graph that keeps every intermediate value when it looks
-for a divergence), `compile_graph` and `ConversionResult.run` before a backend runs one, the
+for a divergence), `compile_graph` and `ConversionResult.compile` before a backend runs one (and
+`ConversionResult.run` on every call, against the measured estimate), the
 `run` command before it loads the inputs, and `MLContext.compute` / `dispatch` before every
 run (the budgets active then; the importer's folds included). Restriction: operands of a graph built with
 dynamic shapes do not exist here (WebNN shapes are static).
@@ -140,8 +141,15 @@ def check_run_memory(graph: Any, budgets: Budgets | None = None, *,
     tensor is over `max_tensor_bytes` or its peak over `max_run_bytes` of `budgets` (the
     active budgets when None). `what` starts the message ("running m.onnx"). The estimate
     of a graph is measured once (`MLContext.compute` / `dispatch` check every run)."""
+    return check_budgets(_estimate(graph, keep_all), budgets, what=what)
+
+
+def check_budgets(memory: RunMemory, budgets: Budgets | None = None, *,
+                  what: str = "running the graph") -> RunMemory:
+    """`memory` (a graph's `estimate`) checked against `budgets` (the active budgets when
+    None) as `check_run_memory` checks it, without walking the graph: what a compiled
+    session (`converter.results.compiled`) does on each run of `ConversionResult.run`."""
     b = budgets or active()
-    memory = _estimate(graph, keep_all)
     if memory.largest_bytes > b.max_tensor_bytes:
         raise over_budget("max_tensor_bytes", memory.largest_bytes, b.max_tensor_bytes,
                           f"{what}: {memory.largest} would take")
@@ -151,4 +159,3 @@ def check_run_memory(graph: Any, budgets: Budgets | None = None, *,
                           f"({format_bytes(memory.resident_bytes)} of them inputs and "
                           "constants) would take")
     return memory
-

@@ -42,25 +42,29 @@ _PROVIDERS = {"cpu": ["CPUExecutionProvider"],
 
 
 class OnnxRuntimeExecutable:
-    """A graph lowered to ONNX with its InferenceSession, ready for repeated runs."""
+    """A graph lowered to ONNX with its InferenceSession, ready for repeated runs. The input
+    dtypes, the output names and dtypes are worked out once; `run` hands a C-contiguous
+    numpy array of the input's dtype to onnxruntime as it is (no copy; onnxruntime's CPU
+    provider reads its buffer in place) and converts anything else."""
 
     def __init__(self, graph: MLGraph, session: Any, onnx_names: list[str]) -> None:
         self.graph = graph
         self.session = session
         self._onnx_names = onnx_names
-        self._names = list(graph.outputs)
-        self._dtypes = {name: np.dtype(o.data_type) for name, o in graph.outputs.items()}
+        self._inputs = tuple((name, np.dtype(o.data_type)) for name, o in graph.inputs.items())
+        self._outputs = tuple((name, np.dtype(o.data_type)) for name, o in graph.outputs.items())
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        feeds = {name: np.asarray(inputs[name], dtype=operand.data_type, order="C")
-                 for name, operand in self.graph.inputs.items()}
+        feeds = {name: np.asarray(inputs[name], dtype=dtype, order="C")
+                 for name, dtype in self._inputs}
         try:
             results = self.session.run(self._onnx_names, feeds)
         except Exception as exc:  # onnxruntime raises its own exception types
             raise MLOperationError("onnxruntime could not run the exported graph: "
                                    f"{exception_text(exc)}") from exc
-        return {name: np.asarray(r, dtype=self._dtypes[name])
-                for name, r in zip(self._names, results, strict=True)}
+        return {name: r if type(r) is np.ndarray and r.dtype == dtype
+                else np.asarray(r, dtype=dtype)
+                for (name, dtype), r in zip(self._outputs, results, strict=True)}
 
 
 class OnnxRuntimeBackend:

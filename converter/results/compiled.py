@@ -1,0 +1,149 @@
+"""`CompiledModel`: a converted model compiled once for one backend, device and thread count,
+run many times with as little Python between the caller and the backend as possible.
+
+```python
+session = result.compile("onnxruntime", threads=1)     # budgets checked, graph compiled
+outputs = session.run({"x": image})                     # source names and dtypes in and out
+```
+
+Everything that depends only on the graph is done when the session is made: the run budgets
+(`converter.core.webnn.run_memory`, the budgets active then), the backend's compilation, and
+per input and output the checks and conversions its types need (`converter.core.feeds`).
+`run(feeds)` then compares the feeds' names, dtypes and shapes with those precomputed tuples,
+calls the backend and wraps its outputs. A numpy array that already has the graph input's
+dtype and shape is handed to the backend as it is (no copy here; the onnxruntime backend
+binds a C-contiguous one without a copy too); any other value goes through
+`converter.core.feeds.graph_value` (bool and float64 inputs, narrowed or widened integer
+inputs with their range check, Python numbers and lists).
+
+`ConversionResult.run` keeps one session per (backend, device, threads) and checks the run
+budgets active at each call against the session's measured `memory` (a comparison, the graph
+is not walked again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from converter.core.errors import InvalidModel
+from converter.core.feeds import graph_value, source_outputs
+from converter.core.ir import ValueInfo
+from converter.core.webnn.context import Executable, MLGraph
+from converter.core.webnn.run_memory import RunMemory, check_run_memory
+
+
+@dataclass(frozen=True)
+class _Feed:
+    """One source input the graph takes: its graph-side numpy dtype and shape; `direct` when
+    a source value of that dtype is the graph's value unchanged (no carrier type, no
+    narrowing or widening)."""
+
+    name: str
+    source_dtype: str
+    graph_type: str
+    dtype: np.dtype[Any] | None
+    shape: tuple[int, ...]
+    direct: bool
+
+
+class CompiledModel:
+    """A `ConversionResult`'s graph compiled for `backend` on `device` with `threads` intra-op
+    threads (0: the backend's default; the reference backend takes none). Made by
+    `ConversionResult.compile`; see the module docstring.
+
+    `memory` is the graph's `RunMemory`, checked against the budgets active when the session
+    was made (`BudgetExceeded` then); `run` does not check budgets again.
+
+    Restrictions: `run` takes exactly the source inputs (`InvalidModel` naming the missing
+    and unexpected ones; inputs the graph does not use are accepted and ignored) with the
+    graph's static shapes (`InvalidModel` naming the input, its dtype and shape and the
+    expected ones). A destroyed graph raises `MLInvalidStateError`.
+    """
+
+    def __init__(self, graph: MLGraph, inputs: tuple[ValueInfo, ...],
+                 outputs: tuple[ValueInfo, ...], backend: str = "reference",
+                 device: str = "cpu", threads: int = 0) -> None:
+        self.graph = graph
+        self.backend, self.device, self.threads = backend, device, threads
+        self.memory: RunMemory = check_run_memory(graph)
+        self.executable: Executable = _compile(graph, backend, device, threads)
+        self._inputs = inputs
+        self._outputs = outputs
+        self._names = frozenset(vi.name for vi in inputs)
+        self._feeds = tuple(_feed(vi, graph) for vi in inputs if vi.name in graph.inputs)
+        self._plain_outputs = all(_plain_output(vi, graph) for vi in outputs)
+        self._output_names = tuple(vi.name for vi in outputs)
+
+    @property
+    def input_names(self) -> list[str]:
+        return [vi.name for vi in self._inputs]
+
+    @property
+    def output_names(self) -> list[str]:
+        return list(self._output_names)
+
+    def run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """Run the graph on `inputs` keyed by source input name, in source dtypes; returns
+        {source output name: array in the source dtype}, in graph output order."""
+        if inputs.keys() != self._names:
+            check_names(self._names, inputs)
+        self.graph.check_usable()
+        feeds: dict[str, np.ndarray] = {}
+        for f in self._feeds:
+            value = inputs[f.name]
+            if not (f.direct and type(value) is np.ndarray and value.dtype == f.dtype):
+                value = graph_value(value, f.source_dtype, f.graph_type, f.name)
+            if value.shape != f.shape:
+                raise InvalidModel(f"run: input {f.name!r} is {value.dtype}"
+                                   f"{list(value.shape)}, the model expects {f.graph_type}"
+                                   f"{list(f.shape)}")
+            feeds[f.name] = value
+        results = self.executable.run(feeds)
+        if self._plain_outputs:
+            return {name: results[name] for name in self._output_names}
+        return source_outputs(self._outputs, results)
+
+
+def check_names(names: frozenset[str], inputs: Mapping[str, Any]) -> None:
+    """`InvalidModel` naming the missing and unexpected inputs unless `inputs` has exactly
+    the keys `names`."""
+    given = set(inputs)
+    if given != names:
+        raise InvalidModel(f"run: inputs do not match the model (missing "
+                           f"{sorted(names - given)}, unexpected {sorted(given - names)})")
+
+
+def _compile(graph: MLGraph, backend: str, device: str, threads: int) -> Executable:
+    from converter.runtimes import get_backend
+
+    if backend == "reference" and graph.context.backend.name == "reference" \
+            and device == "cpu":
+        executable = graph._compiled.get("reference")
+        if executable is None:
+            executable = graph._compiled["reference"] = graph.context.backend.compile(graph)
+        return executable
+    options: dict[str, Any] = {"threads": threads} if threads and backend != "reference" \
+        else {}
+    return get_backend(backend, device, **options).compile(graph)
+
+
+def _feed(vi: ValueInfo, graph: MLGraph) -> _Feed:
+    operand = graph.inputs[vi.name]
+    graph_type = operand.data_type
+    try:
+        dtype: np.dtype[Any] | None = np.dtype(graph_type)
+    except TypeError:  # int4 and other types numpy does not name
+        dtype = None
+    direct = dtype is not None and vi.dtype == graph_type
+    return _Feed(vi.name, vi.dtype, graph_type, dtype, tuple(operand.shape), direct)
+
+
+def _plain_output(vi: ValueInfo, graph: MLGraph) -> bool:
+    """Whether the backend's value of output `vi` is already the source-side value (the
+    graph's type is the source type: `source_outputs` would leave it as it is)."""
+    operand = graph.outputs.get(vi.name)
+    return operand is not None and operand.data_type == vi.dtype
