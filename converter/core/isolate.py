@@ -29,7 +29,7 @@ import pickle
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from converter.core.errors import ReferenceFailed
 
@@ -48,7 +48,8 @@ def can_isolate() -> bool:
     return hasattr(os, "fork")
 
 
-def _signal_name(number: int) -> str:
+def signal_name(number: int) -> str:
+    """`SIGSEGV` for signal 11; `signal N` for a number that names none."""
     try:
         return signal.Signals(number).name
     except ValueError:
@@ -77,28 +78,40 @@ def _kill_and_reap(pid: int) -> None:
         pass
 
 
-def _child(fn: Callable[[], Any], write_fd: int,
-           mask: Any) -> None:  # pragma: no cover - in the child
-    """Run `fn` and send its result; never returns. SIGINT/SIGTERM are blocked on entry
-    (`isolated`): their default actions are set before `mask` is restored."""
+def run_child(write_fd: int, mask: Any, produce: Callable[[], bytes],
+              setup: Callable[[], None] | None = None) -> NoReturn:  # pragma: no cover
+    """The body of a forked child: `setup()`, then SIGINT/SIGTERM back to their default
+    actions before `mask` (the parent's signal mask, saved when it blocked them across the
+    fork) is restored, so a signal pending since the fork never runs the parent's handler
+    here; faulthandler off (a crash prints nothing: the parent reports it); then the bytes of
+    `produce()` written to `write_fd`. Never returns: exit code 0, or 70 when no result was
+    written (the parent reports the exit code). Shared by `isolated` and the zoo's
+    `converter.zoo.isolation`."""
     code = 0
     try:
+        if setup is not None:
+            setup()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         import faulthandler
 
         faulthandler.disable()
-        try:
-            payload = pickle.dumps((_OK, fn()), protocol=pickle.HIGHEST_PROTOCOL)
-        except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-            payload = _exception_payload(exc)
+        payload = produce()
         with os.fdopen(write_fd, "wb", closefd=True) as out:
             out.write(payload)
     except BaseException:  # noqa: BLE001 - no result: the parent reports the exit code
         code = 70
     finally:
         os._exit(code)
+
+
+def _result_payload(fn: Callable[[], Any]) -> bytes:  # pragma: no cover - in the child
+    """`fn()`'s result, or the exception it raised, pickled for `isolated`."""
+    try:
+        return pickle.dumps((_OK, fn()), protocol=pickle.HIGHEST_PROTOCOL)
+    except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+        return _exception_payload(exc)
 
 
 def _exception_payload(exc: BaseException) -> bytes:
@@ -134,13 +147,13 @@ def isolated(fn: Callable[[], T], *, framework: str, label: str) -> T:
             pass
     read_fd, write_fd = os.pipe()
     # SIGINT/SIGTERM wait while the process forks: the child must not run this process's
-    # handlers before it has set its own (`_child`)
+    # handlers before it has set its own (`run_child`)
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
     try:
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the child
             os.close(read_fd)
-            _child(fn, write_fd, mask)
+            run_child(write_fd, mask, lambda: _result_payload(fn))
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     status: int | None = None
@@ -155,7 +168,7 @@ def isolated(fn: Callable[[], T], *, framework: str, label: str) -> T:
     assert status is not None  # the child was reaped, or the interruption went on
     code = os.waitstatus_to_exitcode(status)
     if code < 0:
-        how = _signal_name(-code)
+        how = signal_name(-code)
     elif code or not data:
         how = f"exit code {code}"
     else:

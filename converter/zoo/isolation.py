@@ -31,16 +31,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from converter.core.isolate import run_child, signal_name
 from converter.zoo.manifest import ZooEntry
 from converter.zoo.records import Budget, ZooResult
 from converter.zoo.runner import run_entry
-
-
-def _signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
 
 
 def _failed(entry: ZooEntry, reason: str, message: str, seconds: float) -> ZooResult:
@@ -52,32 +46,23 @@ def _failed(entry: ZooEntry, reason: str, message: str, seconds: float) -> ZooRe
 def _child(write_fd: int, entry: ZooEntry, backend: str, device: str, threads: int,
            precision: str, profiles: Sequence[str], memory: int | None, mask: Any
            ) -> None:  # pragma: no cover - in the child
-    """Run the entry and send its result; never returns. SIGINT/SIGTERM arrive blocked (as
-    in `converter.core.isolate`): their default actions are set before `mask` is restored, so a
-    signal pending since the fork never runs the parent's handler here."""
-    code = 0
-    try:
-        os.setpgid(0, 0)
-        import faulthandler
+    """Run the entry in a process group of its own, watched for its parent's death and under
+    the memory cap, and send its result (`converter.core.isolate.run_child`); never returns."""
 
-        faulthandler.disable()  # a crash is reported by the parent, not dumped here
+    def setup() -> None:
+        os.setpgid(0, 0)
         _orphan_watch()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    def produce() -> bytes:
         if memory:
             import resource
 
             resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
         result = run_entry(entry, backend, device, threads, precision=precision,
                            profiles=profiles)
-        payload = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
-        with os.fdopen(write_fd, "wb", closefd=True) as out:
-            out.write(payload)
-    except BaseException:  # noqa: BLE001 - no result: the parent reports the exit code
-        code = 70
-    finally:
-        os._exit(code)
+        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+
+    run_child(write_fd, mask, produce, setup)
 
 
 def _orphan_watch() -> None:  # pragma: no cover - in the child
@@ -175,6 +160,6 @@ def isolated_entry(entry: ZooEntry, backend: str = "reference", device: str = "c
             return _failed(entry, "crashed", f"its result could not be read: {exc}", seconds)
         if isinstance(result, ZooResult):
             return result
-    how = _signal_name(-code) if code < 0 else f"exit code {code}"
+    how = signal_name(-code) if code < 0 else f"exit code {code}"
     limit = (f" (memory budget {budget.memory} bytes)" if budget.memory else "")
     return _failed(entry, "crashed", f"the process running it died ({how}){limit}", seconds)
