@@ -69,6 +69,7 @@ const plain = (v) => {
 const cases = [];
 for (const {tests, tolerance} of captured) {
   for (const t of tests) {
+    if (t === undefined) continue;  // an array hole (`[a, , b]`), skipped as forEach does
     const c = {name: t.name, graph: plain(t.graph)};
     try {
       const tol = typeof tolerance === 'function' ? tolerance(t.graph, {}) : null;
