@@ -62,7 +62,7 @@ __OUTPUTS__
 <tr><th>Weights load</th><td class="num" id="t-weights">&ndash;</td></tr>
 <tr><th>Context creation</th><td class="num" id="t-context">&ndash;</td></tr>
 <tr><th>Graph build</th><td class="num" id="t-build">&ndash;</td></tr>
-<tr><th>First compute (dispatch + read)</th><td class="num" id="t-first">&ndash;</td></tr>
+<tr><th>First compute (write + dispatch + read)</th><td class="num" id="t-first">&ndash;</td></tr>
 <tr><th>Average compute</th><td class="num" id="t-average">&ndash;</td></tr>
 </table>
 <pre id="log"></pre>
@@ -113,8 +113,12 @@ function toHalfBits(value) {
   return half;
 }
 
-function fillTyped(mod, desc, values) {
-  const Ctor = mod.typedArrayFor(desc.dataType);
+const ARRAYS = {float32: Float32Array, float16: globalThis.Float16Array ?? Uint16Array,
+  int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
+  int8: Int8Array, uint8: Uint8Array};
+
+function fillTyped(desc, values) {
+  const Ctor = ARRAYS[desc.dataType];
   const count = desc.shape.reduce((a, b) => a * b, 1);
   if (values.length !== count) {
     throw new Error(`input ${JSON.stringify(desc.name)}: ${values.length} values, expected ${count}`);
@@ -136,7 +140,7 @@ function randomValues(desc) {
     floating ? Math.random() * 2 - 1 : Math.floor(Math.random() * 10));
 }
 
-function preview(desc, array, mod) {
+function preview(desc, array) {
   const halfBits = desc.dataType === "float16" && array instanceof Uint16Array;
   const first = Array.from(array.subarray(0, 8), (v) => {
     if (!halfBits) return String(v);
@@ -205,6 +209,8 @@ async function main() {
   });
 }
 
+let previous = null;
+
 async function run(mod, weights) {
   const text = $("inputs").value.trim();
   const given = text ? JSON.parse(text) : {};
@@ -224,9 +230,10 @@ async function run(mod, weights) {
   ms("t-context", performance.now() - t);
   status("Building the graph...");
   t = performance.now();
-  let graph;
+  let model;
   try {
-    graph = await mod.buildGraph(context, weights);
+    previous?.destroy();  // a new run (maybe another power preference): a new model
+    previous = model = await mod.createModel(context, weights);
   } catch (e) {
     throw new Error(`the browser's WebNN could not build the graph: ${e} (what it supports: ` +
                     "context.opSupportLimits())");
@@ -234,45 +241,32 @@ async function run(mod, weights) {
   const build = performance.now() - t;
   ms("t-build", build);
   log(`build: ${build.toFixed(1)} ms`);
-  const inputs = [], outputs = [];
-  for (const desc of mod.INPUTS) {
+  // an input the converter narrowed for its target (desc.sourceDataType) takes its values
+  // as given: the module's compute() converts and range-checks them
+  const feeds = Object.fromEntries(mod.INPUTS.map((desc) => {
     const values = Object.hasOwn(given, desc.name) ? [given[desc.name]].flat(Infinity)
       : randomValues(desc);
-    const tensor = await context.createTensor({dataType: desc.dataType, shape: desc.shape,
-                                               writable: true});
-    context.writeTensor(tensor, desc.sourceDataType ? mod.narrowInput(desc, values)
-      : fillTyped(mod, desc, values));
-    inputs.push([desc.name, tensor]);
-  }
-  for (const desc of mod.OUTPUTS) {
-    outputs.push([desc.name, await context.createTensor(
-      {dataType: desc.dataType, shape: desc.shape, readable: true})]);
-  }
-  const inputRecord = Object.fromEntries(inputs);
-  const outputRecord = Object.fromEntries(outputs);
-  const once = async () => {
-    context.dispatch(graph, inputRecord, outputRecord);
-    return Promise.all(outputs.map(([, tensor]) => context.readTensor(tensor)));
-  };
+    return [desc.name, desc.sourceDataType ? values : fillTyped(desc, values)];
+  }));
   status("Running...");
   t = performance.now();
-  const buffers = await once();
+  const results = await model.compute(feeds);
   const first = performance.now() - t;
   ms("t-first", first);
-  log(`first run (dispatch + read): ${first.toFixed(2)} ms`);
+  log(`first run (write + dispatch + read): ${first.toFixed(2)} ms`);
   const runs = Math.max(1, Math.min(1000, Number($("runs").value) || 1));
   t = performance.now();
-  for (let i = 0; i < runs; i++) await once();
+  for (let i = 0; i < runs; i++) await model.compute(feeds);
   const average = (performance.now() - t) / runs;
   $("t-average").textContent = `${average.toFixed(2)} ms (${runs} runs)`;
   log(`average of ${runs} runs: ${average.toFixed(2)} ms`);
-  mod.OUTPUTS.forEach((desc, i) => {
-    const array = mod.widenOutput(desc, buffers[i]);
-    log(`${JSON.stringify(desc.name)}: ${preview(desc, array, mod)}`);
-  });
+  for (const desc of mod.OUTPUTS) {
+    log(`${JSON.stringify(desc.name)}: ${preview(desc, results[desc.name])}`);
+  }
   settleResult({ok: true, timings: {build, first, average},
-                outputs: Object.fromEntries(mod.OUTPUTS.map((desc, i) => [desc.name,
-                  {dataType: desc.dataType, shape: desc.shape, buffer: buffers[i]}]))});
+                outputs: Object.fromEntries(mod.OUTPUTS.map((desc) => [desc.name,
+                  {dataType: desc.sourceDataType ?? desc.dataType, shape: desc.shape,
+                   buffer: results[desc.name].buffer}]))});
   status("Done.");
 }
 

@@ -1,38 +1,50 @@
 """JavaScript export: `<stem>.js` (an ES module that rebuilds the graph with the browser's
 WebNN `MLGraphBuilder`) and `<stem>.html` (a page that runs it).
 
-`<stem>.js` exports:
+`<stem>.js` reads like the WebNN code a web developer writes (webnn-samples style) and
+exports:
 
+- `createModel(context, weights?)` -> `{compute(feeds), inputs, outputs, destroy()}`: builds
+  the graph (weights: `loadWeights()` unless given) and creates one writable MLTensor per
+  input and one readable MLTensor per output, once; `compute({name: typedArray})` writes the
+  inputs, dispatches and resolves to `{name: typedArray}`, reusing those tensors on every
+  call; `destroy()` releases the graph and the tensors. `inputs` / `outputs` are `INPUTS` /
+  `OUTPUTS`.
 - `buildGraph(context, weights)`: replays every operator with spec camelCase method and
-  option names (`builder.conv2d(v0, v1, {padding: [...], bias: v2})`), declares inputs with
-  `builder.input(name, {dataType, shape})` and constants with
-  `builder.constant({dataType, shape}, typedArray)`, and returns `builder.build({...})`.
-  `weights` is the Map returned by `loadWeights`.
+  option names (`builder.conv2d(image, const_0, {padding: [1, 1, 1, 1], bias: const_1})`);
+  options equal to the builder's defaults are left out (`converter.io.export.js_options`:
+  derived from the builder's method signatures and a replay, not from a list); values are
+  named after the `.webnn` file's identifiers (`conv2d_0`), made valid and unique
+  JavaScript identifiers; inputs are `builder.input(name, {dataType, shape})`, constants
+  `builder.constant({dataType, shape}, data)` where `data` is a view into the weights bytes
+  (`weights.subarray(begin, end)`: no per-tensor copy), `new Float32Array(n).fill(v)` for a
+  uniform tensor, or a small literal array.
 - `loadWeights(url)` / `weightsFromBuffer(buffer)`: fetch the `<stem>.weights` blob (the same
-  WGWT file as the `.webnn` export), check its header and slice one typed array per tensor of
-  the embedded manifest (copied, so unaligned offsets are fine).
+  WGWT file as the `.webnn` export) and check its header and size; the result is the file's
+  bytes (a Uint8Array). A graph without blob constants gets a `loadWeights()` giving null.
 - `INPUTS`, `OUTPUTS` (arrays of `{name, dataType, shape}`), `GRAPH_NAME`, `WEIGHTS_FILE`.
-- `narrowInput(desc, values)` / `widenOutput(desc, data)`: for a graph lowered for a target
-  without 64-bit integers (`converter.passes.targets`, rule narrow-int64; `MLGraph.narrowed_inputs`
-  / `narrowed_outputs`), whose `INPUTS` / `OUTPUTS` rows then carry `sourceDataType` ("int64"
-  or "uint64") next to the graph's `dataType` ("int32" / "uint32"): `narrowInput` takes a
-  `BigInt64Array` / `BigUint64Array` (or an array of bigints, numbers or decimal strings),
-  checks every value fits the graph's type (a `RangeError` naming the input and the value
-  otherwise) and gives the `Int32Array` / `Uint32Array` to write; `widenOutput` turns what
-  `readTensor` gives back into a `BigInt64Array` / `BigUint64Array`. Other inputs and
-  outputs pass through unchanged (`widenOutput` wraps a buffer in its typed array). The page
-  does both.
+- Only for a graph lowered for a target without 64-bit integers (`converter.passes.targets`,
+  rule narrow-int64 / widen-io; `MLGraph.narrowed_inputs` / `narrowed_outputs`), whose
+  `INPUTS` / `OUTPUTS` rows then carry `sourceDataType` ("int64", "uint64", "int8") next to
+  the graph's `dataType`: `narrowInput(desc, values)` takes a `BigInt64Array` /
+  `BigUint64Array` (or an array of bigints, numbers or decimal strings), checks every value
+  fits the graph's type (a `RangeError` naming the input and the value otherwise) and gives
+  the typed array to write; `widenOutput(desc, data)` gives the output back in its source
+  type. `compute()` applies both.
 
 Safety: every string that comes from the model (input/output names, labels, the graph
 name, string option values) is emitted as a JSON string literal with non-ASCII, `<`, `>`, `&`
 and U+2028/U+2029 escaped (`js_string`), so it can neither end a string nor close a
-`<script>` element; named records use computed keys (`{["name"]: v}`) or
-`Object.fromEntries`, so a name such as `__proto__` is an ordinary key. JavaScript variable
-names are generated (`v0`, `v1`, ...). Operator and option names are checked against
-`[A-Za-z][A-Za-z0-9]*` before they are written.
+`<script>` element; output records use shorthand keys only where the key is the plain
+identifier itself, else computed keys (`{["name"]: v}`), so a name such as `__proto__` is an
+ordinary key. JavaScript variable names are ASCII identifiers (`js_options.js_identifiers`:
+reserved words and the globals the module uses are avoided). Operator and option names are
+checked against `[A-Za-z][A-Za-z0-9]*` before they are written.
 
-Restrictions: float16 tensors use `Float16Array` where the browser has it, else
-`Uint16Array` holding the binary16 bits (what Chromium's WebNN accepts). int4/uint4 constants
+Restrictions: float16 outputs are `Float16Array`s where the browser has it, else
+`Uint16Array`s holding the binary16 bits; float16 constants are written as those bits.
+Constant data is given to `builder.constant` as any view of the right byte length (the
+spec's `AllowSharedBufferSource`), which Chromium accepts. int4/uint4 constants
 are `Uint8Array`s of the packed bytes (two values per byte, low nibble first, as Chromium
 takes them); they are optional WebNN data types, so such a graph builds only where
 `opSupportLimits()` lists them for `constant` and `dequantizeLinear`. Integers beyond
@@ -52,7 +64,7 @@ For automated checks (`webnn-convert validate --browser`, `converter.validate.br
 also exposes two promises, invisible to its users: `globalThis.__webnnReady` settles once the
 module and weights are loaded (`{ok: true}`, or `{ok: false, error}`) and
 `globalThis.__webnnResult` once the first run is done (`{ok: true, outputs: {name: {dataType,
-shape, buffer}}, timings}`) or on the first error. A context the browser cannot create (no
+shape, buffer}}, timings}`, outputs in their source data type) or on the first error. A context the browser cannot create (no
 such device) or a graph it cannot build gets its own message on the page.
 """
 
@@ -71,9 +83,10 @@ from converter.core.webnn import MLGraph, MLOperand, Operation
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES
 from converter.core.webnn.operators import OPERATORS, operator
 from converter.io.export.html_page import html_text
+from converter.io.export.js_options import js_identifiers, written_options
 from converter.io.export.literals import html_literal, js_string
 from converter.io.serialize.errors import WebnnExportError
-from converter.io.serialize.plan import WebnnPlan, constant_bytes, plan
+from converter.io.serialize.plan import ConstantEntry, WebnnPlan, constant_bytes, plan
 
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
@@ -115,76 +128,54 @@ def _descriptor(operand: MLOperand) -> str:
 
 
 def _io_list(items: Iterable[tuple[str, MLOperand]], narrowed: dict[str, str]) -> str:
-    rows = [f"  {{name: {js_string(n)}, dataType: {js_string(o.data_type)}, "
+    rows = [f"{{name: {js_string(n)}, dataType: {js_string(o.data_type)}, "
             f"shape: [{', '.join(str(d) for d in o.shape)}]"
             + (f", sourceDataType: {js_string(narrowed[n])}" if n in narrowed else "") + "}"
             for n, o in items]
-    return "[\n" + ",\n".join(rows) + "\n]" if rows else "[]"
+    one_line = "[" + ", ".join(rows) + "]"
+    return one_line if len(one_line) < 80 else "[\n  " + ",\n  ".join(rows) + ",\n]"
 
 
-_RUNTIME = r"""
-const FLOAT16 = globalThis.Float16Array ?? Uint16Array;
-const TYPED_ARRAYS = new Map([
-  ["float32", Float32Array], ["float16", FLOAT16], ["int32", Int32Array],
-  ["uint32", Uint32Array], ["int64", BigInt64Array], ["uint64", BigUint64Array],
-  ["int8", Int8Array], ["uint8", Uint8Array],
-  ["int4", Uint8Array], ["uint4", Uint8Array],  // packed: two values per byte, low nibble first
-]);
+_ARRAY_NAMES = {"float32": "Float32Array", "float16": "globalThis.Float16Array ?? Uint16Array",
+                "int32": "Int32Array", "uint32": "Uint32Array", "int64": "BigInt64Array",
+                "uint64": "BigUint64Array", "int8": "Int8Array", "uint8": "Uint8Array",
+                "int4": "Uint8Array", "uint4": "Uint8Array"}
+"""The typed array of each data type (4-bit types: packed bytes, float16: the bits where the
+browser has no Float16Array)."""
 
-/** The typed array constructor WebNN expects for a data type. */
-export function typedArrayFor(dataType) {
-  const ctor = TYPED_ARRAYS.get(dataType);
-  if (ctor === undefined) throw new TypeError(`unsupported data type ${dataType}`);
-  return ctor;
-}
-
-/** Slice the WGWT weights blob (ArrayBuffer) into a Map of key -> typed array. */
-export function weightsFromBuffer(buffer) {
-  const bytes = new Uint8Array(buffer);
-  const magic = String.fromCharCode(...bytes.subarray(0, 4));
-  if (bytes.length < 8 || magic !== "WGWT") throw new Error("weights: not a WGWT file");
-  const version = new DataView(buffer, 0, 8).getUint32(4, true);
-  if (version !== 1) throw new Error(`weights: unsupported version ${version}`);
-  const weights = new Map();
-  for (const [key, dataType, offset, length] of MANIFEST) {
-    if (offset < 8 || offset + length > bytes.length) {
-      throw new Error(`weights: tensor ${JSON.stringify(key)} lies outside the file`);
-    }
-    weights.set(key, new (typedArrayFor(dataType))(buffer.slice(offset, offset + length)));
-  }
-  return weights;
-}
-
-/** Fetch the weights blob (default: next to this module) and slice it. */
+_LOAD_WEIGHTS = r"""
+/** Fetch the weights file (default: the one next to this module). */
 export async function loadWeights(url = new URL(WEIGHTS_FILE, import.meta.url)) {
-  if (MANIFEST.length === 0) return new Map();
   const response = await fetch(url);
   if (!response.ok) throw new Error(`weights: ${url}: HTTP ${response.status}`);
   return weightsFromBuffer(await response.arrayBuffer());
 }
 
-function tensor(weights, key) {
-  const value = weights?.get(key);
-  if (value === undefined) throw new Error(`buildGraph: weights has no tensor ${JSON.stringify(key)}`);
-  return value;
+/** The checked bytes of the weights file; the constants are views into them (no copies). */
+export function weightsFromBuffer(buffer) {
+  const bytes = new Uint8Array(buffer.buffer ?? buffer, buffer.byteOffset ?? 0, buffer.byteLength);
+  const header = new DataView(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 8));
+  const ok = bytes.length >= __SIZE__ && header.getUint32(0) === 0x57475754 && header.getUint32(4, true) === 1;
+  if (!ok) throw new Error("weights: not the WGWT file (version 1, __SIZE__ bytes) of this module");
+  return bytes;
 }
+"""
 
-function inlineBytes(dataType, bytes) {
-  return new (typedArrayFor(dataType))(new Uint8Array(bytes).buffer);
-}
+_NO_WEIGHTS = """
+/** This graph has no weights file: its constants are in the module. */
+export async function loadWeights() { return null; }
+"""
 
-const NARROW_RANGES = new Map([
-  ["int32", [-(2n ** 31n), 2n ** 31n - 1n]], ["uint32", [0n, 2n ** 32n - 1n]],
-  ["int64", [-(2n ** 63n), 2n ** 63n - 1n]], ["uint64", [0n, 2n ** 64n - 1n]],
-]);
+_NARROW_INPUT = r"""
+const NARROW_RANGES = {int32: [-(2n ** 31n), 2n ** 31n - 1n], uint32: [0n, 2n ** 32n - 1n],
+  int64: [-(2n ** 63n), 2n ** 63n - 1n], uint64: [0n, 2n ** 64n - 1n]};
 
 /**
  * The typed array to write for graph input `desc` (a row of INPUTS). An input the converter
  * narrowed from int64/uint64 for its target (`desc.sourceDataType`) takes a BigInt64Array /
  * BigUint64Array or an array of bigints, numbers or decimal strings; every value must fit
  * the graph's type (RangeError otherwise). An input carried in a wider integer type for its
- * target (int8 as int32, `desc.sourceDataType` "int8") takes the source type's typed array
- * and is converted the same way. Other inputs' values come back unchanged.
+ * target (int8 as int32) takes the source type's typed array. Other inputs come back unchanged.
  */
 export function narrowInput(desc, values) {
   if (!desc.sourceDataType) return values;
@@ -193,8 +184,8 @@ export function narrowInput(desc, values) {
   if (values.length !== count) {
     throw new RangeError(`input ${name}: ${values.length} values, expected ${count}`);
   }
-  const [lo, hi] = NARROW_RANGES.get(desc.dataType);
-  const out = new (typedArrayFor(desc.dataType))(count);
+  const [lo, hi] = NARROW_RANGES[desc.dataType];
+  const out = new ARRAYS[desc.dataType](count);
   for (let i = 0; i < count; i++) {
     let value;
     try {
@@ -211,29 +202,50 @@ export function narrowInput(desc, values) {
   }
   return out;
 }
+"""
 
+_WIDEN_OUTPUT = r"""
 /**
  * Graph output `desc` (a row of OUTPUTS) as its source data type: `data` is what readTensor
- * gives (an ArrayBuffer) or a typed array; an output narrowed from int64/uint64
- * (`desc.sourceDataType`) comes back as a BigInt64Array / BigUint64Array, one carried in a
- * wider type for its target (int8 as int32) as the typed array of its source type, others as
- * the typed array of their data type.
+ * gives (an ArrayBuffer) or a typed array; an output narrowed from int64/uint64 comes back as
+ * a BigInt64Array / BigUint64Array, one carried in a wider type (int8 as int32) as the typed
+ * array of its source type, others as the typed array of their data type.
  */
 export function widenOutput(desc, data) {
-  const array = ArrayBuffer.isView(data) ? data : new (typedArrayFor(desc.dataType))(data);
+  const array = ArrayBuffer.isView(data) ? data : new ARRAYS[desc.dataType](data);
   if (!desc.sourceDataType) return array;
-  const big = desc.sourceDataType.endsWith("64");  // narrowed int64/uint64: bigints
-  return typedArrayFor(desc.sourceDataType).from(array, big ? (v) => BigInt(v) : (v) => v);
+  const big = desc.sourceDataType.endsWith("64");
+  return ARRAYS[desc.sourceDataType].from(array, big ? (v) => BigInt(v) : (v) => v);
 }
+"""
 
-function splat(dataType, elementBytes, count) {
-  const size = elementBytes.length;
-  const out = new Uint8Array(size * count);
-  out.set(elementBytes, 0);
-  for (let filled = size; filled < out.length; filled *= 2) {
-    out.copyWithin(filled, 0, Math.min(filled, out.length - filled));
-  }
-  return new (typedArrayFor(dataType))(out.buffer);
+_CREATE_MODEL = r"""
+/**
+ * Build the graph on `context` (weights: loadWeights() unless given) and create its tensors
+ * once. compute(feeds) writes {input name: typed array}, runs the graph and resolves to
+ * {output name: typed array}, reusing the same tensors on every call; destroy() frees them.
+ */
+export async function createModel(context, weights) {
+  const graph = await buildGraph(context, weights ?? await loadWeights());
+  const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(
+    async (d) => [d.name, await context.createTensor({dataType: d.dataType, shape: d.shape, ...usage})])));
+  const inputTensors = await tensors(INPUTS, {writable: true});
+  const outputTensors = await tensors(OUTPUTS, {readable: true});
+  return {
+    inputs: INPUTS, outputs: OUTPUTS,
+    async compute(feeds) {
+      for (const d of INPUTS) {
+        if (!Object.hasOwn(feeds, d.name)) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);
+        context.writeTensor(inputTensors[d.name], __FEED__);
+      }
+      context.dispatch(graph, inputTensors, outputTensors);
+      const read = await Promise.all(OUTPUTS.map((d) => context.readTensor(outputTensors[d.name])));
+      return Object.fromEntries(OUTPUTS.map((d, i) => [d.name, __RESULT__]));
+    },
+    destroy() {
+      for (const t of [graph, ...Object.values(inputTensors), ...Object.values(outputTensors)]) t.destroy();
+    },
+  };
 }
 """
 
@@ -246,35 +258,39 @@ class JavaScriptFiles:
     html: str
 
 
-def _manifest_rows(p: WebnnPlan) -> str:
-    rows = [f"  [{js_string(c.ident)}, {js_string(c.operand.data_type)}, {c.offset}, "
-            f"{c.length}]" for c in p.blob_constants]
-    return "[\n" + ",\n".join(rows) + "\n]" if rows else "[]"
+def _typed_literal(operand: MLOperand) -> str:
+    """A small constant's data: a typed array of its values where that is exact (no NaN,
+    whose bits a typed array may not keep), else a Uint8Array of its little-endian bytes."""
+    arr = operand.value
+    dt = operand.data_type
+    if arr is not None and dt in ("float32", "int32", "uint32", "int8", "uint8", "int64",
+                                  "uint64") and not (dt == "float32" and np.isnan(arr).any()):
+        big = dt.endswith("64")
+        values = [f"{int(v)}n" if big else js_number(v) for v in arr.reshape(-1).tolist()]
+        return f"new {_ARRAY_NAMES[dt]}([{', '.join(values)}])"
+    return f"new Uint8Array([{', '.join(str(b) for b in constant_bytes(operand))}])"
 
 
-def _constant_expr(p: WebnnPlan, index: int) -> str:
-    c = p.constants[index]
-    dt = js_string(c.operand.data_type)
+def _constant_data(c: ConstantEntry) -> str:
+    desc = c.operand.descriptor
     if c.kind == "weights":
-        data = f"tensor(weights, {js_string(c.ident)})"
-    elif c.kind == "scalar" and c.operand.data_type in FOUR_BIT_TYPES:
-        # packed: the same value in both nibbles, one byte per pair of elements
+        return f"weights.subarray({c.offset}, {c.offset + c.length})"
+    if c.kind == "bytes":
+        return _typed_literal(c.operand)
+    if c.operand.data_type in FOUR_BIT_TYPES:  # packed: the same value in both nibbles
         nibble = int(c.scalar or 0) & 0x0F
-        data = f"splat({dt}, [{nibble | nibble << 4}], {c.operand.descriptor.byte_length})"
-    elif c.kind == "scalar":
-        element = np.array(c.scalar, dtype=c.operand.data_type).astype(
-            np.dtype(c.operand.data_type).newbyteorder("<")).tobytes()
-        data = f"splat({dt}, [{', '.join(str(b) for b in element)}], {c.operand.descriptor.size})"
-    else:
-        raw = constant_bytes(c.operand)  # 4-bit constants packed
-        data = f"inlineBytes({dt}, [{', '.join(str(b) for b in raw)}])"
-    return f"builder.constant({_descriptor(c.operand)}, {data})"
+        return f"new Uint8Array({desc.byte_length}).fill({nibble | nibble << 4})"
+    if c.operand.data_type == "float16":  # the binary16 bits, which every browser takes
+        bits = int(np.array(c.scalar, np.float16).view(np.uint16))
+        return f"new Uint16Array({desc.size}).fill({bits})"
+    big = c.operand.data_type.endswith("64")
+    value = f"{int(c.scalar or 0)}n" if big else js_number(c.scalar)
+    return f"new {_ARRAY_NAMES[c.operand.data_type]}({desc.size}).fill({value})"
 
 
 def _call(operation: Operation, names: dict[int, str]) -> str:
     op = operation.op
-    sig = OPERATORS.get(op)
-    if sig is None or not _JS_NAME_RE.match(op):
+    if OPERATORS.get(op) is None or not _JS_NAME_RE.match(op):
         raise WebnnExportError(f"{op!r}: unknown operator")
     args = []
     for value in operation.args:
@@ -284,9 +300,7 @@ def _call(operation: Operation, names: dict[int, str]) -> str:
         else:
             args.append(js_value(value, names))
     options = []
-    for key, value in operation.options.items():
-        if value is None:
-            continue
+    for key, value in written_options(operation):
         if not _JS_NAME_RE.match(key):
             raise WebnnExportError(f"{op}: option name {key!r} is not a plain word")
         options.append(f"{key}: {js_value(value, names)}")
@@ -295,48 +309,70 @@ def _call(operation: Operation, names: dict[int, str]) -> str:
     return f"builder.{op}({', '.join(args)})"
 
 
-def module_text(p: WebnnPlan, weights_file: str) -> str:
-    """The ES module source for the plan's graph."""
+def _names(p: WebnnPlan) -> dict[int, str]:
+    """id(operand) -> JavaScript name, from the `.webnn` identifiers (inputs, constants,
+    operator results in that order)."""
     g = p.graph
-    names: dict[int, str] = {}
-    counter = 0
+    order = [*g.inputs.values(), *(c.operand for c in p.constants),
+             *(o for operation in g.operations for o in operation.outputs)]
+    return js_identifiers((id(o), p.ident(o)) for o in order)
 
-    def fresh(operand: MLOperand) -> str:
-        nonlocal counter
-        names[id(operand)] = f"v{counter}"
-        counter += 1
-        return names[id(operand)]
 
+def _arrays(g: MLGraph) -> str:
+    types = [o.data_type for o in g.outputs.values()]
+    types += [g.inputs[n].data_type for n in g.narrowed_inputs if n in g.inputs]
+    types += [*g.narrowed_inputs.values(), *g.narrowed_outputs.values()]
+    entries = [f"{t}: {_ARRAY_NAMES[t]}" for t in dict.fromkeys(types)]
+    return f"const ARRAYS = {{{', '.join(entries)}}};"
+
+
+def module_text(p: WebnnPlan, weights_file: str) -> str:
+    """The ES module source for the plan's graph (see the module docstring)."""
+    g = p.graph
+    names = _names(p)
     body: list[str] = ["  const builder = new MLGraphBuilder(context);"]
     for original, operand in g.inputs.items():
-        body.append(f"  const {fresh(operand)} = builder.input({js_string(original)}, "
+        body.append(f"  const {names[id(operand)]} = builder.input({js_string(original)}, "
                     f"{_descriptor(operand)});")
-    for i, c in enumerate(p.constants):
-        body.append(f"  const {fresh(c.operand)} = {_constant_expr(p, i)};")
+    for c in p.constants:
+        body.append(f"  const {names[id(c.operand)]} = builder.constant("
+                    f"{_descriptor(c.operand)}, {_constant_data(c)});")
     for operation in g.operations:
         call = _call(operation, names)
-        if operator(operation.op).returns_list:
-            outs = [fresh(o) for o in operation.outputs]
-            body.append(f"  const [{', '.join(outs)}] = {call};")
-        else:
-            body.append(f"  const {fresh(operation.outputs[0])} = {call};")
-    record = ", ".join(f"[{js_string(n)}]: {names[id(o)]}" for n, o in g.outputs.items())
-    body.append(f"  return await builder.build({{{record}}});")
+        outs = [names[id(o)] for o in operation.outputs]
+        lhs = f"[{', '.join(outs)}]" if operator(operation.op).returns_list else outs[0]
+        body.append(f"  const {lhs} = {call};")
+    record = ", ".join(names[id(o)] if names[id(o)] == n else
+                       f"[{js_string(n)}]: {names[id(o)]}" for n, o in g.outputs.items())
+    body.append(f"  return builder.build({{{record}}});")
+    example = ", ".join(f"{names[id(o)] if names[id(o)] == n else js_string(n)}: "
+                        f"new {_ARRAY_NAMES[o.data_type].split()[-1]}({o.descriptor.size})"
+                        for n, o in g.inputs.items())
+    weights = (_LOAD_WEIGHTS.replace("__SIZE__", str(p.weights_size)) if p.blob_constants
+               else _NO_WEIGHTS)
+    create = (_CREATE_MODEL
+              .replace("__FEED__", "narrowInput(d, feeds[d.name])" if g.narrowed_inputs
+                       else "feeds[d.name]")
+              .replace("__RESULT__", "widenOutput(d, read[i])" if g.narrowed_outputs
+                       else "new ARRAYS[d.dataType](read[i])"))
     head = [
-        "// Generated by webnn-converter: an ES module that rebuilds the graph with WebNN.",
-        "// buildGraph(context, weights) -> MLGraph; loadWeights(url) -> Map of typed arrays.",
+        "// Generated by webnn-converter: rebuilds the graph with the browser's WebNN API.",
+        "//   const model = await createModel(await navigator.ml.createContext());",
+        f"//   const outputs = await model.compute({{{example}}});",
         "",
         f"export const GRAPH_NAME = {js_string(p.name)};",
         f"export const WEIGHTS_FILE = {js_string(weights_file)};",
         f"export const INPUTS = {_io_list(g.inputs.items(), g.narrowed_inputs)};",
         f"export const OUTPUTS = {_io_list(g.outputs.items(), g.narrowed_outputs)};",
-        "// [key, dataType, byteOffset, byteLength] of each tensor in the weights file.",
-        f"const MANIFEST = {_manifest_rows(p)};",
-        _RUNTIME,
-        "/** Build the graph on `context`; `weights` is the Map from loadWeights(). */",
+        _arrays(g),
+        weights.rstrip("\n"),
+        *([_NARROW_INPUT.rstrip("\n")] if g.narrowed_inputs else []),
+        *([_WIDEN_OUTPUT.rstrip("\n")] if g.narrowed_outputs else []),
+        "",
+        "/** Build the graph on `context`; `weights` is what loadWeights() gives. */",
         "export async function buildGraph(context, weights) {",
     ]
-    return "\n".join(head + body + ["}", ""])
+    return "\n".join(head + body + ["}", create])
 
 
 def check_stem(stem: str) -> str:

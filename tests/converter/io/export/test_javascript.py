@@ -14,9 +14,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from converter.core.webnn import ML, MLGraphBuilder, MLOperand
+from converter.core.webnn.operators import operator
 from converter.io.export.javascript import check_stem, to_javascript
 from converter.io.export.literals import html_literal, js_string
-from converter.io.serialize.plan import plan
+from converter.io.serialize.plan import constant_bytes, plan
 from tests.converter.io.export.graphs import FAMILIES, HOSTILE_NAMES
 from tests.converter.io.export.node_harness import (
     TYPED,
@@ -45,53 +47,74 @@ def test_module_and_page_pass_node_check(family: str, tmp_path: Path) -> None:
 
 
 # -- replay in node -------------------------------------------------------------------------
+def _decode(value: Any, scratch: dict[int, MLOperand]) -> Any:
+    """A recorded JavaScript argument as the Python builder takes it."""
+    if isinstance(value, dict) and "operand" in value:
+        return scratch[value["operand"]]
+    if isinstance(value, dict) and "bigint" in value:
+        return int(value["bigint"])
+    if isinstance(value, dict) and "number" in value:
+        return float(value["number"].replace("Infinity", "inf"))
+    if isinstance(value, list):
+        return [_decode(v, scratch) for v in value]
+    if isinstance(value, dict):  # the options record
+        return {k: _decode(v, scratch) for k, v in value.items()}
+    return value
+
+
 @needs_node
 @pytest.mark.parametrize("family", list(FAMILIES))
 def test_module_replays_the_graph(family: str, tmp_path: Path) -> None:
     """Run buildGraph(loadWeights()) in node with a recording MLGraphBuilder; every call must
     match the graph: input names/descriptors, constant bytes, op names, positional
-    arguments, options, and the output record."""
+    arguments and the output record. Options the module leaves out are the builder's
+    defaults: the recorded calls replayed through the Python MLGraphBuilder (the spec's
+    method steps fill in what is absent) record exactly the graph's options."""
     graph = FAMILIES[family]().graph
     p = plan(graph)
     js, _, weights = _write(graph, tmp_path)
     out = _replay(graph, js, weights, tmp_path)
     calls = out["calls"]
+    assert len(calls) == len(graph.inputs) + len(p.constants) + len(graph.operations) + 1
 
     ids: dict[int, int] = {}
-    expected: list[dict[str, Any]] = []
+    scratch: dict[int, MLOperand] = {}
+    b = MLGraphBuilder(ML().create_context())
+    it = iter(calls)
     for name, operand in graph.inputs.items():
+        got = next(it)
         ids[id(operand)] = len(ids)
-        expected.append({"op": "input", "args": [name, {"dataType": operand.data_type,
-                                                        "shape": list(operand.shape)}],
-                         "out": [ids[id(operand)]]})
+        assert got == {"op": "input", "out": [ids[id(operand)]], "args": [
+            name, {"dataType": operand.data_type, "shape": list(operand.shape)}]}
+        scratch[ids[id(operand)]] = b.input(name, list(operand.shape), operand.data_type)
     for c in p.constants:
-        operand = c.operand
+        operand, got = c.operand, next(it)
         ids[id(operand)] = len(ids)
-        arr = operand.value
-        assert arr is not None
-        expected.append({"op": "constant", "out": [ids[id(operand)]],
-                         "args": [{"dataType": operand.data_type, "shape": list(operand.shape)},
-                                  {"typed": TYPED.get(operand.data_type),
-                                   "hex": np.ascontiguousarray(arr, arr.dtype.newbyteorder("<"))
-                                   .tobytes().hex()}]})
+        assert got["op"] == "constant" and got["out"] == [ids[id(operand)]]
+        desc, data = got["args"]
+        assert desc == {"dataType": operand.data_type, "shape": list(operand.shape)}
+        assert bytes.fromhex(data["hex"]) == constant_bytes(operand), c
+        assert data["typed"] in ("Uint8Array", "Uint16Array", TYPED.get(operand.data_type))
+        scratch[ids[id(operand)]] = b.constant(np.asarray(operand.value), operand.data_type)
     for operation in graph.operations:
-        args = [_enc(a, ids) for a in operation.args]
-        options = {k: _enc(v, ids) for k, v in operation.options.items() if v is not None}
-        if options:
-            args.append(options)
-        outs = []
-        for o in operation.outputs:
+        got = next(it)
+        assert got["op"] == operation.op
+        positional = len(operator(operation.op).positional)
+        assert got["args"][:positional] == [_enc(a, ids) for a in operation.args]
+        written = got["args"][positional:]
+        options = _decode(written[0], scratch) if written else {}
+        assert len(written) <= 1 and set(options) <= set(operation.options)
+        replayed = b.apply(operation.op, _decode(got["args"][:positional], scratch), options)
+        for o, r in zip(operation.outputs, replayed, strict=True):
             ids[id(o)] = len(ids)
-            outs.append(ids[id(o)])
-        expected.append({"op": operation.op, "args": args, "out": outs})
-
-    assert len(calls) == len(expected) + 1
-    for got, want in zip(calls, expected, strict=False):
-        if want["op"] == "constant" and want["args"][1]["typed"] is None:  # float16
-            assert got["args"][1]["typed"] in ("Uint16Array", "Float16Array")
-            got["args"][1]["typed"] = None
-        assert got == want
-    build = calls[-1]
+            scratch[ids[id(o)]] = r
+        assert got["out"] == [ids[id(o)] for o in operation.outputs]
+        rec = replayed[0].operator
+        assert rec is not None
+        back = {id(v): k for k, v in scratch.items()}
+        assert {k: _enc(v, back) for k, v in rec.options.items()} == {
+            k: _enc(v, ids) for k, v in operation.options.items() if v is not None}, operation.op
+    build = next(it)
     assert build["op"] == "build" and build["plainPrototype"]
     assert build["keys"] == list(graph.outputs)
     assert build["ids"] == [ids[id(o)] for o in graph.outputs.values()]
@@ -117,7 +140,7 @@ def test_weights_loader_rejects_a_truncated_blob(tmp_path: Path) -> None:
         "catch (e) { console.log(String(e)); }\n")
     result = _node(script)
     assert result.returncode == 0, result.stderr
-    assert "lies outside the file" in result.stdout
+    assert "not the WGWT file (version 1, " in result.stdout
 
 
 # -- hostile names --------------------------------------------------------------------------
@@ -162,7 +185,8 @@ def test_page_mentions_the_module_and_weights_as_literals_only() -> None:
     assert 'const WEIGHTS_URL = "./my-model.v2.weights";' in files.html
     assert 'export const WEIGHTS_FILE = "my-model.v2.weights";' in files.module
     assert "navigator.ml" in files.html and "createContext" in files.html
-    assert "dispatch(" in files.html and "readTensor(" in files.html
+    assert "createModel(context, weights)" in files.html and ".compute(feeds)" in files.html
+    assert "dispatch(" in files.module and "readTensor(" in files.module
     assert "WebNN is not available" in files.html
 
 
@@ -178,12 +202,13 @@ def test_page_runs_with_tensors_and_prints_outputs(family: str, tmp_path: Path) 
     assert out["built"] == [list(graph.outputs)]
     assert len(out["dispatched"]) == 1 + 3  # first run + 3 timed runs
     assert out["dispatched"][0] == {"inputs": list(graph.inputs), "outputs": list(graph.outputs)}
-    assert [w["length"] for w in out["written"]] == [o.descriptor.size
-                                                      for o in graph.inputs.values()]
+    # compute() writes every input on each of the 4 runs, into the same tensors
+    assert [w["length"] for w in out["written"]] == [o.descriptor.size for o in
+                                                      graph.inputs.values()] * 4
     assert all(w["writable"] for w in out["written"])
     for name, operand in graph.outputs.items():
         assert f"{json.dumps(name, ensure_ascii=False)}: {operand.data_type}[" in out["log"]
-    assert "first run (dispatch + read)" in out["log"] and "average of 3 runs" in out["log"]
+    assert "first run (write + dispatch + read)" in out["log"] and "average of 3 runs" in out["log"]
     if family == "float16":
         assert out["written"][0]["type"] in ("Uint16Array", "Float16Array")
     if family == "shape":
@@ -196,7 +221,7 @@ def test_page_uses_json_inputs_and_reports_bad_ones(tmp_path: Path) -> None:
     values = list(range(50))
     out = _run_page(tmp_path, graph, inputs=json.dumps({"x": [values[:25], values[25:]]}))
     assert out["status"] == "Done."
-    assert out["written"][0]["first"] == 0 and out["written"][0]["length"] == 50
+    assert {(w["first"], w["length"]) for w in out["written"]} == {(0, 50)}
     out = _run_page(tmp_path, graph, inputs=json.dumps({"x": [1, 2, 3]}))
     assert out["statusClass"] == "error"
     assert "3 values, expected 50" in out["status"]
