@@ -6,6 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+import numpy as np
+
+from converter.core.webnn import MLOperand
+
+Output = MLOperand | np.ndarray | None
+"""One output value of a handler: an operand, a folded constant (numpy), or None for an
+output the node omits."""
+
+Outputs = Sequence[Output]
+"""What a handler returns: its node's output values in order."""
+
 
 class OpHandler(Protocol):
     """What the loop uses of an op's handler (`op_mappings.registry.Handler`): `fn(ctx,

@@ -13,10 +13,9 @@ and Shrink which takes any numeric type (WebNN limits). PRelu's slope broadcasts
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import scalar
 from op_mappings.onnx import onnx_op
 
@@ -25,34 +24,34 @@ _PLAIN = {"Relu": "relu", "Sigmoid": "sigmoid", "HardSwish": "hard_swish",
 
 
 @onnx_op(tuple(_PLAIN), since=1)
-def plain(ctx: ImportContext, node: Node) -> list[Any]:
+def plain(ctx: ImportContext, node: Node) -> Outputs:
     return [getattr(ctx.builder, _PLAIN[node.op_type])(ctx.operand(node.inputs[0]))]
 
 
 @onnx_op("LeakyRelu", since=1)
-def leaky_relu(ctx: ImportContext, node: Node) -> list[Any]:
+def leaky_relu(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.leaky_relu(ctx.operand(node.inputs[0]), alpha=node.attrs["alpha"])]
 
 
 @onnx_op("Elu", since=1)
-def elu(ctx: ImportContext, node: Node) -> list[Any]:
+def elu(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.elu(ctx.operand(node.inputs[0]), alpha=node.attrs["alpha"])]
 
 
 @onnx_op("HardSigmoid", since=1)
-def hard_sigmoid(ctx: ImportContext, node: Node) -> list[Any]:
+def hard_sigmoid(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.hard_sigmoid(ctx.operand(node.inputs[0]), alpha=node.attrs["alpha"],
                                      beta=node.attrs["beta"])]
 
 
 @onnx_op("PRelu", since=7)
-def prelu(ctx: ImportContext, node: Node) -> list[Any]:
+def prelu(ctx: ImportContext, node: Node) -> Outputs:
     x, slope = ctx.inputs(node)
     return [ctx.builder.prelu(x, slope)]
 
 
 @onnx_op("Shrink", since=9)
-def shrink(ctx: ImportContext, node: Node) -> list[Any]:
+def shrink(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     dt = x.data_type
@@ -64,7 +63,7 @@ def shrink(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("ThresholdedRelu", since=10)
-def thresholded_relu(ctx: ImportContext, node: Node) -> list[Any]:
+def thresholded_relu(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     keep = b.greater(x, scalar(ctx, float(node.attrs["alpha"]), x.data_type))
@@ -72,7 +71,7 @@ def thresholded_relu(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("Swish", since=24)
-def swish(ctx: ImportContext, node: Node) -> list[Any]:
+def swish(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     alpha = float(node.attrs.get("alpha", 1.0))

@@ -9,18 +9,17 @@ first index (as the reference backend and the WebNN spec's informal algorithm do
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op(("ArgMax", "ArgMin"), since=1)
-def arg(ctx: ImportContext, node: Node) -> list[Any]:
+def arg(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     axis = norm_axis(node.attrs["axis"], x.rank)

@@ -11,14 +11,13 @@ The shared helpers live in op_mappings/onnx/contrib/_attention_common.py.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UseFunctionBody
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     Mask,
@@ -81,7 +80,7 @@ def _mask(ctx: ImportContext, name: str, batch: int, heads: int, seq: int, total
 
 
 @onnx_op("Attention", since=23)
-def attention(ctx: ImportContext, node: Node) -> list[Any]:
+def attention(ctx: ImportContext, node: Node) -> Outputs:
     """Q/K/V [B, S, hidden] (q_num_heads / kv_num_heads required) or [B, N, S, H]; V may have
     another head size; attn_mask bool (True = attend) or float (added), broadcast to
     [B, q_num_heads, S, T], its last dimension may be shorter than T (padded with False /

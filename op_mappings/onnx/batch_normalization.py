@@ -16,11 +16,12 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("BatchNormalization", since=7)
-def batch_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def batch_normalization(ctx: ImportContext, node: Node) -> Outputs:
     if node.attrs.get("training_mode", 0) or any(node.outputs[1:]):
         raise ctx.unsupported("training mode (running mean/var outputs) is not supported",
                               hint="export the model in inference mode")
@@ -30,7 +31,7 @@ def batch_normalization(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("BatchNormalization", since=14)
-def batch_normalization14(ctx: ImportContext, node: Node) -> list[Any]:
+def batch_normalization14(ctx: ImportContext, node: Node) -> Outputs:
     if not node.attrs.get("training_mode", 0):
         return batch_normalization(ctx, node)
     b = ctx.builder

@@ -8,25 +8,24 @@ before 7 (the `broadcast`/`axis` attributes) are not supported.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 _METHODS = {"Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div"}
 
 
 @onnx_op(("Add", "Sub", "Mul", "Div"), since=7)
-def binary(ctx: ImportContext, node: Node) -> list[Any]:
+def binary(ctx: ImportContext, node: Node) -> Outputs:
     a, b = ctx.inputs(node)
     return [getattr(ctx.builder, _METHODS[node.op_type])(a, b)]
 
 
 @onnx_op("Pow", since=7)
-def pow_(ctx: ImportContext, node: Node) -> list[Any]:
+def pow_(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     y_name = node.inputs[1]
     if ctx.dtype(y_name) == x.data_type:

@@ -26,6 +26,7 @@ from onnx import helper
 from converter.core.errors import UnsupportedDataType
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 _WIDTH = {"int8": 8, "uint8": 8, "int32": 32, "uint32": 32, "float32": 32, "bool": 8}
@@ -115,7 +116,7 @@ def _bits_to_float(ctx: ImportContext, u: Any) -> Any:
 
 
 @onnx_op("BitCast", since=26)
-def bitcast(ctx: ImportContext, node: Node) -> list[Any]:
+def bitcast(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     name = node.inputs[0]
     x = ctx.operand(name)

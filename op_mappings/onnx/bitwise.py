@@ -25,6 +25,7 @@ import numpy as np
 from converter.core.errors import UnsupportedDataType
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import scalar
 from op_mappings.onnx import onnx_op
 
@@ -63,7 +64,7 @@ def _floor_div(ctx: ImportContext, x: Any, d: Any) -> tuple[Any, Any]:
 
 
 @onnx_op("BitShift", since=11)
-def bit_shift(ctx: ImportContext, node: Node) -> list[Any]:
+def bit_shift(ctx: ImportContext, node: Node) -> Outputs:
     """Shift counts outside [0, bits) give the sign fill (-1 for a RIGHT shift of a negative
     value, else 0) as ONNX 28 defines for every type."""
     b = ctx.builder
@@ -151,7 +152,7 @@ def _split_bits(ctx: ImportContext, x: Any, bits: int, signed: bool) -> Any:
 
 
 @onnx_op(("BitwiseAnd", "BitwiseOr", "BitwiseXor"), since=18)
-def bitwise(ctx: ImportContext, node: Node) -> list[Any]:
+def bitwise(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x, y = ctx.inputs(node)
     dt = x.data_type
@@ -176,7 +177,7 @@ def bitwise(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("BitwiseNot", since=18)
-def bitwise_not(ctx: ImportContext, node: Node) -> list[Any]:
+def bitwise_not(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     dt = x.data_type
     bits = _bits(node, dt)

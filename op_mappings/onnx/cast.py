@@ -23,6 +23,7 @@ import numpy as np
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import carrier_type, dtype_name
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._element_types import ONNX_DTYPES, elem_type_name
 
@@ -73,11 +74,11 @@ def fold_cast(ctx: ImportContext, node: Node, values: list[Any]) -> Any:
 
 
 @onnx_op("Cast", since=6, fold=fold_cast)
-def cast(ctx: ImportContext, node: Node) -> list[Any]:
+def cast(ctx: ImportContext, node: Node) -> Outputs:
     return [cast_to(ctx, ctx.operand(node.inputs[0]), elem_type_name(node.attrs["to"]))]
 
 
 @onnx_op("CastLike", since=15)
-def cast_like(ctx: ImportContext, node: Node) -> list[Any]:
+def cast_like(ctx: ImportContext, node: Node) -> Outputs:
     target = ctx.dtype(node.inputs[1])
     return [cast_to(ctx, ctx.operand(node.inputs[0]), target)]

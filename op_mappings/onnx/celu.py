@@ -6,19 +6,18 @@ Restrictions: float32/float16 inputs; alpha must not be 0.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import attr_in_range, check_dtype
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Celu", since=12)
-def celu(ctx: ImportContext, node: Node) -> list[Any]:
+def celu(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     check_dtype(x, FLOAT_TYPES, "input 0")
     alpha = float(attr_in_range(node, "alpha"))

@@ -15,6 +15,7 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import one_value
 from op_mappings.onnx import onnx_op
 
@@ -28,14 +29,14 @@ def _clamp(ctx: ImportContext, x: Any, lo: float | int | None, hi: float | int |
 
 
 @onnx_op("Clip", since=6)
-def clip6(ctx: ImportContext, node: Node) -> list[Any]:
+def clip6(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     lo, hi = float(node.attrs["min"]), float(node.attrs["max"])
     return [_clamp(ctx, x, None if lo <= -_FLT_MAX else lo, None if hi >= _FLT_MAX else hi)]
 
 
 @onnx_op("Clip", since=11)
-def clip11(ctx: ImportContext, node: Node) -> list[Any]:
+def clip11(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     names = [node.input(1), node.input(2)]
     if all(not n or ctx.is_constant(n) for n in names):

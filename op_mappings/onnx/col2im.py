@@ -11,20 +11,19 @@ float32/float16.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.conv_transpose import _conv_transpose3d
 
 
 @onnx_op("Col2Im", since=18, const_inputs=(1, 2))
-def col2im(ctx: ImportContext, node: Node) -> list[Any]:
+def col2im(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     image = ints(ctx.const_input(node, 1))

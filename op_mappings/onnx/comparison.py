@@ -7,10 +7,9 @@ inputs are not supported.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 _METHODS = {"Equal": "equal", "Greater": "greater", "Less": "lesser",
@@ -18,6 +17,6 @@ _METHODS = {"Equal": "equal", "Greater": "greater", "Less": "lesser",
 
 
 @onnx_op(("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual"), since=7)
-def comparison(ctx: ImportContext, node: Node) -> list[Any]:
+def comparison(ctx: ImportContext, node: Node) -> Outputs:
     a, b = ctx.inputs(node)
     return [getattr(ctx.builder, _METHODS[node.op_type])(a, b)]

@@ -13,6 +13,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
 
@@ -30,7 +31,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Concat", since=4, fold=_fold)
-def concat(ctx: ImportContext, node: Node) -> list[Any]:
+def concat(ctx: ImportContext, node: Node) -> Outputs:
     names = [n for n in node.inputs if n and not (n in ctx.consts and ctx.consts[n].size == 0)]
     operands = [ctx.operand(n) for n in names]
     axis = norm_axis(node.attrs["axis"], operands[0].rank)

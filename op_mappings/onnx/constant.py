@@ -7,18 +7,17 @@ Restrictions: string constants cannot enter the graph (they may feed other const
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Constant", since=1)
-def constant(ctx: ImportContext, node: Node) -> list[Any]:
+def constant(ctx: ImportContext, node: Node) -> Outputs:
     return [constant_node_value(node)]
 
 

@@ -7,15 +7,14 @@ Restrictions: 1-D or 2-D spatial (3-D is not supported); float32/float16.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._spatial import conv as conv_nd
 
 
 @onnx_op("Conv", since=1)
-def conv(ctx: ImportContext, node: Node) -> list[Any]:
+def conv(ctx: ImportContext, node: Node) -> Outputs:
     x, w, bias = ctx.inputs(node, optional=(2,))
     return [conv_nd(ctx, node, x, w, bias)]

@@ -24,6 +24,7 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import int_list
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
@@ -72,7 +73,7 @@ def _conv_transpose3d(ctx: ImportContext, x: Any, w: Any, strides: Sequence[int]
 
 
 @onnx_op("ConvTranspose", since=1)
-def conv_transpose(ctx: ImportContext, node: Node) -> list[Any]:
+def conv_transpose(ctx: ImportContext, node: Node) -> Outputs:
     x, w, bias = ctx.required(node, 0), ctx.required(node, 1), ctx.optional(node, 2)
     if x.rank not in (3, 4, 5):
         raise UnsupportedAttribute(f"ConvTranspose with {x.rank - 2} spatial dimensions is "

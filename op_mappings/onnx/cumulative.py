@@ -17,6 +17,7 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import finite_scalar
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
@@ -27,7 +28,7 @@ def _axis(ctx: ImportContext, node: Node, rank: int) -> int:
 
 
 @onnx_op("CumSum", since=11, const_inputs=(1,))
-def cum_sum(ctx: ImportContext, node: Node) -> list[Any]:
+def cum_sum(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     return [ctx.builder.cumulative_sum(x, _axis(ctx, node, x.rank),
                                        exclusive=bool(node.attrs["exclusive"]),
@@ -47,7 +48,7 @@ def _shift(ctx: ImportContext, y: Any, axis: int, k: int) -> Any:
 
 
 @onnx_op("CumProd", since=26, const_inputs=(1,))
-def cum_prod(ctx: ImportContext, node: Node) -> list[Any]:
+def cum_prod(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     axis = _axis(ctx, node, x.rank)

@@ -23,6 +23,7 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import float_dtype_check
@@ -33,7 +34,7 @@ def _f32(ctx: ImportContext, v: Any) -> Any:
 
 
 @onnx_op("DeformConv", since=19)
-def deform_conv(ctx: ImportContext, node: Node) -> list[Any]:
+def deform_conv(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x, w, offset, bias, mask = ctx.inputs(node, optional=(3, 4))
     assert x is not None and w is not None and offset is not None

@@ -7,17 +7,16 @@ blocksize (SpaceToDepth).
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import attr_in_range
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("DepthToSpace", since=1)
-def depth_to_space(ctx: ImportContext, node: Node) -> list[Any]:
+def depth_to_space(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     if x.rank != 4:
@@ -39,7 +38,7 @@ def depth_to_space(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("SpaceToDepth", since=1)
-def space_to_depth(ctx: ImportContext, node: Node) -> list[Any]:
+def space_to_depth(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     if x.rank != 4:

@@ -11,13 +11,13 @@ matrices).
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import float_dtype_check
 
@@ -36,7 +36,7 @@ def _permutations(m: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @onnx_op("Det", since=11)
-def det(ctx: ImportContext, node: Node) -> list[Any]:
+def det(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)

@@ -23,6 +23,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import float_dtype_check
@@ -126,7 +127,7 @@ def _length(ctx: ImportContext, node: Node, i: int) -> int | None:
 
 
 @onnx_op("DFT", since=17, const_inputs=(1,))
-def dft17(ctx: ImportContext, node: Node) -> list[Any]:
+def dft17(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
     axis = norm_axis(node.attrs["axis"], x.rank)
@@ -135,7 +136,7 @@ def dft17(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("DFT", since=20, const_inputs=(1, 2))
-def dft20(ctx: ImportContext, node: Node) -> list[Any]:
+def dft20(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
     raw = _length(ctx, node, 2)
@@ -147,7 +148,7 @@ def dft20(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("STFT", since=17, const_inputs=(1, 3))
-def stft(ctx: ImportContext, node: Node) -> list[Any]:
+def stft(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)

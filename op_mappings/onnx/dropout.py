@@ -13,12 +13,13 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import one_value
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Dropout", since=1)
-def dropout(ctx: ImportContext, node: Node) -> list[Any]:
+def dropout(ctx: ImportContext, node: Node) -> Outputs:
     name = node.inputs[0]
     training = node.input(2)
     if training and bool(one_value(ctx.const_value(training), "training_mode (input 2)")):

@@ -22,6 +22,7 @@ from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 Term = tuple[Any, list[str]]
@@ -131,7 +132,7 @@ class _Einsum:
 
 
 @onnx_op("Einsum", since=12)
-def einsum(ctx: ImportContext, node: Node) -> list[Any]:
+def einsum(ctx: ImportContext, node: Node) -> Outputs:
     operands = [ctx.operand(n) for n in node.inputs if n]
     terms_letters, result = parse(str(node.attrs["equation"]), [o.rank for o in operands])
     e = _Einsum(ctx)

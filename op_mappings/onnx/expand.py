@@ -14,6 +14,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 
@@ -33,5 +34,5 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Expand", since=8, const_inputs=(1,), fold=_fold)
-def expand(ctx: ImportContext, node: Node) -> list[Any]:
+def expand(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.expand(ctx.operand(node.inputs[0]), _shape(ctx, node))]

@@ -11,6 +11,7 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
@@ -26,5 +27,5 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Flatten", since=1, fold=_fold)
-def flatten(ctx: ImportContext, node: Node) -> list[Any]:
+def flatten(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.reshape(ctx.operand(node.inputs[0]), _shape(ctx, node))]

@@ -12,6 +12,7 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import check_indices
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
@@ -27,7 +28,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Gather", since=1, fold=_fold)
-def gather(ctx: ImportContext, node: Node) -> list[Any]:
+def gather(ctx: ImportContext, node: Node) -> Outputs:
     x, idx = ctx.inputs(node)
     axis = norm_axis(node.attrs["axis"], x.rank)
     if node.inputs[1] in ctx.consts:  # ONNX refuses indices out of range; WebNN clamps

@@ -27,19 +27,20 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import attr_in_range
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("GatherElements", since=11)
-def gather_elements(ctx: ImportContext, node: Node) -> list[Any]:
+def gather_elements(ctx: ImportContext, node: Node) -> Outputs:
     x, idx = ctx.inputs(node)
     return [ctx.builder.gather_elements(x, idx, axis=norm_axis(node.attrs["axis"], x.rank))]
 
 
 @onnx_op("GatherND", since=11)
-def gather_nd(ctx: ImportContext, node: Node) -> list[Any]:
+def gather_nd(ctx: ImportContext, node: Node) -> Outputs:
     x, idx = ctx.inputs(node)
     b = ctx.builder
     if idx.rank < 1 or x.rank < 1:
@@ -130,7 +131,7 @@ def scatter_reduce(ctx: ImportContext, x: Any, coords: Any, upd: Any, reduction:
 
 
 @onnx_op(("ScatterElements", "Scatter"), since=9)
-def scatter_elements(ctx: ImportContext, node: Node) -> list[Any]:
+def scatter_elements(ctx: ImportContext, node: Node) -> Outputs:
     reduction = _reduction(node)
     x, idx, upd = ctx.inputs(node)
     axis = norm_axis(node.attrs["axis"], x.rank)
@@ -149,7 +150,7 @@ def scatter_elements(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("ScatterND", since=11)
-def scatter_nd(ctx: ImportContext, node: Node) -> list[Any]:
+def scatter_nd(ctx: ImportContext, node: Node) -> Outputs:
     reduction = _reduction(node)
     x, idx, upd = ctx.inputs(node)
     b = ctx.builder

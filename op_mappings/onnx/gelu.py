@@ -13,11 +13,12 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Gelu", since=20)
-def gelu(ctx: ImportContext, node: Node) -> list[Any]:
+def gelu(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     b = ctx.builder
     mode = node.attrs["approximate"]

@@ -32,6 +32,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import float_dtype_check
 
@@ -179,7 +180,7 @@ def grid_sample(ctx: ImportContext, node: Node, x: Any, grid: Any, mode: str, pa
     return b.cast(y, dt) if dt != "float32" else y
 
 
-def _handler(ctx: ImportContext, node: Node) -> list[Any]:
+def _handler(ctx: ImportContext, node: Node) -> Outputs:
     x, grid = ctx.inputs(node)
     float_dtype_check(node, x)
     float_dtype_check(node, grid, "grid")
@@ -197,5 +198,5 @@ def _handler(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("GridSample", since=16)
-def grid_sample16(ctx: ImportContext, node: Node) -> list[Any]:
+def grid_sample16(ctx: ImportContext, node: Node) -> Outputs:
     return _handler(ctx, node)

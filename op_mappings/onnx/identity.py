@@ -6,15 +6,14 @@ Restrictions: tensors only (no sequences or optionals).
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Identity", since=1)
-def identity(ctx: ImportContext, node: Node) -> list[Any]:
+def identity(ctx: ImportContext, node: Node) -> Outputs:
     name = node.inputs[0]
     if ctx.is_constant(name):
         return [ctx.const_value(name)]

@@ -11,20 +11,19 @@ duplicate indices are unspecified in WebNN.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import int_list
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("MaxUnpool", since=9, const_inputs=(2,))
-def max_unpool(ctx: ImportContext, node: Node) -> list[Any]:
+def max_unpool(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x, idx = ctx.inputs(node)[:2]
     a = node.attrs

@@ -24,6 +24,7 @@ from onnx import helper
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
@@ -80,7 +81,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[np.ndarray]
 
 
 @onnx_op("MelWeightMatrix", since=17, const_inputs=(0, 1, 2, 3, 4), fold=_fold)
-def mel_weight_matrix_op(ctx: ImportContext, node: Node) -> list[Any]:
+def mel_weight_matrix_op(ctx: ImportContext, node: Node) -> Outputs:
     values = [ctx.const_value(name) for name in node.inputs[:5]]
     _check(ctx, values)
     return [ctx.constant(_compute(node, values), what="MelWeightMatrix output")]

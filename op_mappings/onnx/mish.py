@@ -5,15 +5,14 @@ Restrictions: float32/float16 inputs.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Mish", since=18)
-def mish(ctx: ImportContext, node: Node) -> list[Any]:
+def mish(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     b = ctx.builder
     return [b.mul(x, b.tanh(b.softplus(x)))]

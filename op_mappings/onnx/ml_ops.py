@@ -8,19 +8,18 @@ Restrictions: numeric (non-string) inputs; Binarizer on float32/float16/int32/in
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 ML = "ai.onnx.ml"
 
 
 @onnx_op("Binarizer", since=1, domain=ML)
-def binarizer(ctx: ImportContext, node: Node) -> list[Any]:
+def binarizer(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     dt = x.data_type
@@ -32,7 +31,7 @@ def binarizer(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("ArrayFeatureExtractor", since=1, domain=ML)
-def array_feature_extractor(ctx: ImportContext, node: Node) -> list[Any]:
+def array_feature_extractor(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x, idx = ctx.inputs(node)
     if x.rank == 1:

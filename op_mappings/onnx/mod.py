@@ -10,17 +10,16 @@ Restrictions: integer division by zero is unspecified in WebNN.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import scalar
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Mod", since=10)
-def mod(ctx: ImportContext, node: Node) -> list[Any]:
+def mod(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x, y = ctx.inputs(node)
     dt = x.data_type

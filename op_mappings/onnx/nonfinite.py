@@ -7,22 +7,21 @@ Restrictions: float32/float16 inputs only (WebNN isNaN/isInfinite).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("IsNaN", since=9)
-def is_nan(ctx: ImportContext, node: Node) -> list[Any]:
+def is_nan(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.is_nan(ctx.operand(node.inputs[0]))]
 
 
 @onnx_op("IsInf", since=10)
-def is_inf(ctx: ImportContext, node: Node) -> list[Any]:
+def is_inf(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     pos, neg = bool(node.attrs["detect_positive"]), bool(node.attrs["detect_negative"])
     b = ctx.builder

@@ -28,6 +28,7 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import attr_in_range
 from op_mappings._common.values import const_or_none, norm_axis, scalar
 from op_mappings.onnx import onnx_op
@@ -56,7 +57,7 @@ def _broadcast_to(ctx: ImportContext, name: str, shape: list[int]) -> Any:
 
 
 @onnx_op("LayerNormalization", since=17)
-def layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def layer_normalization(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
@@ -86,7 +87,7 @@ def layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("RMSNormalization", since=23)
-def rms_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def rms_normalization(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
@@ -115,7 +116,7 @@ def _instance_norm(ctx: ImportContext, x: Any, scale: Any, bias: Any, eps: float
 
 
 @onnx_op("InstanceNormalization", since=6)
-def instance_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def instance_normalization(ctx: ImportContext, node: Node) -> Outputs:
     x, scale, bias = ctx.inputs(node)
     float_dtype_check(node, x)
     return [_instance_norm(ctx, x, scale, bias, float(node.attrs["epsilon"]))]
@@ -132,7 +133,7 @@ def _per_channel(ctx: ImportContext, name: str, groups: int, channels: int) -> A
 
 
 @onnx_op("GroupNormalization", since=18)
-def group_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def group_normalization(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
@@ -161,7 +162,7 @@ def group_normalization(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("MeanVarianceNormalization", since=9)
-def mean_variance_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def mean_variance_normalization(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
@@ -174,7 +175,7 @@ def mean_variance_normalization(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("LpNormalization", since=1)
-def lp_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def lp_normalization(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
@@ -191,7 +192,7 @@ def lp_normalization(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("LRN", since=1)
-def lrn(ctx: ImportContext, node: Node) -> list[Any]:
+def lrn(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)

@@ -17,6 +17,7 @@ from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import check_rank, finite_scalar
 from op_mappings._common.values import ints, norm_axis, scalar
 from op_mappings.onnx import onnx_op
@@ -24,7 +25,7 @@ from op_mappings.onnx._util import np_dtype
 
 
 @onnx_op("OneHot", since=9, const_inputs=(1,))
-def one_hot(ctx: ImportContext, node: Node) -> list[Any]:
+def one_hot(ctx: ImportContext, node: Node) -> Outputs:
     depth = int(finite_scalar(ctx, node, 1, "depth"))
     if depth < 1:
         raise InvalidModel(f"depth (input 1) is {depth}, it must be at least 1")
@@ -72,5 +73,5 @@ def _eye(ctx: ImportContext, node: Node) -> np.ndarray:
 
 
 @onnx_op("EyeLike", since=9, fold=_eye_fold)
-def eye_like(ctx: ImportContext, node: Node) -> list[Any]:
+def eye_like(ctx: ImportContext, node: Node) -> Outputs:
     return [_eye(ctx, node)]

@@ -21,6 +21,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none, ints
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axes
@@ -81,7 +82,7 @@ def _pads(node: Node, rank: int, raw: list[int], axes_value: Any) -> tuple[list[
 
 
 @onnx_op("Pad", since=1)
-def pad1(ctx: ImportContext, node: Node) -> list[Any]:
+def pad1(ctx: ImportContext, node: Node) -> Outputs:
     """Pad-1/2: `paddings`/`pads` and `value` attributes."""
     x = ctx.operand(node.inputs[0])
     raw = ints(node.attrs["paddings"] if node.version < 2 else node.attrs["pads"])
@@ -91,12 +92,12 @@ def pad1(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("Pad", since=2)
-def pad2(ctx: ImportContext, node: Node) -> list[Any]:
+def pad2(ctx: ImportContext, node: Node) -> Outputs:
     return pad1(ctx, node)
 
 
 @onnx_op("Pad", since=11, const_inputs=(1, 3))
-def pad11(ctx: ImportContext, node: Node) -> list[Any]:
+def pad11(ctx: ImportContext, node: Node) -> Outputs:
     """Pad-11+: pads, constant_value and (18+) axes inputs; wrap mode from 19."""
     x = ctx.operand(node.inputs[0])
     begin, end = _pads(node, x.rank, ints(ctx.const_input(node, 1)),
@@ -113,7 +114,7 @@ def pad11(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("CenterCropPad", since=18, const_inputs=(1,))
-def center_crop_pad(ctx: ImportContext, node: Node) -> list[Any]:
+def center_crop_pad(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     shape = ints(ctx.const_input(node, 1))
     axes_attr = node.attrs.get("axes")

@@ -37,6 +37,7 @@ import numpy as np
 from converter.core.errors import UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._spatial import resolve_pads, webnn_padding
@@ -115,7 +116,7 @@ def _root(ctx: ImportContext, s: Any, p: float) -> Any:
 
 
 @onnx_op(("MaxPool", "AveragePool", "LpPool"), since=1)
-def pool(ctx: ImportContext, node: Node) -> list[Any]:
+def pool(ctx: ImportContext, node: Node) -> Outputs:
     a = node.attrs
     want_indices = node.op_type == "MaxPool" and len(node.outputs) > 1 and bool(node.outputs[1])
     storage_order = int(a.get("storage_order", 0))
@@ -211,7 +212,7 @@ def _max_indices(ctx: ImportContext, x: Any, y: Any, kernel: Sequence[int],
 
 
 @onnx_op(("GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool"), since=1)
-def global_pool(ctx: ImportContext, node: Node) -> list[Any]:
+def global_pool(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     if x.rank < 3:
         raise UnsupportedAttribute(f"{node.op_type} needs an N, C, spatial... input, got "

@@ -41,6 +41,7 @@ from converter.core.webnn import MLOperand
 from converter.core.webnn.dtypes import FLOAT_TYPES, FOUR_BIT_TYPES, numpy_dtype, type_range
 from converter.core.webnn.limits import OP_LIMITS
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none, norm_axis, scalar
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._spatial import conv
@@ -247,7 +248,7 @@ def _fold_quantize(ctx: ImportContext, node: Node, values: list[Any]) -> list[An
 
 
 @onnx_op("QuantizeLinear", since=10, fold=_fold_quantize)
-def quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
+def quantize_linear(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     zp_name = node.input(2)
     if zp_name:
@@ -271,7 +272,7 @@ def quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("DequantizeLinear", since=10, fold=_fold_dequantize)
-def dequantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
+def dequantize_linear(ctx: ImportContext, node: Node) -> Outputs:
     x = quantized_operand(ctx, node.inputs[0])
     if x.data_type not in _QUANTIZED:
         raise UnsupportedDataType(f"DequantizeLinear input type {x.data_type} is not a WebNN "
@@ -306,7 +307,7 @@ def dynamic_uint8(ctx: ImportContext, x: MLOperand
 
 
 @onnx_op("DynamicQuantizeLinear", since=11)
-def dynamic_quantize_linear(ctx: ImportContext, node: Node) -> list[Any]:
+def dynamic_quantize_linear(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     q, scale, zp_f = dynamic_uint8(ctx, ctx.operand(node.inputs[0]))
     # quantizeLinear is not used: it divides in higher precision, and x / scale can land on
@@ -345,7 +346,7 @@ def _to_int32(ctx: ImportContext, y: Any) -> Any:
 
 
 @onnx_op("QLinearMatMul", since=10)
-def qlinear_matmul(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_matmul(ctx: ImportContext, node: Node) -> Outputs:
     i = node.inputs
     ra, rb = len(ctx.shape(i[0])), len(ctx.shape(i[3]))
     if ra < 2 or rb < 2:
@@ -356,7 +357,7 @@ def qlinear_matmul(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("MatMulInteger", since=10)
-def matmul_integer(ctx: ImportContext, node: Node) -> list[Any]:
+def matmul_integer(ctx: ImportContext, node: Node) -> Outputs:
     i = node.inputs
     ra, rb = len(ctx.shape(i[0])), len(ctx.shape(i[1]))
     if ra < 2 or rb < 2:
@@ -367,7 +368,7 @@ def matmul_integer(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("QLinearConv", since=10)
-def qlinear_conv(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_conv(ctx: ImportContext, node: Node) -> Outputs:
     i = node.inputs
     x = dequantize_input(ctx, i[0], i[1], i[2], 1)
     w = dequantize_input(ctx, i[3], i[4], i[5], 0)
@@ -383,7 +384,7 @@ def qlinear_conv(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("ConvInteger", since=10)
-def conv_integer(ctx: ImportContext, node: Node) -> list[Any]:
+def conv_integer(ctx: ImportContext, node: Node) -> Outputs:
     i = node.inputs
     x = dequantize_input(ctx, i[0], "", node.input(2), 1)
     w = dequantize_input(ctx, i[1], "", node.input(3), 0)

@@ -8,19 +8,19 @@ Restrictions: constant inputs only; empty ranges cannot enter the graph.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import finite_scalar
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Range", since=11, const_inputs=(0, 1, 2))
-def range_(ctx: ImportContext, node: Node) -> list[Any]:
+def range_(ctx: ImportContext, node: Node) -> Outputs:
     start, limit, delta = (finite_scalar(ctx, node, i, what)
                            for i, what in enumerate(("start", "limit", "delta")))
     if float(delta) == 0:

@@ -38,6 +38,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import attr_in_range, check_rank
 from op_mappings._common.recurrent_layout import (
     GRU_ZRH,
@@ -441,7 +442,7 @@ def _shift(cols: slice, offset: int) -> slice:
     return slice(cols.start + offset, cols.stop + offset)
 
 
-def _convert(ctx: ImportContext, node: Node) -> list[Any]:
+def _convert(ctx: ImportContext, node: Node) -> Outputs:
     rnn = _Rnn(ctx, node)
     want_y = bool(node.outputs and node.outputs[0])
     outs = rnn.native(want_y) if rnn.native_ok() else rnn.decompose(want_y)
@@ -449,6 +450,6 @@ def _convert(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op(("RNN", "GRU", "LSTM"), since=1)
-def recurrent(ctx: ImportContext, node: Node) -> list[Any]:
+def recurrent(ctx: ImportContext, node: Node) -> Outputs:
     """See the module docstring."""
     return _convert(ctx, node)

@@ -14,6 +14,7 @@ from typing import Any
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axes
 
@@ -37,12 +38,12 @@ def _reduce(ctx: ImportContext, node: Node, axes_value: Any) -> list[Any]:
 
 
 @onnx_op(_ATTR_FORM + ("ReduceSum",), since=1)
-def reduce_attr(ctx: ImportContext, node: Node) -> list[Any]:
+def reduce_attr(ctx: ImportContext, node: Node) -> Outputs:
     return _reduce(ctx, node, node.attrs.get("axes"))
 
 
 @onnx_op("ReduceSum", since=13)
 @onnx_op(_ATTR_FORM, since=18)
-def reduce_input(ctx: ImportContext, node: Node) -> list[Any]:
+def reduce_input(ctx: ImportContext, node: Node) -> Outputs:
     axes = ctx.const_input(node, 1)
     return _reduce(ctx, node, None if axes is None else axes.reshape(-1).tolist())

@@ -15,6 +15,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 
@@ -46,5 +47,5 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Reshape", since=5, const_inputs=(1,), fold=_fold)
-def reshape(ctx: ImportContext, node: Node) -> list[Any]:
+def reshape(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.reshape(ctx.operand(node.inputs[0]), _shape(ctx, node))]

@@ -40,6 +40,7 @@ from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.core.webnn.limits import OP_LIMITS
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none, ints
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axes
@@ -324,7 +325,7 @@ def _const(ctx: ImportContext, node: Node, i: int) -> np.ndarray | None:
 
 
 @onnx_op("Resize", since=10)
-def resize10(ctx: ImportContext, node: Node) -> list[Any]:
+def resize10(ctx: ImportContext, node: Node) -> Outputs:
     """Resize-10: asymmetric coordinates, nearest with onnxruntime's "simple" rounding."""
     x = ctx.operand(node.inputs[0])
     plan = _Plan(ctx, node, x.shape, _const(ctx, node, 1), None, None, list(range(x.rank)))
@@ -332,7 +333,7 @@ def resize10(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("Resize", since=11)
-def resize11(ctx: ImportContext, node: Node) -> list[Any]:
+def resize11(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     axes = _axes(node, x.rank)
     plan = _Plan(ctx, node, x.shape, _const(ctx, node, 2), _const(ctx, node, 3),
@@ -343,7 +344,7 @@ def resize11(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("Upsample", since=7)
-def upsample7(ctx: ImportContext, node: Node) -> list[Any]:
+def upsample7(ctx: ImportContext, node: Node) -> Outputs:
     """Upsample-7 (scales attribute) and 9 (scales input): asymmetric coordinates;
     "bilinear" is the old spelling of linear."""
     x = ctx.operand(node.inputs[0])
@@ -356,5 +357,5 @@ def upsample7(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("Upsample", since=9)
-def upsample9(ctx: ImportContext, node: Node) -> list[Any]:
+def upsample9(ctx: ImportContext, node: Node) -> Outputs:
     return upsample7(ctx, node)

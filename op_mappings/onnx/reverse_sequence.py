@@ -7,21 +7,20 @@ table has the input's shape (`converter.core.webnn.decompose.reverse_sequence`).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import attr_in_range
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("ReverseSequence", since=10, const_inputs=(1,))
-def reverse_sequence(ctx: ImportContext, node: Node) -> list[Any]:
+def reverse_sequence(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     if x.rank < 2:
         raise InvalidModel(f"input 0 has rank {x.rank}, ReverseSequence needs 2 or more")

@@ -33,6 +33,7 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import float_dtype_check
@@ -162,7 +163,7 @@ def _static_grid(rois: np.ndarray, lo: int, hi: int, bins: int, scale: float,
 
 
 @onnx_op("RoiAlign", since=10)
-def roi_align(ctx: ImportContext, node: Node) -> list[Any]:
+def roi_align(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     x, rois, batch = ctx.inputs(node)
     float_dtype_check(node, x, "X")

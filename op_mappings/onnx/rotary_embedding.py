@@ -9,11 +9,10 @@ op_mappings/onnx/contrib/_attention_common.py.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     check_arity,
@@ -28,7 +27,7 @@ from op_mappings.onnx.contrib._attention_common import (
 
 
 @onnx_op("RotaryEmbedding", since=23)
-def rotary_embedding(ctx: ImportContext, node: Node) -> list[Any]:
+def rotary_embedding(ctx: ImportContext, node: Node) -> Outputs:
     """X [B, S, hidden] (num_heads required) or [B, N, S, H]; cos/sin caches
     [max_position, rotary_dim/2] indexed by position_ids [B, S], or [B, S, rotary_dim/2]
     without position_ids; interleaved; partial rotation with rotary_embedding_dim.

@@ -17,6 +17,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import empty_value, norm_axes
@@ -48,7 +49,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Slice", since=1, fold=_fold)
-def slice_(ctx: ImportContext, node: Node) -> list[Any]:
+def slice_(ctx: ImportContext, node: Node) -> Outputs:
     ranges = [range(*sl.indices(dim))
               for sl, dim in zip(_slices(ctx, node), ctx.shape(node.inputs[0]), strict=True)]
     if any(len(r) == 0 for r in ranges):
@@ -72,5 +73,5 @@ def slice_(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("Slice", since=10, const_inputs=(1, 2, 3, 4), fold=_fold)
-def slice10(ctx: ImportContext, node: Node) -> list[Any]:
+def slice10(ctx: ImportContext, node: Node) -> Outputs:
     return slice_(ctx, node)

@@ -17,6 +17,7 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import norm_axis, scalar
 from op_mappings.onnx import onnx_op
 
@@ -34,7 +35,7 @@ def _apply(ctx: ImportContext, node: Node, x: Any, axis: int) -> Any:
 
 
 @onnx_op(("Softmax", "LogSoftmax"), since=1)
-def softmax_2d(ctx: ImportContext, node: Node) -> list[Any]:
+def softmax_2d(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     axis = norm_axis(node.attrs["axis"], x.rank)
     if x.rank == 2 and axis == 1:
@@ -46,7 +47,7 @@ def softmax_2d(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op(("Softmax", "LogSoftmax"), since=13)
-def softmax(ctx: ImportContext, node: Node) -> list[Any]:
+def softmax(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     return [_apply(ctx, node, x, norm_axis(node.attrs["axis"], x.rank))]
 
@@ -62,7 +63,7 @@ def _hardmax(ctx: ImportContext, x: Any, axis: int) -> Any:
 
 
 @onnx_op("Hardmax", since=1)
-def hardmax_2d(ctx: ImportContext, node: Node) -> list[Any]:
+def hardmax_2d(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     axis = norm_axis(node.attrs["axis"], x.rank)
     flat = [math.prod(x.shape[:axis]), math.prod(x.shape[axis:])]
@@ -71,6 +72,6 @@ def hardmax_2d(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("Hardmax", since=13)
-def hardmax(ctx: ImportContext, node: Node) -> list[Any]:
+def hardmax(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     return [_hardmax(ctx, x, norm_axis(node.attrs["axis"], x.rank))]

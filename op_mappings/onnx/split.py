@@ -17,6 +17,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import attr_in_range, int_list
 from op_mappings._common.values import ints, norm_axis
 from op_mappings.onnx import onnx_op
@@ -49,7 +50,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Split", since=2, fold=_fold)
-def split(ctx: ImportContext, node: Node) -> list[Any]:
+def split(ctx: ImportContext, node: Node) -> Outputs:
     axis, sizes = _plan(ctx, node)
     x = ctx.operand(node.inputs[0])
     nonzero = [s for s in sizes if s]
@@ -66,5 +67,5 @@ def split(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("Split", since=13, const_inputs=(1,), fold=_fold)
-def split13(ctx: ImportContext, node: Node) -> list[Any]:
+def split13(ctx: ImportContext, node: Node) -> Outputs:
     return split(ctx, node)

@@ -14,6 +14,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axes
 
@@ -35,10 +36,10 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Squeeze", since=1, fold=_fold)
-def squeeze(ctx: ImportContext, node: Node) -> list[Any]:
+def squeeze(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.reshape(ctx.operand(node.inputs[0]), _shape(ctx, node))]
 
 
 @onnx_op("Squeeze", since=13, const_inputs=(1,), fold=_fold)
-def squeeze13(ctx: ImportContext, node: Node) -> list[Any]:
+def squeeze13(ctx: ImportContext, node: Node) -> Outputs:
     return squeeze(ctx, node)

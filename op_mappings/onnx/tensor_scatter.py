@@ -17,12 +17,13 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("TensorScatter", since=24)
-def tensor_scatter(ctx: ImportContext, node: Node) -> list[Any]:
+def tensor_scatter(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     past, update, write = ctx.required(node, 0), ctx.required(node, 1), ctx.optional(node, 2)
     axis = norm_axis(node.attrs.get("axis", -2), past.rank)

@@ -11,6 +11,7 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import int_list
 from op_mappings.onnx import onnx_op
 
@@ -23,7 +24,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Tile", since=6, const_inputs=(1,), fold=_fold)
-def tile(ctx: ImportContext, node: Node) -> list[Any]:
+def tile(ctx: ImportContext, node: Node) -> Outputs:
     reps = int_list(ctx.const_input(node, 1), "repeats", len(ctx.shape(node.inputs[0])), 0)
     if 0 in reps:
         raise ctx.unsupported(f"Tile repeats {reps} contain 0 (empty result)")

@@ -19,6 +19,7 @@ from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import finite_scalar
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
@@ -35,7 +36,7 @@ def top_k(ctx: ImportContext, x: Any, k: int, axis: int, largest: bool) -> tuple
 
 
 @onnx_op("TopK", since=1)
-def topk1(ctx: ImportContext, node: Node) -> list[Any]:
+def topk1(ctx: ImportContext, node: Node) -> Outputs:
     """TopK-1: `k` attribute; largest, sorted."""
     x = ctx.operand(node.inputs[0])
     return list(top_k(ctx, x, int(node.attrs["k"]), norm_axis(node.attrs["axis"], x.rank),
@@ -43,7 +44,7 @@ def topk1(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("TopK", since=10, const_inputs=(1,))
-def topk10(ctx: ImportContext, node: Node) -> list[Any]:
+def topk10(ctx: ImportContext, node: Node) -> Outputs:
     """TopK-10+: `k` input (constant); `largest`/`sorted` from 11."""
     x = ctx.operand(node.inputs[0])
     k = int(finite_scalar(ctx, node, 1, "k"))

@@ -12,6 +12,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.onnx import onnx_op
 
@@ -32,5 +33,5 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Transpose", since=1, fold=_fold)
-def transpose(ctx: ImportContext, node: Node) -> list[Any]:
+def transpose(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.transpose(ctx.operand(node.inputs[0]), permutation=_perm(ctx, node))]

@@ -43,6 +43,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import require_attrs
 from op_mappings.onnx import onnx_op
 
@@ -383,7 +384,7 @@ def transform(ctx: ImportContext, y: Any, post: str) -> Any:
 
 
 @onnx_op("TreeEnsemble", since=5, domain=ML)
-def tree_ensemble(ctx: ImportContext, node: Node) -> list[Any]:
+def tree_ensemble(ctx: ImportContext, node: Node) -> Outputs:
     """X float32/float16 [N, F]; post_transform codes as in the ONNX spec (1 = SOFTMAX,
     2 = LOGISTIC), PROBIT is not supported (no erfinv in WebNN); MIN/MAX give 0 for a target
     no tree reaches."""
@@ -401,7 +402,7 @@ def _base_values(a: Mapping[str, Any]) -> list[float] | None:
 
 
 @onnx_op("TreeEnsembleRegressor", since=1, domain=ML)
-def tree_ensemble_regressor(ctx: ImportContext, node: Node) -> list[Any]:
+def tree_ensemble_regressor(ctx: ImportContext, node: Node) -> Outputs:
     """X float32/float16/int32/int64 [N, F] or [F] (integers compared as float32); base
     values are added to every target; post_transform PROBIT is not supported."""
     a = node.attrs
@@ -419,7 +420,7 @@ def tree_ensemble_regressor(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("TreeEnsembleClassifier", since=1, domain=ML)
-def tree_ensemble_classifier(ctx: ImportContext, node: Node) -> list[Any]:
+def tree_ensemble_classifier(ctx: ImportContext, node: Node) -> Outputs:
     """Multiclass only: 3 or more classlabels_int64s (no binary models, no string labels);
     post_transform PROBIT is not supported. The label is the class of the largest raw score
     (the first on ties) among the classes that have a score, as onnxruntime does."""

@@ -35,6 +35,7 @@ import numpy as np
 from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import float_dtype_check
 
@@ -129,7 +130,7 @@ _FORMULAS: dict[str, Callable[[_Ops, Any], Any]] = {
 
 
 @onnx_op(tuple(_FORMULAS), since=7)
-def trig(ctx: ImportContext, node: Node) -> list[Any]:
+def trig(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     float_dtype_check(node, x)
     dt = x.data_type

@@ -5,17 +5,16 @@ Restrictions: `k` must be a constant; rank >= 2 (WebNN).
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.checks import finite_scalar
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Trilu", since=14, const_inputs=(1,))
-def trilu(ctx: ImportContext, node: Node) -> list[Any]:
+def trilu(ctx: ImportContext, node: Node) -> Outputs:
     x = ctx.operand(node.inputs[0])
     if x.rank < 2:
         raise InvalidModel(f"input 0 has rank {x.rank}, Trilu needs 2 or more")

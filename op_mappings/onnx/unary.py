@@ -7,10 +7,9 @@ the others take float32/float16 only.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 _METHODS = {"Abs": "abs", "Neg": "neg", "Ceil": "ceil", "Floor": "floor", "Round": "round_even",
@@ -19,5 +18,5 @@ _METHODS = {"Abs": "abs", "Neg": "neg", "Ceil": "ceil", "Floor": "floor", "Round
 
 
 @onnx_op(tuple(_METHODS), since=1)
-def unary(ctx: ImportContext, node: Node) -> list[Any]:
+def unary(ctx: ImportContext, node: Node) -> Outputs:
     return [getattr(ctx.builder, _METHODS[node.op_type])(ctx.operand(node.inputs[0]))]

@@ -13,6 +13,7 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import norm_axes
 
@@ -32,10 +33,10 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @onnx_op("Unsqueeze", since=1, fold=_fold)
-def unsqueeze(ctx: ImportContext, node: Node) -> list[Any]:
+def unsqueeze(ctx: ImportContext, node: Node) -> Outputs:
     return [ctx.builder.reshape(ctx.operand(node.inputs[0]), _shape(ctx, node))]
 
 
 @onnx_op("Unsqueeze", since=13, const_inputs=(1,), fold=_fold)
-def unsqueeze13(ctx: ImportContext, node: Node) -> list[Any]:
+def unsqueeze13(ctx: ImportContext, node: Node) -> Outputs:
     return unsqueeze(ctx, node)

@@ -6,20 +6,19 @@ broadcasting) are handled the same way. Mean of integers divides with truncation
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 _METHODS = {"Sum": "add", "Mean": "add", "Max": "max", "Min": "min"}
 
 
 @onnx_op(("Sum", "Mean", "Max", "Min"), since=6)
-def variadic(ctx: ImportContext, node: Node) -> list[Any]:
+def variadic(ctx: ImportContext, node: Node) -> Outputs:
     operands = [ctx.operand(n) for n in node.inputs if n]
     if not operands:
         raise InvalidModel(f"{node.op_type} needs at least one input")

@@ -6,14 +6,13 @@ numpy-style.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 
 
 @onnx_op("Where", since=9)
-def where(ctx: ImportContext, node: Node) -> list[Any]:
+def where(ctx: ImportContext, node: Node) -> Outputs:
     c, t, f = ctx.inputs(node)
     return [ctx.builder.where(c, t, f)]

@@ -15,6 +15,7 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fin_required, fout
 
@@ -24,14 +25,14 @@ _SIMPLE = {"RELU": "relu", "LOGISTIC": "sigmoid", "TANH": "tanh", "ELU": "elu",
 
 
 @tflite_op(tuple(_SIMPLE), since=1)
-def simple(ctx: ImportContext, node: Node) -> list[Any]:
+def simple(ctx: ImportContext, node: Node) -> Outputs:
     """relu, sigmoid, tanh, elu (alpha 1), hardSwish."""
     x = fin(ctx, node, 0)
     return [fout(ctx, node, 0, getattr(ctx.builder, _SIMPLE[node.op_type])(x))]
 
 
 @tflite_op(tuple(_CLAMPS), since=1)
-def clamps(ctx: ImportContext, node: Node) -> list[Any]:
+def clamps(ctx: ImportContext, node: Node) -> Outputs:
     """clamp to [0, 6], [-1, 1] or [0, 1]."""
     lo, hi = _CLAMPS[node.op_type]
     x = fin_required(ctx, node, 0)
@@ -39,14 +40,14 @@ def clamps(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("LEAKY_RELU", since=1)
-def leaky_relu(ctx: ImportContext, node: Node) -> list[Any]:
+def leaky_relu(ctx: ImportContext, node: Node) -> Outputs:
     """leakyRelu with the `alpha` option."""
     x = fin_required(ctx, node, 0)
     return [fout(ctx, node, 0, ctx.builder.leaky_relu(x, alpha=float(node.attrs["alpha"])))]
 
 
 @tflite_op("PRELU", since=1)
-def prelu(ctx: ImportContext, node: Node) -> list[Any]:
+def prelu(ctx: ImportContext, node: Node) -> Outputs:
     """prelu(x, alpha); alpha broadcasts numpy-style (e.g. [1, 1, C] against NHWC)."""
     x, alpha = fin(ctx, node, 0), fin(ctx, node, 1)
     assert x is not None and alpha is not None
@@ -56,7 +57,7 @@ def prelu(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("GELU", since=1)
-def gelu(ctx: ImportContext, node: Node) -> list[Any]:
+def gelu(ctx: ImportContext, node: Node) -> Outputs:
     """GELU: exact -> gelu; approximate -> 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))."""
     x = fin(ctx, node, 0)
     assert x is not None

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin_required, fout
 
 
 @tflite_op("ADD_N", since=1)
-def add_n(ctx: ImportContext, node: Node) -> list[Any]:
+def add_n(ctx: ImportContext, node: Node) -> Outputs:
     """Sum of all inputs."""
     xs = [fin_required(ctx, node, i) for i in range(len(node.inputs))]
     y = xs[0]

@@ -8,16 +8,15 @@ implementation-defined (the reference backend picks the first).
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, norm_axis
 
 
 @tflite_op(("ARG_MAX", "ARG_MIN"), since=1, const_inputs=(1,))
-def arg(ctx: ImportContext, node: Node) -> list[Any]:
+def arg(ctx: ImportContext, node: Node) -> Outputs:
     """argMax/argMin along a constant axis."""
     x = ctx.operand(node.inputs[0])
     axis = norm_axis(const_ints(ctx, node, 1)[0], len(x.shape))

@@ -12,7 +12,6 @@ float64 variant has no WebNN type. Within a few float32 ulps of std::atan2.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from converter.core.errors import InvalidModel, UnsupportedDataType
 from converter.core.ir import Node
@@ -20,6 +19,7 @@ from converter.core.webnn import MLOperand
 from converter.core.webnn import decompose as dc
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 
 
@@ -42,7 +42,7 @@ def atan2(ctx: ImportContext, y: MLOperand, x: MLOperand) -> MLOperand:
 
 
 @tflite_op("ATAN2", since=1)
-def atan2_op(ctx: ImportContext, node: Node) -> list[Any]:
+def atan2_op(ctx: ImportContext, node: Node) -> Outputs:
     """atan2(y, x) from an atan polynomial (a few float32 ulps). Restrictions: float32 or
     float16; y and x of equal shape (as LiteRT)."""
     b = ctx.builder

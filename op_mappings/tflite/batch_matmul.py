@@ -3,11 +3,10 @@ batch dims broadcast numpy-style. Quantized operands dequantize."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fout
 
@@ -19,7 +18,7 @@ def _swap(ctx: ImportContext, x: MLOperand) -> MLOperand:
 
 
 @tflite_op("BATCH_MATMUL", since=1)
-def batch_matmul(ctx: ImportContext, node: Node) -> list[Any]:
+def batch_matmul(ctx: ImportContext, node: Node) -> Outputs:
     """matmul(adj_x ? aᵀ : a, adj_y ? bᵀ : b)."""
     a, b = fin(ctx, node, 0), fin(ctx, node, 1)
     assert a is not None and b is not None

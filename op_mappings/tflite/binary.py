@@ -8,14 +8,13 @@ operands run as dequantize -> float op -> quantize (int16 activations are not su
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import activation, fin, fout
 
@@ -30,7 +29,7 @@ def _pair(ctx: ImportContext, node: Node) -> tuple[MLOperand, MLOperand]:
 
 
 @tflite_op(("ADD", "SUB", "MUL", "DIV"), since=1)
-def arithmetic(ctx: ImportContext, node: Node) -> list[Any]:
+def arithmetic(ctx: ImportContext, node: Node) -> Outputs:
     """ADD/SUB/MUL/DIV + fused activation."""
     a, b = _pair(ctx, node)
     y = getattr(ctx.builder, _METHODS[node.op_type])(a, b)
@@ -39,14 +38,14 @@ def arithmetic(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op(("MAXIMUM", "MINIMUM", "POW"), since=1)
-def minmax_pow(ctx: ImportContext, node: Node) -> list[Any]:
+def minmax_pow(ctx: ImportContext, node: Node) -> Outputs:
     """MAXIMUM/MINIMUM/POW element-wise."""
     a, b = _pair(ctx, node)
     return [fout(ctx, node, 0, getattr(ctx.builder, _METHODS[node.op_type])(a, b))]
 
 
 @tflite_op("SQUARED_DIFFERENCE", since=1)
-def squared_difference(ctx: ImportContext, node: Node) -> list[Any]:
+def squared_difference(ctx: ImportContext, node: Node) -> Outputs:
     """SQUARED_DIFFERENCE = (a - b)^2."""
     a, b = _pair(ctx, node)
     d = ctx.builder.sub(a, b)
@@ -70,7 +69,7 @@ def _floor_parts(ctx: ImportContext, a: MLOperand, b: MLOperand
 
 
 @tflite_op("FLOOR_DIV", since=1)
-def floor_div(ctx: ImportContext, node: Node) -> list[Any]:
+def floor_div(ctx: ImportContext, node: Node) -> Outputs:
     """FLOOR_DIV: floor(a / b); integers via truncating division and a fix-up."""
     a, b = _pair(ctx, node)
     bld = ctx.builder
@@ -82,7 +81,7 @@ def floor_div(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("FLOOR_MOD", since=1)
-def floor_mod(ctx: ImportContext, node: Node) -> list[Any]:
+def floor_mod(ctx: ImportContext, node: Node) -> Outputs:
     """FLOOR_MOD: result has the sign of b (a - floor(a / b) * b)."""
     a, b = _pair(ctx, node)
     bld = ctx.builder

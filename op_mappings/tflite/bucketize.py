@@ -10,18 +10,17 @@ type.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedDataType
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 
 
 @tflite_op("BUCKETIZE", since=1)
-def bucketize(ctx: ImportContext, node: Node) -> list[Any]:
+def bucketize(ctx: ImportContext, node: Node) -> Outputs:
     """K - Σ (x < boundary) (upper_bound). Restrictions: sorted boundaries; x.size·K
     comparisons."""
     b = ctx.builder

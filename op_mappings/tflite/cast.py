@@ -6,19 +6,18 @@ implementation-defined. Types WebNN lacks (int16, float64, ...) are rejected.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import UnsupportedDataType
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import carrier_type
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 
 
 @tflite_op("CAST", since=1)
-def cast(ctx: ImportContext, node: Node) -> list[Any]:
+def cast(ctx: ImportContext, node: Node) -> Outputs:
     """cast, or notEqual(x, 0) for a bool target."""
     x = ctx.operand(node.inputs[0])
     target = node.output_infos[0].dtype

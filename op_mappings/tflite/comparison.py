@@ -7,10 +7,9 @@ after dequantizing.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin_required, is_quantized
 
@@ -19,7 +18,7 @@ _METHODS = {"LESS": "lesser", "LESS_EQUAL": "lesser_or_equal", "GREATER": "great
 
 
 @tflite_op(tuple(_METHODS), since=1)
-def compare(ctx: ImportContext, node: Node) -> list[Any]:
+def compare(ctx: ImportContext, node: Node) -> Outputs:
     """Element-wise comparison with broadcasting."""
     ia, ib = node.input_infos[0], node.input_infos[1]
     if (is_quantized(ia) and is_quantized(ib) and ia is not None and ib is not None

@@ -7,18 +7,17 @@ dequantize -> concat -> quantize. Empty (zero-element) constant inputs are dropp
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import NONE, data_in, empty, finish, norm_axis
 
 
 @tflite_op("CONCATENATION", since=1)
-def concatenation(ctx: ImportContext, node: Node) -> list[Any]:
+def concatenation(ctx: ImportContext, node: Node) -> Outputs:
     """concat along a (possibly negative) axis."""
     if int(node.attrs["fused_activation_function"]) != NONE:
         ctx.warn("fused activation ignored, as LiteRT's CONCATENATION kernel ignores it")

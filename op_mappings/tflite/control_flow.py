@@ -29,6 +29,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import run_subgraph, state
 
@@ -57,7 +58,7 @@ def _known_bool(value: Any) -> bool | None:
 
 
 @tflite_op("WHILE", since=1, fold=False)
-def while_loop(ctx: ImportContext, node: Node) -> list[Any]:
+def while_loop(ctx: ImportContext, node: Node) -> Outputs:
     """Unrolled when the condition folds to a constant every iteration (static trip count,
     at most `max_trip_count` iterations, default 4096); otherwise an error naming the
     condition's dependency on graph inputs."""
@@ -99,7 +100,7 @@ def _snapshot(ctx: ImportContext) -> dict[str, int]:
 
 
 @tflite_op("IF", since=1, fold=False)
-def if_then_else(ctx: ImportContext, node: Node) -> list[Any]:
+def if_then_else(ctx: ImportContext, node: Node) -> Outputs:
     """Constant condition: the chosen branch inlined. Otherwise both branches converted and
     selected with `where` (same output shapes/types required, no variable assignments)."""
     then_i = int(node.attrs["then_subgraph_index"])
@@ -141,7 +142,7 @@ def if_then_else(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("CALL_ONCE", since=1, fold=False)
-def call_once(ctx: ImportContext, node: Node) -> list[Any]:
+def call_once(ctx: ImportContext, node: Node) -> Outputs:
     """Runs the init subgraph (no inputs, no outputs) once per conversion."""
     index = int(node.attrs["init_subgraph_index"])
     st = state(ctx)
@@ -156,7 +157,7 @@ def call_once(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("STABLEHLO_COMPOSITE", since=1, fold=False)
-def stablehlo_composite(ctx: ImportContext, node: Node) -> list[Any]:
+def stablehlo_composite(ctx: ImportContext, node: Node) -> Outputs:
     """Inlines the decomposition subgraph (inputs forwarded, its outputs returned)."""
     index = int(node.attrs["decomposition_subgraph_index"])
     out = run_subgraph(ctx, index, _values(ctx, node), str(node.attrs.get("name") or ""))

@@ -8,18 +8,17 @@ dequantizeLinear -> float conv2d -> quantizeLinear.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import activation, fin, fout, spatial_padding
 
 
 @tflite_op("CONV_2D", since=1)
-def conv_2d(ctx: ImportContext, node: Node) -> list[Any]:
+def conv_2d(ctx: ImportContext, node: Node) -> Outputs:
     """CONV_2D: filter [O, kh, kw, I/groups]; padding SAME/VALID computed explicitly."""
     x, w, bias = fin(ctx, node, 0), fin(ctx, node, 1), fin(ctx, node, 2)
     assert x is not None and w is not None

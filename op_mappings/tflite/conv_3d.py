@@ -31,6 +31,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.padding import same_pad
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import Weight, operand, weight
@@ -97,7 +98,7 @@ def _bias(ctx: ImportContext, node: Node, i: int, channels: int) -> MLOperand | 
 
 
 @tflite_op("CONV_3D", since=1)
-def conv_3d(ctx: ImportContext, node: Node) -> list[Any]:
+def conv_3d(ctx: ImportContext, node: Node) -> Outputs:
     """Depth taps folded into channels + one conv2d. Restrictions: float; no grouped 3-D
     convolution."""
     b = ctx.builder
@@ -135,7 +136,7 @@ def conv_3d(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("CONV_3D_TRANSPOSE", since=1, const_inputs=(0,))
-def conv_3d_transpose(ctx: ImportContext, node: Node) -> list[Any]:
+def conv_3d_transpose(ctx: ImportContext, node: Node) -> Outputs:
     """convTranspose2d over H/W for every depth tap + a 0/1 matmul scattering along depth.
     Restrictions: constant output_shape; float; no grouped convolution."""
     b = ctx.builder

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, fin, fout, norm_axis
 
 
 @tflite_op("CUMSUM", since=1, const_inputs=(1,))
-def cumsum(ctx: ImportContext, node: Node) -> list[Any]:
+def cumsum(ctx: ImportContext, node: Node) -> Outputs:
     """cumulativeSum(x, axis, {exclusive, reversed})."""
     x = fin(ctx, node, 0)
     assert x is not None

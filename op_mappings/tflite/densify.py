@@ -11,6 +11,7 @@ import numpy as np
 from converter.core.errors import RequiresConstantInput
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 
 
@@ -19,7 +20,7 @@ def _fold(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]:
 
 
 @tflite_op("DENSIFY", since=1, fold=_fold)
-def densify(ctx: ImportContext, node: Node) -> list[Any]:
+def densify(ctx: ImportContext, node: Node) -> Outputs:
     """Pass-through of the densified constant."""
     if not ctx.is_constant(node.inputs[0]):
         raise RequiresConstantInput("DENSIFY input must be a sparse constant")

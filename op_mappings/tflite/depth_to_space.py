@@ -3,17 +3,16 @@ as reshape -> transpose -> reshape on NHWC tensors."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, finish
 
 
 @tflite_op("DEPTH_TO_SPACE", since=1)
-def depth_to_space(ctx: ImportContext, node: Node) -> list[Any]:
+def depth_to_space(ctx: ImportContext, node: Node) -> Outputs:
     """[n,h,w,b*b*c] -> [n,h*b,w*b,c]."""
     (x,), raw = data_in(ctx, node)
     bs = int(node.attrs["block_size"])
@@ -28,7 +27,7 @@ def depth_to_space(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("SPACE_TO_DEPTH", since=1)
-def space_to_depth(ctx: ImportContext, node: Node) -> list[Any]:
+def space_to_depth(ctx: ImportContext, node: Node) -> Outputs:
     """[n,h,w,c] -> [n,h/b,w/b,b*b*c]."""
     (x,), raw = data_in(ctx, node)
     bs = int(node.attrs["block_size"])

@@ -7,18 +7,17 @@ M > 1 works. Explicit SAME padding with dilation; fused activation; quantized as
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import activation, fin, fout, spatial_padding
 
 
 @tflite_op("DEPTHWISE_CONV_2D", since=1)
-def depthwise_conv_2d(ctx: ImportContext, node: Node) -> list[Any]:
+def depthwise_conv_2d(ctx: ImportContext, node: Node) -> Outputs:
     """DEPTHWISE_CONV_2D: groups = C_in (never filter.shape[3])."""
     x, w, bias = fin(ctx, node, 0), fin(ctx, node, 1), fin(ctx, node, 2)
     assert x is not None and w is not None

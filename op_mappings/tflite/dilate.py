@@ -12,19 +12,18 @@ Restrictions: dilations must be constant and >= 1.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
 
 @tflite_op("DILATE", since=1, const_inputs=(1,))
-def dilate(ctx: ImportContext, node: Node) -> list[Any]:
+def dilate(ctx: ImportContext, node: Node) -> Outputs:
     """Interleave padding values along every dilated axis. Restrictions: constant
     dilations."""
     b = ctx.builder

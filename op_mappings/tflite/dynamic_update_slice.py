@@ -3,18 +3,17 @@ pad(update), operand). Start indices are clamped so the update fits, as LiteRT d
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, finish
 
 
 @tflite_op("DYNAMIC_UPDATE_SLICE", since=1, const_inputs=(2,))
-def dynamic_update_slice(ctx: ImportContext, node: Node) -> list[Any]:
+def dynamic_update_slice(ctx: ImportContext, node: Node) -> Outputs:
     """Overwrite a window of the operand with the update."""
     (x, u), raw = data_in(ctx, node, (0, 1))
     b = ctx.builder

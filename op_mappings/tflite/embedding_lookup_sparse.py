@@ -16,13 +16,12 @@ be computed.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
@@ -30,7 +29,7 @@ SUM, MEAN, SQRTN = 0, 1, 2
 
 
 @tflite_op("EMBEDDING_LOOKUP_SPARSE", since=1, const_inputs=(1, 2))
-def embedding_lookup_sparse(ctx: ImportContext, node: Node) -> list[Any]:
+def embedding_lookup_sparse(ctx: ImportContext, node: Node) -> Outputs:
     """Σ weights·value[ids] per output row, then the combiner's divisor. Restrictions:
     constant indices and dense_shape, entries grouped by output row in order."""
     b = ctx.builder

@@ -23,6 +23,7 @@ from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 
 
@@ -48,7 +49,7 @@ def nudge(rmin: float, rmax: float, qmin: int, qmax: int
 
 
 @tflite_op("FAKE_QUANT", since=1)
-def fake_quant(ctx: ImportContext, node: Node) -> list[Any]:
+def fake_quant(ctx: ImportContext, node: Node) -> Outputs:
     """Quantize-dequantize with the nudged range (bit-exact). Restrictions: float input;
     narrow_range rejected (as LiteRT)."""
     b = ctx.builder

@@ -9,20 +9,19 @@ Restrictions: SHUFFLED4x16INT8 weights are rejected; weights must be 2-D [N, K] 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import activation, fin, fout
 
 
 @tflite_op("FULLY_CONNECTED", since=1)
-def fully_connected(ctx: ImportContext, node: Node) -> list[Any]:
+def fully_connected(ctx: ImportContext, node: Node) -> Outputs:
     """y = x·Wᵀ + b."""
     a = node.attrs
     if int(a.get("weights_format", 0)) != 0:

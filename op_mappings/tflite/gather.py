@@ -8,19 +8,18 @@ parameters match.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import RequiresConstantInput
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, finish, norm_axis
 
 
 @tflite_op("GATHER", since=1)
-def gather(ctx: ImportContext, node: Node) -> list[Any]:
+def gather(ctx: ImportContext, node: Node) -> Outputs:
     """gather along `axis`; batch_dims via gatherND."""
     (x,), raw = data_in(ctx, node)
     idx_name = node.inputs[1]
@@ -46,14 +45,14 @@ def gather(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("GATHER_ND", since=1)
-def gather_nd(ctx: ImportContext, node: Node) -> list[Any]:
+def gather_nd(ctx: ImportContext, node: Node) -> Outputs:
     """gatherND(params, indices)."""
     (x,), raw = data_in(ctx, node)
     return [finish(ctx, node, ctx.builder.gather_nd(x, ctx.operand(node.inputs[1])), raw)]
 
 
 @tflite_op("EMBEDDING_LOOKUP", since=1)
-def embedding_lookup(ctx: ImportContext, node: Node) -> list[Any]:
+def embedding_lookup(ctx: ImportContext, node: Node) -> Outputs:
     """EMBEDDING_LOOKUP(ids, table) = gather(table, ids, axis 0)."""
     (table,), raw = data_in(ctx, node, (1,))
     return [finish(ctx, node, ctx.builder.gather(table, ctx.operand(node.inputs[0]), axis=0),

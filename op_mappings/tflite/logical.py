@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 
 
 @tflite_op(("LOGICAL_AND", "LOGICAL_OR"), since=1)
-def logical_binary(ctx: ImportContext, node: Node) -> list[Any]:
+def logical_binary(ctx: ImportContext, node: Node) -> Outputs:
     """logicalAnd / logicalOr with broadcasting."""
     a, b = ctx.operand(node.inputs[0]), ctx.operand(node.inputs[1])
     fn = ctx.builder.logical_and if node.op_type == "LOGICAL_AND" else ctx.builder.logical_or
@@ -18,6 +17,6 @@ def logical_binary(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("LOGICAL_NOT", since=1)
-def logical_not(ctx: ImportContext, node: Node) -> list[Any]:
+def logical_not(ctx: ImportContext, node: Node) -> Outputs:
     """logicalNot."""
     return [ctx.builder.logical_not(ctx.operand(node.inputs[0]))]

@@ -20,7 +20,6 @@ are variable tensors: each run starts from their initial value (zeros without a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.recurrent_layout import LSTM_IFCO, stack_directions, webnn_direction
 from op_mappings._common.unroll import check_steps, unroll
 from op_mappings.tflite import tflite_op
@@ -226,7 +226,7 @@ def _ln_base(node: Node, index: int) -> int | None:
 
 
 @tflite_op("UNIDIRECTIONAL_SEQUENCE_LSTM", since=1)
-def unidirectional_sequence_lstm(ctx: ImportContext, node: Node) -> list[Any]:
+def unidirectional_sequence_lstm(ctx: ImportContext, node: Node) -> Outputs:
     """Input [B, T, I] (or [T, B, I] with time_major); states inputs 18/19; layer norm
     inputs 20-23. Output: the hidden sequence."""
     x = float_input(ctx, node, 3)
@@ -241,7 +241,7 @@ def unidirectional_sequence_lstm(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("LSTM", since=1)
-def lstm(ctx: ImportContext, node: Node) -> list[Any]:
+def lstm(ctx: ImportContext, node: Node) -> Outputs:
     """One step of the full LSTM kernel: input [B, I], states 18/19, layer norm 20-23;
     output [B, n_output]. The BASIC kernel (kernel_type 1) is rejected."""
     if int(node.attrs.get("kernel_type", 0)) != 0:
@@ -257,7 +257,7 @@ def lstm(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("BIDIRECTIONAL_SEQUENCE_LSTM", since=1)
-def bidirectional_sequence_lstm(ctx: ImportContext, node: Node) -> list[Any]:
+def bidirectional_sequence_lstm(ctx: ImportContext, node: Node) -> Outputs:
     """Forward weights at inputs 1-17, backward at 18-34, states 35-38 (fw h, fw c, bw h,
     bw c); the backward direction walks time in reverse and its outputs keep time order.
     merge_outputs concatenates both on the last axis. Auxiliary inputs are rejected."""

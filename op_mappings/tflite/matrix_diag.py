@@ -10,18 +10,17 @@ entries are stored zeros, as in LiteRT, not the zero point). Any element type We
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 
 
 @tflite_op("MATRIX_DIAG", since=1)
-def matrix_diag(ctx: ImportContext, node: Node) -> list[Any]:
+def matrix_diag(ctx: ImportContext, node: Node) -> Outputs:
     """where(eye, x as rows, 0); stored values copied."""
     b = ctx.builder
     x = ctx.operand(node.inputs[0])
@@ -36,7 +35,7 @@ def matrix_diag(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("MATRIX_SET_DIAG", since=1)
-def matrix_set_diag(ctx: ImportContext, node: Node) -> list[Any]:
+def matrix_set_diag(ctx: ImportContext, node: Node) -> Outputs:
     """where(eye, diagonal as rows, x); stored values copied."""
     b = ctx.builder
     x, d = ctx.operand(node.inputs[0]), ctx.operand(node.inputs[1])

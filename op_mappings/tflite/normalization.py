@@ -14,12 +14,13 @@ import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fout
 
 
 @tflite_op("L2_NORMALIZATION", since=1)
-def l2_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def l2_normalization(ctx: ImportContext, node: Node) -> Outputs:
     """Last axis; epsilon 1e-6 on the norm; the fused activation field is ignored (as in
     LiteRT)."""
     x = fin(ctx, node, 0)
@@ -31,7 +32,7 @@ def l2_normalization(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("LOCAL_RESPONSE_NORMALIZATION", since=1)
-def lrn(ctx: ImportContext, node: Node) -> list[Any]:
+def lrn(ctx: ImportContext, node: Node) -> Outputs:
     """Inclusive window [c - radius, c + radius] over the last axis."""
     x = fin(ctx, node, 0)
     assert x is not None

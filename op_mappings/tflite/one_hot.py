@@ -3,18 +3,17 @@ arange(depth)), on, off). Out-of-range indices give all off_value."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
 
 @tflite_op("ONE_HOT", since=1, const_inputs=(1,))
-def one_hot(ctx: ImportContext, node: Node) -> list[Any]:
+def one_hot(ctx: ImportContext, node: Node) -> Outputs:
     """One-hot encoding along `axis` (-1 = last)."""
     b = ctx.builder
     idx = ctx.operand(node.inputs[0])

@@ -3,17 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, finish, norm_axis
 
 
 @tflite_op("PACK", since=1)
-def pack(ctx: ImportContext, node: Node) -> list[Any]:
+def pack(ctx: ImportContext, node: Node) -> Outputs:
     """Stack N tensors along a new axis; `values_count` must be N (LiteRT's rule)."""
     count = int(node.attrs.get("values_count", len(node.inputs)))
     if count != len(node.inputs):
@@ -35,7 +34,7 @@ def pack(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("UNPACK", since=1)
-def unpack(ctx: ImportContext, node: Node) -> list[Any]:
+def unpack(ctx: ImportContext, node: Node) -> Outputs:
     """Split along an axis into `num` tensors with that axis removed."""
     (x,), raw = data_in(ctx, node)
     axis = norm_axis(int(node.attrs["axis"]), len(x.shape))

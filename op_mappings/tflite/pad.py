@@ -7,14 +7,13 @@ pads with its constant value input. MIRROR_PAD REFLECT -> mode "reflection"; SYM
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, dequantize_value, finish, is_quantized
 
@@ -27,7 +26,7 @@ def _paddings(ctx: ImportContext, node: Node, rank: int) -> tuple[list[int], lis
 
 
 @tflite_op(("PAD", "PADV2"), since=1, const_inputs=(1,))
-def pad(ctx: ImportContext, node: Node) -> list[Any]:
+def pad(ctx: ImportContext, node: Node) -> Outputs:
     """Constant padding (0, the zero point, or PADV2's value)."""
     (x,), raw = data_in(ctx, node)
     begins, ends = _paddings(ctx, node, len(x.shape))
@@ -79,7 +78,7 @@ def _symmetric(ctx: ImportContext, x: MLOperand, begins: list[int], ends: list[i
 
 
 @tflite_op("MIRROR_PAD", since=1, const_inputs=(1,))
-def mirror_pad(ctx: ImportContext, node: Node) -> list[Any]:
+def mirror_pad(ctx: ImportContext, node: Node) -> Outputs:
     """REFLECT (edge excluded) or SYMMETRIC (edge repeated)."""
     (x,), raw = data_in(ctx, node)
     begins, ends = _paddings(ctx, node, len(x.shape))

@@ -15,6 +15,7 @@ from typing import Any
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import (
     NONE,
@@ -38,7 +39,7 @@ def _window(node: Node, shape: tuple[int, ...]) -> dict[str, Any]:
 
 
 @tflite_op("MAX_POOL_2D", since=1)
-def max_pool(ctx: ImportContext, node: Node) -> list[Any]:
+def max_pool(ctx: ImportContext, node: Node) -> Outputs:
     """maxPool2d; padded cells never win."""
     act = int(node.attrs["fused_activation_function"])
     if act == NONE:
@@ -52,7 +53,7 @@ def max_pool(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("AVERAGE_POOL_2D", since=1)
-def average_pool(ctx: ImportContext, node: Node) -> list[Any]:
+def average_pool(ctx: ImportContext, node: Node) -> Outputs:
     """averagePool2d (count excludes padding)."""
     act = int(node.attrs["fused_activation_function"])
     if act == NONE:
@@ -66,7 +67,7 @@ def average_pool(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("L2_POOL_2D", since=1)
-def l2_pool(ctx: ImportContext, node: Node) -> list[Any]:
+def l2_pool(ctx: ImportContext, node: Node) -> Outputs:
     """sqrt(mean of squares over the valid cells of each window)."""
     x = fin(ctx, node, 0)
     assert x is not None

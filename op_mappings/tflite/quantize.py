@@ -10,19 +10,18 @@ QUANTIZE float -> quantizeLinear (WebNN rounds half to even, LiteRT half away fr
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import UnsupportedDataType
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fout, is_quantized
 
 
 @tflite_op("DEQUANTIZE", since=1, fold=False)
-def dequantize(ctx: ImportContext, node: Node) -> list[Any]:
+def dequantize(ctx: ImportContext, node: Node) -> Outputs:
     """float16 -> cast (or fold); quantized integers -> dequantizeLinear."""
     name = node.inputs[0]
     info = node.input_infos[0]
@@ -42,7 +41,7 @@ def dequantize(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("QUANTIZE", since=1)
-def quantize(ctx: ImportContext, node: Node) -> list[Any]:
+def quantize(ctx: ImportContext, node: Node) -> Outputs:
     """quantizeLinear with the output tensor's parameters (requantize for integer inputs)."""
     x = fin(ctx, node, 0)
     assert x is not None

@@ -8,10 +8,9 @@ output share quantization parameters; other quantized reductions dequantize.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, fin_required, finish, fout, norm_axes
 
@@ -21,7 +20,7 @@ _METHODS = {"MEAN": "reduce_mean", "SUM": "reduce_sum", "REDUCE_MAX": "reduce_ma
 
 
 @tflite_op(tuple(_METHODS), since=1, const_inputs=(1,))
-def reduce(ctx: ImportContext, node: Node) -> list[Any]:
+def reduce(ctx: ImportContext, node: Node) -> Outputs:
     """Reduction over constant axes."""
     method = _METHODS[node.op_type]
     keep = bool(node.attrs["keep_dims"])

@@ -14,14 +14,13 @@ tensors for ALL / ANY.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
@@ -30,7 +29,7 @@ _NAMES = {1: "ADD", 2: "MUL", 3: "MINIMUM", 4: "MAXIMUM", 5: "ALL", 6: "ANY"}
 
 
 @tflite_op("REDUCE_WINDOW", since=1, const_inputs=(2, 3, 4))
-def reduce_window(ctx: ImportContext, node: Node) -> list[Any]:
+def reduce_window(ctx: ImportContext, node: Node) -> Outputs:
     """Per-axis strided-slice reductions, then init. Restrictions: constant window
     dimensions, strides and dilations; scalar init value."""
     b = ctx.builder

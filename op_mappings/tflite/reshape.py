@@ -16,6 +16,7 @@ import numpy as np
 from converter.core.errors import InvalidModel, RequiresConstantInput
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, finish, norm_axes
@@ -57,7 +58,7 @@ def _target(ctx: ImportContext, node: Node, total: int) -> list[int]:
 
 
 @tflite_op("RESHAPE", since=1, fold=_fold)
-def reshape(ctx: ImportContext, node: Node) -> list[Any]:
+def reshape(ctx: ImportContext, node: Node) -> Outputs:
     """reshape to the static target shape."""
     (x,), raw = data_in(ctx, node)
     total = int(np.prod(x.shape, dtype=np.int64))
@@ -65,7 +66,7 @@ def reshape(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("SQUEEZE", since=1)
-def squeeze(ctx: ImportContext, node: Node) -> list[Any]:
+def squeeze(ctx: ImportContext, node: Node) -> Outputs:
     """Drop the listed size-1 dims (all of them when the list is empty)."""
     (x,), raw = data_in(ctx, node)
     dims = node.attrs.get("squeeze_dims") or ()
@@ -79,7 +80,7 @@ def squeeze(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("EXPAND_DIMS", since=1, const_inputs=(1,))
-def expand_dims(ctx: ImportContext, node: Node) -> list[Any]:
+def expand_dims(ctx: ImportContext, node: Node) -> Outputs:
     """Insert a size-1 dim at the constant axis."""
     (x,), raw = data_in(ctx, node)
     rank = len(x.shape)

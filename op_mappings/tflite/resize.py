@@ -9,14 +9,13 @@ gather rows/columns, and for bilinear blend lo/hi with lerp weights.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, fin, finish, fout
 
@@ -62,7 +61,7 @@ def _sizes(ctx: ImportContext, node: Node) -> list[int]:
 
 
 @tflite_op("RESIZE_BILINEAR", since=1, const_inputs=(1,))
-def resize_bilinear(ctx: ImportContext, node: Node) -> list[Any]:
+def resize_bilinear(ctx: ImportContext, node: Node) -> Outputs:
     """Bilinear resize, exact for every align_corners / half_pixel_centers combination."""
     x = fin(ctx, node, 0)
     assert x is not None
@@ -87,7 +86,7 @@ def resize_bilinear(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("RESIZE_NEAREST_NEIGHBOR", since=1, const_inputs=(1,))
-def resize_nearest(ctx: ImportContext, node: Node) -> list[Any]:
+def resize_nearest(ctx: ImportContext, node: Node) -> Outputs:
     """Nearest-neighbour resize; works on stored integers for quantized tensors."""
     (x,), raw = data_in(ctx, node)
     b = ctx.builder

@@ -10,20 +10,19 @@ has the input's shape.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import norm_axis
 
 
 @tflite_op("REVERSE_SEQUENCE", since=1, const_inputs=(1,))
-def reverse_sequence(ctx: ImportContext, node: Node) -> list[Any]:
+def reverse_sequence(ctx: ImportContext, node: Node) -> Outputs:
     """gatherElements(x, table, {axis: seq_dim}). Restrictions: constant seq_lengths in
     0..x.shape[seq_dim]."""
     x = ctx.operand(node.inputs[0])

@@ -14,12 +14,11 @@ buffer).
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.unroll import check_steps, unroll
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import (
@@ -71,7 +70,7 @@ def _act(node: Node) -> Act:
 
 
 @tflite_op("RNN", since=1)
-def rnn(ctx: ImportContext, node: Node) -> list[Any]:
+def rnn(ctx: ImportContext, node: Node) -> Outputs:
     """One step: input [B, I] -> new hidden state [B, U]."""
     x = float_input(ctx, node, 2)
     batch, n_in = x.shape
@@ -80,7 +79,7 @@ def rnn(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("UNIDIRECTIONAL_SEQUENCE_RNN", since=1)
-def unidirectional_sequence_rnn(ctx: ImportContext, node: Node) -> list[Any]:
+def unidirectional_sequence_rnn(ctx: ImportContext, node: Node) -> Outputs:
     """Input [B, T, I] (or [T, B, I] with time_major) -> hidden sequence."""
     x = float_input(ctx, node, 3)
     tm = bool(node.attrs.get("time_major", False))
@@ -89,7 +88,7 @@ def unidirectional_sequence_rnn(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("BIDIRECTIONAL_SEQUENCE_RNN", since=1)
-def bidirectional_sequence_rnn(ctx: ImportContext, node: Node) -> list[Any]:
+def bidirectional_sequence_rnn(ctx: ImportContext, node: Node) -> Outputs:
     """Forward weights/state at inputs 1-4, backward at 5-8; auxiliary inputs (9-11)
     rejected. Outputs fw, bw (or one merged output)."""
     x = float_input(ctx, node, 3)

@@ -8,20 +8,19 @@ flattened updates (float tensors; integer updates are computed in float32, exact
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn.dtypes import FLOAT_TYPES
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, fin, fout
 
 
 @tflite_op("SCATTER_ND", since=1, const_inputs=(2,))
-def scatter_nd(ctx: ImportContext, node: Node) -> list[Any]:
+def scatter_nd(ctx: ImportContext, node: Node) -> Outputs:
     """zeros(shape) with updates added at indices."""
     b = ctx.builder
     shape = const_ints(ctx, node, 2)

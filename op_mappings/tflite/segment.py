@@ -21,14 +21,13 @@ num_segments (the output shape depends on them); float32 / int32 data as LiteRT.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
@@ -101,7 +100,7 @@ def _check(data: MLOperand, ids_shape: tuple[int, ...]) -> None:
 
 
 @tflite_op("SEGMENT_SUM", since=1, const_inputs=(1,))
-def segment_sum(ctx: ImportContext, node: Node) -> list[Any]:
+def segment_sum(ctx: ImportContext, node: Node) -> Outputs:
     """Sorted segment sum (gather table + reduceSum). Restrictions: constant, sorted,
     non-negative segment ids (output rows = last id + 1)."""
     data = ctx.operand(node.inputs[0])
@@ -118,7 +117,7 @@ def segment_sum(ctx: ImportContext, node: Node) -> list[Any]:
 
 @tflite_op(("UNSORTED_SEGMENT_SUM", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_MIN",
             "UNSORTED_SEGMENT_PROD"), since=1, const_inputs=(2,))
-def unsorted_segment(ctx: ImportContext, node: Node) -> list[Any]:
+def unsorted_segment(ctx: ImportContext, node: Node) -> Outputs:
     """Unsorted segment reduction into num_segments rows. Restrictions: constant
     num_segments; computed ids use a [num_segments, M] one-hot mask."""
     data = ctx.operand(node.inputs[0])

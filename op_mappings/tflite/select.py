@@ -7,16 +7,15 @@ selected as stored integers when both branches share the output's parameters.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import data_in, finish
 
 
 @tflite_op(("SELECT", "SELECT_V2"), since=1)
-def select(ctx: ImportContext, node: Node) -> list[Any]:
+def select(ctx: ImportContext, node: Node) -> Outputs:
     """where(cond, a, b)."""
     cond = ctx.operand(node.inputs[0])
     (a, bv), raw = data_in(ctx, node, (1, 2))

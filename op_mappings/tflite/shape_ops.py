@@ -8,13 +8,13 @@ RANGE needs constant start/limit/delta.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import ints
 from op_mappings.tflite import tflite_op
 
@@ -24,19 +24,19 @@ def _np_dtype(node: Node, o: int = 0) -> str:
 
 
 @tflite_op("SHAPE", since=1)
-def shape(ctx: ImportContext, node: Node) -> list[Any]:
+def shape(ctx: ImportContext, node: Node) -> Outputs:
     """The static shape as an int32/int64 constant."""
     return [np.array(ctx.shape(node.inputs[0]), dtype=_np_dtype(node))]
 
 
 @tflite_op("RANK", since=1)
-def rank(ctx: ImportContext, node: Node) -> list[Any]:
+def rank(ctx: ImportContext, node: Node) -> Outputs:
     """The rank as a scalar constant."""
     return [np.array(len(ctx.shape(node.inputs[0])), dtype=_np_dtype(node))]
 
 
 @tflite_op("ZEROS_LIKE", since=1)
-def zeros_like(ctx: ImportContext, node: Node) -> list[Any]:
+def zeros_like(ctx: ImportContext, node: Node) -> Outputs:
     """Zeros of the input's shape and type."""
     shape = ctx.shape(node.inputs[0])
     ctx.check_constant(shape, _np_dtype(node))
@@ -44,7 +44,7 @@ def zeros_like(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("FILL", since=1, const_inputs=(0,))
-def fill(ctx: ImportContext, node: Node) -> list[Any]:
+def fill(ctx: ImportContext, node: Node) -> Outputs:
     """FILL(dims, value)."""
     dims = ints(ctx.const_input(node, 0))
     if ctx.is_constant(node.inputs[1]):
@@ -56,7 +56,7 @@ def fill(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("RANGE", since=1, const_inputs=(0, 1, 2))
-def range_(ctx: ImportContext, node: Node) -> list[Any]:
+def range_(ctx: ImportContext, node: Node) -> Outputs:
     """arange(start, limit, delta)."""
     start, limit, delta = (np.asarray(ctx.const_input(node, i)).reshape(()) for i in range(3))
     if delta == 0:
@@ -69,7 +69,7 @@ def range_(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("BROADCAST_ARGS", since=1, const_inputs=(0, 1))
-def broadcast_args(ctx: ImportContext, node: Node) -> list[Any]:
+def broadcast_args(ctx: ImportContext, node: Node) -> Outputs:
     """The broadcast shape of two constant shapes."""
     a, b = ints(ctx.const_input(node, 0)), ints(ctx.const_input(node, 1))
     return [np.array(np.broadcast_shapes(tuple(a), tuple(b)), dtype=_np_dtype(node))]

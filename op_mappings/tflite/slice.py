@@ -11,17 +11,16 @@ not representable in WebNN: they become empty numpy constants, which CONCATENATI
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, empty, finish
 
 
 @tflite_op("SLICE", since=1, const_inputs=(1, 2))
-def slice_(ctx: ImportContext, node: Node) -> list[Any]:
+def slice_(ctx: ImportContext, node: Node) -> Outputs:
     """slice(x, begin, size) with size -1 meaning 'to the end'."""
     (x,), raw = data_in(ctx, node)
     begin, size = const_ints(ctx, node, 1), const_ints(ctx, node, 2)
@@ -40,7 +39,7 @@ def _bit(mask: int, i: int) -> bool:
 
 
 @tflite_op("STRIDED_SLICE", since=1, const_inputs=(1, 2, 3))
-def strided_slice(ctx: ImportContext, node: Node) -> list[Any]:
+def strided_slice(ctx: ImportContext, node: Node) -> Outputs:
     """Full STRIDED_SLICE semantics (masks, offset, negative strides)."""
     (x,), raw = data_in(ctx, node)
     b = ctx.builder

@@ -6,18 +6,17 @@ log(softmax)). Quantized tensors run through dequantize/quantize.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fout
 
 
 @tflite_op("SOFTMAX", since=1)
-def softmax(ctx: ImportContext, node: Node) -> list[Any]:
+def softmax(ctx: ImportContext, node: Node) -> Outputs:
     """softmax(beta * x, last axis)."""
     x = fin(ctx, node, 0)
     assert x is not None
@@ -28,7 +27,7 @@ def softmax(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("LOG_SOFTMAX", since=1)
-def log_softmax(ctx: ImportContext, node: Node) -> list[Any]:
+def log_softmax(ctx: ImportContext, node: Node) -> Outputs:
     """Numerically stable log-softmax over the last axis."""
     x = fin(ctx, node, 0)
     assert x is not None

@@ -7,19 +7,18 @@ identical, only slower).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, finish, is_quantized
 
 
 @tflite_op("SPACE_TO_BATCH_ND", since=1, const_inputs=(1, 2))
-def space_to_batch(ctx: ImportContext, node: Node) -> list[Any]:
+def space_to_batch(ctx: ImportContext, node: Node) -> Outputs:
     """[b, s..., r...] -> [b*prod(block), (s+pad)/block..., r...]."""
     (x,), raw = data_in(ctx, node)
     b = ctx.builder
@@ -51,7 +50,7 @@ def space_to_batch(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("BATCH_TO_SPACE_ND", since=1, const_inputs=(1, 2))
-def batch_to_space(ctx: ImportContext, node: Node) -> list[Any]:
+def batch_to_space(ctx: ImportContext, node: Node) -> Outputs:
     """[b*prod(block), s..., r...] -> [b, s*block - crops..., r...]."""
     (x,), raw = data_in(ctx, node)
     b = ctx.builder

@@ -11,19 +11,18 @@ Restrictions: constant indices in range; int8/uint8/int32/int64/float values.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints
 
 
 @tflite_op("SPARSE_TO_DENSE", since=1, const_inputs=(0, 1))
-def sparse_to_dense(ctx: ImportContext, node: Node) -> list[Any]:
+def sparse_to_dense(ctx: ImportContext, node: Node) -> Outputs:
     """scatterND(expand(default, shape), unique indices, values); last duplicate wins.
     Restrictions: constant indices and output_shape."""
     b = ctx.builder

@@ -8,6 +8,7 @@ from typing import Any
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, finish, norm_axis
 
@@ -17,7 +18,7 @@ def _outputs(ctx: ImportContext, node: Node, parts: list[Any], raw: bool) -> lis
 
 
 @tflite_op("SPLIT", since=1, const_inputs=(0,))
-def split(ctx: ImportContext, node: Node) -> list[Any]:
+def split(ctx: ImportContext, node: Node) -> Outputs:
     """Equal parts: the axis is input 0, the data input 1."""
     (x,), raw = data_in(ctx, node, (1,))
     axis = norm_axis(const_ints(ctx, node, 0)[0], len(x.shape))
@@ -29,7 +30,7 @@ def split(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("SPLIT_V", since=1, const_inputs=(1, 2))
-def split_v(ctx: ImportContext, node: Node) -> list[Any]:
+def split_v(ctx: ImportContext, node: Node) -> Outputs:
     """Listed sizes: data input 0, sizes input 1, axis input 2."""
     (x,), raw = data_in(ctx, node)
     axis = norm_axis(const_ints(ctx, node, 2)[0], len(x.shape))

@@ -15,11 +15,10 @@ integer (int8 input, int16 state) kernel has no WebNN equivalent.
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._recurrent import (
     activation_fn,
@@ -33,7 +32,7 @@ from op_mappings.tflite._recurrent import (
 
 
 @tflite_op("SVDF", since=1)
-def svdf(ctx: ImportContext, node: Node) -> list[Any]:
+def svdf(ctx: ImportContext, node: Node) -> Outputs:
     """One SVDF step. Restrictions: float or hybrid (int8 weights); stateless: each run
     starts from the state's initial value."""
     b = ctx.builder

@@ -12,18 +12,17 @@ no WebNN type).
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.core.ir import Node
 from converter.core.webnn import decompose as dc
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import const_ints, data_in, finish, out_info
 
 
 @tflite_op("TOPK_V2", since=1, const_inputs=(1,))
-def topk_v2(ctx: ImportContext, node: Node) -> list[Any]:
+def topk_v2(ctx: ImportContext, node: Node) -> Outputs:
     """top_k along the last axis, ties in index order. Restrictions: constant k >= 1; int32
     indices; n² comparisons per row."""
     (x,), raw = data_in(ctx, node)

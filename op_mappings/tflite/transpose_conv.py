@@ -11,12 +11,12 @@ Restrictions: output_shape must be constant; no dilation (TFLite has none).
 from __future__ import annotations
 
 import struct
-from typing import Any
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._checks import rank
 from op_mappings.tflite._util import SAME, VALID, activation, const_ints, fin, fout
@@ -45,7 +45,7 @@ def _emit(ctx: ImportContext, x: MLOperand, w: MLOperand, bias: MLOperand | None
 
 
 @tflite_op("TRANSPOSE_CONV", since=1, const_inputs=(0,))
-def transpose_conv(ctx: ImportContext, node: Node) -> list[Any]:
+def transpose_conv(ctx: ImportContext, node: Node) -> Outputs:
     """TRANSPOSE_CONV: note the argument order (output_shape first, data third)."""
     shape = const_ints(ctx, node, 0)
     w, x = fin(ctx, node, 1), fin(ctx, node, 2)
@@ -62,7 +62,7 @@ def transpose_conv(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("Convolution2DTransposeBias", custom=True)
-def conv_transpose_bias(ctx: ImportContext, node: Node) -> list[Any]:
+def conv_transpose_bias(ctx: ImportContext, node: Node) -> Outputs:
     """MediaPipe Convolution2DTransposeBias: output size (in-1)*s + k (VALID) or in*s
     (SAME)."""
     raw = node.attrs.get("custom_options", b"")

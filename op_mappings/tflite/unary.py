@@ -6,10 +6,9 @@ Same-named WebNN unary ops; RSQRT = reciprocal(sqrt(x)); SQUARE = x * x; ROUND =
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import fin, fin_required, fout
 
@@ -19,21 +18,21 @@ _SAME = {"ABS": "abs", "CEIL": "ceil", "COS": "cos", "EXP": "exp", "FLOOR": "flo
 
 
 @tflite_op(tuple(_SAME), since=1)
-def unary(ctx: ImportContext, node: Node) -> list[Any]:
+def unary(ctx: ImportContext, node: Node) -> Outputs:
     """One WebNN op of the same meaning."""
     x = fin(ctx, node, 0)
     return [fout(ctx, node, 0, getattr(ctx.builder, _SAME[node.op_type])(x))]
 
 
 @tflite_op("RSQRT", since=1)
-def rsqrt(ctx: ImportContext, node: Node) -> list[Any]:
+def rsqrt(ctx: ImportContext, node: Node) -> Outputs:
     """RSQRT = reciprocal(sqrt(x))."""
     x = fin_required(ctx, node, 0)
     return [fout(ctx, node, 0, ctx.builder.reciprocal(ctx.builder.sqrt(x)))]
 
 
 @tflite_op("SQUARE", since=1)
-def square(ctx: ImportContext, node: Node) -> list[Any]:
+def square(ctx: ImportContext, node: Node) -> Outputs:
     """SQUARE = x * x."""
     x = fin_required(ctx, node, 0)
     return [fout(ctx, node, 0, ctx.builder.mul(x, x))]

@@ -17,6 +17,7 @@ import numpy as np
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.tflite import tflite_op
 from op_mappings.tflite._util import state
 
@@ -30,7 +31,7 @@ def _fold_handle(ctx: ImportContext, node: Node, values: list[Any]) -> list[Any]
 
 
 @tflite_op("VAR_HANDLE", since=1, fold=_fold_handle)
-def var_handle(ctx: ImportContext, node: Node) -> list[Any]:
+def var_handle(ctx: ImportContext, node: Node) -> Outputs:
     """Folded to the handle's key."""
     return [np.array(_key(node))]
 
@@ -42,7 +43,7 @@ def _handle(ctx: ImportContext, node: Node) -> str:
 
 
 @tflite_op("ASSIGN_VARIABLE", since=1, fold=False)
-def assign_variable(ctx: ImportContext, node: Node) -> list[Any]:
+def assign_variable(ctx: ImportContext, node: Node) -> Outputs:
     """Stores the value for later READ_VARIABLEs of this conversion."""
     variables = state(ctx).variables
     key = _handle(ctx, node)
@@ -55,7 +56,7 @@ def assign_variable(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @tflite_op("READ_VARIABLE", since=1, fold=False)
-def read_variable(ctx: ImportContext, node: Node) -> list[Any]:
+def read_variable(ctx: ImportContext, node: Node) -> Outputs:
     """The variable's current value (constant or operand)."""
     variables = state(ctx).variables
     key = _handle(ctx, node)

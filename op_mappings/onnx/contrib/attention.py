@@ -20,6 +20,7 @@ from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     Mask,
@@ -61,7 +62,7 @@ def _wanted(node: Node, index: int) -> bool:
 
 
 @onnx_op("Attention", since=1, domain="com.microsoft")
-def attention(ctx: ImportContext, node: Node) -> list[Any]:
+def attention(ctx: ImportContext, node: Node) -> Outputs:
     """com.microsoft Attention: packed Q/K/V projection (input·weights + bias) then multi-head
     self-attention. mask_index forms: key lengths [B], end/start positions [2B], 0/1 masks
     [B, T] and [B, S, T], and the 4-D [B, 1, M, M] form (rows past..past+S; onnxruntime's CPU
@@ -163,7 +164,7 @@ def packed_self_attention(ctx: ImportContext, node: Node, qkv: MLOperand, sizes:
 
 
 @onnx_op("MultiHeadAttention", since=1, domain="com.microsoft")
-def multi_head_attention(ctx: ImportContext, node: Node) -> list[Any]:
+def multi_head_attention(ctx: ImportContext, node: Node) -> Outputs:
     """com.microsoft MultiHeadAttention: separate Q [B, S, D], K [B, L, D], V [B, L, Dv];
     packed QKV query [B, S, N, 3, H]; packed KV key [B, L, N, 2, H]; or K/V already in
     [B, N, L, H] (cross attention, no bias or past for them). bias [D + D + Dv];
@@ -299,7 +300,7 @@ def multi_head_attention(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("DecoderMaskedMultiHeadAttention", since=1, domain="com.microsoft")
-def decoder_masked_multi_head_attention(ctx: ImportContext, node: Node) -> list[Any]:
+def decoder_masked_multi_head_attention(ctx: ImportContext, node: Node) -> Outputs:
     """com.microsoft DecoderMaskedMultiHeadAttention (one decoding step, sequence length 1).
     Self-attention: query/key/value [B, 1, D] (or packed QKV query [B, 1, 2D + Dv]) with
     past_present_share_buffer=1 and past_key/past_value [B, N, M, H] buffers: the new row is

@@ -12,11 +12,11 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import (
@@ -31,7 +31,7 @@ MS = "com.microsoft"
 
 
 @onnx_op("BiasAdd", since=1, domain=MS)
-def bias_add(ctx: ImportContext, node: Node) -> list[Any]:
+def bias_add(ctx: ImportContext, node: Node) -> Outputs:
     """X + bias + skip.
     Restrictions: float32/float16; X 3-D (N, S, C), bias 1-D (C), skip of X's shape (the
     CUDA kernel's further limits on C do not apply)."""
@@ -50,7 +50,7 @@ def bias_add(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("BiasSoftmax", since=1, domain=MS)
-def bias_softmax(ctx: ImportContext, node: Node) -> list[Any]:
+def bias_softmax(ctx: ImportContext, node: Node) -> Outputs:
     """softmax(data + bias) over dimensions [axis, rank) (see the module docstring).
     Restrictions: float32/float16; is_inner_broadcast is required; the bias size must be a
     multiple R of E = prod(data[axis:]) with R dividing prod(data[:axis])."""

@@ -17,14 +17,13 @@ Restrictions: A and B of rank >= 2 (1-D operands are not supported); int8/uint8 
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import check_arity, float_operand
 from op_mappings.onnx.quantize import dequantize_input, dynamic_uint8, shaped
@@ -82,7 +81,7 @@ def _finish(ctx: ImportContext, node: Node, acc: MLOperand, multiplier: MLOperan
 
 
 @onnx_op("DynamicQuantizeMatMul", since=1, domain=MS)
-def dynamic_quantize_matmul(ctx: ImportContext, node: Node) -> list[Any]:
+def dynamic_quantize_matmul(ctx: ImportContext, node: Node) -> Outputs:
     """DynamicQuantizeMatMul: A quantized to uint8 as DynamicQuantizeLinear does, then the
     exact integer matmul scaled like onnxruntime. Restrictions: A float32; A and B of rank
     >= 2; B int8/uint8; b_scale / b_zero_point per-tensor or per-column."""
@@ -106,7 +105,7 @@ def dynamic_quantize_matmul(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("MatMulIntegerToFloat", since=1, domain=MS)
-def matmul_integer_to_float(ctx: ImportContext, node: Node) -> list[Any]:
+def matmul_integer_to_float(ctx: ImportContext, node: Node) -> Outputs:
     """MatMulIntegerToFloat: exact integer matmul times a_scale·b_scale (+ bias).
     Restrictions: A and B int8/uint8 of rank >= 2; a_scale / a_zero_point per-tensor;
     b_scale / b_zero_point per-tensor or per-column; float32 or float16 scales."""

@@ -21,6 +21,7 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import (
@@ -64,7 +65,7 @@ def _first_rows(ctx: ImportContext, node: Node, index: int, rows: int) -> Any:
 
 
 @onnx_op("EmbedLayerNormalization", since=1, domain=MS)
-def embed_layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def embed_layer_normalization(ctx: ImportContext, node: Node) -> Outputs:
     """BERT embedding + layer normalisation (see the module docstring).
     Restrictions: float32/float16 tables (the sum and normalisation run in float32); int32
     (or int64) ids of shape [B, S]; segment_ids and segment_embedding both given or both
@@ -157,7 +158,7 @@ def relative_position_buckets(query: int, key: int, num_buckets: int, max_distan
 
 
 @onnx_op("RelativePositionBias", since=1, domain=MS, const_inputs=(1, 2))
-def relative_position_bias(ctx: ImportContext, node: Node) -> list[Any]:
+def relative_position_bias(ctx: ImportContext, node: Node) -> Outputs:
     """T5 binned relative position bias [1, num_heads, L, L] (see the module docstring).
     Restrictions: float32/float16 bias_table; query_length and key_length must be constants
     and equal (onnxruntime's rule); max_distance must exceed num_buckets/4 (bidirectional) or

@@ -15,6 +15,7 @@ from typing import Any
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._spatial import conv as conv_nd
 from op_mappings.onnx.contrib._common import (
@@ -40,7 +41,7 @@ _ACTIVATIONS: dict[str, tuple[int, Callable[[Any, Any, list[float]], Any]]] = {
 
 
 @onnx_op("FusedConv", since=1, domain=MS)
-def fused_conv(ctx: ImportContext, node: Node) -> list[Any]:
+def fused_conv(ctx: ImportContext, node: Node) -> Outputs:
     """activation(Conv(X, W, B) + Z) (see the module docstring).
     Restrictions: those of Conv (1-D or 2-D spatial, float32/float16); Z must have the
     convolution's output shape; activation one of Relu, Tanh, Sigmoid, LeakyRelu, Clip,

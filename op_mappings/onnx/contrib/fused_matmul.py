@@ -16,6 +16,7 @@ from typing import Any
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx._util import demote_vectors, promote_vector
 from op_mappings.onnx.contrib._common import (
@@ -91,7 +92,7 @@ def _matmul(ctx: ImportContext, node: Node, a: Any, b: Any, trans_a: bool, trans
 
 
 @onnx_op("FusedMatMul", since=1, domain=MS)
-def fused_matmul(ctx: ImportContext, node: Node) -> list[Any]:
+def fused_matmul(ctx: ImportContext, node: Node) -> Outputs:
     """alpha · op(A) @ op(B) (see the module docstring).
     Restrictions: float32/float16; transBatchA/transBatchB need A and B of one rank >= 3
     (onnxruntime's rule); transA/transB of a 1-D operand are ignored, as in onnxruntime."""
@@ -105,7 +106,7 @@ def fused_matmul(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("GemmFastGelu", since=1, domain=MS)
-def gemm_fast_gelu(ctx: ImportContext, node: Node) -> list[Any]:
+def gemm_fast_gelu(ctx: ImportContext, node: Node) -> Outputs:
     """FastGelu(X @ W + bias).
     Restrictions: float32/float16; numpy matmul semantics for X and W (W of rank >= 2); the
     optional bias is 1-D with W's last dimension."""

@@ -20,8 +20,6 @@ table is dequantized on every run (its size, not the number of indices, sets the
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
@@ -29,6 +27,7 @@ from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES, to_storage
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none, norm_axis
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import FLOAT_TYPES, attr_int, check_arity
@@ -114,7 +113,7 @@ def _packed_table(ctx: ImportContext, node: Node, bits: int, qa: int, ga: int, b
 
 
 @onnx_op("GatherBlockQuantized", since=1, domain=MS, const_inputs=(0,))
-def gather_block_quantized(ctx: ImportContext, node: Node) -> list[Any]:
+def gather_block_quantized(ctx: ImportContext, node: Node) -> Outputs:
     check_arity(node, (3, 4))
     b = ctx.builder
     bits = attr_int(node, "bits", 4)

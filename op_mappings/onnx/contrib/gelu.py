@@ -10,11 +10,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import (
     add_bias,
@@ -29,14 +28,14 @@ MS = "com.microsoft"
 
 
 @onnx_op("Gelu", since=1, domain=MS)
-def gelu(ctx: ImportContext, node: Node) -> list[Any]:
+def gelu(ctx: ImportContext, node: Node) -> Outputs:
     """Restrictions: float32/float16 (WebNN gelu)."""
     check_arity(node, (1, 1))
     return [ctx.builder.gelu(float_operand(ctx, node, 0, "X"))]
 
 
 @onnx_op("BiasGelu", since=1, domain=MS)
-def bias_gelu(ctx: ImportContext, node: Node) -> list[Any]:
+def bias_gelu(ctx: ImportContext, node: Node) -> Outputs:
     """Restrictions: float32/float16; B must be 1-D with A's last dimension (onnxruntime's
     rule)."""
     check_arity(node, (2, 2))
@@ -45,7 +44,7 @@ def bias_gelu(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("FastGelu", since=1, domain=MS)
-def fast_gelu_op(ctx: ImportContext, node: Node) -> list[Any]:
+def fast_gelu_op(ctx: ImportContext, node: Node) -> Outputs:
     """Restrictions: float32/float16, computed in the input's type; the optional bias must be
     1-D with X's last dimension (onnxruntime's rule)."""
     check_arity(node, (1, 2))
@@ -54,7 +53,7 @@ def fast_gelu_op(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("QuickGelu", since=1, domain=MS)
-def quick_gelu(ctx: ImportContext, node: Node) -> list[Any]:
+def quick_gelu(ctx: ImportContext, node: Node) -> Outputs:
     """Restrictions: float32/float16."""
     check_arity(node, (1, 1))
     x = float_operand(ctx, node, 0, "X")
@@ -65,7 +64,7 @@ def quick_gelu(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("BiasSplitGelu", since=1, domain=MS)
-def bias_split_gelu(ctx: ImportContext, node: Node) -> list[Any]:
+def bias_split_gelu(ctx: ImportContext, node: Node) -> Outputs:
     """Restrictions: float32/float16; X is 3-D (N, S, D) with D even and bias is 1-D (D)
     (onnxruntime's CUDA kernel also limits D to 2560, 5120 or 10240; any even D converts)."""
     check_arity(node, (2, 2))

@@ -16,14 +16,13 @@ repeated. Masked keys (causal, local window, beyond seqlens_k + 1) drop out of t
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     Mask,
@@ -159,7 +158,7 @@ def _allowed(ctx: ImportContext, past_rows: Value, total_b: Value, bsz: int, seq
 
 
 @onnx_op("GroupQueryAttention", since=1, domain="com.microsoft", const_inputs=(6,))
-def group_query_attention(ctx: ImportContext, node: Node) -> list[Any]:
+def group_query_attention(ctx: ImportContext, node: Node) -> Outputs:
     """com.microsoft GroupQueryAttention: query [B, S, N·H] with key/value [B, S, N_kv·H],
     or packed QKV [B, S, (N + 2·N_kv)·H] (key and value absent); past/present KV in BNSH
     ([B, N_kv, P, H], P may be a fixed buffer length); seqlens_k [B] (total length - 1 per

@@ -28,14 +28,13 @@ mapping follows the operator's definition instead.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import attr_int, check_arity, float_operand
@@ -125,7 +124,7 @@ def _regroup(node: Node, g_idx: np.ndarray, k: int, k_blocks: int, block: int
 
 
 @onnx_op("MatMulNBits", since=1, domain=MS, const_inputs=(1,))
-def matmul_nbits(ctx: ImportContext, node: Node) -> list[Any]:
+def matmul_nbits(ctx: ImportContext, node: Node) -> Outputs:
     check_arity(node, (3, 6))
     b = ctx.builder
     k = attr_int(node, "K", None)

@@ -26,6 +26,7 @@ import numpy as np
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import norm_axis
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import (
@@ -125,7 +126,7 @@ def _axis_norm(ctx: ImportContext, node: Node, simplified: bool) -> list[Any]:
 
 @onnx_op("LayerNormalization", since=1)
 @onnx_op("LayerNormalization", since=1, domain=MS)
-def layer_normalization_contrib(ctx: ImportContext, node: Node) -> list[Any]:
+def layer_normalization_contrib(ctx: ImportContext, node: Node) -> Outputs:
     """Opsets 1-16 are onnxruntime's contrib LayerNormalization (registered in the default
     domain; also accepted in com.microsoft), opset 17 the ONNX op.
     Restrictions: float32/float16; normalises axes [axis, rank) (layerNormalization, or a
@@ -137,7 +138,7 @@ def layer_normalization_contrib(ctx: ImportContext, node: Node) -> list[Any]:
 
 @onnx_op("SimplifiedLayerNormalization", since=1)
 @onnx_op("SimplifiedLayerNormalization", since=1, domain=MS)
-def simplified_layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def simplified_layer_normalization(ctx: ImportContext, node: Node) -> Outputs:
     """RMS normalisation X / √(mean(X², axes) + ε) · scale (onnxruntime registers it in the
     default domain; also accepted in com.microsoft).
     Restrictions: float32/float16, computed in float32 (stash_type 1 only); Y has the scale's
@@ -196,7 +197,7 @@ def _skip_norm(ctx: ImportContext, node: Node, simplified: bool) -> list[Any]:
 
 
 @onnx_op("SkipLayerNormalization", since=1, domain=MS)
-def skip_layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def skip_layer_normalization(ctx: ImportContext, node: Node) -> Outputs:
     """LayerNorm(input + skip + bias)·gamma + beta over the last axis.
     Restrictions: float32/float16 (computed in float32, like onnxruntime); input 2-D or 3-D,
     skip of its shape, (1, S, H) or (S, H) (onnxruntime's rule); gamma/beta/bias 1-D of the
@@ -205,7 +206,7 @@ def skip_layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("SkipSimplifiedLayerNormalization", since=1, domain=MS)
-def skip_simplified_layer_normalization(ctx: ImportContext, node: Node) -> list[Any]:
+def skip_simplified_layer_normalization(ctx: ImportContext, node: Node) -> Outputs:
     """(input + skip + bias) / √(mean(s²) + ε)·gamma over the last axis (input 3 is the
     bias).
     Restrictions: float32/float16 (computed in float32, like onnxruntime); input 2-D or 3-D,

@@ -14,14 +14,13 @@ transformer zoo).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute, UnsupportedDataType
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     check_arity,
@@ -59,7 +58,7 @@ def _integers(ctx: ImportContext, node: Node, index: int, zp_index: int, axis: i
 
 
 @onnx_op("QAttention", since=1, domain="com.microsoft")
-def qattention(ctx: ImportContext, node: Node) -> list[Any]:
+def qattention(ctx: ImportContext, node: Node) -> Outputs:
     """com.microsoft QAttention: quantized input [B, S, D] and weight [D, 3·hidden] (uint8 /
     int8) with scales and zero points, bias [3·hidden], then the Attention semantics.
     input_scale / input_zero_point per-tensor; weight_scale / weight_zero_point per-tensor or

@@ -16,14 +16,13 @@ int8 (onnxruntime's kernels).
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedDataType
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import attr_float, attr_int, check_arity
@@ -71,7 +70,7 @@ def _output_scale(ctx: ImportContext, node: Node, alpha: float, n: int) -> MLOpe
 
 
 @onnx_op("QGemm", since=1, domain=MS)
-def qgemm(ctx: ImportContext, node: Node) -> list[Any]:
+def qgemm(ctx: ImportContext, node: Node) -> Outputs:
     """QGemm: exact integer gemm (+ int32 C) times alpha·a_scale·b_scale (/ y_scale,
     quantized). Restrictions: 2-D A and B; a_*, y_* per-tensor, b_* per-tensor or
     per-column; uint8 A with uint8/int8 B, or int8 A and B."""

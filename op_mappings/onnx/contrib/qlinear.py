@@ -40,6 +40,7 @@ from converter.core.errors import InvalidModel
 from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings._common.values import const_or_none, norm_axis
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import attr_float, attr_int, check_arity
@@ -109,14 +110,14 @@ def _binary(ctx: ImportContext, node: Node, method: str) -> list[Any]:
 
 
 @onnx_op("QLinearAdd", since=1, domain=MS)
-def qlinear_add(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_add(ctx: ImportContext, node: Node) -> Outputs:
     """QLinearAdd: dequantize, add, quantize (onnxruntime's float32 rounding).
     Restrictions: per-tensor scales and zero points; uint8 or int8 A and B of one type."""
     return _binary(ctx, node, "add")
 
 
 @onnx_op("QLinearMul", since=1, domain=MS)
-def qlinear_mul(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_mul(ctx: ImportContext, node: Node) -> Outputs:
     """QLinearMul: exact integer product times sa·sb/sc, quantized.
     Restrictions: per-tensor scales and zero points; uint8 or int8 A and B of one type."""
     return _binary(ctx, node, "mul")
@@ -130,14 +131,14 @@ def _unary(ctx: ImportContext, node: Node, fn: Any) -> list[Any]:
 
 
 @onnx_op("QLinearSigmoid", since=1, domain=MS)
-def qlinear_sigmoid(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_sigmoid(ctx: ImportContext, node: Node) -> Outputs:
     """QLinearSigmoid: sigmoid of the dequantized input, quantized.
     Restrictions: per-tensor scales and zero points; uint8 or int8."""
     return _unary(ctx, node, ctx.builder.sigmoid)
 
 
 @onnx_op("QLinearLeakyRelu", since=1, domain=MS)
-def qlinear_leaky_relu(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_leaky_relu(ctx: ImportContext, node: Node) -> Outputs:
     """QLinearLeakyRelu (alpha default 0.01): leakyRelu of the dequantized input, quantized.
     Restrictions: per-tensor scales and zero points; uint8 or int8."""
     alpha = attr_float(node, "alpha", 0.01)
@@ -164,7 +165,7 @@ def _flag(node: Node, name: str) -> bool:
 
 
 @onnx_op("QLinearAveragePool", since=1, domain=MS)
-def qlinear_average_pool(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_average_pool(ctx: ImportContext, node: Node) -> Outputs:
     """QLinearAveragePool: ONNX AveragePool of the dequantized input (channels_last
     transposed), quantized. Restrictions: those of AveragePool (1-3 spatial axes);
     per-tensor scales and zero points; uint8 or int8; may differ from onnxruntime by one
@@ -185,11 +186,12 @@ def qlinear_average_pool(ctx: ImportContext, node: Node) -> list[Any]:
                               outputs=node.outputs[:1], attrs=attrs))[0]
     finally:
         del ctx.operands[key]
+    assert isinstance(y, MLOperand)  # AveragePool of an operand is an operand
     return [requantized(ctx, node, _channels_back(ctx, y, last), 3, 4, q.data_type)]
 
 
 @onnx_op("QLinearGlobalAveragePool", since=1, domain=MS)
-def qlinear_global_average_pool(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_global_average_pool(ctx: ImportContext, node: Node) -> Outputs:
     """QLinearGlobalAveragePool: reduceMean over the spatial axes (channels_last
     supported), quantized. Restrictions: rank >= 3; per-tensor scales and zero points; uint8
     or int8."""
@@ -205,7 +207,7 @@ def qlinear_global_average_pool(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("QLinearConcat", since=1, domain=MS)
-def qlinear_concat(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_concat(ctx: ImportContext, node: Node) -> Outputs:
     """QLinearConcat: inputs dequantized, concatenated, quantized once.
     Restrictions: per-tensor scales and zero points; uint8 or int8 inputs of one type."""
     n = len(node.inputs)
@@ -227,7 +229,7 @@ def qlinear_concat(ctx: ImportContext, node: Node) -> list[Any]:
 
 
 @onnx_op("QLinearSoftmax", since=1, domain=MS)
-def qlinear_softmax(ctx: ImportContext, node: Node) -> list[Any]:
+def qlinear_softmax(ctx: ImportContext, node: Node) -> Outputs:
     """QLinearSoftmax: softmax of the dequantized input (opset < 13: over the input
     flattened to 2-D at axis), quantized. Restrictions: per-tensor scales and zero points;
     uint8 or int8."""

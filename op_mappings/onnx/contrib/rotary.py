@@ -8,13 +8,12 @@ known at conversion time (the rows are then constants), 2 gathers more otherwise
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
+from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._attention_common import (
     Value,
@@ -33,7 +32,7 @@ from op_mappings.onnx.contrib._attention_common import (
 
 
 @onnx_op("RotaryEmbedding", since=1, domain="com.microsoft")
-def rotary_embedding(ctx: ImportContext, node: Node) -> list[Any]:
+def rotary_embedding(ctx: ImportContext, node: Node) -> Outputs:
     """com.microsoft RotaryEmbedding: input [B, S, hidden] or [B, N, S, H]; position_ids
     [1] (start position, positions start..start+S-1) or [B, S]; cos/sin caches
     [max_sequence_length, rotary_dim/2]; interleaved; partial rotation with
