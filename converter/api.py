@@ -90,7 +90,7 @@ if TYPE_CHECKING:
     from converter.core.feeds import loaded_feeds, loaded_outputs
     from converter.core.webnn.run_memory import check_run_memory
     from converter.frontends.detect import detect_format
-    from converter.importer import IMPORT_PROGRESS, ConversionReport
+    from converter.importer import IMPORT_PROGRESS
     from converter.io.export.exporter import (
         FolderNotOurs,
         check_outdir,
@@ -103,6 +103,7 @@ if TYPE_CHECKING:
     from converter.passes.precision import to_precision
     from converter.passes.targets import Target, known_targets, load_target
     from converter.results.compiled import CompiledModel
+    from converter.results.report import ConversionReport
     from converter.results.result import ConversionResult
     from converter.validate import (
         ValidationReport,
@@ -124,7 +125,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "check_run_memory": ("converter.core.webnn.run_memory", "check_run_memory"),
     "detect_format": ("converter.frontends.detect", "detect_format"),
     "IMPORT_PROGRESS": ("converter.importer", "IMPORT_PROGRESS"),
-    "ConversionReport": ("converter.importer", "ConversionReport"),
+    "ConversionReport": ("converter.results.report", "ConversionReport"),
     "FolderNotOurs": ("converter.io.export.exporter", "FolderNotOurs"),
     "check_outdir": ("converter.io.export.exporter", "check_outdir"),
     "current_umask": ("converter.io.export.exporter", "current_umask"),

@@ -27,9 +27,8 @@ from converter.importer.loop import (
            readonly,
 )
 from converter.importer.op_handler import Lookup, OpHandler
-from converter.results.report import STATUSES, ConversionReport, NodeRecord
 
-__all__ = ["IMPORT_PROGRESS", "STATUSES", "ConversionReport", "FrontEnd", "ImportContext",
-           "ImportObserver", "ImportResult", "Importer", "Lookup", "NodeRecord", "OpHandler",
+__all__ = ["IMPORT_PROGRESS", "FrontEnd", "ImportContext",
+           "ImportObserver", "ImportResult", "Importer", "Lookup", "OpHandler",
            "SubgraphRunner", "Value", "check_output_count", "dtype_str", "nested_error",
            "readonly", "release_mapped_pages"]

@@ -422,7 +422,7 @@ def test_no_checker_warning_for_random_weights_of_ir3_models(tmp_path: Path) -> 
 
 
 def test_docs_explain_statuses_and_the_output_options() -> None:
-    from converter.importer import STATUSES
+    from converter.results.report import STATUSES
 
     readme = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
     section = readme.split("## The conversion report", 1)[1].split("\n## ", 1)[0]
