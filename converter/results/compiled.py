@@ -23,7 +23,7 @@ is not walked again).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,6 +34,8 @@ from converter.core.feeds import graph_value, source_outputs
 from converter.core.ir import ValueInfo
 from converter.core.webnn.context import Executable, MLGraph
 from converter.core.webnn.run_memory import RunMemory, check_run_memory
+
+_ndarray = np.ndarray
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,22 @@ class CompiledModel:
         self._inputs = inputs
         self._outputs = outputs
         self._names = frozenset(vi.name for vi in inputs)
-        self._feeds = tuple(_feed(vi, graph) for vi in inputs if vi.name in graph.inputs)
+        feeds = [_feed(vi, graph) for vi in inputs if vi.name in graph.inputs]
+        self._by_name = {f.name: f for f in feeds}
+        self._direct = tuple((f.name, f.dtype, f.shape) for f in feeds if f.direct)
+        self._converted = tuple(f for f in feeds if not f.direct)
+        self._state = graph._state
+        exact = getattr(self.executable, "run_exact", None)
+        self._run: Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]] = \
+            exact if exact is not None and all(f.dtype is not None for f in feeds) \
+            else self.executable.run
+        """The backend's run; `run_exact` (no conversions: every feed is already an array
+        of the input's dtype and shape) where the executable has one."""
         self._plain_outputs = all(_plain_output(vi, graph) for vi in outputs)
         self._output_names = tuple(vi.name for vi in outputs)
+        self._same_outputs = self._plain_outputs and self._output_names == tuple(graph.outputs)
+        """The backend's dict (a new one each run) is the answer as it is: the source
+        outputs are the graph's, in its order and types."""
 
     @property
     def input_names(self) -> list[str]:
@@ -91,21 +106,31 @@ class CompiledModel:
         {source output name: array in the source dtype}, in graph output order."""
         if inputs.keys() != self._names:
             check_names(self._names, inputs)
-        self.graph.check_usable()
+        if self._state["destroyed"]:
+            self.graph.check_usable()
         feeds: dict[str, np.ndarray] = {}
-        for f in self._feeds:
-            value = inputs[f.name]
-            if not (f.direct and type(value) is np.ndarray and value.dtype == f.dtype):
-                value = graph_value(value, f.source_dtype, f.graph_type, f.name)
-            if value.shape != f.shape:
-                raise InvalidModel(f"run: input {f.name!r} is {value.dtype}"
-                                   f"{list(value.shape)}, the model expects {f.graph_type}"
-                                   f"{list(f.shape)}")
-            feeds[f.name] = value
-        results = self.executable.run(feeds)
+        for name, dtype, shape in self._direct:
+            value = inputs[name]
+            if type(value) is not _ndarray or value.dtype is not dtype or value.shape != shape:
+                value = self._feed(self._by_name[name], value)
+            feeds[name] = value
+        for f in self._converted:
+            feeds[f.name] = self._feed(f, inputs[f.name])
+        results = self._run(feeds)
+        if self._same_outputs:
+            return results
         if self._plain_outputs:
             return {name: results[name] for name in self._output_names}
         return source_outputs(self._outputs, results)
+
+    @staticmethod
+    def _feed(f: _Feed, value: Any) -> np.ndarray:
+        """`value` as the graph takes input `f` (`graph_value`), its shape checked."""
+        arr = graph_value(value, f.source_dtype, f.graph_type, f.name)
+        if arr.shape != f.shape:
+            raise InvalidModel(f"run: input {f.name!r} is {arr.dtype}{list(arr.shape)}, "
+                               f"the model expects {f.graph_type}{list(f.shape)}")
+        return arr
 
 
 def check_names(names: frozenset[str], inputs: Mapping[str, Any]) -> None:

@@ -54,10 +54,8 @@ import numpy as np
 
 from converter.conversion.pipeline import convert
 from converter.core.errors import ConversionError, InvalidModel
-from converter.core.feeds import graph_feeds, source_outputs
 from converter.core.isolate import isolated
 from converter.io.export.exporter import export, load
-from converter.validate.core import compile_graph
 from converter.validate.decoder_layout import DecoderLayout, decoder_layout
 
 __all__ = ["CACHE_MODES", "Decoder", "Generation", "OnnxRuntimeDecoder", "genai_generate"]
@@ -216,7 +214,9 @@ class _GreedyLoop:
 
 @dataclass
 class _Graph:
-    """One converted step graph, compiled for the decoder's backend."""
+    """One converted step graph and its session on the decoder's backend
+    (`ConversionResult.compile`: budgets checked and feeds prepared once, so a step costs
+    the backend's run and a feed check)."""
 
     result: Any
     run: Callable[[Mapping[str, np.ndarray]], dict[str, np.ndarray]]
@@ -328,14 +328,10 @@ class Decoder(_GreedyLoop):
                 shutil.rmtree(folder)
             export(result, folder, format="webnn")
             webnn_graph = load(folder)
-        exe = compile_graph(webnn_graph, self.backend, self.device, self.threads)
-
-        def run(inputs: Mapping[str, np.ndarray], _graph: Any = webnn_graph,
-                _result: Any = result, _exe: Any = exe) -> dict[str, np.ndarray]:
-            return source_outputs(_result.outputs, _exe.run(graph_feeds(_graph,
-                                                                        _result.inputs,
-                                                                        inputs)))
-
+        if webnn_graph is not result.graph:
+            result = result.with_graph(webnn_graph)
+        session = result.compile(self.backend, self.device, self.threads)
+        run = session.run
         graph = self.graphs[key] = _Graph(result, run)
         self._convert_s += time.perf_counter() - start
         return graph

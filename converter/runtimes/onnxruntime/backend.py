@@ -41,29 +41,57 @@ _PROVIDERS = {"cpu": ["CPUExecutionProvider"],
               "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
 
 
+_ORT_TYPES = {"tensor(float)": "float32", "tensor(float16)": "float16",
+              "tensor(double)": "float64", "tensor(int8)": "int8", "tensor(uint8)": "uint8",
+              "tensor(int16)": "int16", "tensor(uint16)": "uint16", "tensor(int32)": "int32",
+              "tensor(uint32)": "uint32", "tensor(int64)": "int64", "tensor(uint64)": "uint64"}
+"""onnxruntime's names of the tensor types (`NodeArg.type`) -> WebNN data types."""
+
+
 class OnnxRuntimeExecutable:
     """A graph lowered to ONNX with its InferenceSession, ready for repeated runs. The input
     dtypes, the output names and dtypes are worked out once; `run` hands a C-contiguous
     numpy array of the input's dtype to onnxruntime as it is (no copy; onnxruntime's CPU
-    provider reads its buffer in place) and converts anything else."""
+    provider reads its buffer in place) and converts anything else. `run_exact` is the same
+    for callers that already hold arrays of every input's dtype and shape
+    (`converter.results.compiled`)."""
 
-    def __init__(self, graph: MLGraph, session: Any, onnx_names: list[str]) -> None:
+    def __init__(self, graph: MLGraph, session: Any, onnx_names: list[str],
+                 device: str = "cpu") -> None:
         self.graph = graph
         self.session = session
+        self._core = getattr(session, "_sess", None) if device == "cpu" else None
+        """onnxruntime's C++ session under the Python `InferenceSession` on the CPU: its
+        `run` skips the wrapper's checks of the feed names (the callers feed exactly the
+        graph's inputs) and its fallback to other providers (the CPU has none); about 2 us
+        a call less (benchmarks/runtime_zoo.py)."""
         self._onnx_names = onnx_names
         self._inputs = tuple((name, np.dtype(o.data_type)) for name, o in graph.inputs.items())
         self._outputs = tuple((name, np.dtype(o.data_type)) for name, o in graph.outputs.items())
+        self._output_names = tuple(graph.outputs)
+        declared = {o.name: _ORT_TYPES.get(o.type) for o in session.get_outputs()}
+        self._exact_outputs = all(declared.get(onnx) == o.data_type for onnx, o in
+                                  zip(onnx_names, graph.outputs.values(), strict=True))
+        """Whether onnxruntime gives every output in the graph's type (no conversion)."""
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        feeds = {name: np.asarray(inputs[name], dtype=dtype, order="C")
-                 for name, dtype in self._inputs}
+        return self.run_exact({name: np.asarray(inputs[name], dtype=dtype, order="C")
+                               for name, dtype in self._inputs})
+
+    def run_exact(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """`run` for `feeds` that are numpy arrays of exactly the graph's input names, dtypes
+        and shapes (a strided one is copied by onnxruntime itself)."""
         try:
-            results = self.session.run(self._onnx_names, feeds)
+            if self._core is not None:
+                results = self._core.run(self._onnx_names, feeds, None)
+            else:
+                results = self.session.run(self._onnx_names, feeds)
         except Exception as exc:  # onnxruntime raises its own exception types
             raise MLOperationError("onnxruntime could not run the exported graph: "
                                    f"{exception_text(exc)}") from exc
-        return {name: r if type(r) is np.ndarray and r.dtype == dtype
-                else np.asarray(r, dtype=dtype)
+        if self._exact_outputs:
+            return dict(zip(self._output_names, results, strict=True))
+        return {name: np.asarray(r, dtype=dtype)
                 for (name, dtype), r in zip(self._outputs, results, strict=True)}
 
 
@@ -119,7 +147,7 @@ class OnnxRuntimeBackend:
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
             raise MLOperationError("onnxruntime could not load the exported graph: "
                                    f"{exception_text(exc)}") from exc
-        return OnnxRuntimeExecutable(graph, session, onnx_output_names(graph))
+        return OnnxRuntimeExecutable(graph, session, onnx_output_names(graph), self.device)
 
 
 def create_backend(device: str, **options: Any) -> OnnxRuntimeBackend:

@@ -136,28 +136,30 @@ def test_budgets_are_checked_before_anything_runs(plus_one: ConversionResult, ba
 
 
 class _Recorder:
-    """Stands in for an onnxruntime InferenceSession: keeps the feeds it was given."""
+    """Stands in for onnxruntime's C++ session: keeps the feeds it was given."""
 
     def __init__(self, session: Any) -> None:
         self.session, self.feeds = session, []
 
-    def run(self, names: Any, feeds: dict[str, np.ndarray]) -> Any:
+    def run(self, names: Any, feeds: dict[str, np.ndarray], options: Any) -> Any:
         self.feeds.append(dict(feeds))
-        return self.session.run(names, feeds)
+        return self.session.run(names, feeds, options)
 
 
 def test_numpy_inputs_reach_onnxruntime_without_a_copy(plus_one: ConversionResult) -> None:
     session = plus_one.compile("onnxruntime", threads=1)
-    recorder = _Recorder(session.executable.session)  # type: ignore[attr-defined]
-    session.executable.session = recorder  # type: ignore[attr-defined]
+    recorder = _Recorder(session.executable._core)  # type: ignore[attr-defined]
+    session.executable._core = recorder  # type: ignore[attr-defined]
     x = X.copy()
     np.testing.assert_array_equal(session.run({"x": x})["y"], X + 1)
     assert recorder.feeds[-1]["x"] is x
-    strided = np.zeros((2, 6), np.float32)[:, ::2]  # not C-contiguous: copied once
+    strided = np.zeros((2, 6), np.float32)[:, ::2]  # onnxruntime copies these itself
     strided[...] = X
-    np.testing.assert_array_equal(session.run({"x": strided})["y"], X + 1)
-    assert not np.shares_memory(recorder.feeds[-1]["x"], strided)
-    assert recorder.feeds[-1]["x"].flags.c_contiguous
+    for layout in (strided, np.asfortranarray(X)):
+        np.testing.assert_array_equal(session.run({"x": layout})["y"], X + 1)
+        assert recorder.feeds[-1]["x"] is layout
+    np.testing.assert_array_equal(session.executable.run({"x": strided})["y"], X + 1)
+    assert recorder.feeds[-1]["x"].flags.c_contiguous  # the executable's own run: C order
     as_float64 = X.astype(np.float64)  # converted to the graph's float32
     np.testing.assert_array_equal(session.run({"x": as_float64})["y"], X + 1)
     assert recorder.feeds[-1]["x"].dtype == np.float32
