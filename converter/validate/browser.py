@@ -12,9 +12,9 @@ A run (`run_graph`) exports the graph as JavaScript (`<stem>.js`, `.html`, `.wei
 a temporary folder, serves it on 127.0.0.1 (a free port) and, in one browser session:
 
 1. opens `harness/module_page.html`, which imports the generated module as an
-   application would (`loadWeights`, `buildGraph`, `createTensor` / `writeTensor` /
-   `dispatch` / `readTensor`) with the given inputs (exact bytes), and reports the outputs
-   and `opSupportLimits()`;
+   application would (`loadWeights`, `createModel(context, weights)`, then `compute(feeds)`
+   twice on the model's MLTensors, which must give the same bytes both times) with the given
+   inputs (exact bytes), and reports the first outputs and `opSupportLimits()`;
 2. opens the generated `<stem>.html` page as a user would: waits until it is ready, types the
    inputs (JSON) into its text area, sets one timed run, clicks Run and reads the outputs the
    page exposes (`globalThis.__webnnResult`).
@@ -193,8 +193,8 @@ def run_graph(graph: Any, feeds: Mapping[str, np.ndarray], *, page: bool = True,
               name: str | None = None, timeout: float = JOB_TIMEOUT_S,
               setup: BrowserSetup | None = None) -> BrowserRun:
     """Run an MLGraph in the browser on `feeds` (by graph input name, in the graph's data
-    types; an input a target narrowed, `graph.narrowed_inputs`, goes in as int64 through the
-    module's `narrowInput` and such outputs come back through `widenOutput`, as int64) through
+    types; an input a target narrowed, `graph.narrowed_inputs`, goes in as int64, which the
+    module's `compute()` narrows, and such outputs come back widened, as int64) through
     its JavaScript export (see the module docstring). Raises
     BrowserUnavailable when there is no browser; a graph the browser cannot build or run
     gives a BrowserRun with `error` set."""
