@@ -13,9 +13,12 @@ For every model and thread count, in one process and on the same inputs:
 - the original framework: an onnxruntime InferenceSession on the original .onnx (same
   session options as the backend: ORT_ENABLE_ALL, `intra_op_num_threads` = threads), or the
   LiteRT Interpreter for .tflite (`num_threads` = threads, default delegates: XNNPACK);
-- the converted WebNN graph on each backend: "onnxruntime" (threads option), "torch" when
-  importable (threads option), and "reference" only for models whose original runs under
-  20 ms or with --reference (slow: numpy in float64).
+- the converted model through the public API on each backend: `ConversionResult.compile(
+  backend, threads=threads)` once, then `CompiledModel.run` on the source-side inputs each
+  time (what `ConversionResult.run` does after its first call: feed check, backend call,
+  output wrapping), on "onnxruntime" (threads option), "torch" when importable (threads
+  option), and "reference" only for models whose original runs under 20 ms or with
+  --reference (slow: numpy in float64).
 Timing: `--warmup` untimed runs, then `--repeat` rounds in which every contender runs once,
 interleaved (the order rotating every round) so that load from other processes hits all
 alike; with several threads a short pause precedes every run, so that the previous
@@ -242,19 +245,15 @@ def convert(model: Model) -> Any:
 
 def backend_runner(result: Any, backend: str, threads: int, feeds: Mapping[str, np.ndarray]
                    ) -> Runner:
-    """The converted graph compiled once on `backend`; runs with inputs converted once."""
-    from converter.core.feeds import graph_feeds
-    from converter.runtimes import get_backend
-
-    if backend == "torch":
-        import converter.runtimes.torch  # noqa: F401  (registers the backend)
-    options: dict[str, Any] = {} if backend == "reference" else {"threads": threads}
-    exe = get_backend(backend, "cpu", **options).compile(result.graph)
-    arrays = graph_feeds(result.graph, result.inputs, feeds)
+    """The converted model as a user runs it: compiled once through the public API
+    (`ConversionResult.compile`: run budgets, the backend's compilation), each run a
+    `CompiledModel.run` on the source-side `feeds` (feed check, backend call, outputs in the
+    source dtypes)."""
+    session = result.compile(backend, threads=0 if backend == "reference" else threads)
     names = result.output_names
 
     def run() -> list[np.ndarray]:
-        out = exe.run(arrays)
+        out = session.run(feeds)
         return [out[n] for n in names]
 
     return run

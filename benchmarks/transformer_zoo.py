@@ -9,9 +9,11 @@ and the conversion time of int4 LLMs next to onnxruntime's session creation.
 Latency: every row of models/zoo_transformers.toml (read with `converter.zoo`: generated
 and cached by models/make_transformers.py; inputs from the row's recipes), converted once,
 then for each thread count, in one process and on the same inputs, an onnxruntime
-InferenceSession on the original .onnx and the converted graph compiled on the
-"onnxruntime" backend, both with ORT_ENABLE_ALL and `intra_op_num_threads` = threads
-(the helpers of benchmarks/runtime_zoo.py). Timing: `--warmup` untimed rounds, then
+InferenceSession on the original .onnx and the converted model through the public API
+(`ConversionResult.compile("onnxruntime", threads=...)`, then `CompiledModel.run` on the
+source-side inputs: feed check, backend call, output wrapping included), both with
+ORT_ENABLE_ALL and `intra_op_num_threads` = threads (the helpers of
+benchmarks/runtime_zoo.py). Timing: `--warmup` untimed rounds, then
 `--repeat` rounds in which each side runs once, the order alternating; with several threads
 each side first runs once untimed after a `--pause` (the other session's worker threads
 spin-wait after a run and would take the cores). Reported per row: the median wall times,
