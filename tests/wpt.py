@@ -4,6 +4,7 @@ backend, comparing with the cases' own expected values and tolerances."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,28 @@ class WptCase:
 def load_cases() -> list[WptCase]:
     return [WptCase(stem, i, case) for stem, data in wpt_files()
             for i, case in enumerate(data["cases"])]
+
+
+@functools.cache
+def _limits(backend: str) -> dict[str, Any]:
+    return ML().create_context(backend=backend).op_support_limits()
+
+
+def unsupported_io(case: dict[str, Any], backend: str = "reference") -> str | None:
+    """Why the backend's context cannot take a case's graph inputs, constants or outputs (their
+    data types against its `op_support_limits()` `input` / `constant` / `output`), as WPT's
+    harness skips such cases; None when it can (e.g. int4 outputs of quantizeLinear)."""
+    limits = _limits(backend)
+    graph = case["graph"]
+    roles = [("constant" if spec.get("constant") else "input", name, spec)
+             for name, spec in graph["inputs"].items()]
+    roles += [("output", name, spec) for name, spec in graph["expectedOutputs"].items()]
+    for role, name, spec in roles:
+        data_type = spec["descriptor"]["dataType"]
+        if data_type not in limits[role]["dataTypes"]:
+            return (f"{role} {name!r} is {data_type}, not in the {backend} context's "
+                    f"op_support_limits()[{role!r}] (WPT skips such cases)")
+    return None
 
 
 def build_graph(case: dict[str, Any], ctx: Any, nonfinite: bool = True

@@ -27,7 +27,7 @@ from tests.backend_compare import (
     lstm_case,
     run,
 )
-from tests.wpt import WptCase, check_case, load_cases
+from tests.wpt import WptCase, check_case, load_cases, unsupported_io
 
 CASES = load_cases()
 
@@ -47,6 +47,8 @@ def _single_thread() -> Iterator[None]:
 def test_wpt_case(wpt: WptCase) -> None:
     if wpt.case.get("lossy_nonfinite"):
         pytest.skip("NaN/Infinity inputs were lost upstream (lossy_nonfinite)")
+    if reason := unsupported_io(wpt.case, "onnxruntime"):
+        pytest.xfail(reason)
     if wpt.id in XFAIL:
         pytest.xfail(XFAIL[wpt.id])
     check_case(wpt.case, backend="onnxruntime")

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("torch")
 
 import converter.runtimes.torch as torch_backend  # noqa: E402
-from tests.wpt import WptCase, check_case, load_cases  # noqa: E402
+from tests.wpt import WptCase, check_case, load_cases, unsupported_io  # noqa: E402
 
 CASES = load_cases()
 FLOAT16_CASES = [c for c in CASES if "float16" in repr(c.case)]
@@ -28,6 +28,8 @@ XFAIL: dict[str, str] = {}
 def test_wpt_case(wpt: WptCase) -> None:
     if wpt.case.get("lossy_nonfinite"):
         pytest.skip("NaN/Infinity inputs were lost upstream (lossy_nonfinite)")
+    if reason := unsupported_io(wpt.case, "torch"):
+        pytest.xfail(reason)
     if wpt.id in XFAIL:
         pytest.xfail(XFAIL[wpt.id])
     check_case(wpt.case, backend="torch")
@@ -37,6 +39,8 @@ def test_wpt_case(wpt: WptCase) -> None:
 def test_wpt_case_native_float16(wpt: WptCase, monkeypatch: pytest.MonkeyPatch) -> None:
     if wpt.case.get("lossy_nonfinite"):
         pytest.skip("NaN/Infinity inputs were lost upstream (lossy_nonfinite)")
+    if reason := unsupported_io(wpt.case, "torch"):
+        pytest.xfail(reason)
     real_ctx = torch_backend.Ctx
 
     def native_ctx(device: Any, native_half: bool) -> Any:
