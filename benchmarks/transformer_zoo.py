@@ -10,8 +10,9 @@ Latency: every row of models/zoo_transformers.toml (read with `converter.zoo`: g
 and cached by models/make_transformers.py; inputs from the row's recipes), converted once,
 then for each thread count, in one process and on the same inputs, an onnxruntime
 InferenceSession on the original .onnx and the converted model through the public API
-(`ConversionResult.compile("onnxruntime", threads=...)`, then `CompiledModel.run` on the
-source-side inputs: feed check, backend call, output wrapping included), both with
+(`ConversionResult.run(inputs, backend="onnxruntime", threads=...)` on the source-side
+inputs, its first, compiling call untimed: budget and feed checks, backend call and output
+wrapping included), both with
 ORT_ENABLE_ALL and `intra_op_num_threads` = threads (the helpers of
 benchmarks/runtime_zoo.py). Timing: `--warmup` untimed rounds, then
 `--repeat` rounds in which each side runs once, the order alternating; with several threads
