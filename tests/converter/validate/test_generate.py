@@ -229,3 +229,27 @@ def test_layout_errors(tmp_path: Path) -> None:
     with pytest.raises(InvalidModel, match=r"give kv_shape=\(kv_heads, head_size\)"):
         decoder_layout(tmp_path / "free_head.onnx")
     assert decoder_layout(tmp_path / "free_head.onnx", kv_shape=(1, D)).head_size == D
+
+
+@pytest.mark.parametrize("exported", [False, True])
+def test_steps_run_compiled_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     exported: bool) -> None:
+    """Each step graph is compiled once into a `CompiledModel` (an exported one read back
+    too) and its run budgets measured once, however many tokens run through it (the
+    conversion measures other graphs: the importer's folds)."""
+    from converter.core.webnn import run_memory
+    from converter.results.compiled import CompiledModel
+
+    model = _concat_decoder(tmp_path / "decoder.onnx")
+    want = OnnxRuntimeDecoder(model).generate([3, 5], 4)
+    measured: list[object] = []
+    real = run_memory.estimate
+    monkeypatch.setattr(run_memory, "estimate",
+                        lambda graph, **kw: measured.append(graph) or real(graph, **kw))
+    with Decoder(model, backend="onnxruntime", threads=1, exported=exported) as ours:
+        for _ in range(3):
+            assert ours.generate([3, 5], 4).tokens == want.tokens
+        sessions = [g.run.__self__ for g in ours.graphs.values()]  # type: ignore[attr-defined]
+        assert all(isinstance(s, CompiledModel) for s in sessions)
+        graphs = sorted(id(s.graph) for s in sessions)
+        assert sorted(id(g) for g in measured if id(g) in graphs) == graphs
