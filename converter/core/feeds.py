@@ -3,8 +3,9 @@
 A converted model keeps its source-side descriptions (`converter.core.ir.ValueInfo`: the source
 dtype, e.g. "bool" or "float64"); inside the graph such values travel in their WebNN carrier
 type (`converter.core.webnn.dtypes.carrier_type`: bool -> uint8, float64 -> float32). These are
-the only functions that convert between the two: `ConversionResult.run`, validation and the
-benchmarks all go through them.
+the only functions that convert between the two: `ConversionResult.run` / `CompiledModel.run`
+(`converter.results.compiled`, which hands a value that needs no conversion to the backend
+without calling them), validation and the benchmarks all go through them.
 
 A graph lowered for a target without 64-bit integers (`converter.passes.targets`, rule narrow-int64)
 takes int32 / uint32 where the source has int64 / uint64 (`MLGraph.narrowed_inputs` /
