@@ -83,12 +83,13 @@ from converter.core.webnn import MLGraph, MLOperand, Operation
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES
 from converter.core.webnn.operators import OPERATORS, operator
 from converter.io.export.html_page import html_text
-from converter.io.export.js_options import js_identifiers, written_options
+from converter.io.export.js_options import JS_RESERVED, js_identifiers, written_options
 from converter.io.export.literals import html_literal, js_string
 from converter.io.serialize.errors import WebnnExportError
 from converter.io.serialize.plan import ConstantEntry, WebnnPlan, constant_bytes, plan
 
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
+_PLAIN_NAME_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -310,12 +311,16 @@ def _call(operation: Operation, names: dict[int, str]) -> str:
 
 
 def _names(p: WebnnPlan) -> dict[int, str]:
-    """id(operand) -> JavaScript name, from the `.webnn` identifiers (inputs, constants,
-    operator results in that order)."""
+    """id(operand) -> JavaScript name: a graph input's or output's own name where that is a
+    plain JavaScript identifier, else the `.webnn` identifier (inputs, constants, operator
+    results in that order)."""
     g = p.graph
+    own = {id(o): n for n, o in [*g.outputs.items()][::-1]}
+    own.update({id(o): n for n, o in g.inputs.items()})
     order = [*g.inputs.values(), *(c.operand for c in p.constants),
              *(o for operation in g.operations for o in operation.outputs)]
-    return js_identifiers((id(o), p.ident(o)) for o in order)
+    return js_identifiers((id(o), own[id(o)] if _PLAIN_NAME_RE.match(own.get(id(o), ""))
+                           and own[id(o)] not in JS_RESERVED else p.ident(o)) for o in order)
 
 
 def _arrays(g: MLGraph) -> str:
