@@ -9,15 +9,18 @@ Nothing is edited by hand; a file the sandbox cannot run is an error naming the 
 
     python tools/wpt_extract.py SRC/*.https.any.js --out converter/validate/wpt \
         --repo marco-c/gecko-dev-comments-removed --commit 22caf165... \
-        --prefix testing/web-platform/tests/webnn/conformance_tests
+        --prefix testing/web-platform/tests/webnn/conformance_tests \
+        --utils SRC/resources/utils.tolerance.js
 
 writes `<out>/<stem>.json` per source file and updates the file's entry (`ops.<stem>`) and the
 totals of `<out>/INDEX.json`. Restrictions: only files that hand their cases to
 `webnn_conformance_test` are extracted (files with hand-written `promise_test` bodies, such as
 buffer or parallel-dispatch tests, yield no cases and are reported); a tolerance function that
-needs the WPT `utils.js` helpers beyond `getExpectedDataTypeOfSingleOutput` and
-`getPrecisionTolerance` (reimplemented below for single-operator cases) leaves the case's
-`tolerance` null with the error in `tolerance_error`.
+throws (it needs the shape of an intermediate operand, which the sandbox does not compute)
+leaves the case's `tolerance` null with the error in `tolerance_error`. `--utils` names a file
+holding the tolerance functions of WPT's `webnn/resources/utils.js` (`getPrecisionTolerance`,
+`getZeroULPTolerance`, `getExpectedDataTypeOfSingleOutput`, ...), run before each test file;
+WPT code is not kept in this repository.
 """
 
 from __future__ import annotations
@@ -34,17 +37,13 @@ from typing import Any
 SANDBOX_JS = r"""
 const vm = require('vm');
 const fs = require('fs');
-const src = fs.readFileSync(process.argv[2], 'utf8');
+const utils = fs.readFileSync(process.argv[3], 'utf8');
+const src = utils + '\n' + fs.readFileSync(process.argv[2], 'utf8');
 const captured = [];
 const noop = () => {};
-const getExpectedDataTypeOfSingleOutput = (expectedOutputs) =>
-    expectedOutputs[Object.keys(expectedOutputs)[0]].descriptor.dataType;
 const sandbox = {
   webnn_conformance_test: (tests, build, tolerance) => captured.push({tests, tolerance}),
   buildAndExecuteGraph: noop, buildGraphAndCompute: noop, buildGraphAndCheck: noop,
-  getExpectedDataTypeOfSingleOutput,
-  getZeroULPTolerance: () => ({metricType: 'ULP', value: 0}),
-  getPrecisionTolerance: undefined,
   promise_setup: noop, promise_test: noop, test: noop, setup: noop, done: noop,
   navigator: {ml: {}}, location: {search: ''}, self: {}, globalThis: {},
   console, Math, Number, Array, Object, BigInt, JSON, Float32Array, Float64Array,
@@ -86,12 +85,6 @@ for (const {tests, tolerance} of captured) {
 process.stdout.write(JSON.stringify(cases));
 """
 
-# WPT utils.js `getPrecisionTolerance` for the operators whose files use it (the per-op
-# table of utils.js at gecko-dev 22caf165); other operators get null.
-UTILS_ULP = {"reshape": 0, "relu": 0, "identity": 0, "softsign": 3, "softplus": 18,
-             "sigmoid": 34}
-
-
 def _count(shape: list[int]) -> int:
     return math.prod(shape) if shape else 1
 
@@ -115,19 +108,16 @@ def check_case(case: dict[str, Any], where: str) -> None:
         raise ValueError(f"{where}: {case['name']!r}: outputs {sorted(missing)} not computed")
 
 
-def extract(source: Path) -> list[dict[str, Any]]:
-    """The cases of one `.https.any.js` file, tolerances computed by the file's function."""
-    proc = subprocess.run(["node", "-", str(source)], input=SANDBOX_JS, text=True,
+def extract(source: Path, utils: Path) -> list[dict[str, Any]]:
+    """The cases of one `.https.any.js` file, tolerances computed by the file's function (with
+    the tolerance helpers of WPT's `resources/utils.js`, `utils`, loaded first)."""
+    proc = subprocess.run(["node", "-", str(source), str(utils)], input=SANDBOX_JS, text=True,
                           capture_output=True, check=False)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["node failed"])[-1]
         raise ValueError(f"{source}: the vm sandbox failed: {last}")
     cases: list[dict[str, Any]] = json.loads(proc.stdout)
     for case in cases:
-        ops = case["graph"]["operators"]
-        if case["tolerance"] is None and len(ops) == 1 and ops[0]["name"] in UTILS_ULP:
-            case["tolerance"] = {"metricType": "ULP", "value": UTILS_ULP[ops[0]["name"]]}
-            case["tolerance_source"] = "utils.js getPrecisionTolerance"
         check_case(case, source.name)
     return cases
 
@@ -139,19 +129,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repo", required=True)
     parser.add_argument("--commit", required=True)
     parser.add_argument("--prefix", required=True, help="folder of the sources in --repo")
+    parser.add_argument("--note", default="", help="how the sources were obtained")
+    parser.add_argument("--utils", type=Path, required=True,
+                        help="the tolerance functions of WPT webnn/resources/utils.js")
     args = parser.parse_args(argv)
     index_path = args.out / "INDEX.json"
     index = json.loads(index_path.read_text())
     for source in args.sources:
         stem = source.name.removesuffix(".https.any.js")
-        cases = extract(source)
+        cases = extract(source, args.utils)
         if not cases:
             print(f"{source.name}: no webnn_conformance_test cases", file=sys.stderr)
             continue
         provenance = {"repo": args.repo, "commit": args.commit,
                       "path": f"{args.prefix}/{source.name}",
-                      "source_total_chars": len(source.read_text()),
                       "method": "tools/wpt_extract.py (node vm sandbox)"}
+        if args.note:
+            provenance["note"] = args.note
         doc = {"source_file": f"webnn/conformance_tests/{source.name}",
                "provenance": provenance, "cases": cases}
         (args.out / f"{stem}.json").write_text(json.dumps(doc, indent=None) + "\n")
