@@ -51,6 +51,7 @@ const sandbox = {
   BigInt64Array, BigUint64Array, Infinity, NaN,
 };
 if (typeof Float16Array !== 'undefined') sandbox.Float16Array = Float16Array;
+sandbox.structuredClone = structuredClone;
 vm.createContext(sandbox);
 vm.runInContext(src, sandbox, {filename: process.argv[2]});
 const plain = (v) => {
