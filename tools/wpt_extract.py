@@ -42,7 +42,9 @@ const src = utils + '\n' + fs.readFileSync(process.argv[2], 'utf8');
 const captured = [];
 const noop = () => {};
 const sandbox = {
-  webnn_conformance_test: (tests, build, tolerance) => captured.push({tests, tolerance}),
+  // (tests, build, tolerance); older files call it per test as (build, tolerance, test)
+  webnn_conformance_test: (...a) => captured.push(typeof a[0] === 'function' ?
+      {tests: [a[2]], tolerance: a[1]} : {tests: a[0], tolerance: a[2]}),
   buildAndExecuteGraph: noop, buildGraphAndCompute: noop, buildGraphAndCheck: noop,
   promise_setup: noop, promise_test: noop, test: noop, setup: noop, done: noop,
   navigator: {ml: {}}, location: {search: ''}, self: {}, globalThis: {},

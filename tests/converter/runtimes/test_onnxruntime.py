@@ -27,7 +27,7 @@ from tests.backend_compare import (
     lstm_case,
     run,
 )
-from tests.wpt import WptCase, check_case, load_cases, unsupported_io
+from tests.wpt import WptCase, check_case, expected_failure, load_cases
 
 CASES = load_cases()
 
@@ -47,7 +47,7 @@ def _single_thread() -> Iterator[None]:
 def test_wpt_case(wpt: WptCase) -> None:
     if wpt.case.get("lossy_nonfinite"):
         pytest.skip("NaN/Infinity inputs were lost upstream (lossy_nonfinite)")
-    if reason := unsupported_io(wpt.case, "onnxruntime"):
+    if reason := expected_failure(wpt, "onnxruntime"):
         pytest.xfail(reason)
     if wpt.id in XFAIL:
         pytest.xfail(XFAIL[wpt.id])

@@ -2,14 +2,15 @@
 
 Only the cases marked `lossy_nonfinite` (their NaN/Infinity inputs were lost upstream) are
 skipped, and the cases whose graph inputs or outputs the context's `op_support_limits()` does
-not list (int4/uint4 outputs of quantizeLinear) are xfail, as WPT's harness skips them.
+not list (int4/uint4 outputs of quantizeLinear) and the cases of `SPEC_OBSOLETE`
+(tests/wpt.py) are xfail.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.wpt import WptCase, check_case, load_cases, unsupported_io
+from tests.wpt import WptCase, check_case, expected_failure, load_cases
 
 CASES = load_cases()
 
@@ -18,6 +19,6 @@ CASES = load_cases()
 def test_wpt_case(wpt: WptCase) -> None:
     if wpt.case.get("lossy_nonfinite"):
         pytest.skip("NaN/Infinity inputs were lost upstream (lossy_nonfinite)")
-    if reason := unsupported_io(wpt.case, "reference"):
+    if reason := expected_failure(wpt, "reference"):
         pytest.xfail(reason)
     check_case(wpt.case)

@@ -15,7 +15,7 @@ import pytest
 pytest.importorskip("torch")
 
 import converter.runtimes.torch as torch_backend  # noqa: E402
-from tests.wpt import WptCase, check_case, load_cases, unsupported_io  # noqa: E402
+from tests.wpt import WptCase, check_case, expected_failure, load_cases  # noqa: E402
 
 CASES = load_cases()
 FLOAT16_CASES = [c for c in CASES if "float16" in repr(c.case)]
@@ -28,7 +28,7 @@ XFAIL: dict[str, str] = {}
 def test_wpt_case(wpt: WptCase) -> None:
     if wpt.case.get("lossy_nonfinite"):
         pytest.skip("NaN/Infinity inputs were lost upstream (lossy_nonfinite)")
-    if reason := unsupported_io(wpt.case, "torch"):
+    if reason := expected_failure(wpt, "torch"):
         pytest.xfail(reason)
     if wpt.id in XFAIL:
         pytest.xfail(XFAIL[wpt.id])
@@ -39,7 +39,7 @@ def test_wpt_case(wpt: WptCase) -> None:
 def test_wpt_case_native_float16(wpt: WptCase, monkeypatch: pytest.MonkeyPatch) -> None:
     if wpt.case.get("lossy_nonfinite"):
         pytest.skip("NaN/Infinity inputs were lost upstream (lossy_nonfinite)")
-    if reason := unsupported_io(wpt.case, "torch"):
+    if reason := expected_failure(wpt, "torch"):
         pytest.xfail(reason)
     real_ctx = torch_backend.Ctx
 
