@@ -125,8 +125,11 @@ class CompiledModel:
 
     @staticmethod
     def _feed(f: _Feed, value: Any) -> np.ndarray:
-        """`value` as the graph takes input `f` (`graph_value`), its shape checked."""
+        """`value` as the graph takes input `f` (`graph_value`, then the graph's dtype), its
+        shape checked."""
         arr = graph_value(value, f.source_dtype, f.graph_type, f.name)
+        if f.dtype is not None and arr.dtype != f.dtype:  # as the backends' own run casts
+            arr = arr.astype(f.dtype)
         if arr.shape != f.shape:
             raise InvalidModel(f"run: input {f.name!r} is {arr.dtype}{list(arr.shape)}, "
                                f"the model expects {f.graph_type}{list(f.shape)}")
