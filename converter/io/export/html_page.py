@@ -62,7 +62,7 @@ __OUTPUTS__
 <tr><th>Weights load</th><td class="num" id="t-weights">&ndash;</td></tr>
 <tr><th>Context creation</th><td class="num" id="t-context">&ndash;</td></tr>
 <tr><th>Graph build</th><td class="num" id="t-build">&ndash;</td></tr>
-<tr><th>First compute (write + dispatch + read)</th><td class="num" id="t-first">&ndash;</td></tr>
+<tr><th>First compute (dispatch + read)</th><td class="num" id="t-first">&ndash;</td></tr>
 <tr><th>Average compute</th><td class="num" id="t-average">&ndash;</td></tr>
 </table>
 <pre id="log"></pre>
