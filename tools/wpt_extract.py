@@ -16,8 +16,9 @@ writes `<out>/<stem>.json` per source file and updates the file's entry (`ops.<s
 totals of `<out>/INDEX.json`. Restrictions: only files that hand their cases to
 `webnn_conformance_test` are extracted (files with hand-written `promise_test` bodies, such as
 buffer or parallel-dispatch tests, yield no cases and are reported); a tolerance function that
-throws (it needs the shape of an intermediate operand, which the sandbox does not compute)
-leaves the case's `tolerance` null with the error in `tolerance_error`. `--utils` names a file
+needs the shape of an operator's output gets it from our builder's shape computation (as
+WPT's harness passes `intermediateOperands`); one that still throws leaves the case's
+`tolerance` null with the error in `tolerance_error`. `--utils` names a file
 holding the tolerance functions of WPT's `webnn/resources/utils.js` (`getPrecisionTolerance`,
 `getZeroULPTolerance`, `getExpectedDataTypeOfSingleOutput`, ...), run before each test file;
 WPT code is not kept in this repository.
@@ -26,19 +27,27 @@ WPT code is not kept in this repository.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import subprocess
 import sys
+import tempfile
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from converter.core.webnn import ML, MLGraphBuilder
+from converter.validate.conformance import case_graph
 
 SANDBOX_JS = r"""
 const vm = require('vm');
 const fs = require('fs');
 const utils = fs.readFileSync(process.argv[3], 'utf8');
 const src = utils + '\n' + fs.readFileSync(process.argv[2], 'utf8');
+const shapes = process.argv[4] ? JSON.parse(fs.readFileSync(process.argv[4], 'utf8')) : {};
 const captured = [];
 const noop = () => {};
 const sandbox = {
@@ -73,8 +82,9 @@ for (const {tests, tolerance} of captured) {
   for (const t of tests) {
     if (t === undefined) continue;  // an array hole (`[a, , b]`), skipped as forEach does
     const c = {name: t.name, graph: plain(t.graph)};
+    const intermediate = shapes[String(cases.length)] || {};
     try {
-      const tol = typeof tolerance === 'function' ? tolerance(t.graph, {}) : null;
+      const tol = typeof tolerance === 'function' ? tolerance(t.graph, intermediate) : null;
       c.tolerance = tol ? plain(tol) : null;
       c.tolerance_source = tol ? 'file' : 'none';
     } catch (e) {
@@ -111,15 +121,62 @@ def check_case(case: dict[str, Any], where: str) -> None:
         raise ValueError(f"{where}: {case['name']!r}: outputs {sorted(missing)} not computed")
 
 
-def extract(source: Path, utils: Path) -> list[dict[str, Any]]:
-    """The cases of one `.https.any.js` file, tolerances computed by the file's function (with
-    the tolerance helpers of WPT's `resources/utils.js`, `utils`, loaded first)."""
-    proc = subprocess.run(["node", "-", str(source), str(utils)], input=SANDBOX_JS, text=True,
-                          capture_output=True, check=False)
+def _run_sandbox(source: Path, utils: Path, shapes: Path | None) -> list[dict[str, Any]]:
+    argv = ["node", "-", str(source), str(utils)] + ([str(shapes)] if shapes else [])
+    proc = subprocess.run(argv, input=SANDBOX_JS, text=True, capture_output=True, check=False)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["node failed"])[-1]
         raise ValueError(f"{source}: the vm sandbox failed: {last}")
     cases: list[dict[str, Any]] = json.loads(proc.stdout)
+    return cases
+
+
+class _Recorder(MLGraphBuilder):
+    """A builder that keeps every operator's outputs, in order."""
+
+    def __init__(self) -> None:
+        super().__init__(ML().create_context())
+        self.results: list[list[Any]] = []
+
+    def apply(self, op: str, args: Sequence[Any], options: Mapping[str, Any]) -> list[Any]:
+        out = super().apply(op, args, options)
+        self.results.append(out)
+        return out
+
+
+def intermediate_shapes(case: dict[str, Any]) -> dict[str, dict[str, list[int]]]:
+    """`{operand: {"shape": [...]}}` of every operator output of a case, as WPT's harness hands
+    its tolerance functions (`intermediateOperands`): the shapes the spec's builder steps give."""
+    builder = _Recorder()
+    case_graph(case, builder)
+    shapes: dict[str, dict[str, list[int]]] = {}
+    for op, outs in zip(case["graph"]["operators"], builder.results, strict=True):
+        names = [op["outputs"]] if isinstance(op["outputs"], str) else op["outputs"]
+        for name, operand in zip(names, outs, strict=True):
+            shapes[name] = {"shape": list(operand.shape)}
+    return shapes
+
+
+def extract(source: Path, utils: Path) -> list[dict[str, Any]]:
+    """The cases of one `.https.any.js` file, tolerances computed by the file's function (with
+    the tolerance helpers of WPT's `resources/utils.js`, `utils`, loaded first). A tolerance
+    function that needs the shape of an operator's output gets it from our builder (a second
+    sandbox run); if the case does not build here, its tolerance stays null."""
+    cases = _run_sandbox(source, utils, None)
+    retry: dict[str, Any] = {}
+    for i, case in enumerate(cases):
+        if case.get("tolerance_error"):
+            with contextlib.suppress(Exception):  # a case our builder rejects keeps null
+                retry[str(i)] = intermediate_shapes(case)
+    if retry:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(retry, f)
+        try:
+            again = _run_sandbox(source, utils, Path(f.name))
+        finally:
+            os.unlink(f.name)
+        for key in retry:
+            cases[int(key)] = again[int(key)]
     for case in cases:
         check_case(case, source.name)
     return cases
