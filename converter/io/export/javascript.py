@@ -42,7 +42,8 @@ reserved words and the globals the module uses are avoided). Operator and option
 checked against `[A-Za-z][A-Za-z0-9]*` before they are written.
 
 Restrictions: float16 outputs are `Float16Array`s where the browser has it, else
-`Uint16Array`s holding the binary16 bits; float16 constants are written as those bits.
+`Uint16Array`s holding the binary16 bits; float16 constants are given as bytes (Chromium
+warns that a `Uint16Array` for a float16 operand is deprecated).
 Constant data is given to `builder.constant` as any view of the right byte length (the
 spec's `AllowSharedBufferSource`), which Chromium accepts. int4/uint4 constants
 are `Uint8Array`s of the packed bytes (two values per byte, low nibble first, as Chromium
@@ -281,9 +282,9 @@ def _constant_data(c: ConstantEntry) -> str:
     if c.operand.data_type in FOUR_BIT_TYPES:  # packed: the same value in both nibbles
         nibble = int(c.scalar or 0) & 0x0F
         return f"new Uint8Array({desc.byte_length}).fill({nibble | nibble << 4})"
-    if c.operand.data_type == "float16":  # the binary16 bits, which every browser takes
-        bits = int(np.array(c.scalar, np.float16).view(np.uint16))
-        return f"new Uint16Array({desc.size}).fill({bits})"
+    if c.operand.data_type == "float16":  # the binary16 bits, given as bytes (Chromium
+        bits = int(np.array(c.scalar, np.float16).view(np.uint16))  # deprecates Uint16Array)
+        return f"new Uint8Array(new Uint16Array({desc.size}).fill({bits}).buffer)"
     big = c.operand.data_type.endswith("64")
     value = f"{int(c.scalar or 0)}n" if big else js_number(c.scalar)
     return f"new {_ARRAY_NAMES[c.operand.data_type]}({desc.size}).fill({value})"
