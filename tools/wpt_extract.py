@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import math
 import os
@@ -182,6 +183,28 @@ def extract(source: Path, utils: Path) -> list[dict[str, Any]]:
     return cases
 
 
+def _merge(path: Path, entry: dict[str, Any], cases: list[dict[str, Any]],
+           provenance: dict[str, str]) -> None:
+    """`--merge`: replace the cases of `path` named like `cases` (an excerpt's), in place;
+    the file's and its INDEX entry's provenance gain a `replaced` record."""
+    doc = json.loads(path.read_text())
+    names = [c["name"] for c in doc["cases"]]
+    new = {c["name"]: c for c in cases}
+    unknown = [n for n in new if names.count(n) != 1]
+    if unknown:
+        raise SystemExit(f"{path.name}: no single case named {unknown}")
+    doc["cases"] = [new.get(c["name"], c) for c in doc["cases"]]
+    replaced = {**provenance, "cases": [names.index(n) for n in new]}
+    doc["provenance"]["replaced"] = entry["provenance"]["replaced"] = replaced
+    compact = functools.partial(json.dumps, separators=(",", ":"))
+    head = [f"  {json.dumps(k)}: {compact(v)}," for k, v in doc.items() if k != "cases"]
+    body = ",\n".join(f"    {compact(c)}" for c in doc["cases"])
+    path.write_text("{\n" + "\n".join(head) + f'\n  "cases": [\n{body}\n  ]\n}}\n')
+    entry["tolerance_null"] = sum(c["tolerance"] is None for c in doc["cases"])
+    if "lossy_nonfinite_cases" in entry:
+        entry["lossy_nonfinite_cases"] = sum(bool(c.get("lossy_nonfinite")) for c in doc["cases"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("sources", nargs="+", type=Path)
@@ -192,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--note", default="", help="how the sources were obtained")
     parser.add_argument("--utils", type=Path, required=True,
                         help="the tolerance functions of WPT webnn/resources/utils.js")
+    parser.add_argument("--merge", action="store_true",
+                        help="each source is an excerpt of a file already in --out: its cases "
+                             "replace the cases of the same name there, the others stay")
     args = parser.parse_args(argv)
     index_path = args.out / "INDEX.json"
     index = json.loads(index_path.read_text())
@@ -206,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
                       "method": "tools/wpt_extract.py (node vm sandbox)"}
         if args.note:
             provenance["note"] = args.note
+        if args.merge:
+            _merge(args.out / f"{stem}.json", index["ops"][stem], cases, provenance)
+            print(f"{stem}: {len(cases)} cases replaced")
+            continue
         doc = {"source_file": f"webnn/conformance_tests/{source.name}",
                "provenance": provenance, "cases": cases}
         (args.out / f"{stem}.json").write_text(json.dumps(doc, indent=None) + "\n")

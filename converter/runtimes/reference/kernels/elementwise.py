@@ -156,11 +156,13 @@ def prelu(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.nd
 
 @kernel("clamp")
 def clamp(op: Operation, args: list[Any], options: dict[str, Any]) -> list[np.ndarray]:
+    """A NaN bound clamps nothing (WPT clamp "minValue as NaN" / "maxValue as NaN")."""
     x = f64(args[0])
-    if "minValue" in options:
-        x = np.maximum(x, np.asarray(options["minValue"], dtype=x.dtype))
-    if "maxValue" in options:
-        x = np.minimum(x, np.asarray(options["maxValue"], dtype=x.dtype))
+    lo, hi = options.get("minValue"), options.get("maxValue")
+    if lo is not None and not math.isnan(float(lo)):
+        x = np.maximum(x, np.asarray(lo, dtype=x.dtype))
+    if hi is not None and not math.isnan(float(hi)):
+        x = np.minimum(x, np.asarray(hi, dtype=x.dtype))
     return [x]
 
 

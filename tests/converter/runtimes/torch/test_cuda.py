@@ -17,7 +17,8 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a C
 from converter.core.webnn import MLGraphBuilder, MLOperand  # noqa: E402
 from converter.runtimes import get_backend, register_backend  # noqa: E402
 from tests.converter.runtimes.torch.common import compare, rand, run  # noqa: E402
-from tests.wpt import WptCase, check_case, load_cases  # noqa: E402
+from tests.converter.runtimes.torch.test_wpt import XFAIL  # noqa: E402
+from tests.wpt import WptCase, check_case, expected_failure, load_cases  # noqa: E402
 
 Ops = dict[str, MLOperand]
 
@@ -44,6 +45,8 @@ def _cuda_alias() -> Iterator[None]:
 def test_wpt_case_on_cuda(wpt: WptCase) -> None:
     if wpt.case.get("lossy_nonfinite"):
         pytest.skip("NaN/Infinity inputs were lost upstream (lossy_nonfinite)")
+    if reason := expected_failure(wpt, "torch") or XFAIL.get(wpt.id):
+        pytest.xfail(reason)
     check_case(wpt.case, backend="torch-cuda")
 
 
