@@ -216,14 +216,14 @@ def prelu(node: Node) -> Fn:
 
 @impl("clamp")
 def clamp(node: Node) -> Fn:
-    lo, hi, dt = node.options.get("minValue"), node.options.get("maxValue"), node.in_type
+    """A NaN bound clamps nothing (WPT clamp "minValue as NaN" / "maxValue as NaN")."""
+    lo, hi = (None if v is None or math.isnan(float(v)) else v
+              for v in (node.options.get("minValue"), node.options.get("maxValue")))
+    dt = node.in_type
     if dt in ("float32", "float16"):
         fl = node.fl
         lo_f = None if lo is None else float(lo)
         hi_f = None if hi is None else float(hi)
-        if any(b is not None and math.isnan(b) for b in (lo_f, hi_f)):
-            # As numpy's maximum/minimum: a NaN bound makes every element NaN.
-            return lambda x: [torch.full_like(fl(x), math.nan)]
         if lo_f is None and hi_f is None:
             return lambda x: [x]
         return lambda x: [torch.clamp(fl(x), lo_f, hi_f)]

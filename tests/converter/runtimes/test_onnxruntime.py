@@ -32,17 +32,7 @@ from tests.wpt import WptCase, check_case, expected_failure, load_cases
 CASES = load_cases()
 
 # WPT cases that cannot pass on onnxruntime, with the reason. Keep empty when possible.
-_CLIP_INF = ("onnxruntime's Clip replaces a missing bound by the float32 maximum/lowest, so an "
-             "infinite input or bound saturates to ±3.4e38 (the lowering could pass ±inf or use "
-             "Max/Min)")
-_CLIP_NAN = "onnxruntime's Clip propagates a NaN bound; WPT expects a NaN bound to clamp nothing"
-XFAIL: dict[str, str] = {
-    "clamp:44:minValue as -Infinity": _CLIP_INF,
-    "clamp:45:minValue as Infinity": _CLIP_INF,
-    "clamp:47:maxValue as Infinity": _CLIP_INF,
-    "clamp:49:minValue as NaN": _CLIP_NAN,
-    "clamp:50:maxValue as NaN": _CLIP_NAN,
-}
+XFAIL: dict[str, str] = {}
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -19,6 +19,8 @@ Restrictions and exactness notes:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from converter.core.webnn.dtypes import type_range
@@ -251,17 +253,23 @@ def _prelu_channels(e: Emitter, xv: str, slope: np.ndarray, channels: int, axis:
 
 @lowering("clamp")
 def clamp(e: Emitter, op: Operation) -> list[str]:
+    """Clip, with a NaN bound dropped (it clamps nothing, as the WPT "minValue as NaN" cases
+    expect). On float types a missing bound is passed as ±inf: onnxruntime's Clip would use
+    the float32 maximum/lowest instead and turn an infinite element into ±3.4e38."""
     x = op.args[0]
     out = op.outputs[0].data_type
-    lo = op.options.get("minValue")
-    hi = op.options.get("maxValue")
+    lo, hi = (None if v is None or math.isnan(float(v)) else v
+              for v in (op.options.get("minValue"), op.options.get("maxValue")))
+    if lo is None and hi is None:
+        return [e.node("Identity", [e.input(x)], out)]
+    if out in ("float32", "float16"):
+        lo = -math.inf if lo is None else lo
+        hi = math.inf if hi is None else hi
     inputs = [e.input(x),
               "" if lo is None else e.scalar(lo, out, "min"),
               "" if hi is None else e.scalar(hi, out, "max")]
     while inputs[-1] == "":
         inputs.pop()
-    if len(inputs) == 1:
-        return [e.node("Identity", inputs, out)]
     return [e.node("Clip", inputs, out)]
 
 

@@ -21,11 +21,7 @@ CASES = load_cases()
 FLOAT16_CASES = [c for c in CASES if "float16" in repr(c.case)]
 
 # WPT cases that cannot pass on the torch backend, with the reason. Keep empty when possible.
-_CLAMP_NAN = "torch.clamp propagates a NaN bound; WPT expects a NaN bound to clamp nothing"
-XFAIL: dict[str, str] = {
-    "clamp:49:minValue as NaN": _CLAMP_NAN,
-    "clamp:50:maxValue as NaN": _CLAMP_NAN,
-}
+XFAIL: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("wpt", CASES, ids=[c.id for c in CASES])
