@@ -26,8 +26,9 @@ limits (a limits file given as the target): they widen data types the target's
 
 The rules (see `ORDER`; the "Chromium's deviations" table of docs/targets.md lists what each
 works around): pool-padding, pool-dilations, convtranspose-groups, convtranspose-dilations,
-convtranspose-padding, scatterelements-indices, slice-strides, gatherelements-indices
-(behaviour of Chromium's LiteRT backend); widen-types, reduce-l1-unsigned, clamp-minmax,
+convtranspose-padding, scatterelements-indices, slice-strides, pad-edge,
+gatherelements-indices (behaviour of Chromium's LiteRT backend); fold-constant-cast
+(`rules_casts`); widen-types, reduce-l1-unsigned, clamp-minmax,
 abs-minmax, dequantize-uint4, float32-compute, dequantize-widen (`rules_casts`),
 compose-activation/-logical/-reduce/-normalization/-recurrent/-misc (`rules_compose`: an
 operator the target lacks composed from ones it has), rank-limits (`rules_rank`),
@@ -81,7 +82,8 @@ ORDER: tuple[str, ...] = (
     "gatherelements-indices",
     "dequantize-uint4", "dequantize-blocks",
     "pool-padding", "pool-dilations", "convtranspose-groups", "convtranspose-dilations",
-    "convtranspose-padding", "scatterelements-indices", "slice-strides",
+    "convtranspose-padding", "scatterelements-indices", "slice-strides", "pad-edge",
+    "fold-constant-cast",
     "widen-types", "reduce-l1-unsigned", "clamp-minmax", "abs-minmax",
     # after the exact rules: casts, then compositions
     "float32-compute", "dequantize-widen",

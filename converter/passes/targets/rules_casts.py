@@ -12,6 +12,11 @@
   scale is the same number. Constants (weights) are converted at conversion time, other
   operands by a cast. (uint4 constants: `rules_quant.dequantize-uint4`.)
 
+- `fold-constant-cast`: a cast of a constant the graph holds, computed at conversion time
+  with the reference runtime's cast (the spec's rounding, saturation and NaN handling); the
+  new constant replaces the cast (the input constant stays in the weights only when
+  something else reads it).
+
 Restrictions: float32-compute needs `cast` between float16 and float32 in the limits;
 dequantize-widen converts 4-bit operands only when they are constants (no cast from a 4-bit
 type is assumed).
@@ -30,6 +35,7 @@ from converter.core.webnn.operand import Operation
 from converter.passes.targets.fitting import Decline, attempt, fits
 from converter.passes.targets.rewrite import Rewrite, rule
 from converter.passes.targets.rules_types import plan_types, run_as
+from converter.runtimes.reference.kernels.elementwise import cast as reference_cast
 
 COMPUTE_WIDER: Mapping[str, Sequence[str]] = {"float16": ("float32",)}
 """Types an operation may compute in instead (not exact: float16 computed in float32)."""
@@ -99,3 +105,18 @@ def dequantize_widen(rw: Rewrite, operation: Operation) -> list[MLOperand] | Non
             return got
     return None
 
+
+
+@rule("fold-constant-cast", "cast",
+      why="Chromium 153 (LiteRT) casts float16 constants holding infinities or NaN wrongly; "
+          "folded at conversion time")
+def fold_constant_cast(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """cast of a constant with a value (not a 4-bit packed one, not to a 4-bit type): the
+    constant cast now by the reference runtime's kernel (see the module docstring)."""
+    x, data_type = operation.args
+    if x.kind != "constant" or x.value is None or data_type in FOUR_BIT_TYPES \
+            or x.data_type in FOUR_BIT_TYPES:
+        return None
+    value = reference_cast(operation, [np.asarray(x.value), data_type], {})[0]
+    rw.note("fold-constant-cast", f"cast of a {x.data_type} constant to {data_type} folded")
+    return [rw.b.constant(np.array(value, order="C"), data_type)]

@@ -1,6 +1,6 @@
 """Rules for the spatial ops Chromium's LiteRT backend gets wrong or refuses: pool padding
 and dilations, convTranspose2d groups / dilations / explicit padding, scatterElements with
-run-time indices, slice strides longer than the slice (see `converter.passes.targets.passes`)."""
+run-time indices, slice strides longer than the slice, edge padding (see `converter.passes.targets.passes`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 from converter.core.webnn import MLOperand
 from converter.core.webnn.dtypes import type_range
 from converter.core.webnn.operand import Operation
+from converter.passes.targets.fitting import attempt
 from converter.passes.targets.rewrite import Rewrite, rule
 
 
@@ -280,6 +281,44 @@ def slice_strides(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
         return None
     rw.note("slice-strides", "strides longer than the sliced size set to 1")
     return [rw.emit1("slice", x, starts, sizes, strides=fixed)]
+
+
+def _edge(rw: Rewrite, x: MLOperand, axis: int, at: int, count: int) -> list[MLOperand]:
+    """The slice of `x` at index `at` along `axis` repeated `count` times (expand), as a
+    list of one operand; [] when `count` is 0."""
+    if not count:
+        return []
+    starts, sizes = [0] * x.rank, list(x.shape)
+    starts[axis], sizes[axis] = at, 1
+    border = rw.emit1("slice", x, starts, sizes)
+    sizes[axis] = count
+    return [border if count == 1 else rw.emit1("expand", border, sizes)]
+
+
+@rule("pad-edge", "pad",
+      why="Chromium (LiteRT) rejects pad with mode 'edge' at build ('not supported in tflite "
+          "schema')")
+def pad_edge(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """pad with mode "edge": axis by axis, the border slice (size 1) expanded to the
+    beginning / ending padding count and concatenated on either side (any rank and data
+    type; later axes repeat the already padded corners, as edge padding does). Kept only when
+    every slice / expand / concat fits the target's limits."""
+    x, begin, end = operation.args
+    if operation.options.get("mode") != "edge" or not (any(begin) or any(end)):
+        return None
+
+    def build() -> list[MLOperand]:
+        y = x
+        for axis, (b0, e0) in enumerate(zip(begin, end, strict=True)):
+            if not b0 and not e0:
+                continue
+            head = _edge(rw, y, axis, 0, b0)
+            tail = _edge(rw, y, axis, y.shape[axis] - 1, e0)
+            y = rw.emit1("concat", [*head, y, *tail], axis)
+        return [y]
+
+    return attempt(rw, operation, "pad-edge", "edge padding as border slices concatenated",
+                   build)
 
 
 # ============================================================================================

@@ -225,6 +225,32 @@ def _cases() -> list[RuleCase]:
 
     out.append(RuleCase("slice stride 4 over size 1", sliced, {"x": s},
                         {"y": s[1:2, 0:5:2]}, ("slice-strides",)))
+    # pad with mode "edge": Chromium refuses to build it
+    e = RNG.uniform(-1, 1, (1, 2, 3, 4)).astype(np.float32)
+
+    def pad_edge(b: MLGraphBuilder) -> Mapping[str, MLOperand]:
+        return {"y": b.pad(_inp(b, "x", e), [0, 1, 2, 0], [0, 0, 1, 3], mode="edge")}
+
+    out.append(RuleCase("pad edge rank 4", pad_edge, {"x": e},
+                        {"y": np.pad(e, ((0, 0), (1, 0), (2, 1), (0, 3)), mode="edge")},
+                        ("pad-edge",)))
+    e16 = RNG.uniform(-1, 1, (3, 2)).astype(np.float16)
+
+    def pad_edge16(b: MLGraphBuilder) -> Mapping[str, MLOperand]:
+        return {"y": b.pad(_inp(b, "x", e16), [1, 3], [2, 1], mode="edge")}
+
+    out.append(RuleCase("pad edge float16", pad_edge16, {"x": e16},
+                        {"y": np.pad(e16, ((1, 2), (3, 1)), mode="edge")}, ("pad-edge",)))
+    # cast of a float16 constant holding infinities and NaN: Chromium computes it wrong
+    c16 = np.array([[np.inf, -np.inf], [np.nan, -0.0], [65504.0, 6e-8]], np.float16)
+    z = np.zeros(c16.shape, np.float32)
+
+    def cast_const(b: MLGraphBuilder) -> Mapping[str, MLOperand]:
+        return {"y": b.add(b.cast(b.constant(c16), "float32"), _inp(b, "z", z))}
+
+    out.append(RuleCase("cast float16 constant with Inf/NaN to float32", cast_const,
+                        {"z": z}, {"y": c16.astype(np.float64)}, ("fold-constant-cast",),
+                        "wrong", tolerance=(0.0, 0.0)))
     # data types outside the limits
     i8 = np.array([[-128, -3, 0, 5], [127, 1, -1, 9]], np.int8)
 
