@@ -1,6 +1,6 @@
 """Timing contenders against each other, shared by the zoo benchmarks: a `Runner` runs one
 contender on fixed inputs; `time_interleaved` runs several once per round, interleaved, and
-reports medians of wall and CPU time; `matches` checks their outputs agree within `TOL`.
+reports medians of wall and CPU time; `agree` / `matches` check their outputs agree.
 """
 
 from __future__ import annotations
@@ -17,8 +17,9 @@ Runner = Callable[[], Sequence[np.ndarray]]
 """One contender: runs it once on its fixed inputs, returns its outputs."""
 
 
-def matches(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -> tuple[bool, float]:
-    """Whether every output satisfies max|ours − theirs| ≤ 1e-3 + 1e-3·max|theirs|, and the
+def agree(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray], atol: float,
+          rtol: float) -> tuple[bool, float]:
+    """Whether every output satisfies max|ours − theirs| ≤ atol + rtol·max|theirs|, and the
     largest error."""
     ok, worst = True, 0.0
     for a, b in zip(ours, theirs, strict=True):
@@ -27,8 +28,13 @@ def matches(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -> tuple[b
         err = float(np.max(np.abs(a64 - b64))) if a64.size else 0.0
         scale = float(np.max(np.abs(b64))) if b64.size else 0.0
         worst = max(worst, err)
-        ok = ok and err <= TOL + TOL * scale
+        ok = ok and bool(err <= atol + rtol * scale)
     return ok, worst
+
+
+def matches(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray]) -> tuple[bool, float]:
+    """`agree` within `TOL` (absolute and relative)."""
+    return agree(ours, theirs, TOL, TOL)
 
 
 def time_interleaved(runners: Mapping[str, Runner], warmup: int, repeat: int,

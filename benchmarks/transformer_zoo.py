@@ -58,8 +58,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
@@ -67,7 +65,7 @@ sys.path.insert(0, str(HERE))
 
 import convert_int4 as ci  # noqa: E402  (benchmarks/convert_int4.py: Llamas, session time)
 import runtime_zoo as rz  # noqa: E402  (benchmarks/runtime_zoo.py: shared helpers)
-from interleaved_timing import Runner  # noqa: E402
+from interleaved_timing import Runner, agree  # noqa: E402
 
 MANIFEST = ROOT / "models" / "zoo_transformers.toml"
 QUICK_ROWS = ("transformers_bert_torchscript", "transformers_bert_int4",
@@ -92,21 +90,6 @@ def transformer_rows(names: Sequence[str] | None = None) -> list[tuple[rz.Model,
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def agree(ours: Sequence[np.ndarray], theirs: Sequence[np.ndarray], atol: float,
-          rtol: float) -> tuple[bool, float]:
-    """Whether every output satisfies max|ours − theirs| ≤ atol + rtol·max|theirs| (the zoo
-    tolerance), and the largest error."""
-    ok, worst = True, 0.0
-    for a, b in zip(ours, theirs, strict=True):
-        a64 = np.asarray(a, dtype=np.float64)
-        b64 = np.asarray(b, dtype=np.float64).reshape(a64.shape)
-        err = float(np.max(np.abs(a64 - b64))) if a64.size else 0.0
-        scale = float(np.max(np.abs(b64))) if b64.size else 0.0
-        worst = max(worst, err)
-        ok = ok and bool(err <= atol + rtol * scale)
-    return ok, worst
-
-
 def time_pairs(original: Runner, ours: Runner, warmup: int, repeat: int,
                pause: float) -> tuple[list[float], list[float]]:
     """Wall times (seconds) of `repeat` rounds, each running both once, the order
