@@ -2,7 +2,7 @@
 inference), keeps the WebNN input/output names (also hostile ones) and dtypes/shapes, and
 computes what the reference backend computes (onnxruntime run directly on the exported
 bytes), for graphs mixing every op family. Per-op numerics are covered by
-tests/converter/runtimes/test_onnxruntime.py (every WPT case and random comparisons)."""
+tests/converter/runtimes/onnxruntime/test_backend.py (every WPT case and random comparisons)."""
 
 from __future__ import annotations
 

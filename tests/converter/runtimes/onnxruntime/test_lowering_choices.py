@@ -4,26 +4,16 @@ models from the onnx package's light zoo against the reference backend."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 
-import converter.runtimes.onnxruntime.backend as ort_backend
 from converter.core.webnn import ML, MLGraphBuilder
 from converter.runtimes import get_backend
 
 RNG = np.random.default_rng(7)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _single_thread() -> Iterator[None]:
-    saved = ort_backend.DEFAULT_THREADS
-    ort_backend.DEFAULT_THREADS = 1
-    yield
-    ort_backend.DEFAULT_THREADS = saved
 
 
 def rand(shape: tuple[int, ...] | list[int], lo: float = -1.0, hi: float = 1.0) -> np.ndarray:

@@ -9,12 +9,9 @@ the cost of the many tiny graphs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import numpy as np
 import pytest
 
-import converter.runtimes.onnxruntime.backend as ort_backend
 from converter.core.webnn import ML, MLGraphBuilder, MLOperand
 from converter.core.webnn.errors import MLOperationError
 from converter.runtimes import get_backend
@@ -33,14 +30,6 @@ CASES = load_cases()
 
 # WPT cases that cannot pass on onnxruntime, with the reason. Keep empty when possible.
 XFAIL: dict[str, str] = {}
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _single_thread() -> Iterator[None]:
-    saved = ort_backend.DEFAULT_THREADS
-    ort_backend.DEFAULT_THREADS = 1
-    yield
-    ort_backend.DEFAULT_THREADS = saved
 
 
 @pytest.mark.parametrize("wpt", CASES, ids=[c.id for c in CASES])
