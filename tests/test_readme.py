@@ -194,7 +194,7 @@ def test_link_check_finds_broken_links(tmp_path: Path) -> None:
 def test_generated_blocks_have_their_markers() -> None:
     from tools.doc_tables import BLOCKS, current
 
-    assert {b.name for b in BLOCKS} == {"ops-table", "budgets-table"}
+    assert {b.name for b in BLOCKS} == {"ops-table", "budgets-table", "contrib-table"}
     for block in BLOCKS:
         assert current(block), block.path
         text = (ROOT / block.path).read_text(encoding="utf-8")
