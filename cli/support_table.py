@@ -36,11 +36,12 @@ def support_rows(source: str) -> list[dict[str, Any]]:
     return sorted(table, key=lambda r: (r["domain"], r["op_type"]))
 
 
-def _cell(text: str) -> str:
+def table_cell(text: str) -> str:
+    """`text` on one line for a Markdown table cell (whitespace folded, `|` escaped)."""
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _restrictions(notes: str) -> str:
+def restriction_text(notes: str) -> str:
     """The restriction part of a handler's docstring ("Restrictions: ..."), else the whole
     docstring."""
     key = "Restrictions:"
@@ -65,8 +66,8 @@ def render_markdown(sources: tuple[str, ...] = SOURCES) -> str:
             name = f"{r['domain']}::{r['op_type']}" if r["domain"] else r["op_type"]
             since = ", ".join(str(s) for s in r["since"])
             const = ", ".join(str(i) for i in r["const_inputs"])
-            parts.append(f"| {_cell(name)} | {since} | {const} | "
-                         f"{_cell(_restrictions(r['notes']))} |")
+            parts.append(f"| {table_cell(name)} | {since} | {const} | "
+                         f"{table_cell(restriction_text(r['notes']))} |")
         parts.append("")
     return "\n".join(parts).rstrip() + "\n"
 

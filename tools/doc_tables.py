@@ -93,7 +93,7 @@ def contrib_table(schemas: ContribSchemas) -> str:
     """Markdown: a summary line, then one row per schema: op, since version, converted by the
     ONNX handler registry (yes / no) and the handler's restrictions; handlers of com.microsoft
     ops the schemas lack are named after the table."""
-    from cli.support_table import _cell, _restrictions, support_rows
+    from cli.support_table import restriction_text, support_rows, table_cell
 
     rows = {r["op_type"]: r for r in support_rows("onnx") if r["domain"] == CONTRIB_DOMAIN}
     names = {name for name, _ in schemas.ops}
@@ -103,7 +103,7 @@ def contrib_table(schemas: ContribSchemas) -> str:
              "| Op | Since | Converted | Restrictions |", "|---|---|---|---|"]
     for name, since in schemas.ops:
         row = rows.get(name)
-        notes = _cell(_restrictions(row["notes"])) if row else ""
+        notes = table_cell(restriction_text(row["notes"])) if row else ""
         lines.append(f"| `{name}` | {since} | {'yes' if row else 'no'} | {notes} |")
     extra = sorted(set(rows) - names)
     if extra:
