@@ -96,7 +96,9 @@ def _task(entry: ZooEntry, backend: str, device: str, precision: str,
 def local_client(jobs: int, retries: int = 1) -> Iterator[Any]:
     """A client of a new LocalCluster: `jobs` worker processes of one thread, on 127.0.0.1,
     no dashboard; a model whose worker dies is started again `retries` times. Closed (its
-    workers stopped) on exit."""
+    workers stopped) on exit. Dask's own logs below CRITICAL stay off stderr (a worker's
+    heartbeat to a scheduler closing on Ctrl-C logs an ERROR with a traceback): what goes
+    wrong with a model is in its report row, and an interruption is one line."""
     import importlib
 
     dask: Any = importlib.import_module("dask")
@@ -105,7 +107,7 @@ def local_client(jobs: int, retries: int = 1) -> Iterator[Any]:
                           "distributed.admin.low-level-log-length": 100_000}):
         cluster = dd.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
                                host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                               silence_logs=logging.ERROR,
+                               silence_logs=logging.CRITICAL,
                                env={"OMP_NUM_THREADS": "1"})
         try:
             with dd.Client(cluster) as client:
