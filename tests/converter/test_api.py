@@ -31,3 +31,12 @@ def test_importing_the_api_loads_no_model_machinery() -> None:
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        check=True, cwd=ROOT)
     assert r.stdout.split() == ["[]", "True"]
+
+
+def test_the_distribution_has_the_package_version() -> None:
+    """pyproject.toml reads the version from converter.core.version (one place)."""
+    from importlib.metadata import version
+
+    import converter
+
+    assert version("webnn-converter") == converter.__version__
