@@ -167,7 +167,11 @@ def pool2d(e: Emitter, op: Operation) -> list[str]:
             y = _max_taps(e, xv, ct, pads, window, strides, dilations, out_hw)
     elif native:
         ct = F32
-        if op.op == "l2Pool2d":
+        if (op.op == "averagePool2d" and window == list(in_hw) and dilations == [1, 1]
+                and not any(pads)):
+            # one window over the whole plane: the same mean, and onnxruntime fuses it
+            y = e.node("GlobalAveragePool", [_nchw(e, x, nhwc)], ct)
+        elif op.op == "l2Pool2d":
             y = e.node("LpPool", [_nchw(e, x, nhwc)], ct, p=2, pads=pads, **attrs)
         else:
             y = e.node("AveragePool", [_nchw(e, x, nhwc)], ct, pads=pads,

@@ -124,3 +124,30 @@ def test_recurrent_uses_onnx_node_only_when_exact(op: str, options: dict[str, ob
                           b.constant(rand((d, gates * h, h))), 2, h, **opts)
     model = to_onnx(b.build({f"o{i}": v for i, v in enumerate(outs)}))
     assert (op.upper() in {n.op_type for n in model.graph.node}) == native
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_whole_plane_average_pool_is_global_average_pool(layout: str, dtype: str) -> None:
+    """averagePool2d whose one window covers the whole plane (no padding) becomes ONNX
+    GlobalAveragePool (onnxruntime fuses it; an AveragePool of the same window it does not),
+    and gives the plane's mean (float64 numpy): float32 within 1e-6, float16 within one
+    float16 rounding (computed in float32, rounded once)."""
+    from converter.runtimes.onnxruntime.to_onnx import to_onnx
+
+    shape = (2, 3, 5, 7) if layout == "nchw" else (2, 5, 7, 3)
+    axes = (2, 3) if layout == "nchw" else (1, 2)
+    x = rand(shape, lo=-4, hi=4).astype(dtype)
+    ctx = ML().create_context(backend="onnxruntime")
+    b = MLGraphBuilder(ctx)
+    y = b.average_pool2d(b.input("x", shape=list(shape), data_type=dtype),
+                         window_dimensions=[5, 7], layout=layout)
+    graph = b.build({"y": y})
+    assert "GlobalAveragePool" in {n.op_type for n in to_onnx(graph).graph.node}
+    got = ctx.compute(graph, {"x": x})["y"].astype(np.float64)
+    want = x.astype(np.float64).mean(axis=axes, keepdims=True)
+    if dtype == "float16":
+        ulp = np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+        assert np.all(np.abs(got - want) <= ulp)
+    else:
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
