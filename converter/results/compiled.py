@@ -72,7 +72,7 @@ class CompiledModel:
         self.graph = graph
         self.backend, self.device, self.threads = backend, device, threads
         self.memory: RunMemory = check_run_memory(graph)
-        self.executable: Executable = _compile(graph, backend, device, threads)
+        self.executable: Executable = compile_executable(graph, backend, device, threads)
         self._inputs = inputs
         self._outputs = outputs
         self._names = frozenset(vi.name for vi in inputs)
@@ -145,7 +145,13 @@ def check_names(names: frozenset[str], inputs: Mapping[str, Any]) -> None:
                            f"{sorted(names - given)}, unexpected {sorted(given - names)})")
 
 
-def _compile(graph: MLGraph, backend: str, device: str, threads: int) -> Executable:
+def compile_executable(graph: MLGraph, backend: str, device: str = "cpu", threads: int = 0
+                       ) -> Executable:
+    """`graph` compiled for the backend registered as `backend` (`converter.runtimes`) on
+    `device` with `threads` intra-op threads (0: the backend's default; the reference backend
+    takes none). The reference compilation of a reference-context graph is the one its
+    context caches. ValueError for an unknown or unavailable backend or device; no budget
+    check (the callers check the run budgets first)."""
     from converter.runtimes import get_backend
 
     if backend == "reference" and graph.context.backend.name == "reference" \

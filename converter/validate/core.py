@@ -42,6 +42,7 @@ from converter.frontends.detect import detect_format, model_label
 from converter.passes.precision import precision_notes, to_precision
 from converter.passes.targets import load_target
 from converter.passes.targets.check import Violation, check_graph, summary
+from converter.results.compiled import compile_executable
 from converter.validate.browser import BrowserCheck, classify, run_graph
 from converter.validate.compare import Comparison, compare, json_number
 from converter.validate.inputs import make_inputs
@@ -213,30 +214,11 @@ def _fmt(x: float, digits: int = 3) -> str:
 
 def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
                   threads: int = 0) -> Any:
-    """Compile `graph` for a backend by name (`converter.runtimes.get_backend`); backends that
-    are not pre-registered are imported from `converter.runtimes.<name>`. Raises ValueError
-    for an unknown or unavailable backend/device, `BudgetExceeded` for a graph over the
-    active run budgets (`converter.core.webnn.run_memory`)."""
-    import importlib
-
+    """Compile `graph` for a backend by name (`converter.results.compiled.compile_executable`).
+    Raises ValueError for an unknown or unavailable backend/device, `BudgetExceeded` for a
+    graph over the active run budgets (`converter.core.webnn.run_memory`)."""
     check_run_memory(graph)
-
-    from converter.runtimes import get_backend
-
-    options: dict[str, Any] = {"threads": threads} if threads and backend != "reference" else {}
-    try:
-        be = get_backend(backend, device, **options)
-    except ValueError as exc:
-        if "unknown backend" not in str(exc):
-            raise
-        try:
-            importlib.import_module(f"converter.runtimes.{backend}")
-        except ImportError:
-            raise exc from None
-        be = get_backend(backend, device, **options)
-    if backend == "reference" and device != "cpu":
-        raise ValueError(f"the reference backend runs on 'cpu' only, not {device!r}")
-    return be.compile(graph)
+    return compile_executable(graph, backend, device, threads)
 
 
 def run_converted(result: Any, inputs: Mapping[str, np.ndarray], backend: str = "reference",

@@ -118,8 +118,8 @@ def test_budgets_are_checked_before_anything_runs(plus_one: ConversionResult, ba
     compiled: list[Any] = []
     import converter.results.compiled as compiled_module
 
-    real = compiled_module._compile
-    monkeypatch.setattr(compiled_module, "_compile",
+    real = compiled_module.compile_executable
+    monkeypatch.setattr(compiled_module, "compile_executable",
                         lambda *a: compiled.append(a) or real(*a))
     tight = Budgets(max_tensor_bytes=16)  # the 24-byte input is over it
     with budgets.using(tight), pytest.raises(BudgetExceeded, match="max_tensor_bytes"):
