@@ -18,7 +18,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from converter.core.webnn.limits import OP_LIMITS, TensorLimits
 from converter.core.webnn.ops.conv import ConvOps
@@ -84,11 +84,13 @@ _NOT_OPERATORS = frozenset({"input", "constant", "packed_constant", "build"})
 
 @dataclass(frozen=True)
 class Param:
-    """One builder parameter: spec (camelCase) name, Python name, operand-valued or not."""
+    """One builder parameter: spec (camelCase) name, Python name, operand-valued or not, and
+    for an option its keyword default (None for positional parameters)."""
 
     spec_name: str
     py_name: str
     operand: bool
+    default: Any = None
 
 
 @dataclass(frozen=True)
@@ -131,11 +133,11 @@ def _operator(method: str, family_of: Mapping[str, Family]) -> Operator:
     sig = inspect.signature(getattr(OperatorMethods, method))
     positional, options = [], {}
     for p in list(sig.parameters.values())[1:]:
-        param = Param(camel(p.name), p.name, "MLOperand" in str(p.annotation))
+        operand = "MLOperand" in str(p.annotation)
         if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
-            positional.append(param)
+            positional.append(Param(camel(p.name), p.name, operand))
         elif p.kind is inspect.Parameter.KEYWORD_ONLY:
-            options[param.spec_name] = param
+            options[camel(p.name)] = Param(camel(p.name), p.name, operand, p.default)
     outputs = _FIXED_LIST_OUTPUTS.get(name) if str(sig.return_annotation).startswith(
         "list") else 1
     if name not in family_of:

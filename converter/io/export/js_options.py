@@ -22,15 +22,14 @@ never end a string, close a `<script>` element or run code.
 from __future__ import annotations
 
 import functools
-import inspect
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, cast
 
 import numpy as np
 
 from converter.core.webnn import MLContext, MLGraphBuilder, MLOperand, Operation
-from converter.core.webnn.operators import OPERATORS, OperatorMethods
+from converter.core.webnn.operators import OPERATORS
 
 __all__ = ["JS_RESERVED", "js_identifiers", "written_options"]
 
@@ -48,14 +47,6 @@ JS_RESERVED = frozenset("""
 functions use (a value named so would shadow them)."""
 
 _MISSING = object()
-
-
-@functools.cache
-def _keyword_defaults(op: str) -> Mapping[str, Any]:
-    """Spec option name -> the builder method's keyword default, for operator `op`."""
-    sig = OPERATORS[op]
-    params = inspect.signature(getattr(OperatorMethods, sig.method)).parameters
-    return {key: params[p.py_name].default for key, p in sig.options.items()}
 
 
 def _freeze(value: Any) -> Any:
@@ -104,9 +95,10 @@ def _replay_default(op: str, key: str, args: tuple[Any, ...], others: tuple[Any,
 
 
 def _is_default(operation: Operation, key: str, value: Any) -> bool:
-    default = _keyword_defaults(operation.op).get(key, _MISSING)
-    if default is _MISSING or isinstance(value, MLOperand):
+    param = OPERATORS[operation.op].options.get(key)
+    if param is None or isinstance(value, MLOperand):
         return False
+    default = param.default
     if default is not None:
         return bool(_freeze(value) == _freeze(default))
     frozen = tuple((k, _freeze(v)) for k, v in operation.options.items()
