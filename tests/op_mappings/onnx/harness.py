@@ -28,14 +28,20 @@ IR_VERSION = 10
 def make_model(op_type: str, inputs: Mapping[str, np.ndarray], attrs: Mapping[str, Any] | None = None,
                *, opset: int = 17, outputs: Sequence[str] = ("y",), constants: Sequence[str] = (),
                input_order: Sequence[str] | None = None, domain: str = "") -> onnx.ModelProto:
-    """A model with one node. `inputs` are the node's inputs in order ("" entries are omitted
-    optional inputs: use a key starting with "_" and value None); names listed in
-    `constants` become initializers, the rest graph inputs."""
-    names = list(input_order or inputs)
-    node_inputs = ["" if inputs.get(n) is None else n for n in names]
+    """A model with one node (`node_model`). `inputs` are the node's inputs in order (""
+    entries are omitted optional inputs: use a key starting with "_" and value None); names
+    listed in `constants` become initializers, the rest graph inputs."""
+    return node_model(op_type, [(n, inputs.get(n)) for n in input_order or inputs], attrs,
+                      opset=opset, outputs=outputs, constants=constants, domain=domain)
+
+
+def graph_inputs_and_initializers(inputs: Sequence[tuple[str, np.ndarray | None]],
+                                  constants: Sequence[str] = ()
+                                  ) -> tuple[list[onnx.ValueInfoProto], list[onnx.TensorProto]]:
+    """The graph inputs and initializers of (name, value) pairs: names in `constants` become
+    initializers, the others graph inputs; None values (omitted inputs) are skipped."""
     graph_inputs, inits = [], []
-    for name in names:
-        value = inputs.get(name)
+    for name, value in inputs:
         if value is None:
             continue
         arr = np.asarray(value)
@@ -44,12 +50,7 @@ def make_model(op_type: str, inputs: Mapping[str, np.ndarray], attrs: Mapping[st
         else:
             graph_inputs.append(helper.make_tensor_value_info(
                 name, onnx_elem_type(arr.dtype.name), list(arr.shape)))
-    node = helper.make_node(op_type, node_inputs, list(outputs), domain=domain, **(attrs or {}))
-    graph = helper.make_graph([node], "one_node", graph_inputs,
-                              [onnx.ValueInfoProto(name=o) for o in outputs], inits)
-    opsets = [helper.make_opsetid("", opset)]
-    model = helper.make_model(graph, opset_imports=opsets, ir_version=IR_VERSION)
-    return onnx.shape_inference.infer_shapes(model)
+    return graph_inputs, inits
 
 
 def run_ort(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -126,18 +127,8 @@ def node_model(op_type: str, inputs: Sequence[tuple[str, np.ndarray | None]],
                domain: str = "") -> onnx.ModelProto:
     """A model with one node; `inputs` are (name, value) pairs in node order, value None for
     an omitted input; `outputs` may contain "" for omitted outputs."""
-    graph_inputs, inits, node_inputs = [], [], []
-    for name, value in inputs:
-        if value is None:
-            node_inputs.append("")
-            continue
-        node_inputs.append(name)
-        arr = np.asarray(value)
-        if name in constants:
-            inits.append(numpy_helper.from_array(arr, name))
-        else:
-            graph_inputs.append(helper.make_tensor_value_info(
-                name, onnx_elem_type(arr.dtype.name), list(arr.shape)))
+    graph_inputs, inits = graph_inputs_and_initializers(inputs, constants)
+    node_inputs = ["" if value is None else name for name, value in inputs]
     node = helper.make_node(op_type, node_inputs, list(outputs), domain=domain,
                             **(attrs or {}))
     graph = helper.make_graph([node], "one_node", graph_inputs,

@@ -17,12 +17,17 @@ from typing import Any
 import numpy as np
 import onnx
 import pytest
-from onnx import helper, numpy_helper
+from onnx import helper
 
 import converter
 from converter.core.errors import ConversionFailed
-from converter.frontends.onnx.tensors import onnx_elem_type
-from tests.op_mappings.onnx.harness import IR_VERSION, assert_close, node_model, run_ort
+from tests.op_mappings.onnx.harness import (
+    IR_VERSION,
+    assert_close,
+    graph_inputs_and_initializers,
+    node_model,
+    run_ort,
+)
 
 MS = "com.microsoft"
 Inputs = Sequence[tuple[str, np.ndarray | None]]
@@ -44,16 +49,7 @@ def reference_model(nodes: list[onnx.NodeProto], inputs: Inputs, outputs: Sequen
                     constants: Sequence[str] = (), opset: int = 21) -> onnx.ModelProto:
     """A model of standard-op `nodes` (default opset 21) with the same graph inputs and
     initializers as a one-node model over `inputs`."""
-    graph_inputs, inits = [], []
-    for name, value in inputs:
-        if value is None:
-            continue
-        arr = np.asarray(value)
-        if name in constants:
-            inits.append(numpy_helper.from_array(arr, name))
-        else:
-            graph_inputs.append(helper.make_tensor_value_info(
-                name, onnx_elem_type(arr.dtype.name), list(arr.shape)))
+    graph_inputs, inits = graph_inputs_and_initializers(inputs, constants)
     graph = helper.make_graph(nodes, "reference", graph_inputs,
                               [onnx.ValueInfoProto(name=o) for o in outputs if o], inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
