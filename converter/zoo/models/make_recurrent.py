@@ -11,11 +11,22 @@
   axis) feeds a GRU (hidden 10, linear_before_reset = 1); input `x` [seq, batch, 8];
   outputs `rnn_y` [seq, batch, 12] and `gru_y` [seq, 1, batch, 10].
 
-`seq` and `batch` are free dimensions. Weights are normal(0, 0.4) (biases 0.1), seeded.
 
-Usage: python -m converter.zoo.models.make_recurrent KIND OUT.onnx [--seed N]; the zoo
-(`source = "generated:make_recurrent.py"`, `args = {kind = "..."}`) calls
-`make(path, kind=, seed=)`.
+Sized models (benchmarks/browser_peers.py; sizes as keyword arguments, defaults shown):
+- `lstm_stack`: `layers` (2) stacked forward LSTMs (hidden 256, input `size` 64), each
+  sequence output squeezed into the next; input `x` [seq, batch, size]; outputs `y`
+  [seq, 1, batch, hidden] (the last layer's) and `y_h` [1, batch, hidden].
+- `gru_bidi`: one bidirectional GRU (hidden 128, input `size` 64, linear_before_reset = 1,
+  as torch.nn.GRU exports it); input `x` [seq, batch, size]; outputs `y`
+  [seq, 2, batch, hidden] and `y_h` [2, batch, hidden].
+
+`seq` and `batch` are free dimensions. Weights are normal(0, 0.4) (biases 0.1), seeded; the
+sized models scale them by 1/sqrt(hidden) instead of 0.4 so that the gates do not saturate.
+
+Usage: python -m converter.zoo.models.make_recurrent KIND OUT.onnx [--seed N] [--hidden N]
+[--layers N] [--size N] (the sizes only for the sized models); the zoo
+(`source = "generated:make_recurrent.py"`, `args = {kind = "...", ...}`) calls
+`make(path, kind=, seed=, **sizes)`.
 """
 
 from __future__ import annotations
@@ -102,16 +113,56 @@ def rnn_gru_stack(seed: int = 0) -> onnx.ModelProto:
                   [_vi("rnn_y", "seq", "batch", h1), _vi("gru_y", "seq", 1, "batch", h2)], w)
 
 
-KINDS: dict[str, Callable[[int], onnx.ModelProto]] = {
+def lstm_stack(seed: int = 0, hidden: int = 256, layers: int = 2, size: int = 64
+               ) -> onnx.ModelProto:
+    """`layers` stacked forward LSTMs (see the module docstring)."""
+    w, scale = _Weights(seed), hidden ** -0.5
+    axes = numpy_helper.from_array(np.array([1], np.int64), "axes")
+    w.inits.append(axes)
+    nodes, source, width = [], "x", size
+    for i in range(layers):
+        last = i == layers - 1
+        y = "y" if last else f"y{i}"
+        nodes.append(helper.make_node(
+            "LSTM", [source, w(f"W{i}", 1, 4 * hidden, width, scale=scale),
+                     w(f"R{i}", 1, 4 * hidden, hidden, scale=scale),
+                     w(f"B{i}", 1, 8 * hidden, scale=0.1)],
+            [y, "y_h" if last else ""], name=f"lstm{i}", hidden_size=hidden))
+        if not last:
+            nodes.append(helper.make_node("Squeeze", [y, "axes"], [f"s{i}"], name=f"sq{i}"))
+            source, width = f"s{i}", hidden
+    return _model("lstm_stack", nodes, [_vi("x", "seq", "batch", size)],
+                  [_vi("y", "seq", 1, "batch", hidden), _vi("y_h", 1, "batch", hidden)], w)
+
+
+def gru_bidi(seed: int = 0, hidden: int = 128, size: int = 64) -> onnx.ModelProto:
+    """One bidirectional GRU, linear_before_reset = 1 (see the module docstring)."""
+    w, scale = _Weights(seed), hidden ** -0.5
+    node = helper.make_node(
+        "GRU", ["x", w("W", 2, 3 * hidden, size, scale=scale),
+                w("R", 2, 3 * hidden, hidden, scale=scale), w("B", 2, 6 * hidden, scale=0.1)],
+        ["y", "y_h"], name="gru", hidden_size=hidden, direction="bidirectional",
+        linear_before_reset=1)
+    return _model("gru_bidi", [node], [_vi("x", "seq", "batch", size)],
+                  [_vi("y", "seq", 2, "batch", hidden), _vi("y_h", 2, "batch", hidden)], w)
+
+
+KINDS: dict[str, Callable[..., onnx.ModelProto]] = {
     "gru_hardsigmoid": gru_hardsigmoid, "lstm_bidi_peephole": lstm_bidi_peephole,
-    "rnn_gru_stack": rnn_gru_stack}
+    "rnn_gru_stack": rnn_gru_stack, "lstm_stack": lstm_stack, "gru_bidi": gru_bidi}
+SIZED = {"lstm_stack": ("hidden", "layers", "size"), "gru_bidi": ("hidden", "size")}
+"""The kinds that take sizes, and which."""
 
 
-def make(path: Path, kind: str, seed: int = 0) -> None:
-    """Write model `kind` (a key of KINDS) to `path` (the zoo's generator entry point)."""
+def make(path: Path, kind: str, seed: int = 0, **sizes: int) -> None:
+    """Write model `kind` (a key of KINDS) to `path` (the zoo's generator entry point);
+    `sizes` only for the kinds of SIZED, and only the sizes it names."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
-    onnx.save_model(KINDS[kind](seed), path)
+    unknown = sorted(set(sizes) - set(SIZED.get(kind, ())))
+    if unknown:
+        raise ValueError(f"kind {kind!r} takes no size {', '.join(unknown)}")
+    onnx.save_model(KINDS[kind](seed, **sizes), path)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -119,9 +170,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("kind", choices=sorted(KINDS))
     parser.add_argument("out", type=Path)
     parser.add_argument("--seed", type=int, default=0)
+    for size in ("hidden", "layers", "size"):
+        parser.add_argument(f"--{size}", type=int, help="for the sized kinds")
     args = parser.parse_args(argv)
+    sizes = {k: getattr(args, k) for k in ("hidden", "layers", "size")
+             if getattr(args, k) is not None}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    make(args.out, args.kind, args.seed)
+    try:
+        make(args.out, args.kind, args.seed, **sizes)
+    except ValueError as exc:
+        parser.error(str(exc))
     print(f"wrote {args.out}")
 
 
