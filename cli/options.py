@@ -157,8 +157,11 @@ def target_option(fn: Callable[..., Any]) -> Callable[..., Any]:
         "--target", "target", default=None, metavar="NAME|LIMITS.json",
         help="Convert for one WebNN implementation: rewrite the graph around its known "
              "deviations and the data types its opSupportLimits() lacks, where an exact "
-             "rewrite exists (each rewrite is a report warning); validate fails on what "
-             "the rewritten graph still uses outside the target's limits. NAME: "
+             "rewrite exists (each rewrite is a report warning); convert refuses and "
+             "validate fails on what the rewritten graph still uses outside the target's "
+             "limits. [default: portable: what every built-in profile supports, so the "
+             "graph builds in each]. NAME: spec (the unrestricted graph the WebNN spec "
+             "allows, no rewrites), portable, "
              "chromium-tflite (Chromium's WebNN on the CPU, LiteRT), chromium-dml "
              "(DirectML), chromium-coreml (Core ML), listed by `webnn-convert targets`; "
              "or an opSupportLimits() JSON file (targets --from-browser): data types "

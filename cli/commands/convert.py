@@ -94,6 +94,15 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
         with say.nodes("converting"):
             result = convert(model, **kwargs, fmt=source_format, allow_roots=allow_roots,
                              target=target, precision=precision)
+        if result.report.outside_target:  # never a graph its target cannot build
+            lacks = result.report.outside_target
+            message = (f"{model}: the converted graph uses what target {result.report.target} "
+                       f"lacks ({len(lacks)} kind(s)): {'; '.join(lacks)}; nothing was "
+                       "written. Convert for another target (--target NAME, `webnn-convert "
+                       "targets` lists them; --target spec: the unrestricted graph)")
+            raise CommandError(message, data={"reason_code": "outside_target",
+                                              "message": message, "target":
+                                              result.report.target, "lacks": lacks})
         say(f"writing {fmt} files to {folder}")
         try:
             written = export(result, folder, format=fmt, stem=name, weights=weights,
@@ -110,7 +119,7 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
                         "outputs": [{"name": v.name, "dtype": v.dtype,
                                      "shape": list(v.shape or ())} for v in result.outputs],
                         "operations": len(result.graph.operations),
-                        "target": target, "precision": precision,
+                        "target": result.report.target, "precision": precision,
                         "report": result.report.to_dict()})
             return
         click.echo(f"converted {model} ({source_format}) -> {folder} "

@@ -99,8 +99,9 @@ def _list_targets(as_json: bool) -> None:
         return
     for r in rows:
         click.echo(f"{r['name']}: {r['description']}")
+        layout = r["preferredInputLayout"] or "none (the graph keeps the source's)"
         click.echo(f"  browser {r['browser']}; {r['operators']} operators; preferred input "
-                   f"layout {r['preferredInputLayout']}")
+                   f"layout {layout}")
         click.echo(f"  rules: {', '.join(r['rules']) or '(none)'}")
 
 

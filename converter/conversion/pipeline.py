@@ -30,7 +30,8 @@ from converter.frontends import get
 from converter.frontends.detect import detect_format, model_label
 from converter.passes.framework import Pass, apply_passes
 from converter.passes.precision import PRECISION_PASSES, check_precision
-from converter.passes.targets import Target, load_target
+from converter.passes.targets import DEFAULT_TARGET, Target, load_target
+from converter.passes.targets.check import check_graph, limit_notes
 from converter.passes.targets.passes import target_passes
 from converter.results.result import ConversionResult
 
@@ -65,7 +66,12 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
 
     `target` (a name such as "chromium-tflite", an `opSupportLimits()` JSON file or a
     `converter.passes.targets.Target`) rewrites the graph around that implementation's deviations
-    (`converter.passes.targets.passes`); each rewrite is named in the report's warnings.
+    (`converter.passes.targets.passes`); each rewrite is named in the report's warnings. The
+    default (None: `converter.passes.targets.DEFAULT_TARGET`, "portable") is what every
+    shipped profile supports (the graph builds in each);
+    "spec" leaves the graph as the WebNN specification allows it. The report names the target
+    (`ConversionReport.target`) and what the graph still uses outside its limits
+    (`ConversionReport.outside_target`, also warnings).
 
     `precision="float16"` stores the float32 weights and computes the float32 operations in
     float16, keeping the float32 inputs and outputs (casts at the boundary; see
@@ -73,7 +79,7 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
     `target`'s rewrites. "float32" (the default) leaves the graph as converted.
     """
     check_precision(precision)  # a bad value fails first
-    chosen = load_target(target) if target is not None else None
+    chosen = load_target(target if target is not None else DEFAULT_TARGET)
     with allowed_roots(allow_roots), using(budgets) as active_budgets:
         try:
             result = _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
@@ -81,7 +87,11 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
                               signature=signature, budgets=active_budgets)
         except MemoryError:
             raise out_of_memory(active_budgets) from None
-    return apply_passes(result, conversion_passes(precision, chosen))
+    converted = apply_passes(result, conversion_passes(precision, chosen))
+    converted.report.target = chosen.name
+    converted.report.outside_target = limit_notes(check_graph(converted.graph, chosen)) \
+        if chosen.limits else []
+    return converted
 
 
 def conversion_passes(precision: str, target: Target | None) -> tuple[Pass, ...]:

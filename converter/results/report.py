@@ -25,11 +25,18 @@ class NodeRecord:
 class ConversionReport:
     """Per source op type: which nodes were mapped natively (one WebNN op, or none for pure
     aliases like Identity), decomposed (several ops), folded to constants, unsupported
-    (failed) or skipped (depending on a failed node); plus conversion warnings."""
+    (failed) or skipped (depending on a failed node); plus conversion warnings.
+
+    `target` names the target the graph was converted for ('' before the target passes ran;
+    `convert` sets it); `outside_target` holds one line per thing the converted graph still
+    uses outside that target's limits (`converter.passes.targets.check.limit_notes`): the
+    command line's `convert` refuses to write such a graph."""
 
     source_format: str = "onnx"
     nodes: list[NodeRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    target: str = ""
+    outside_target: list[str] = field(default_factory=list)
 
     def by_op(self) -> dict[str, dict[str, list[str]]]:
         out: dict[str, dict[str, list[str]]] = {}
@@ -43,7 +50,8 @@ class ConversionReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON form: {"format", "summary", "ops": {op: {status: [names], "webnn_ops":
-        [...]}}, "warnings"}; keys sorted, node names in graph order."""
+        [...]}}, "warnings"}, plus "target" and "outside_target" once a target is set; keys
+        sorted, node names in graph order."""
         webnn: dict[str, set[str]] = {}
         for r in self.nodes:
             key = f"{r.domain}::{r.op_type}" if r.domain else r.op_type
@@ -51,10 +59,12 @@ class ConversionReport:
         ops = {op: {**statuses, "webnn_ops": sorted(webnn[op])}
                for op, statuses in self.by_op().items()}
         return {"format": self.source_format, "summary": self.counts(), "ops": ops,
-                "warnings": list(self.warnings)}
+                "warnings": list(self.warnings),
+                **({"target": self.target, "outside_target": list(self.outside_target)}
+                   if self.target else {})}
 
     def to_text(self) -> str:
-        lines = []
+        lines = [f"target: {self.target}"] if self.target else []
         for op, st in self.by_op().items():
             parts = [f"{s} {len(st[s])}" for s in STATUSES if st[s]]
             lines.append(f"{op}: {', '.join(parts)}")

@@ -40,7 +40,7 @@ from converter.core.webnn.run_memory import check_run_memory
 from converter.frontends import get
 from converter.frontends.detect import detect_format, model_label
 from converter.passes.precision import precision_notes, to_precision
-from converter.passes.targets import load_target
+from converter.passes.targets import DEFAULT_TARGET, load_target
 from converter.passes.targets.check import Violation, check_graph, summary
 from converter.results.compiled import compile_executable
 from converter.validate.browser import BrowserCheck, classify, run_graph
@@ -142,7 +142,8 @@ class ValidationReport:
     """Where rtol and atol came from: "given", or "default for <type> compute"
     (`default_tolerance`)."""
     target: str = ""
-    """The target validated for (`validate(target=...)`), else ""."""
+    """The target validated for (`validate(target=...)`; without one, the default target
+    convert used)."""
     target_violations: tuple[Violation, ...] = ()
     """What the converted graph uses outside the target's limits
     (`converter.passes.targets.check.check_graph`); any fails validation."""
@@ -340,7 +341,7 @@ def validate(model: str | os.PathLike[str] | bytes, *,
     before anything runs it (`converter.core.webnn.run_memory`; the divergence search, which keeps
     every intermediate value, is skipped with a note when that is over `max_run_bytes`).
     `target` converts for a WebNN implementation (`convert(target=...)`: the graph rewritten
-    around its deviations), so the backend and the browser check the rewritten graph; the
+    around its deviations; None: the default target, "portable"), so the backend and the browser check the rewritten graph; the
     rewritten graph is then checked against the target's limits
     (`converter.passes.targets.check.check_graph`): an operator, operand data type or rank it lacks
     fails validation (`ValidationReport.target_violations`).
@@ -382,9 +383,10 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                                    np.asarray(stored), rtol=rtol, atol=atol))
     divergence = None
     notes: list[str] = list(ref_run.notes)
-    if target is not None:  # the rewrites convert(target=...) named in the report
-        prefix = f"{load_target(target).name}: "
-        notes += [w for w in result.report.warnings if w.startswith(prefix)]
+    chosen = load_target(target if target is not None
+                         else getattr(result.report, "target", "") or DEFAULT_TARGET)
+    prefix = f"{chosen.name}: "  # the rewrites convert(target=...) named in the report
+    notes += [w for w in result.report.warnings if w.startswith(prefix)]
     if locate and not all(c.passed for c in comparisons) and _search_fits(result, budgets,
                                                                          notes):
         say("looking for the first diverging node")
@@ -406,12 +408,10 @@ def validate(model: str | os.PathLike[str] | bytes, *,
             checked = check_in_browser(result, feeds, ref_run.outputs, rtol=rtol, atol=atol)
         timings["browser"] = time.perf_counter() - start
     counts = result.report.counts() if hasattr(result.report, "counts") else {}
-    violations = (tuple(check_graph(result.graph, load_target(target))) if target is not None
-                  else ())
+    violations = tuple(check_graph(result.graph, chosen))
     return ValidationReport(label, fmt, backend, device, rtol, atol, seed, tuple(comparisons),
                             divergence, timings, counts, tuple(notes), checked, basis,
-                            load_target(target).name if target is not None else "",
-                            violations, precision)
+                            chosen.name, violations, precision)
 
 
 def _search_fits(result: Any, budgets: Budgets | None, notes: list[str]) -> bool:

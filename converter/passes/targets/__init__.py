@@ -5,6 +5,13 @@ A target is a frozen `Target` record: its name, the browser version its data cam
 context's `opSupportLimits()` and the names of the rewrite rules (`converter.passes.targets.passes`)
 that apply to it. `load_target(name_or_path)` gives one:
 
+- `portable` (`DEFAULT_TARGET`, what `convert` uses when given no target): the intersection
+  of the shipped Chromium profiles (its `target.json` names them under `"intersection"`):
+  per operator and operand role the data types all of them take and the narrowest rank
+  range (`intersect_limits`), every rule any of them needs (each rule is an exact rewrite,
+  right on all of them), no preferred layout (the graph keeps the source's);
+- `spec` (`SPEC_TARGET`): the unrestricted graph, every operator, type and rank the WebNN
+  specification allows, with no rewrites and nothing checked;
 - a name of a folder here (`chromium-tflite`: Chromium's WebNN on the CPU, LiteRT/XNNPACK):
   `target.json` (description and the rules for its deviations, written by hand; every
   limits-driven rule, `converter.passes.targets.passes.LIMITS_RULES`, is added), `limits.json` (its
@@ -52,6 +59,10 @@ from converter.results.result import ConversionResult
 
 TARGETS_DIR = Path(__file__).resolve().parent
 """The folder holding one sub-folder of data per named target."""
+DEFAULT_TARGET = "portable"
+"""The target `convert` uses when given none: what every shipped profile supports."""
+SPEC_TARGET = "spec"
+"""The name of the unrestricted target: the WebNN spec's graph, no rewrites, no limits."""
 MAX_LIMITS_BYTES = 16 << 20
 
 
@@ -173,9 +184,14 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
     from converter.passes.targets.passes import LIMITS_RULES, RULES
 
     text = os.fspath(name_or_path)
+    if text == SPEC_TARGET:
+        return Target(SPEC_TARGET, "", _frozen({}), (), "the WebNN specification itself: "
+                      "every operator, data type and rank it allows; no rewrites")
     folder = TARGETS_DIR / text
     if text in known_targets():
         meta = _read_json(folder / "target.json")
+        if "intersection" in meta:
+            return _intersection(text, meta, folder)
         limits = _read_json(folder / "limits.json") if (folder / "limits.json").exists() \
             else {}
         browser = str(meta.get("browser", ""))
@@ -196,7 +212,7 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
         pathlike = text.endswith(".json") or os.sep in text or "/" in text
         what = (f"target {text!r}: " + ("no such file" if not path.exists() else "not a file")
                 + ";") if pathlike else f"unknown target {text!r}:"
-        raise InvalidModel(f"{what} give one of {', '.join(known_targets())} "
+        raise InvalidModel(f"{what} give one of {', '.join([SPEC_TARGET, *known_targets()])} "
                            "or an opSupportLimits() JSON file (webnn-convert targets "
                            "--from-browser OUT.json)")
     limits = _read_json(path)
@@ -212,6 +228,56 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
     return Target(path.stem, "", _frozen(limits), LIMITS_RULES, f"opSupportLimits() of {path}")
 
 
+def _intersection(name: str, meta: Mapping[str, Any], folder: Path) -> Target:
+    """The target of a `target.json` naming `"intersection": [targets]`: what every one of
+    them supports (`intersect_limits`) and every rule any of them needs (their deviations
+    hold on all of them: each rule is an exact rewrite)."""
+    parts = [load_target(part) for part in meta["intersection"]]
+    from converter.passes.targets.passes import RULES
+
+    wanted = {rule for part in parts for rule in part.rules}
+    rules = tuple(rule for rule in RULES if rule in wanted)
+    limits = intersect_limits([part.limits for part in parts])
+    browsers = sorted({part.browser for part in parts if part.browser})
+    return Target(name, "; ".join(browsers), _frozen(limits), rules,
+                  str(meta.get("description", "")), folder)
+
+
+def _intersect_entry(entries: list[Mapping[str, Any]]) -> dict[str, Any]:
+    first = entries[0]
+    types = [t for t in first.get("dataTypes", ())
+             if all(t in e.get("dataTypes", ()) for e in entries[1:])]
+    entry: dict[str, Any] = {"dataTypes": types}
+    ranks = [e["rankRange"] for e in entries if "rankRange" in e]
+    if ranks:
+        entry["rankRange"] = {"min": max(int(r.get("min", 0)) for r in ranks),
+                              "max": min(int(r.get("max", 0)) for r in ranks)}
+    return entry
+
+
+def intersect_limits(all_limits: list[Mapping[str, Any]]) -> dict[str, Any]:
+    """The `opSupportLimits()` of what every one of `all_limits` supports: per operator and
+    role, the data types all list and the narrowest rank range (an empty `dataTypes` where
+    they share none; an operator or role one of them lacks is left out: a role not listed is
+    not checked, an operator not listed is lacked); the smallest `maxTensorByteLength`; no
+    `preferredInputLayout` unless all prefer the same one (a graph keeps its layout)."""
+    out: dict[str, Any] = {}
+    keys = [k for k in all_limits[0] if all(k in lim for lim in all_limits[1:])]
+    for key in keys:
+        values = [lim[key] for lim in all_limits]
+        if key == "preferredInputLayout":
+            if len(set(values)) == 1:
+                out[key] = values[0]
+        elif key == "maxTensorByteLength":
+            out[key] = min(values)
+        elif key in ("input", "constant", "output"):
+            out[key] = _intersect_entry(values)
+        else:
+            roles = [r for r in values[0] if all(r in v for v in values[1:])]
+            out[key] = {role: _intersect_entry([v[role] for v in values]) for role in roles}
+    return out
+
+
 def apply_target(result: ConversionResult, target: str | os.PathLike[str] | Target
                  ) -> ConversionResult:
     """A `ConversionResult` whose graph went through `target`'s passes
@@ -225,5 +291,5 @@ def apply_target(result: ConversionResult, target: str | os.PathLike[str] | Targ
     return apply_passes(result, target_passes(load_target(target)))
 
 
-__all__ = ["TARGETS_DIR", "Target", "apply_target", "check_limits", "known_targets",
-           "load_target"]
+__all__ = ["DEFAULT_TARGET", "SPEC_TARGET", "TARGETS_DIR", "Target", "apply_target", "check_limits", "intersect_limits",
+           "known_targets", "load_target"]

@@ -28,8 +28,9 @@ The rules (see `ORDER`; the "Chromium's deviations" table of docs/targets.md lis
 works around): pool-padding, pool-dilations, convtranspose-groups, convtranspose-dilations,
 convtranspose-padding, scatterelements-indices, slice-strides, pad-edge,
 gatherelements-indices (behaviour of Chromium's LiteRT backend); fold-constant-cast
-(`rules_casts`); widen-types, reduce-l1-unsigned, clamp-minmax,
-abs-minmax, dequantize-uint4, float32-compute, dequantize-widen (`rules_casts`),
+(`rules_casts`); widen-types, reduce-l1-unsigned, clamp-minmax, abs-minmax, dequantize-nibbles
+(`rules_int4`: 4-bit weights kept packed as uint8 bytes where the target has no 4-bit type),
+dequantize-uint4, float32-compute, dequantize-widen (`rules_casts`),
 compose-activation/-logical/-reduce/-normalization/-recurrent/-misc (`rules_compose`: an
 operator the target lacks composed from ones it has), rank-limits (`rules_rank`),
 reshape-chains (`rules_reshape`: a reshape/transpose chain through a rank the target lacks),
@@ -59,11 +60,13 @@ from converter.passes.targets import (
     rules_casts,
     rules_compose,
     rules_gather,
+    rules_int4,
     rules_io,
     rules_layout,
     rules_narrow,
     rules_quant,
     rules_rank,
+    rules_recurrent_speed,
     rules_reshape,
     rules_spatial,
     rules_types,
@@ -71,8 +74,9 @@ from converter.passes.targets import (
 from converter.passes.targets.check import check_graph, limit_notes
 from converter.passes.targets.rewrite import REGISTERED, Lowered, Rule, RuleTarget, replay
 
-RULE_MODULES = (rules_casts, rules_compose, rules_gather, rules_io, rules_layout, rules_narrow,
-                rules_quant, rules_rank, rules_reshape, rules_spatial, rules_types)
+RULE_MODULES = (rules_casts, rules_compose, rules_gather, rules_int4, rules_io, rules_layout,
+                rules_narrow, rules_quant, rules_rank, rules_recurrent_speed, rules_reshape, rules_spatial,
+                rules_types)
 """The modules defining rules (importing one registers its rules, in no order that matters)."""
 
 ORDER: tuple[str, ...] = (
@@ -80,7 +84,7 @@ ORDER: tuple[str, ...] = (
     "layout-nhwc", "layout-transpose", "layout-reshape", "layout-push",
     # the exact rewrites of Chromium's LiteRT behaviour and the exact widenings
     "gatherelements-indices",
-    "dequantize-uint4", "dequantize-blocks",
+    "dequantize-nibbles", "dequantize-uint4", "dequantize-blocks",
     "pool-padding", "pool-dilations", "convtranspose-groups", "convtranspose-dilations",
     "convtranspose-padding", "scatterelements-indices", "slice-strides", "pad-edge",
     "fold-constant-cast",
@@ -89,6 +93,8 @@ ORDER: tuple[str, ...] = (
     "float32-compute", "dequantize-widen",
     "compose-activation", "compose-logical", "compose-reduce", "compose-normalization",
     "compose-recurrent", "compose-misc",
+    # what the target has but runs slower than the composition (measured)
+    "recurrent-speed",
     # graph boundary, ranks, reshape chains
     "widen-io", "rank-limits", "reshape-chains",
     # last: it narrows what the other rules leave
@@ -129,7 +135,9 @@ def lower(graph: MLGraph, target: RuleTarget, *, only: Iterable[str] | None = No
 def target_passes(target: RuleTarget) -> tuple[Pass, ...]:
     """The passes `apply_target` runs for `target`, in order: its rewrite rules (`lower`), then
     the check against its limits (the graph unchanged; a note per thing lacked,
-    `check.limit_notes`)."""
+    `check.limit_notes`). None for a target without rules or limits (`spec`)."""
+    if not target.rules and not target.limits:
+        return ()
 
     def rewrite(graph: MLGraph) -> PassResult:
         lowered = lower(graph, target)

@@ -32,9 +32,10 @@ def pool_model(tmp_path: Path) -> Path:
 
 
 def test_convert_with_target_rewrites_and_reports(pool_model: Path) -> None:
-    plain = convert(pool_model)
+    plain = convert(pool_model, target="spec")
     chromium = convert(pool_model, target="chromium-tflite")
     assert [o.op for o in plain.graph.operations] == ["averagePool2d"]
+    assert plain.report.target == "spec" and chromium.report.target == "chromium-tflite"
     assert [o.op for o in chromium.graph.operations if o.op != "transpose"] == [
         "pad", "averagePool2d", "mul"]  # in nhwc between two transposes (layout-nhwc)
     note = next(w for w in chromium.report.warnings if "rule pool-padding" in w)
