@@ -1,0 +1,178 @@
+// The page half of benchmarks/browser_peers.py: runs one model on our generated module and on
+// the peers (onnxruntime-web with its WebNN or WASM execution provider, LiteRT.js on the CPU)
+// and exposes the outcome as globalThis.__webnnResult (awaited by harness/run_page.mjs).
+//
+// Query parameters:
+//   config=URL     the model's config.json (written by browser_peers.py): {inputs, ours:
+//                  {variant: module URL}, onnx?, tflite?, freeDims}
+//   mode=cold      run=NAME: time from the runtime's first line of script to its first
+//                  outputs (load the runtime or module, fetch the weights or model, build,
+//                  one compute) in this fresh page; report the resources fetched meanwhile
+//   mode=steady    runs=NAME,NAME,...: load every runtime, `warmup` untimed runs each, then
+//                  `rounds` rounds in which each runs once, interleaved (the order rotating
+//                  every round); report every time and each runtime's last outputs
+//   threads=N      wasm threads for the peers (0: as many as the page can use:
+//                  navigator.hardwareConcurrency when crossOriginIsolated, else 1)
+// An inference is what an application awaits: typed arrays in, typed arrays out (ours:
+// model.compute(feeds); onnxruntime-web: session.run(tensors) and the outputs' data;
+// LiteRT.js: model.run(tensors) and every output's toTypedArray()).
+
+const params = new URLSearchParams(location.search);
+const ARRAYS = {float32: Float32Array, int32: Int32Array, int64: BigInt64Array,
+  uint8: Uint8Array, int8: Int8Array, uint32: Uint32Array};
+
+function bytesOf(base64) {
+  const text = atob(base64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
+async function getJson(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response.json();
+}
+
+// {name: {dataType, shape, data: typed array}} from the wire format of browser_peers.py
+async function loadFeeds(url) {
+  const given = await getJson(url);
+  return Object.fromEntries(Object.entries(given).map(([name, v]) => [name,
+    {dataType: v.dataType, shape: v.shape, data: new ARRAYS[v.dataType](bytesOf(v.base64).buffer)}]));
+}
+
+function pageThreads() {
+  const asked = Number(params.get("threads") || 0);
+  if (asked > 0) return asked;
+  return globalThis.crossOriginIsolated ? navigator.hardwareConcurrency : 1;
+}
+
+async function ours(moduleUrl, feeds) {
+  const mod = await import(new URL(moduleUrl, location.href));
+  const context = await navigator.ml.createContext();
+  const model = await mod.createModel(context, await mod.loadWeights());
+  const inputs = Object.fromEntries(mod.INPUTS.map((d) => [d.name, feeds[d.name].data]));
+  return {run: () => model.compute(inputs)};
+}
+
+async function onnxruntime(provider, config, feeds, threads) {
+  const file = provider === "webnn" ? "ort.min.mjs" : "ort.wasm.min.mjs";
+  const ort = await import(new URL(`/ort/${file}`, location.href));
+  ort.env.wasm.numThreads = threads;
+  ort.env.wasm.proxy = false;
+  ort.env.wasm.wasmPaths = new URL("/ort/", location.href).href;
+  const session = await ort.InferenceSession.create(config.onnx, {
+    executionProviders: provider === "webnn" ? [{name: "webnn", deviceType: "cpu"}] : ["wasm"],
+    freeDimensionOverrides: config.freeDims ?? {}});
+  const tensors = Object.fromEntries(session.inputNames.map((name) => [name,
+    new ort.Tensor(feeds[name].dataType, feeds[name].data, feeds[name].shape)]));
+  return {
+    async run() {
+      const out = await session.run(tensors);
+      return Object.fromEntries(Object.entries(out).map(([name, t]) => [name, t.data]));
+    },
+  };
+}
+
+async function litert(config, feeds, threads) {
+  const lrt = await import(new URL("/litert/core/index.js", location.href));
+  await lrt.loadLiteRt(new URL("/litert/wasm/", location.href).href, {threads: threads > 1});
+  const model = await lrt.loadAndCompile(config.tflite,
+    {accelerator: "wasm", cpuOptions: {numThreads: threads}});
+  const given = Object.values(feeds);
+  const inputs = model.getInputDetails().map((d, i) => {
+    const feed = feeds[d.name] ?? given[i];
+    return new lrt.Tensor(feed.data, Array.from(d.shape));
+  });
+  const names = model.getOutputDetails().map((d) => d.name);
+  return {
+    async run() {
+      const out = await model.run(inputs);
+      return Object.fromEntries(out.map((t, i) => {
+        const data = t.toTypedArray();
+        t.delete();
+        return [names[i], data];
+      }));
+    },
+  };
+}
+
+function runtime(name, config, feeds, threads) {
+  if (name.startsWith("ours-")) return ours(config.ours[name.slice(5)], feeds);
+  if (name === "ort-webnn") return onnxruntime("webnn", config, feeds, threads);
+  if (name === "ort-wasm") return onnxruntime("wasm", config, feeds, threads);
+  if (name === "litert") return litert(config, feeds, threads);
+  throw new Error(`unknown runtime ${name}`);
+}
+
+const message = (e) => `${e?.name ?? "Error"}: ${e?.message ?? e}`;
+
+async function cold(config, feeds, name, threads) {
+  const start = performance.now();
+  const loaded = await runtime(name, config, feeds, threads);
+  const outputs = await loaded.run();
+  const firstMs = performance.now() - start;
+  const resources = performance.getEntriesByType("resource")
+    .filter((e) => e.startTime >= start)
+    .map((e) => ({path: new URL(e.name).pathname, bytes: e.decodedBodySize}));
+  return {firstMs, outputs, resources};
+}
+
+async function steady(config, feeds, names, threads) {
+  const warmup = Number(params.get("warmup") || 3);
+  const rounds = Number(params.get("rounds") || 30);
+  const loaded = {};
+  const results = {};
+  for (const name of names) {
+    try {
+      loaded[name] = await runtime(name, config, feeds, threads);
+      for (let i = 0; i < warmup; i++) await loaded[name].run();
+      results[name] = {ok: true, times: []};
+    } catch (e) {
+      results[name] = {ok: false, error: message(e)};
+      delete loaded[name];
+    }
+  }
+  const order = Object.keys(loaded);
+  for (let r = 0; r < rounds; r++) {
+    const k = r % Math.max(order.length, 1);
+    for (const name of [...order.slice(k), ...order.slice(0, k)]) {
+      if (!results[name].ok) continue;
+      try {
+        const start = performance.now();
+        const outputs = await loaded[name].run();
+        results[name].times.push(performance.now() - start);
+        results[name].outputs = outputs;
+      } catch (e) {
+        results[name] = {ok: false, error: message(e)};
+      }
+    }
+  }
+  return results;
+}
+
+async function main() {
+  const result = {ok: false, env: {}};
+  try {
+    const threads = pageThreads();
+    result.env = {userAgent: navigator.userAgent, threads,
+      crossOriginIsolated: Boolean(globalThis.crossOriginIsolated),
+      hardwareConcurrency: navigator.hardwareConcurrency};
+    const config = await getJson(params.get("config"));
+    const feeds = await loadFeeds(config.inputs);
+    if (params.get("mode") === "cold") {
+      Object.assign(result, await cold(config, feeds, params.get("run"), threads));
+    } else {
+      result.runtimes = await steady(config, feeds, params.get("runs").split(","), threads);
+    }
+    result.ok = true;
+  } catch (e) {
+    result.error = message(e);
+  }
+  return result;
+}
+
+globalThis.__webnnResult = main().then((r) => {
+  document.getElementById("status").textContent = r.ok ? "Done." : `Error: ${r.error}`;
+  return r;
+});
