@@ -32,6 +32,8 @@ What is here, by group:
 - validation: `validate`, `ValidationReport`, `make_inputs`, `run_source`, the real browser
   (`ensure_browser`, `browser_limits`, `check_in_browser`, `BrowserUnavailable`) and the
   conformance sweep (`sweep_cases`, `sweep`, `check_sweep`, `write_sweep`);
+- decoders: `is_decoder`, `generator_graphs` (the step graphs `export(..., format="js")`
+  writes as a JavaScript generation runtime, docs/generation.md);
 - inspection: `inspect_model`, `ModelInfo`, `front_ends` (the registered source formats:
   label, version unit, op registry with its support table, `sniff`);
 - budgets: `Budgets`, `BUDGET_SPECS` (field -> `BudgetSpec`: flag, unit, help),
@@ -114,6 +116,7 @@ if TYPE_CHECKING:
         validate,
     )
     from converter.validate.browser import BrowserUnavailable, browser_limits, ensure_browser
+    from converter.validate.decoder_graphs import generator_graphs, is_decoder
     from converter.validate.inspect import ModelInfo, inspect_model
     from converter.validate.sweep import all_cases as sweep_cases
     from converter.validate.sweep import check_sweep, sweep, write_sweep
@@ -148,6 +151,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "BrowserUnavailable": ("converter.validate.browser", "BrowserUnavailable"),
     "browser_limits": ("converter.validate.browser", "browser_limits"),
     "ensure_browser": ("converter.validate.browser", "ensure_browser"),
+    "generator_graphs": ("converter.validate.decoder_graphs", "generator_graphs"),
+    "is_decoder": ("converter.validate.decoder_graphs", "is_decoder"),
     "ModelInfo": ("converter.validate.inspect", "ModelInfo"),
     "inspect_model": ("converter.validate.inspect", "inspect_model"),
     "sweep_cases": ("converter.validate.sweep", "all_cases"),
@@ -167,7 +172,8 @@ __all__ = ["BUDGET_SPECS", "BrowserUnavailable", "BudgetExceeded", "BudgetSpec",
            "check_in_browser", "check_outdir", "check_run_memory", "check_sweep",
            "compile_graph", "convert", "current_umask", "default_outdir",
            "default_stem", "detect_format", "ensure_browser", "exception_text",
-           "export", "format_bytes", "front_ends", "inspect_model", "known_targets",
+           "export", "format_bytes", "front_ends", "generator_graphs", "inspect_model",
+           "is_decoder", "known_targets",
            "load", "load_target", "loaded_feeds", "loaded_outputs", "make_inputs",
            "one_line", "open_regular", "out_of_memory", "parse_count", "parse_size",
            "quoted", "read_bounded", "run_source", "show", "sweep",

@@ -63,7 +63,10 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
 
     With --format js or all, serve the folder over HTTP to open the page
     (`python3 -m http.server` in it, then http://localhost:8000/STEM.html): browsers do not
-    run it from file://."""
+    run it from file://. A decoder (past/present KV inputs and outputs) given no --dim,
+    --free-dim or --shape becomes a generation runtime there: STEM.js with
+    createGenerator(), its prefill and decode graphs over one weights file, and a page
+    that streams generated token ids (docs/generation.md)."""
     say = progress_reporter(want_progress(progress, as_json))
     with handled(debug, as_json), sigterm_raises():
         from converter.api import (
@@ -74,6 +77,8 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
             default_stem,
             detect_format,
             export,
+            generator_graphs,
+            is_decoder,
         )
 
         kwargs = conversion_kwargs(dims, shapes, pins, signature, free_dims)
@@ -90,6 +95,26 @@ def convert(model: str, outdir: str | None, fmt: str, weights: str, stem: str | 
             raise CommandError(f"{folder}: the output folder contains the model {model}; "
                                "write to another folder (-o)")
         source_format = detect_format(model)
+        if fmt in ("js", "all") and not (dims or free_dims or shapes) and is_decoder(model):
+            say(f"converting the decode and prefill steps of {model}")
+            graphs = generator_graphs(model, name=name, allow_roots=allow_roots,
+                                      target=target, precision=precision,
+                                      budgets=kwargs["budgets"])
+            written = export(graphs, folder, format=fmt, stem=name, force=force,
+                             budgets=kwargs["budgets"])
+            if as_json:
+                emit_json({"model": model, "format": source_format, "outdir": folder,
+                           "stem": name, "files": [str(p) for p in written],
+                           "generator": {"max_length": graphs.max_length,
+                                         "prefill_chunk": graphs.chunk}})
+                return
+            click.echo(f"converted the decoder {model} ({source_format}) -> {folder}: a "
+                       f"generator with a KV cache of {graphs.max_length} positions")
+            for p in written:
+                click.echo(f"  wrote {p}")
+            click.echo(f"  open the page: cd {shlex.quote(folder)} && python3 -m http.server, "
+                       f"then http://localhost:8000/{name}.html (not from file://)")
+            return
         say(f"converting {model}")
         with say.nodes("converting"):
             result = convert(model, **kwargs, fmt=source_format, allow_roots=allow_roots,

@@ -33,7 +33,12 @@ generated token, each producing one more; `decode_cpu_s` their process CPU time)
 `convert_s` (graphs converted during the run, not counted in the others; a `Decoder` keeps
 its graphs, so a second `generate()` converts nothing).
 
-Restrictions: batch 1; greedy search only (argmax, ties to the lowest token id); the past
+Tokens: greedy (argmax, ties to the lowest id) or seeded sampling (`sampling=`, defined in
+`converter.validate.sampling` and docs/generation.md), which draws the same tokens as the
+JavaScript generator (`webnn-convert convert DECODER --format js`,
+`converter.validate.decoder_graphs`) given the same logits.
+
+Restrictions: batch 1; the past
 inputs are recognised by name ("past" in the name, rank 4, [batch, kv_heads, past, head])
 and matched to the outputs with "present" in their name; kv_heads and head size come from
 the declared shapes, else from a genai_config.json beside the model, else `kv_shape`.
@@ -56,7 +61,9 @@ from converter.conversion.pipeline import convert
 from converter.core.errors import ConversionError, InvalidModel
 from converter.core.isolate import isolated
 from converter.io.export.exporter import export, load
+from converter.validate.decoder_graphs import step_dims
 from converter.validate.decoder_layout import DecoderLayout, decoder_layout
+from converter.validate.sampling import Sampling, TokenChooser, sampling_of
 
 __all__ = ["CACHE_MODES", "Decoder", "Generation", "OnnxRuntimeDecoder", "genai_generate"]
 
@@ -65,7 +72,7 @@ CACHE_MODES = ("auto", "fixed", "growing")
 
 @dataclass
 class Generation:
-    """What a greedy run gives: the generated `tokens` (the prompt excluded), the logits
+    """What a run gives: the generated `tokens` (the prompt excluded), the logits
     [vocab] each of them was chosen from, and timings (see the module docstring)."""
 
     tokens: list[int]
@@ -93,8 +100,8 @@ class Generation:
 
 
 class _GreedyLoop:
-    """The greedy loop shared by our runtime and the onnxruntime oracle: feeds the steps and
-    carries the KV cache; subclasses run one step (`_run`)."""
+    """The generation loop shared by our runtime and the onnxruntime oracle: feeds the steps,
+    carries the KV cache and chooses the tokens; subclasses run one step (`_run`)."""
 
     def __init__(self, layout: DecoderLayout, cache: str) -> None:
         if cache not in CACHE_MODES:
@@ -103,6 +110,7 @@ class _GreedyLoop:
             raise InvalidModel("a fixed-size KV buffer needs an attention_mask input")
         self.layout, self.cache = layout, cache
         self._convert_s = 0.0
+        self.kv: dict[str, np.ndarray] | None = None
 
     # one step of S tokens after `past` cached ones (buffer: the past inputs' length)
     def _run(self, feeds: dict[str, np.ndarray], seq: int, past: int, buffer: int
@@ -157,14 +165,20 @@ class _GreedyLoop:
         new_kv = {p: outputs[q] for p, q in zip(lay.past, lay.present, strict=True)}
         return np.asarray(outputs[lay.logits])[0], new_kv
 
-    def generate(self, prompt: Sequence[int], max_new_tokens: int = 16, *,
-                 chunk: int | None = None, max_length: int | None = None,
-                 eos: int | None = None) -> Generation:
-        """Greedy generation of `max_new_tokens` after `prompt` (token ids), the prompt fed
-        in steps of `chunk` tokens (default: at once); stops early after `eos` if given.
-        `max_length` is the KV buffer length of the "fixed" cache (default prompt +
-        max_new_tokens)."""
-        prompt = [int(t) for t in prompt]
+    def generate(self, prompt_ids: Sequence[int], max_new_tokens: int = 16, *,
+                 eos_token_id: int | Sequence[int] | None = None,
+                 sampling: Sampling | Mapping[str, Any] | str | None = None,
+                 on_token: Callable[[int, int], object] | None = None,
+                 chunk: int | None = None, max_length: int | None = None) -> Generation:
+        """Generate up to `max_new_tokens` after `prompt_ids` (token ids), starting from an
+        empty cache: the same interface as the JavaScript generator's `generate`. Stops
+        after a token of `eos_token_id` (an id or several); `sampling`: None or "greedy"
+        (argmax), or a `Sampling` / {top_k | topK, top_p | topP, temperature, seed}
+        (`converter.validate.sampling`: the JavaScript generator draws the same tokens from
+        the same logits); `on_token(id, index)` is called as each token is chosen. The
+        prompt is fed in steps of `chunk` tokens (default: at once). `max_length` is the KV
+        buffer length of the "fixed" cache (default prompt + max_new_tokens)."""
+        prompt = [int(t) for t in prompt_ids]
         if not prompt:
             raise ValueError("generate: the prompt is empty")
         if max_new_tokens < 1:
@@ -176,6 +190,10 @@ class _GreedyLoop:
         if max_length is not None and max_length < need:
             raise ValueError(f"generate: max_length {max_length} is less than the prompt "
                              f"plus the new tokens ({need} cached positions)")
+        stops = {int(eos_token_id)} if isinstance(eos_token_id, int) else {
+            int(t) for t in eos_token_id or ()}
+        choose = TokenChooser(sampling_of(dict(sampling) if isinstance(sampling, Mapping)
+                                          else sampling))
         self._convert_s = 0.0
         graphs_before = self._graph_count()
         buffer = self._buffer(max_length or need)
@@ -194,13 +212,16 @@ class _GreedyLoop:
         cpu_start, start = time.process_time(), time.perf_counter()
         while True:
             last = np.asarray(logits[-1])
-            token = int(np.argmax(last))
+            token = choose(last)
             tokens.append(token)
             chosen.append(last)
-            if len(tokens) == max_new_tokens or token == eos:
+            if on_token is not None:
+                on_token(token, len(tokens) - 1)
+            if len(tokens) == max_new_tokens or token in stops:
                 break
             logits, kv = self._step(np.asarray([[token]], np.int64), past, kv, buffer)
             past += 1
+        self.kv = kv
         decode, decode_cpu = time.perf_counter() - start, time.process_time() - cpu_start
         converting = self._convert_s - convert_prefill
         return Generation(tokens, chosen, prefill_s=prefill - convert_prefill,
@@ -210,6 +231,11 @@ class _GreedyLoop:
 
     def _graph_count(self) -> int:
         return 0
+
+    def reset(self) -> None:
+        """Drop the KV cache of the last `generate()` (kept in `kv` until then; each
+        `generate()` starts from an empty cache anyway)."""
+        self.kv = None
 
 
 @dataclass
@@ -281,45 +307,13 @@ class Decoder(_GreedyLoop):
         del self.graphs[(1, 0, buffer)]
         return False
 
-    def _free_dims(self, seq: int, past: int, buffer: int
-                   ) -> tuple[dict[str, int], dict[str, dict[int, int]]]:
-        lay = self.layout
-        total = buffer if buffer else past + seq
-        rows = buffer if buffer else past
-        want: dict[str, tuple[int, ...]] = {lay.input_ids: (1, seq)}
-        if lay.attention_mask:
-            want[lay.attention_mask] = (1, total)
-        if lay.position_ids:
-            want[lay.position_ids] = (1, seq)
-        for p in lay.past:
-            want[p] = (1, lay.kv_heads, rows, lay.head_size)
-        named: dict[str, int] = {}
-        unnamed: dict[str, dict[int, int]] = {}
-        for name, shape in want.items():
-            declared = lay.shapes[name]
-            if len(declared) != len(shape):
-                raise InvalidModel(f"input {name!r} has rank {len(declared)}, the decoder "
-                                   f"feeds rank {len(shape)}")
-            for axis, (d, size) in enumerate(zip(declared, shape, strict=True)):
-                if isinstance(d, int):
-                    if d != size:
-                        raise InvalidModel(f"input {name!r} has the fixed dimension {d} at "
-                                           f"axis {axis}; this step needs {size}")
-                elif isinstance(d, str):
-                    if named.setdefault(d, size) != size:
-                        raise InvalidModel(f"free dimension {d!r} would need both "
-                                           f"{named[d]} and {size} in one step")
-                else:
-                    unnamed.setdefault(name, {})[axis] = size
-        return named, unnamed
-
     def _graph(self, seq: int, past: int, buffer: int) -> _Graph:
         key = (seq, 0 if buffer else past, buffer)
         graph = self.graphs.get(key)
         if graph is not None:
             return graph
         start = time.perf_counter()
-        free_dims, input_dims = self._free_dims(seq, past, buffer)
+        free_dims, input_dims = step_dims(self.layout, seq, past, buffer)
         result = convert(self.model, free_dims=free_dims, input_dims=input_dims or None)
         webnn_graph = result.graph
         if self.export_dir is not None:

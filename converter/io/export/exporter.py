@@ -13,6 +13,10 @@ Formats:
   infinities; "webnn" and "all" refuse such a graph (`NotRepresentable`).
 - "onnx": `<stem>.onnx` from `converter.runtimes.onnxruntime.to_onnx.to_onnx(graph)` (tensor data goes to
   `<stem>.onnx.data` when the model would exceed protobuf's 2 GiB limit).
+- a decoder's `GeneratorGraphs` (`converter.validate.decoder_graphs.generator_graphs`) in
+  format "js" or "all": the generation runtime of `converter.io.export.generator_js`
+  (`<stem>.js` with `createGenerator`, `<stem>.decode.js`, `<stem>.prefill.js`, one shared
+  `<stem>.weights`, `<stem>.html`); `weights`, `name` and the other formats do not apply.
 - "all": "webnn", "js" and "onnx" (not the JSON twin, an alternative spelling of the
   `.webnn` file); when the ONNX exporter module is not installed, "all" writes the others
   and warns.
@@ -96,6 +100,7 @@ from converter.io.export.folder import (
     replace,
     sweep,
 )
+from converter.io.export.generator_js import GeneratorGraphs, write_generator
 from converter.io.export.javascript import check_stem, write_javascript
 from converter.io.export.onnx_file import save_streamed, streamed_size
 from converter.io.serialize.errors import WebnnFormatError
@@ -273,13 +278,17 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     (`budgets`, default the active ones; estimated before anything is written, see
     `export_size`), or when the writers run out of memory.
     """
-    graph = _graph_of(graph_or_result)
+    generator = graph_or_result if isinstance(graph_or_result, GeneratorGraphs) else None
+    graph = generator.decode if generator is not None else _graph_of(graph_or_result)
     if format not in FORMATS:
         raise ValueError(f"export: format {format!r} is not one of {', '.join(FORMATS)}")
+    if generator is not None and format not in ("js", "all"):
+        raise ValueError(f"export: a decoder's generator is JavaScript (format 'js' or "
+                         f"'all'), not {format!r}")
     if weights not in WEIGHTS:
         raise ValueError(f"export: weights {weights!r} is not one of {', '.join(WEIGHTS)}")
     budgets = budgets if budgets is not None else active_budgets()
-    size = export_size(graph, format, weights)
+    size = export_size(graph, format, weights) * (2 if generator is not None else 1)
     budgets.check("max_export_bytes", size, f"the {format} export would write about")
     check_stem(stem)
     outdir = Path(outdir)
@@ -297,8 +306,9 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
     done = False
     try:
         try:
-            written = _write_all(graph, tmp.path, format, stem,
-                                 name if name is not None else stem, weights)
+            written = (write_generator(generator, tmp.path, stem) if generator is not None
+                       else _write_all(graph, tmp.path, format, stem,
+                                       name if name is not None else stem, weights))
             for n in tmp.files():
                 os.chmod(tmp.path / n, file_mode)
         except MemoryError:

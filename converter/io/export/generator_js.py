@@ -1,0 +1,464 @@
+"""The JavaScript generation runtime of a decoder export: `<stem>.js` (the generator module),
+`<stem>.decode.js` and `<stem>.prefill.js` (the step graphs, each a graph module of
+`converter.io.export.javascript`), one `<stem>.weights` shared by both, and `<stem>.html`
+(`converter.io.export.generator_page`).
+
+```js
+import {createGenerator} from "./model.js";
+const generator = await createGenerator(await navigator.ml.createContext());
+const ids = await generator.generate([414, 473, 246, 329], {maxNewTokens: 32,
+  sampling: {topK: 40, temperature: 0.8, seed: 7}, onToken: (id) => console.log(id)});
+generator.destroy();
+```
+
+`createGenerator(context, weights?, options?)` builds the decode graph (one token) and, unless
+`options.prefill === false` or the export has none, the prefill graph (`PREFILL_CHUNK`
+tokens): each holds its own copy of the constants in the browser, so leaving prefill out
+halves the memory and feeds the prompt a token at a time. Both graphs read and write the KV
+cache in place: MLTensors of [1, kv_heads, MAX_LENGTH, head_size] (two sets, swapped after
+each step: a dispatch's inputs and outputs must differ) that stay on the context between
+steps; the attention mask [1, MAX_LENGTH] has ones on the rows in use. A step reads back only
+the logits, and only for the step whose token is chosen (the last prompt step, then every
+decode step). The prompt runs in chunks of PREFILL_CHUNK tokens, the rest one token at a time
+through the decode graph.
+
+`generate(promptIds, {maxNewTokens = 16, eosTokenId, sampling = "greedy", onToken})` starts a
+new sequence (the rows of a previous one are masked, never read), returns the generated ids
+(the prompt excluded) and calls `onToken(id, index)` as each is chosen (its promise, if it
+returns one, is awaited: a page can repaint). It stops after `maxNewTokens` or after an
+`eosTokenId` (a number or an array of numbers). `sampling`: "greedy" (argmax, ties to the
+lowest id) or `{topK, topP, temperature, seed}`, defined in docs/generation.md and
+implemented by `chooseToken` / `Pcg32` / `fdlibmExp` (exported), the same algorithm as
+`converter.validate.sampling`: the same seed and logits give the same tokens. `reset()`
+writes zeros over the KV cache; `destroy()` releases the graphs and tensors.
+
+Restrictions: batch 1; the prompt plus the new tokens must fit MAX_LENGTH (a RangeError says
+so); one `generate()` at a time per generator. Model-provided names are emitted as
+`js_string` literals only; file names are `check_stem`ed stems.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from converter.core.webnn import MLGraph
+from converter.io.export.javascript import check_stem, module_text
+from converter.io.export.literals import js_string
+from converter.io.serialize.errors import WebnnExportError
+from converter.io.serialize.plan import WebnnPlan, constant_bytes, plan
+from converter.io.serialize.tables import WEIGHTS_HEADER_BYTES, WEIGHTS_MAGIC, WEIGHTS_VERSION
+
+__all__ = ["GeneratorGraphs", "SAMPLER_JS", "generator_text", "write_generator"]
+
+
+@dataclass(frozen=True)
+class GeneratorGraphs:
+    """The step graphs of a decoder with a fixed-size KV buffer of `max_length` rows:
+    `decode` takes one token, `prefill` (or None) `chunk` tokens; both take `input_ids`
+    [1, S], `attention_mask` [1, max_length], `position_ids` [1, S] when the model has it,
+    the `past` inputs [1, kv_heads, max_length, head_size] and give `logits` [1, S, vocab]
+    and the `present` outputs of the past's shape (written in place)."""
+
+    decode: MLGraph
+    prefill: MLGraph | None
+    chunk: int
+    max_length: int
+    input_ids: str
+    attention_mask: str
+    position_ids: str | None
+    past: tuple[str, ...]
+    present: tuple[str, ...]
+    logits: str
+    name: str = "decoder"
+
+    def __post_init__(self) -> None:
+        for graph in (self.decode, self.prefill):
+            if graph is None:
+                continue
+            needed = {self.input_ids, self.attention_mask, *self.past}
+            if self.position_ids:
+                needed.add(self.position_ids)
+            missing = sorted(needed - set(graph.inputs)) + sorted(
+                {self.logits, *self.present} - set(graph.outputs))
+            if missing:
+                raise WebnnExportError(f"generator: step graph lacks {missing}")
+            for p, q in zip(self.past, self.present, strict=True):
+                if tuple(graph.inputs[p].shape) != tuple(graph.outputs[q].shape):
+                    raise WebnnExportError(f"generator: present {q!r} is not written in "
+                                           f"place (shape {graph.outputs[q].shape}, past "
+                                           f"{graph.inputs[p].shape})")
+
+
+def _shared_plans(decode: MLGraph, prefill: MLGraph | None, name: str
+                  ) -> tuple[WebnnPlan, WebnnPlan | None, list[bytes]]:
+    """Plans of both graphs whose `weights` constants index one blob: the decode graph's
+    constants, then the prefill graph's that hold other bytes (the same weights are stored
+    once); the blob's chunks (header first)."""
+    chunks = [WEIGHTS_MAGIC + WEIGHTS_VERSION.to_bytes(4, "little")]
+    offsets: dict[bytes, int] = {}
+    size = WEIGHTS_HEADER_BYTES
+    plans: list[WebnnPlan] = []
+    for graph in (decode, prefill):
+        if graph is None:
+            continue
+        p = plan(graph, name)
+        entries = []
+        for c in p.constants:
+            if c.kind != "weights":
+                entries.append(c)
+                continue
+            data = constant_bytes(c.operand)
+            key = hashlib.sha256(data).digest() + len(data).to_bytes(8, "little")
+            if key not in offsets:
+                offsets[key] = size
+                chunks.append(data)
+                size += len(data)
+            entries.append(dataclasses.replace(c, offset=offsets[key]))
+        plans.append(dataclasses.replace(p, constants=tuple(entries)))
+    plans = [dataclasses.replace(p, weights_size=size) for p in plans]
+    return plans[0], (plans[1] if len(plans) > 1 else None), chunks
+
+
+def generator_text(g: GeneratorGraphs, stem: str) -> str:
+    """The generator module `<stem>.js` (module docstring)."""
+    check_stem(stem)
+    kv = ", ".join(f"[{js_string(p)}, {js_string(q)}]"
+                   for p, q in zip(g.past, g.present, strict=True))
+    prefill = (f'import * as prefillGraph from "./{stem}.prefill.js";'
+               if g.prefill is not None else "const prefillGraph = null;")
+    head = "\n".join([
+        "// Generated by webnn-converter: a token generation loop over the decoder's WebNN "
+        "graphs.",
+        "//   const generator = await createGenerator(await navigator.ml.createContext());",
+        "//   const ids = await generator.generate([1, 2, 3], {maxNewTokens: 16, onToken: "
+        "console.log});",
+        f'import * as decodeGraph from "./{stem}.decode.js";',
+        prefill,
+        "",
+        f"export const GRAPH_NAME = {js_string(g.name)};",
+        f"export const MAX_LENGTH = {int(g.max_length)};",
+        f"export const PREFILL_CHUNK = {int(g.chunk) if g.prefill is not None else 0};",
+        f"export const LAYOUT = {{inputIds: {js_string(g.input_ids)}, "
+        f"attentionMask: {js_string(g.attention_mask)},",
+        f"  positionIds: {js_string(g.position_ids) if g.position_ids else 'null'}, "
+        f"logits: {js_string(g.logits)},",
+        f"  kv: [{kv}]}};",
+        "export const loadWeights = decodeGraph.loadWeights;",
+    ])
+    return head + _RUNTIME + SAMPLER_JS
+
+
+_RUNTIME = r"""
+
+const ARRAYS = {float32: Float32Array, float16: globalThis.Float16Array ?? Uint16Array,
+  int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
+  int8: Int8Array, uint8: Uint8Array};
+
+/** A typed array of `desc`'s data type holding the integers `values`. */
+function integers(desc, values) {
+  const array = new ARRAYS[desc.dataType](values.length);
+  const big = desc.dataType.endsWith("64");
+  for (let i = 0; i < values.length; i++) array[i] = big ? BigInt(values[i]) : values[i];
+  return array;
+}
+
+/** binary16 bits -> number (for browsers without Float16Array). */
+function halfToNumber(bits) {
+  const exponent = (bits >> 10) & 0x1f, fraction = bits & 0x3ff, sign = bits & 0x8000 ? -1 : 1;
+  if (exponent === 0) return sign * fraction * 2 ** -24;
+  if (exponent === 31) return fraction ? NaN : sign * Infinity;
+  return sign * (1 + fraction / 1024) * 2 ** (exponent - 15);
+}
+
+/** One step graph: its tensors for the token ids, mask and positions, and its logits. */
+async function createStep(context, module, weights) {
+  const graph = await module.buildGraph(context, weights);
+  const desc = Object.fromEntries([...module.INPUTS, ...module.OUTPUTS].map((d) => [d.name, d]));
+  const tensor = (d, usage) => context.createTensor({dataType: d.dataType, shape: d.shape, ...usage});
+  const names = [LAYOUT.inputIds, LAYOUT.attentionMask, LAYOUT.positionIds].filter((n) => n);
+  const inputs = Object.fromEntries(await Promise.all(
+    names.map(async (n) => [n, await tensor(desc[n], {writable: true})])));
+  const logits = await tensor(desc[LAYOUT.logits], {readable: true});
+  const [, size, vocab] = desc[LAYOUT.logits].shape;
+  return {graph, desc, inputs, logits, size, vocab};
+}
+
+/**
+ * Build the decoder's graphs on `context` (weights: loadWeights() unless given; options:
+ * {prefill: false} builds only the one-token graph) and its KV cache. See generate(),
+ * reset() and destroy().
+ */
+export async function createGenerator(context, weights, options = {}) {
+  weights ??= await loadWeights();
+  const decode = await createStep(context, decodeGraph, weights);
+  const prefill = prefillGraph && options.prefill !== false
+    ? await createStep(context, prefillGraph, weights) : null;
+  const kvDesc = LAYOUT.kv.map(([past]) => decode.desc[past]);
+  const kvSet = () => Promise.all(kvDesc.map((d) => context.createTensor(
+    {dataType: d.dataType, shape: d.shape, writable: true})));
+  let cache = [await kvSet(), await kvSet()];  // read from cache[0], written to cache[1]
+  let busy = false;
+
+  async function step(s, ids, past, read) {
+    const feeds = {...s.inputs};
+    context.writeTensor(s.inputs[LAYOUT.inputIds], integers(s.desc[LAYOUT.inputIds], ids));
+    const mask = new Array(MAX_LENGTH).fill(0).fill(1, 0, past + ids.length);
+    context.writeTensor(s.inputs[LAYOUT.attentionMask], integers(s.desc[LAYOUT.attentionMask], mask));
+    if (LAYOUT.positionIds) {
+      const positions = ids.map((_, i) => past + i);
+      context.writeTensor(s.inputs[LAYOUT.positionIds], integers(s.desc[LAYOUT.positionIds], positions));
+    }
+    const outputs = {[LAYOUT.logits]: s.logits};
+    LAYOUT.kv.forEach(([pastName, presentName], i) => {
+      feeds[pastName] = cache[0][i];
+      outputs[presentName] = cache[1][i];
+    });
+    context.dispatch(s.graph, feeds, outputs);
+    cache = [cache[1], cache[0]];
+    if (!read) return null;
+    const dataType = s.desc[LAYOUT.logits].dataType;
+    const all = new ARRAYS[dataType](await context.readTensor(s.logits));
+    const row = all.subarray((ids.length - 1) * s.vocab, ids.length * s.vocab);
+    return row instanceof Uint16Array && dataType === "float16" ? Float64Array.from(row, halfToNumber) : row;
+  }
+
+  async function generate(promptIds, {maxNewTokens = 16, eosTokenId = null, sampling = "greedy",
+                                      onToken = null} = {}) {
+    const prompt = Array.from(promptIds, Number);
+    if (prompt.length < 1) throw new RangeError("generate: the prompt is empty");
+    for (const id of prompt) {
+      if (!Number.isInteger(id) || id < 0 || id >= decode.vocab) {
+        throw new RangeError(`generate: token id ${id} is not in [0, ${decode.vocab})`);
+      }
+    }
+    if (!Number.isInteger(maxNewTokens) || maxNewTokens < 1) {
+      throw new RangeError("generate: maxNewTokens must be an integer >= 1");
+    }
+    if (prompt.length + maxNewTokens - 1 > MAX_LENGTH) {
+      throw new RangeError(`generate: ${prompt.length} prompt tokens + ${maxNewTokens} new ones ` +
+        `need ${prompt.length + maxNewTokens - 1} cache rows; this export has ${MAX_LENGTH}`);
+    }
+    if (busy) throw new Error("generate: this generator is already generating");
+    const stops = new Set([eosTokenId ?? []].flat().map(Number));
+    const choose = tokenChooser(sampling);
+    busy = true;
+    try {
+      let past = 0, logits = null;
+      while (prefill && prompt.length - past >= prefill.size) {
+        const chunk = prompt.slice(past, past + prefill.size);
+        logits = await step(prefill, chunk, past, past + chunk.length === prompt.length);
+        past += chunk.length;
+      }
+      while (past < prompt.length) {
+        logits = await step(decode, [prompt[past]], past, past + 1 === prompt.length);
+        past += 1;
+      }
+      const tokens = [];
+      for (;;) {
+        const token = choose(logits);
+        tokens.push(token);
+        if (onToken) await onToken(token, tokens.length - 1);
+        if (tokens.length === maxNewTokens || stops.has(token)) return tokens;
+        logits = await step(decode, [token], past, true);
+        past += 1;
+      }
+    } finally {
+      busy = false;
+    }
+  }
+
+  return {
+    maxLength: MAX_LENGTH, prefillChunk: prefill ? prefill.size : 0, vocabSize: decode.vocab,
+    generate,
+    /** Write zeros over the KV cache (the keys and values of the last sequence). */
+    reset() {
+      if (busy) throw new Error("reset: this generator is generating");
+      for (const set of cache) {
+        set.forEach((t, i) => context.writeTensor(t, new ARRAYS[kvDesc[i].dataType](
+          kvDesc[i].shape.reduce((a, b) => a * b, 1))));
+      }
+    },
+    /** Release the graphs and tensors. */
+    destroy() {
+      for (const s of [decode, prefill].filter((x) => x)) {
+        for (const t of [s.graph, s.logits, ...Object.values(s.inputs)]) t.destroy();
+      }
+      for (const t of cache.flat()) t.destroy();
+    },
+  };
+}
+"""
+
+SAMPLER_JS = r"""
+// ---- token choice: the algorithm of docs/generation.md (and converter.validate.sampling) ----
+
+/**
+ * O'Neill's PCG32 (pcg32_random_r, XSH RR 64/32) seeded as pcg32_srandom_r(seed, 54); `seed`:
+ * a safe integer, a BigInt or a decimal string in [0, 2**64).
+ */
+export class Pcg32 {
+  constructor(seed) {
+    if (typeof seed === "number" && !Number.isSafeInteger(seed)) {
+      throw new RangeError(`sampling seed ${seed} is not a safe integer (give a BigInt)`);
+    }
+    const s = BigInt(seed);
+    if (s < 0n || s >= 1n << 64n) throw new RangeError(`sampling seed ${seed} is not in [0, 2**64)`);
+    this.inc = (54n << 1n) | 1n;
+    this.state = 0n;
+    this.nextU32();
+    this.state = (this.state + s) & 0xffffffffffffffffn;
+    this.nextU32();
+  }
+
+  nextU32() {
+    const old = this.state;
+    this.state = (old * 6364136223846793005n + this.inc) & 0xffffffffffffffffn;
+    const xorshifted = Number((((old >> 18n) ^ old) >> 27n) & 0xffffffffn);
+    const rot = Number(old >> 59n);
+    return ((xorshifted >>> rot) | (xorshifted << ((-rot) & 31))) >>> 0;
+  }
+
+  /** u32 / 2**32: a number in [0, 1). */
+  nextFloat() { return this.nextU32() / 4294967296; }
+}
+
+const EXP_WORDS = new Float64Array(1);
+const EXP_HIGH = new Uint32Array(EXP_WORDS.buffer);
+const HIGH = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
+
+/** exp(x) by fdlibm's algorithm (V8's Math.exp) for -700 <= x <= 700; 0 below -700. */
+export function fdlibmExp(x) {
+  if (x < -700) return 0;
+  if (!(x <= 700)) throw new RangeError(`fdlibmExp: argument ${x} outside [-700, 700]`);
+  EXP_WORDS[0] = x;
+  let hx = EXP_HIGH[HIGH];
+  const sign = hx >>> 31;
+  hx &= 0x7fffffff;
+  let k = 0, hi = 0, lo = 0;
+  if (hx > 0x3fd62e42) {
+    if (hx < 0x3ff0a2b2) {
+      hi = x - (sign ? -6.93147180369123816490e-01 : 6.93147180369123816490e-01);
+      lo = sign ? -1.90821492927058770002e-10 : 1.90821492927058770002e-10;
+      k = 1 - sign - sign;
+    } else {
+      k = Math.trunc(1.44269504088896338700e+00 * x + (sign ? -0.5 : 0.5));
+      hi = x - k * 6.93147180369123816490e-01;
+      lo = k * 1.90821492927058770002e-10;
+    }
+    x = hi - lo;
+  } else if (hx < 0x3e300000) {
+    return 1 + x;
+  }
+  const t = x * x;
+  const c = x - t * (1.66666666666666019037e-01 + t * (-2.77777777770155933842e-03 +
+    t * (6.61375632143793436117e-05 + t * (-1.65339022054652515390e-06 + t * 4.13813679705723846039e-08))));
+  if (k === 0) return 1 - ((x * c) / (c - 2) - x);
+  const y = 1 - ((lo - (x * c) / (2 - c)) - hi);
+  EXP_WORDS[0] = 0;
+  EXP_HIGH[HIGH] = (k + 1023) << 20;  // 2**k, exact: k >= -1010
+  return y * EXP_WORDS[0];
+}
+
+/** The id of the largest logit, ties to the lowest id, NaN never chosen (all NaN: 0). */
+export function greedyToken(logits) {
+  let best = 0, value = -Infinity, found = false;
+  for (let i = 0; i < logits.length; i++) {
+    const v = Number(logits[i]);
+    if (v > value || (!found && v === value)) { best = i; value = v; found = true; }
+  }
+  return best;
+}
+
+/** Ids by z descending, ties by lower id, NaN left out; the first topK (0: all). */
+function ranked(z, topK) {
+  if (topK > 0 && topK < z.length / 8) {
+    const best = [];
+    for (let i = 0; i < z.length; i++) {
+      const v = z[i];
+      if (Number.isNaN(v) || (best.length === topK && !(v > z[best[topK - 1]]))) continue;
+      let lo = 0, hi = best.length;  // first place whose value v exceeds
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (v > z[best[mid]]) hi = mid; else lo = mid + 1;
+      }
+      best.splice(lo, 0, i);
+      if (best.length > topK) best.pop();
+    }
+    return best;
+  }
+  const ids = [];
+  for (let i = 0; i < z.length; i++) if (!Number.isNaN(z[i])) ids.push(i);
+  ids.sort((a, b) => (z[a] < z[b] ? 1 : z[a] > z[b] ? -1 : a - b));
+  return topK > 0 ? ids.slice(0, topK) : ids;
+}
+
+/** One sampled token from `logits` (docs/generation.md, steps 2-6); one draw from `rng`. */
+export function chooseToken(logits, {topK = 0, topP = 1, temperature = 1}, rng) {
+  const z = Float64Array.from(logits, (v) => Number(v) / temperature);
+  const order = ranked(z, topK);
+  if (order.length === 0) throw new RangeError("sampling: every logit is NaN");
+  const top = z[order[0]];
+  const cumulative = new Float64Array(order.length);
+  let total = 0;
+  for (let i = 0; i < order.length; i++) {
+    const v = z[order[i]];
+    total += v === top ? 1 : fdlibmExp(v - top);
+    cumulative[i] = total;
+  }
+  let count = order.length;
+  if (topP < 1) {
+    for (let i = 0; i < order.length; i++) {
+      if (cumulative[i] / total >= topP) { count = i + 1; break; }
+    }
+  }
+  const target = rng.nextFloat() * cumulative[count - 1];
+  for (let i = 0; i < count; i++) if (cumulative[i] > target) return order[i];
+  return order[count - 1];
+}
+
+/** A function logits -> token id for `sampling` ("greedy" or {topK, topP, temperature, seed}). */
+export function tokenChooser(sampling = "greedy") {
+  if (sampling === "greedy" || sampling == null) return greedyToken;
+  const {topK = 0, topP = 1, temperature = 1, seed = 0, ...rest} = sampling;
+  const unknown = Object.keys(rest);
+  if (unknown.length) throw new TypeError(`sampling: unknown option(s) ${unknown.join(", ")}`);
+  if (!Number.isInteger(topK) || topK < 0) throw new RangeError(`sampling topK must be an integer >= 0, got ${topK}`);
+  if (!(topP > 0 && topP <= 1)) throw new RangeError(`sampling topP must be in (0, 1], got ${topP}`);
+  if (!(temperature > 0 && temperature < Infinity)) throw new RangeError(`sampling temperature must be > 0, got ${temperature}`);
+  const rng = new Pcg32(seed);
+  return (logits) => chooseToken(logits, {topK, topP, temperature}, rng);
+}
+"""
+
+
+def write_generator(g: GeneratorGraphs, outdir: str | Path, stem: str = "model"
+                    ) -> list[Path]:
+    """Write `<stem>.js`, `<stem>.decode.js`, `<stem>.prefill.js` (when there is a prefill
+    graph), `<stem>.weights` (shared) and `<stem>.html` into `outdir`."""
+    from converter.io.export.generator_page import generator_page
+
+    check_stem(stem)
+    outdir = Path(outdir)
+    decode, prefill, chunks = _shared_plans(g.decode, g.prefill, g.name)
+    weights = outdir / f"{stem}.weights"
+    with open(weights, "wb") as f:
+        for chunk in chunks:
+            f.write(chunk)
+    written = [weights]
+    graphs: Sequence[tuple[str, WebnnPlan | None]] = (("decode", decode), ("prefill", prefill))
+    for part, p in graphs:
+        if p is None:
+            continue
+        path = outdir / f"{stem}.{part}.js"
+        path.write_text(module_text(p, f"{stem}.weights"), encoding="utf-8")
+        written.append(path)
+    main = outdir / f"{stem}.js"
+    main.write_text(generator_text(g, stem), encoding="utf-8")
+    page = outdir / f"{stem}.html"
+    page.write_text(generator_page(stem, g.name, g.max_length,
+                                   g.chunk if g.prefill is not None else 0), encoding="utf-8")
+    return [main, *written[1:], weights, page]
