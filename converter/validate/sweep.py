@@ -49,6 +49,9 @@ FORMAT = "webnn-converter-sweep"
 VERSION = 1
 CASE_TIMEOUT_S = 60.0
 FAILING = ("wrong", "rejected", "unsupported", "error", "not-run")
+CONFORMANCE = "conformance"
+"""The `sweep` kind of the conformance cases (a document or known-failure entry without one
+is of this kind)."""
 
 
 # -- cases -------------------------------------------------------------------------------------
@@ -135,10 +138,11 @@ def _reference_status(case: Mapping[str, Any], graph: MLGraph,
 
 def sweep(cases: Sequence[ConformanceCase] | None = None, *, target: Any = None,
           setup: Any = None, progress: Callable[[str], None] | None = None,
-          timeout: float = CASE_TIMEOUT_S) -> dict[str, Any]:
+          timeout: float = CASE_TIMEOUT_S, kind: str = CONFORMANCE) -> dict[str, Any]:
     """Run `cases` (default `all_cases()`) in the browser, each as converted and, where the
     target's rules rewrite it, rewritten, all in one browser session; the sweep document (see
-    the module docstring)."""
+    the module docstring). `kind` names the set of cases (`sweep` in the document; the
+    quantized patterns of `converter.validate.sweep_quantized` are "quantized")."""
     from converter.passes.targets import load_target
     from converter.passes.targets.passes import lower
     from converter.validate.browser import ensure_browser, run_graphs
@@ -181,7 +185,7 @@ def sweep(cases: Sequence[ConformanceCase] | None = None, *, target: Any = None,
         got = _status(cases[i].case, run)
         records[i]["lowered"] = {"rules": sorted(applied), **got,
                                  "reference": _reference_status(cases[i].case, graph, feeds)}
-    return {"format": FORMAT, "version": VERSION, "browser": setup.browser,
+    return {"format": FORMAT, "version": VERSION, "sweep": kind, "browser": setup.browser,
             "flags": list(setup.flags), "target": tgt.name if tgt else None,
             "rules": list(tgt.rules) if tgt else [],
             "counts": counts(records), "cases": records}
@@ -227,7 +231,9 @@ def check_sweep(doc: Mapping[str, Any], known: Sequence[Mapping[str, Any]]
     `known` entry matches (entries match on `op` exactly and on `name`, `dtypes`, `options`
     and `id` as regular expressions, and on `status` when given), or a case a rule rewrote
     whose rewritten graph is wrong on the reference runtime. A stale entry matches no failing
-    case."""
+    case. Only the entries of the document's kind count (`sweep`, default "conformance")."""
+    kind = doc.get("sweep", CONFORMANCE)
+    known = [e for e in known if e.get("sweep", CONFORMANCE) == kind]
     new, used = [], [0] * len(known)
     for rec in doc.get("cases", []):
         low = rec.get("lowered")
@@ -254,8 +260,10 @@ def check_sweep(doc: Mapping[str, Any], known: Sequence[Mapping[str, Any]]
     return new, stale
 
 
-def write_sweep(doc: Mapping[str, Any], limits: Mapping[str, Any], folder: Path) -> list[Path]:
-    """Write `sweep.json` (one case per line) and `limits.json` into `folder`."""
+def write_sweep(doc: Mapping[str, Any], limits: Mapping[str, Any] | None, folder: Path, *,
+                name: str = "sweep.json") -> list[Path]:
+    """Write `name` (default `sweep.json`; one case per line) and, when given, `limits.json`
+    into `folder`."""
     folder.mkdir(parents=True, exist_ok=True)
     head = {k: v for k, v in doc.items() if k != "cases"}
     lines = ["{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v, sort_keys=True)}"
@@ -263,15 +271,17 @@ def write_sweep(doc: Mapping[str, Any], limits: Mapping[str, Any], folder: Path)
     cases = [json.dumps(c, sort_keys=True) for c in doc.get("cases", [])]
     text = lines[0] + "\n" + ",\n".join(f"  {c}" for c in cases) + "\n]}\n"
     written = []
-    for name, content in (("sweep.json", text),
-                          ("limits.json", json.dumps(limits, indent=2, sort_keys=True) + "\n")):
-        path = folder / name
-        tmp = path.with_name(f".{name}.tmp")
+    files = [(name, text)]
+    if limits is not None:
+        files.append(("limits.json", json.dumps(limits, indent=2, sort_keys=True) + "\n"))
+    for file, content in files:
+        path = folder / file
+        tmp = path.with_name(f".{file}.tmp")
         tmp.write_text(content, encoding="utf-8")
         tmp.replace(path)
         written.append(path)
     return written
 
 
-__all__ = ["FAILING", "all_cases", "check_sweep", "counts", "effective", "summary", "sweep",
+__all__ = ["CONFORMANCE", "FAILING", "all_cases", "check_sweep", "counts", "effective", "summary", "sweep",
            "write_sweep"]

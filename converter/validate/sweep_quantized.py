@@ -1,0 +1,465 @@
+"""Quantized patterns for the sweep: dequantizeLinear -> operator -> quantizeLinear graphs, the
+patterns Chromium's LiteRT backend fuses into integer kernels (`webnn-convert targets --sweep`
+runs them next to the conformance cases; `converter.validate.sweep.sweep` takes them as it takes
+those).
+
+Which operators and constraints: the fusion checks of Chromium's
+`services/webnn/tflite/graph_builder_tflite.cc` (`CanFuseQuantizeAndGetOutput`): conv2d /
+convTranspose2d (input, filter and an int32 bias all dequantized, output scale per tensor,
+filter and bias scales per tensor or per output channel, bias scale ~= input scale x filter
+scale, uint8 per tensor only), gemm (b per tensor, or per channel along N for int8 with
+bTranspose), concat / maxPool2d / averagePool2d / pad / resample2d / reshape / gather (output
+parameters equal to the input's), add / sub / mul (scale ratios in XNNPACK's ranges), max / min
+(equal parameters), elu (int8), leakyRelu, sigmoid (output scale 1/256), tanh, softmax (int8
+output 1/256 and zero point -128), relu / clamp (fused activations of conv2d), reduceSum / Mean
+/ Max / Min, slice, split, transpose; matmul is not fused (it runs in float between DEQUANTIZE
+and QUANTIZE). Each operator gets the parameters that meet those checks ("fused") and ones that
+miss them ("float"), in int8 and uint8, with integer graph inputs and outputs ("int I/O") and
+with float ones quantized at the input and dequantized at the output as LiteRT's converter
+writes int8 models with float I/O ("float I/O").
+
+Expected values: the graph run on the reference runtime (float64 numpy written from the spec:
+the operator in float32 between an exact dequantizeLinear and a round-half-to-even
+quantizeLinear). Tolerance: one quantization step (integer kernels requantize with fixed-point
+multipliers, which may round the other way at a tie or a step boundary), ATOL 1 on integer
+outputs and the output scale on float ones.
+
+Case ids are `quantized:<index>`; names say operator, type, variant and I/O. Restrictions: NHWC
+layouts only (the fusions see an NHWC operator; NCHW ones go through transposes that the
+`layout-*` rules remove first); static shapes of at most 1x6x6x4.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from converter.validate.conformance import ConformanceCase
+
+SEED = 20260523
+SWEEP = "quantized"
+"""The `sweep` name of the quantized sweep's document and of its known-failure entries."""
+QTYPES = ("int8", "uint8")
+IO = ("int", "float")
+RANGE = {"int8": (-128, 127), "uint8": (0, 255)}
+SIGMOID_OUT = {"int8": (1 / 256, -128), "uint8": (1 / 256, 0)}
+"""LiteRT's fixed output parameters of LOGISTIC and SOFTMAX."""
+TANH_OUT = {"int8": (1 / 128, 0), "uint8": (1 / 128, 128)}
+"""LiteRT's fixed output parameters of TANH."""
+
+
+@dataclass(frozen=True)
+class QParams:
+    """Per-tensor quantization parameters."""
+
+    scale: float
+    zero: int
+
+
+def params(qtype: str, which: str) -> QParams:
+    """The input ("in") and the other ("out") parameters of a case in `qtype`."""
+    if which == "in":
+        return QParams(0.05, 3 if qtype == "int8" else 131)
+    return QParams(0.07, -5 if qtype == "int8" else 120)
+
+
+@dataclass
+class _Graph:
+    """A case graph in the WPT JSON form, written one operator at a time."""
+
+    qtype: str
+    io: str
+    rng: np.random.Generator
+    inputs: dict[str, Any] = field(default_factory=dict)
+    operators: list[dict[str, Any]] = field(default_factory=list)
+    outputs: list[tuple[str, QParams]] = field(default_factory=list)
+    count: int = 0
+
+    def _name(self, stem: str) -> str:
+        self.count += 1
+        return f"{stem}{self.count}"
+
+    def tensor(self, arr: np.ndarray, *, constant: bool, stem: str = "c") -> str:
+        name = self._name(stem)
+        spec: dict[str, Any] = {"data": arr.ravel().tolist(),
+                                "descriptor": {"shape": list(arr.shape),
+                                               "dataType": arr.dtype.name}}
+        if constant:
+            spec["constant"] = True
+        self.inputs[name] = spec
+        return name
+
+    def op(self, op: str, args: Sequence[tuple[str, Any]],
+           options: dict[str, Any] | None = None, outputs: int = 1) -> list[str]:
+        names = [self._name("t") for _ in range(outputs)]
+        arguments = [{k: v} for k, v in args]
+        if options:
+            arguments.append({"options": options})
+        self.operators.append({"name": op, "arguments": arguments,
+                               "outputs": names[0] if outputs == 1 else names})
+        return names
+
+    def qconst(self, values: np.ndarray, scale: np.ndarray | float, zero: np.ndarray | int,
+               qtype: str) -> str:
+        """dequantizeLinear of a constant: scale / zero point of the value's rank."""
+        q = self.tensor(values.astype(qtype), constant=True)
+        return self.dq(q, scale, zero, qtype, values.ndim)
+
+    def dq(self, q: str, scale: np.ndarray | float, zero: np.ndarray | int, qtype: str,
+           rank: int) -> str:
+        s = np.asarray(scale, np.float32).reshape(np.shape(scale) or (1,) * rank)
+        z = np.asarray(zero).astype(qtype).reshape(s.shape)
+        sn, zn = self.tensor(s, constant=True), self.tensor(z, constant=True)
+        return self.op("dequantizeLinear", [("input", q), ("scale", sn), ("zeroPoint", zn)])[0]
+
+    def q(self, x: str, p: QParams, rank: int) -> str:
+        s = np.full((1,) * rank, p.scale, np.float32)
+        z = np.full((1,) * rank, p.zero).astype(self.qtype)
+        sn, zn = self.tensor(s, constant=True), self.tensor(z, constant=True)
+        return self.op("quantizeLinear", [("input", x), ("scale", sn), ("zeroPoint", zn)])[0]
+
+    def source(self, shape: Sequence[int], p: QParams) -> str:
+        """A dequantized graph input: integer values fed as they are ("int" I/O), or float
+        values quantized by the graph ("float" I/O)."""
+        lo, hi = RANGE[self.qtype]
+        q = self.rng.integers(lo, hi + 1, size=tuple(shape))
+        if self.io == "int":
+            name = self.tensor(q.astype(self.qtype), constant=False, stem="x")
+        else:
+            x = ((q - p.zero) * p.scale + self.rng.uniform(-0.3, 0.3, q.shape) * p.scale)
+            name = self.q(self.tensor(x.astype(np.float32), constant=False, stem="x"), p,
+                          len(shape))
+        return self.dq(name, p.scale, p.zero, self.qtype, len(shape))
+
+    def sink(self, y: str, p: QParams, rank: int) -> None:
+        """quantizeLinear of an operator's result, the graph output (dequantized again for
+        "float" I/O)."""
+        out = self.q(y, p, rank)
+        if self.io == "float":
+            out = self.dq(out, p.scale, p.zero, self.qtype, rank)
+        self.outputs.append((out, p))
+
+
+Pattern = Callable[[_Graph, str], None]
+"""Writes one pattern into a graph, for a variant (see `PATTERNS`)."""
+X4 = (1, 6, 6, 4)
+
+
+def _unary(op: str, options: dict[str, Any] | None = None,
+           out: Callable[[str], QParams] | None = None, shape: Sequence[int] = X4) -> Pattern:
+    def write(g: _Graph, variant: str) -> None:
+        pin = params(g.qtype, "in")
+        pout = out(g.qtype) if out else (pin if variant == "same" else params(g.qtype, "out"))
+        y = g.op(op, [("input", g.source(shape, pin))], options)[0]
+        g.sink(y, pout, len(g_shape(op, shape, options)))
+    return write
+
+
+def g_shape(op: str, shape: Sequence[int], options: dict[str, Any] | None) -> Sequence[int]:
+    """The output rank's stand-in shape of a unary pattern (only its length is used)."""
+    if op.startswith("reduce") and options and not options.get("keepDimensions"):
+        return [d for i, d in enumerate(shape) if i not in options.get("axes", [])]
+    if op == "reshape":
+        return options["newShape"] if options else shape
+    return shape
+
+
+def _reshape(g: _Graph, variant: str) -> None:
+    pin = params(g.qtype, "in")
+    pout = pin if variant == "same" else params(g.qtype, "out")
+    y = g.op("reshape", [("input", g.source(X4, pin)), ("newShape", [1, 36, 4])])[0]
+    g.sink(y, pout, 3)
+
+
+def _slice_split(op: str) -> Pattern:
+    def write(g: _Graph, variant: str) -> None:
+        pin = params(g.qtype, "in")
+        pout = pin if variant == "same" else params(g.qtype, "out")
+        x = g.source(X4, pin)
+        if op == "slice":
+            g.sink(g.op("slice", [("input", x), ("starts", [0, 1, 2, 0]),
+                                  ("sizes", [1, 4, 3, 4])])[0], pout, 4)
+        elif op == "split":
+            for y in g.op("split", [("input", x), ("splits", 2)], {"axis": 3}, outputs=2):
+                g.sink(y, pout, 4)
+        elif op == "transpose":
+            g.sink(g.op("transpose", [("input", x)], {"permutation": [0, 3, 1, 2]})[0], pout, 4)
+        else:  # gather
+            idx = g.tensor(np.array([2, 0, 5], np.int32), constant=True)
+            g.sink(g.op("gather", [("input", x), ("indices", idx)], {"axis": 1})[0], pout, 4)
+    return write
+
+
+def _binary(op: str) -> Pattern:
+    def write(g: _Graph, variant: str) -> None:
+        pin = params(g.qtype, "in")
+        if variant == "same":
+            pb, pout = pin, pin
+        elif variant == "ratio":  # rhs scale / output scale below XNNPACK's 1/1024 (add, sub)
+            pb, pout = QParams(0.00004, pin.zero), params(g.qtype, "out")
+        else:
+            pb, pout = QParams(0.03, RANGE[g.qtype][0] + 100), params(g.qtype, "out")
+        a, b = g.source(X4, pin), g.source(X4, pb)
+        g.sink(g.op(op, [("a", a), ("b", b)])[0], pout, 4)
+    return write
+
+
+def _concat(g: _Graph, variant: str) -> None:
+    pin = params(g.qtype, "in")
+    pb = pin if variant == "same" else params(g.qtype, "out")
+    a, b = g.source(X4, pin), g.source((1, 6, 6, 2), pb)
+    g.sink(g.op("concat", [("inputs", [a, b]), ("axis", 3)])[0], pin, 4)
+
+
+def _weights(g: _Graph, shape: Sequence[int], axis: int, per_channel: bool) -> tuple[str,
+                                                                                      np.ndarray]:
+    """A dequantized weight constant in the case's type, per tensor or per channel along
+    `axis`; (operand, its scales as a flat array)."""
+    lo, hi = RANGE[g.qtype]
+    w = g.rng.integers(lo, hi + 1, size=tuple(shape))
+    n = shape[axis]
+    scales = (g.rng.uniform(0.002, 0.02, n) if per_channel else np.full(1, 0.01)
+              ).astype(np.float32)
+    zero = 0 if g.qtype == "int8" else 128
+    sshape = [1] * len(shape)
+    if per_channel:
+        sshape[axis] = n
+    return g.qconst(w, scales.reshape(sshape), np.full(sshape, zero), g.qtype), scales
+
+
+def _bias(g: _Graph, n: int, scales: np.ndarray, kind: str, in_scale: float) -> str | None:
+    """The bias: "int32" dequantized with input scale x filter scale (what LiteRT's kernels
+    assume), "scale" int32 with one scale for all channels (the first channel's product),
+    "near" int32 with 1.5% more than the product (inside Chromium's 2% fusion margin) and
+    large values, "float" a float32 constant, "none"."""
+    values = g.rng.integers(-2000, 2000, n) * (100 if kind == "near" else 1)
+    if kind == "none":
+        return None
+    if kind == "float":
+        return g.tensor((values * in_scale * float(scales[0])).astype(np.float32),
+                        constant=True)
+    bs = (np.float64(in_scale) * scales.astype(np.float64)).astype(np.float32)
+    if kind == "scale":
+        bs = bs[:1]
+    elif kind == "near":
+        bs = (bs * 1.015).astype(np.float32)
+    return g.qconst(values, bs.reshape(-1), np.zeros(bs.shape[0], np.int32), "int32")
+
+
+def _conv(kind: str) -> Pattern:
+    """conv2d ("conv"), depthwise conv2d ("depthwise"), convTranspose2d ("transpose");
+    variant "<per-tensor|per-channel>[-<bias kind>][-<relu|relu6>]"."""
+    def write(g: _Graph, variant: str) -> None:
+        parts = variant.split("-")
+        per_channel = parts[0] == "channel"
+        bias_kind = parts[1] if len(parts) > 1 else "int32"
+        act = parts[2] if len(parts) > 2 else ""
+        pin, pout = params(g.qtype, "in"), QParams(0.2, params(g.qtype, "out").zero)
+        x = g.source(X4 if kind != "transpose" else (1, 3, 3, 4), pin)
+        if kind == "depthwise":
+            w, scales = _weights(g, (1, 3, 3, 4), 3, per_channel)
+            options: dict[str, Any] = {"inputLayout": "nhwc", "filterLayout": "ihwo",
+                                       "groups": 4, "padding": [1, 1, 1, 1]}
+            n, op = 4, "conv2d"
+        elif kind == "conv":
+            w, scales = _weights(g, (5, 3, 3, 4), 0, per_channel)
+            options = {"inputLayout": "nhwc", "filterLayout": "ohwi", "padding": [1, 1, 1, 1]}
+            n, op = 5, "conv2d"
+        else:
+            w, scales = _weights(g, (5, 3, 3, 4), 0, per_channel)
+            options = {"inputLayout": "nhwc", "filterLayout": "ohwi", "strides": [2, 2],
+                       "padding": [1, 0, 1, 0]}
+            n, op = 5, "convTranspose2d"
+        bias = _bias(g, n, scales, bias_kind, pin.scale)
+        if bias is not None:
+            options["bias"] = bias
+        y = g.op(op, [("input", x), ("filter", w)], options)[0]
+        if act == "relu":
+            y = g.op("relu", [("input", y)])[0]
+        elif act == "relu6":
+            y = g.op("clamp", [("input", y)], {"minValue": 0, "maxValue": 6})[0]
+        g.sink(y, pout, 4)
+    return write
+
+
+def _gemm(op: str) -> Pattern:
+    """gemm / matmul of a [3, 8] input with [8, 6] weights; variant
+    "<tensor|channel>[-t|-row]": "t" gemm's b stored [6, 8] with bTranspose, "row" per-channel
+    scales of shape [1, 6] on b stored [8, 6] (the other way round: [6, 1] on [6, 8])."""
+    def write(g: _Graph, variant: str) -> None:
+        per_channel = variant.startswith("channel")
+        transposed = variant.endswith("-t")
+        pin, pout = params(g.qtype, "in"), QParams(0.3, params(g.qtype, "out").zero)
+        a = g.source((3, 8), pin)
+        b, scales = _weights(g, (6, 8) if transposed else (8, 6), 0 if transposed else 1,
+                             per_channel)
+        options: dict[str, Any] = {}
+        if op == "gemm":
+            if transposed:
+                options["bTranspose"] = True
+            if not per_channel:
+                c = _bias(g, 6, scales, "int32", pin.scale)
+                options["c"] = c
+        g.sink(g.op(op, [("a", a), ("b", b)], options or None)[0], pout, 2)
+    return write
+
+
+def _softmax(g: _Graph, variant: str) -> None:
+    pin = params(g.qtype, "in")
+    pout = QParams(*SIGMOID_OUT[g.qtype]) if variant == "kernel" else params(g.qtype, "out")
+    g.sink(g.op("softmax", [("input", g.source((3, 10), pin)), ("axis", 1)])[0], pout, 2)
+
+
+def _fixed(op: str, table: dict[str, tuple[float, int]],
+           options: dict[str, Any] | None = None) -> Pattern:
+    """An activation whose LiteRT kernel wants fixed output parameters: variant "kernel"
+    those, "scale" the kernel's scale with zero point 0 (int8) / 128 (uint8), "float"
+    others."""
+    def write(g: _Graph, variant: str) -> None:
+        pin = params(g.qtype, "in")
+        scale, zero = table[g.qtype]
+        if variant == "kernel":
+            pout = QParams(scale, zero)
+        elif variant == "scale":
+            pout = QParams(scale, 0 if g.qtype == "int8" else 128)
+        else:
+            pout = params(g.qtype, "out")
+        g.sink(g.op(op, [("input", g.source(X4, pin))], options)[0], pout, 4)
+    return write
+
+
+def _pad(g: _Graph, variant: str) -> None:
+    pin = params(g.qtype, "in")
+    options: dict[str, Any] = {"value": 0.5} if variant == "value" else (
+        {"mode": "reflection"} if variant == "reflection" else {})
+    y = g.op("pad", [("input", g.source(X4, pin)), ("beginningPadding", [0, 1, 2, 0]),
+                     ("endingPadding", [0, 2, 1, 0])], options or None)[0]
+    g.sink(y, pin, 4)
+
+
+NHWC = {"layout": "nhwc"}
+PATTERNS: dict[str, tuple[Pattern, tuple[str, ...]]] = {
+    "conv2d": (_conv("conv"), ("tensor", "channel", "tensor-float", "channel-scale",
+                               "tensor-near", "tensor-int32-relu",
+                               "channel-int32-relu6")),
+    "conv2d depthwise": (_conv("depthwise"), ("tensor", "channel", "channel-scale")),
+    "convTranspose2d": (_conv("transpose"), ("tensor", "channel", "channel-scale")),
+    "gemm": (_gemm("gemm"), ("tensor", "tensor-t", "channel-t", "channel")),
+    "matmul": (_gemm("matmul"), ("tensor", "channel")),
+    "add": (_binary("add"), ("same", "other", "ratio")),
+    "sub": (_binary("sub"), ("same", "other")),
+    "mul": (_binary("mul"), ("same", "other")),
+    "max": (_binary("max"), ("same", "other")),
+    "min": (_binary("min"), ("same", "other")),
+    "concat": (_concat, ("same", "other")),
+    "averagePool2d": (_unary("averagePool2d", {**NHWC, "windowDimensions": [2, 2],
+                                               "strides": [2, 2]}), ("same", "other")),
+    "maxPool2d": (_unary("maxPool2d", {**NHWC, "windowDimensions": [3, 3],
+                                       "padding": [1, 1, 1, 1]}), ("same", "other")),
+    "resample2d linear": (_unary("resample2d", {"mode": "linear", "scales": [2.0, 2.0],
+                                                "axes": [1, 2]}), ("same", "other")),
+    "resample2d nearest": (_unary("resample2d", {"scales": [2.0, 2.0], "axes": [1, 2]}),
+                           ("same",)),
+    "pad": (_pad, ("zero", "value", "reflection")),
+    "relu": (_unary("relu"), ("same", "other")),
+    "clamp": (_unary("clamp", {"minValue": 0, "maxValue": 6}), ("same", "other")),
+    "elu": (_unary("elu"), ("other",)),
+    "leakyRelu": (_unary("leakyRelu", {"alpha": 0.1}), ("same", "other")),
+    "sigmoid": (_fixed("sigmoid", SIGMOID_OUT), ("kernel", "scale", "other")),
+    "tanh": (_fixed("tanh", TANH_OUT), ("kernel", "other")),
+    "softmax": (_softmax, ("kernel", "other")),
+    "reduceMax": (_unary("reduceMax", {"axes": [1, 2], "keepDimensions": True}),
+                  ("same", "other")),
+    "reduceMean": (_unary("reduceMean", {"axes": [1, 2], "keepDimensions": True}),
+                   ("same", "other")),
+    "reduceSum": (_unary("reduceSum", {"axes": [3], "keepDimensions": True}),
+                  ("same", "other")),
+    "reduceMin": (_unary("reduceMin", {"axes": [1, 2], "keepDimensions": True}),
+                  ("same", "other")),
+    "reshape": (_reshape, ("same", "other")),
+    "transpose": (_slice_split("transpose"), ("same", "other")),
+    "slice": (_slice_split("slice"), ("same", "other")),
+    "split": (_slice_split("split"), ("same", "other")),
+    "gather": (_slice_split("gather"), ("same", "other")),
+}
+"""Pattern name -> (writer, variants)."""
+
+
+
+
+def _case(name: str, g: _Graph) -> dict[str, Any]:
+    from converter.core.webnn import ML, MLGraphBuilder
+    from converter.validate.conformance import case_graph
+
+    desc: dict[str, Any] = {"inputs": g.inputs, "operators": g.operators,
+                            "expectedOutputs": {}}
+    for out, _ in g.outputs:  # placeholder descriptors, replaced below
+        desc["expectedOutputs"][out] = {"data": [0], "descriptor": {"shape": [],
+                                                                    "dataType": "int8"}}
+    graph, feeds = case_graph({"graph": desc}, MLGraphBuilder(ML().create_context()))
+    values = graph.context.compute(graph, feeds)
+    for out, _ in g.outputs:
+        v = np.asarray(values[out])
+        desc["expectedOutputs"][out] = {"data": v.ravel().tolist(), "descriptor": {
+            "shape": list(v.shape), "dataType": v.dtype.name}}
+    step = 1 if g.io == "int" else max(p.scale for _, p in g.outputs) * 1.0001
+    return {"name": name, "graph": desc, "tolerance": {"metricType": "ATOL", "value": step}}
+
+
+def quantized_cases(only: Sequence[str] | None = None) -> list[ConformanceCase]:
+    """Every pattern x variant x quantized type x I/O kind, in that order (ids
+    `quantized:<index>`; the same seed gives the same cases); `only` keeps the patterns
+    named."""
+    out, index = [], 0
+    rng = np.random.default_rng(SEED)
+    for pattern, (write, variants) in PATTERNS.items():
+        for variant in variants:
+            for qtype in QTYPES:
+                for io in IO:
+                    g = _Graph(qtype, io, np.random.default_rng(rng.integers(2 ** 32)))
+                    index += 1
+                    if only is not None and pattern not in only:
+                        continue
+                    write(g, variant)
+                    name = f"{pattern} {qtype} {variant} {io} I/O"
+                    out.append(ConformanceCase(f"{SWEEP}:{index - 1}", name, _case(name, g)))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m converter.validate.sweep_quantized FOLDER [--target T] [--filter TEXT]`: run
+    the quantized cases (those whose id or name contains a TEXT) in the browser as converted
+    and with the target's rules, write FOLDER/sweep_quantized.json, and say the counts, the
+    new deviations and the stale known failures (exit 1 when there is one)."""
+    import argparse
+    from pathlib import Path
+
+    from converter.passes.targets import load_target
+    from converter.validate.sweep import check_sweep, sweep, write_sweep
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--target", default="chromium-tflite")
+    parser.add_argument("--filter", action="append", default=[])
+    args = parser.parse_args(argv)
+    cases = [c for c in quantized_cases()
+             if not args.filter or any(f in c.id or f in c.name for f in args.filter)]
+    target = load_target(args.target)
+    doc = sweep(cases, target=target, progress=print, kind=SWEEP)
+    write_sweep(doc, None, args.folder, name="sweep_quantized.json")
+    new, stale = check_sweep(doc, target.known_failures())
+    print(json.dumps(doc["counts"]))
+    for line in [*(f"new deviation: {n}" for n in new), *(f"stale: {s}" for s in stale)]:
+        print(line)
+    return 1 if new or stale else 0
+
+
+__all__ = ["PATTERNS", "QTYPES", "SWEEP", "QParams", "main", "params", "quantized_cases"]
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
