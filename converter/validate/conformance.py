@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from converter.core.webnn import MLGraph, MLGraphBuilder, MLOperand
+from converter.core.webnn.dtypes import FOUR_BIT_TYPES, numpy_dtype
 
 WPT: Traversable = importlib.resources.files("converter.validate") / "wpt"
 """The WebNN conformance cases (package data)."""
@@ -151,9 +152,10 @@ def wpt_number(x: Any) -> Any:
 
 
 def case_array(data: Any, desc: Mapping[str, Any]) -> np.ndarray:
-    """A case's tensor (`data`, `descriptor`) as a numpy array."""
+    """A case's tensor (`data`, `descriptor`) as a numpy array (int4/uint4 values in their
+    int8/uint8 storage array, `converter.core.webnn.dtypes.numpy_dtype`)."""
     shape = tuple(desc["shape"])
-    dtype = np.dtype(desc["dataType"])
+    dtype = numpy_dtype(desc["dataType"])
     if isinstance(data, list):
         values = [wpt_number(x) for x in data]
     else:
@@ -178,8 +180,10 @@ def case_graph(case: Mapping[str, Any], builder: MLGraphBuilder, nonfinite: bool
     feeds: dict[str, np.ndarray] = {}
     for name, spec in desc["inputs"].items():
         arr = case_array(spec["data"], spec["descriptor"])
+        data_type = spec["descriptor"]["dataType"]
         if spec.get("constant"):
-            operands[name] = builder.constant(arr)
+            operands[name] = (builder.constant(arr, data_type) if data_type in FOUR_BIT_TYPES
+                              else builder.constant(arr))
         else:
             operands[name] = builder.input(name, shape=list(arr.shape),
                                            data_type=arr.dtype.name)

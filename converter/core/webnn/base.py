@@ -217,7 +217,8 @@ class BuilderBase:
             if operand.kind != "output":
                 raise MLTypeError(f"build: output {name!r} is a graph {operand.kind}; "
                                   "wrap it with identity()")
-            limits.check_io(f"build: output {name!r}", operand.data_type, operand.rank)
+            limits.check_io(f"build: output {name!r}", operand.data_type, operand.rank,
+                            output_types=self.context.output_data_types)
         operations, inputs, constants = _walk(list(outputs.values()))
         self._built = True
         return MLGraph(self.context, inputs, tuple(constants), tuple(operations), dict(outputs))

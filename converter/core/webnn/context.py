@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from converter.core.webnn import limits
+from converter.core.webnn.dtypes import DATA_TYPES
 from converter.core.webnn.errors import MLInvalidStateError, MLTypeError
 from converter.core.webnn.operand import MLOperand, MLOperandDescriptor, Operation
 from converter.core.webnn.run_memory import check_run_memory
@@ -34,7 +35,9 @@ class Executable(Protocol):
 
 
 class Backend(Protocol):
-    """What runs a context's graphs: `name` keys the compiled forms a graph caches."""
+    """What runs a context's graphs: `name` keys the compiled forms a graph caches. A backend
+    whose graphs can output more than the spec's eight data types (the 4-bit ones) says so in
+    an `output_data_types` tuple (read by `MLContext.output_data_types`)."""
 
     name: str
 
@@ -133,9 +136,17 @@ class MLContext:
         if self.lost:
             raise MLInvalidStateError(f"{what}: the context has been destroyed")
 
+    @property
+    def output_data_types(self) -> tuple[str, ...]:
+        """The data types this context's graphs can output (the backend's
+        `output_data_types`, else the spec's eight)."""
+        types: tuple[str, ...] = getattr(self.backend, "output_data_types", DATA_TYPES)
+        return types
+
     def op_support_limits(self) -> dict[str, Any]:
         """The spec's MLOpSupportLimits, generated from the table that validation uses."""
-        return limits.op_support_limits(getattr(self.backend, "preferred_input_layout", "nchw"))
+        return limits.op_support_limits(getattr(self.backend, "preferred_input_layout", "nchw"),
+                                        self.output_data_types)
 
     # -- tensors -------------------------------------------------------------------------
     def create_tensor(self, shape: Any, data_type: str, *, readable: bool = False,

@@ -6,8 +6,9 @@ importers and the feed conversion (`converter.core.feeds`) derive theirs from it
 
 4-bit types: "int4" and "uint4" (Chromium's and the WPT's optional data types, not in the
 spec enum) are supported for constants and for the operands of dequantizeLinear /
-quantizeLinear that the limits table allows (see `limits.py`); graph inputs and outputs
-cannot have them. In memory (constant values, runtime arrays) a 4-bit operand is a numpy
+quantizeLinear that the limits table allows (see `limits.py`); graph inputs cannot have them,
+graph outputs only on a backend that lists them (`output_data_types`: the reference backend,
+whose graph returns the storage array described next). In memory (constant values, runtime arrays) a 4-bit operand is a numpy
 array of its storage type (`STORAGE_TYPES`: int8 holding values in [-8, 7], uint8 holding
 values in [0, 15]), one value per byte; `numpy_dtype` gives that storage dtype. Their byte
 length (`byte_length`) is the packed one, two values per byte with the first value in the

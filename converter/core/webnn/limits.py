@@ -6,8 +6,9 @@ the spec's `ML*SupportLimits` dictionaries. Constraints that relate operands to 
 ("b has a's data type", "indices rank equals input rank") are checked by each operator.
 
 The optional 4-bit types int4/uint4 (see `dtypes.py`) appear where Chromium and the WPT use
-them: `constant` (not graph inputs or outputs), dequantizeLinear's input and zeroPoint, and
-quantizeLinear's zeroPoint and output.
+them: `constant` (not graph inputs), dequantizeLinear's input and zeroPoint, and
+quantizeLinear's zeroPoint and output. Graph outputs of a 4-bit type need a backend that lists
+them (`output_data_types`, e.g. the reference backend; `op_support_limits()["output"]`).
 """
 
 from __future__ import annotations
@@ -165,24 +166,30 @@ def check(op: str, role: str, data_type: str, rank: int) -> None:
                           f"[{lim.min_rank}, {lim.max_rank}]")
 
 
-def op_support_limits(preferred_input_layout: str = "nchw") -> dict[str, Any]:
-    """The spec's `MLOpSupportLimits` dictionary generated from OP_LIMITS."""
+def op_support_limits(preferred_input_layout: str = "nchw",
+                      output_types: tuple[str, ...] = DATA_TYPES) -> dict[str, Any]:
+    """The spec's `MLOpSupportLimits` dictionary generated from OP_LIMITS; `output_types` are
+    the data types the context's graphs can output (a backend may add the 4-bit types)."""
     out: dict[str, Any] = {
         "preferredInputLayout": preferred_input_layout,
         "maxTensorByteLength": MAX_TENSOR_BYTE_LENGTH,
         "input": IO_LIMITS.to_spec(),
         "constant": CONSTANT_LIMITS.to_spec(),
-        "output": IO_LIMITS.to_spec(),
+        "output": TensorLimits(output_types, 0, MAX_RANK).to_spec(),
     }
     for op, roles in OP_LIMITS.items():
         out[op] = {role: lim.to_spec() for role, lim in roles.items()}
     return out
 
 
-def check_io(what: str, data_type: str, rank: int, *, constant: bool = False) -> None:
+def check_io(what: str, data_type: str, rank: int, *, constant: bool = False,
+             output_types: tuple[str, ...] | None = None) -> None:
     """Raise MLTypeError unless a graph input/output (or, with `constant`, a constant)
-    descriptor is supported."""
+    descriptor is supported; `output_types`: a graph output's allowed data types (the
+    context's, see `op_support_limits`)."""
     lim = CONSTANT_LIMITS if constant else IO_LIMITS
+    if output_types is not None:
+        lim = TensorLimits(output_types, 0, MAX_RANK)
     if data_type not in lim.data_types or not lim.min_rank <= rank <= lim.max_rank:
         raise MLTypeError(f"{what}: data type {data_type} with rank {rank} is not supported "
                           f"(data types {', '.join(lim.data_types)}; rank range "

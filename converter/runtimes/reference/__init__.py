@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from converter.core.webnn.context import MLGraph
-from converter.core.webnn.dtypes import numpy_dtype
+from converter.core.webnn.dtypes import ALL_DATA_TYPES, numpy_dtype
 from converter.core.webnn.errors import MLOperationError
 from converter.core.webnn.operand import MLOperand, Operation
 from converter.runtimes.reference import kernels as _kernels_pkg
@@ -88,6 +88,9 @@ class ReferenceBackend:
 
     name = "reference"
     preferred_input_layout = "nchw"
+    output_data_types = ALL_DATA_TYPES
+    """Graph outputs may be int4/uint4 too (as WPT's quantizeLinear cases read them): such an
+    output is returned as its int8/uint8 storage array, one value per element."""
 
     def compile(self, graph: MLGraph) -> ReferenceExecutable:
         return ReferenceExecutable(graph)

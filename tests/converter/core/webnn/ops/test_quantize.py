@@ -168,12 +168,26 @@ def test_dequantize_4bit_constant(b: MLGraphBuilder, qtype: str) -> None:
 
 @pytest.mark.parametrize("qtype", ["int4", "uint4"])
 def test_quantize_to_4bit(b: MLGraphBuilder, qtype: str) -> None:
+    """A 4-bit graph output builds where the context lists it (the reference backend, which
+    returns the int8/uint8 storage array, saturated to the 4-bit range) and is refused where
+    it does not (onnxruntime)."""
     x = b.input("x", [2, 4], "float32")
     q = b.quantize_linear(x, b.constant(np.ones((1, 4), np.float32)),
                           b.constant(np.zeros((1, 4), FOUR_BIT_STORAGE[qtype]), qtype))
     assert (q.data_type, q.shape) == (qtype, (2, 4))
+    assert qtype in b.context.op_support_limits()["output"]["dataTypes"]
+    graph = b.build({"q": q})
+    feed = np.array([[-9.0, -8.5, -0.5, 1.5], [2.5, 7.4, 15.5, 99.0]], np.float32)
+    got = b.context.compute(graph, {"x": feed})["q"]
+    lo, hi = (-8, 7) if qtype == "int4" else (0, 15)
+    assert got.dtype == FOUR_BIT_STORAGE[qtype]
+    np.testing.assert_array_equal(got, np.clip(np.rint(feed), lo, hi))  # half to even
+    ort = MLGraphBuilder(ML().create_context(backend="onnxruntime"))
+    q = ort.quantize_linear(ort.input("x", [2, 4], "float32"),
+                            ort.constant(np.ones((1, 4), np.float32)),
+                            ort.constant(np.zeros((1, 4), FOUR_BIT_STORAGE[qtype]), qtype))
     with pytest.raises(MLTypeError, match="build: output 'q'"):
-        b.build({"q": q})
+        ort.build({"q": q})
 
 
 @pytest.mark.parametrize(("call", "match"), [
