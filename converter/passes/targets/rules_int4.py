@@ -23,8 +23,8 @@ K / block] scales are) divide that axis into [blocks, block] so the scale broadc
 result is reshaped back.
 
 A zero point whose values are all equal (MatMulNBits' default 8, or 0 with float zero points)
-becomes a uniform float constant (written as one number: no bytes in the weights file), other
-zero points are split like the weight (1/block the weight's bytes).
+becomes one float number (a rank-0 constant: no bytes in the weights file), other zero points
+are split like the weight (1/block the weight's bytes).
 
 The cast of the uint8 bytes to float is recorded without the rules: `fold-constant-cast`
 would fold it into a float constant, four times the bytes of the weight it replaces (uint8 ->
@@ -127,13 +127,14 @@ def _split(rw: Rewrite, data: np.ndarray, count: int, shape: list[int], float_ty
 
 def _nibbles(rw: Rewrite, operand: MLOperand, shape: list[int], float_type: str,
              fold_uniform: bool) -> MLOperand:
-    """The values of 4-bit constant `operand` (+ 8 for int4) as `float_type` of `shape`: a
-    uniform constant when `fold_uniform` and they are all equal, else split in the graph."""
+    """The values of 4-bit constant `operand` (+ 8 for int4) as `float_type` of `shape`: one
+    number (a rank-0 constant, which broadcasts) when `fold_uniform` and they are all equal,
+    else split in the graph."""
     data = unsigned_bytes(operand)
     count = math.prod(operand.shape)
     common = uniform_value(data, count) if fold_uniform else None
     if common is not None:
-        return rw.b.constant(np.full(shape, common, np.float64).astype(float_type), float_type)
+        return rw.const(common, float_type)
     return _split(rw, data, count, shape, float_type)
 
 
