@@ -200,7 +200,8 @@ class ModelInfo:
     `input (unknown rank)`); `fixes` are the settings that fix those a conversion needs
     (suggested values or placeholders, see `converter.frontends.free_dims`); `defaults` are
     free dimensions the converter sets itself when nobody does (the value it uses, e.g. the
-    size LiteRT runs a TFLite -1 dimension at); `control_inputs` are the inputs that only
+    size LiteRT runs a TFLite -1 dimension at, 1 for a batch), `defaults_why` says why (empty:
+    the size the reference framework runs); `control_inputs` are the inputs that only
     steer shapes, sizes or control flow and need pinning.
     """
 
@@ -216,6 +217,7 @@ class ModelInfo:
     fixes: tuple[Fix, ...] = ()
     defaults: tuple[Fix, ...] = ()
     control_inputs: tuple[ControlInput, ...] = ()
+    defaults_why: str = ""
 
     @property
     def node_count(self) -> int:
@@ -260,8 +262,8 @@ class ModelInfo:
                 used = ", ".join(_where(f) + f"={f.value}" for f in self.defaults)
                 other = render_fixes([replace(f, value=None) for f in self.defaults],
                                      interface)
-                notes.append(f"{used} by default, the size {frontend.reference} runs; other "
-                             f"sizes: {other}")
+                why = self.defaults_why or f"the size {frontend.reference} runs"
+                notes.append(f"{used} by default, {why}; other sizes: {other}")
             lines.append(f"free dimensions: {', '.join(self.free_dims)} ({'; '.join(notes)})")
         else:
             lines.append("free dimensions: none")

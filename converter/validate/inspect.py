@@ -71,9 +71,11 @@ def inspect_model(model: str | os.PathLike[str] | bytes, signature: str | None =
 def trial_options(info: ModelInfo, fmt: str) -> tuple[dict[str, Any], bool]:
     """The `convert()` options of the trial import: every fix `inspect` suggests, with 1
     for placeholders, limited to the options the format takes; and whether any value was
-    guessed (a placeholder)."""
+    guessed (a placeholder, or a default size of a dimension other than a first axis)."""
     options: dict[str, Any] = {}
-    guessed = False
+    # sizes the converter takes itself beyond a batch (a TFLite input stored as [1, 1]) are
+    # the model's guess as much as a placeholder is
+    guessed = any(f.axis not in (None, 0) for f in info.defaults)
     accepted = get(fmt).options
     fixes: Sequence[Fix] = (*info.fixes, *(c.fix for c in info.control_inputs))
     for fix in fixes:

@@ -109,7 +109,6 @@ def test_convert_error_json(models: dict[str, Path], tmp_path: Path) -> None:
     (["--dim", "batch"], ["--dim", "NAME=VALUE"]),
     (["--dim", "batch=-3"], ["positive integer"]),
     (["--dim", "bacth=1"], ["bacth", "free dimensions", "batch"]),
-    ([], ["batch", "not fixed"]),
     (["--shape", "image=1,3,x"], ["--shape"]),
     (["--signature", "serving"], ["TFLite"]),
 ])

@@ -15,7 +15,12 @@ from click.testing import CliRunner, Result
 
 from cli.main import cli
 from tests.cli.models import tiny_cnn
-from tests.converter.frontends.onnx.test_free_dims import _conv_model, _shape_input_model
+from tests.converter.frontends.onnx.test_free_dims import (
+    _conv_model,
+    _model,
+    _shape_input_model,
+    _vi,
+)
 from tests.converter.frontends.tflite.test_free_dims import mobilenet_like
 
 KWARGS = ("free_dims", "input_dims", "input_shapes", "pin_inputs")
@@ -36,6 +41,12 @@ def one_line_error(r: Result) -> str:
     return lines[0]
 
 
+def _matrix_model() -> onnx.ModelProto:
+    """x [?, 6] -> Relu: an unnamed first axis that is suggested as 1, not defaulted."""
+    return _model([onnx.helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [None, 6])],
+                  [_vi("y", [None, 6])])
+
+
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     d = tmp_path_factory.mktemp("fd")
@@ -43,7 +54,9 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     onnx.save_model(_conv_model([-1, 3, 8, 8]), d / "paddle.onnx")
     onnx.save_model(_conv_model([None, 3, 8, 8]), d / "unnamed.onnx")
     onnx.save_model(_shape_input_model(), d / "shape_input.onnx")
+    onnx.save_model(_matrix_model(), d / "matrix.onnx")
     return {"tflite": d / "mobilenet.tflite", "paddle": d / "paddle.onnx",
+            "matrix": d / "matrix.onnx",
             "unnamed": d / "unnamed.onnx", "shape_input": d / "shape_input.onnx",
             "cnn": tiny_cnn(d / "cnn.onnx")}
 
@@ -89,26 +102,34 @@ def test_tflite_named_dim_error_names_flags(models: dict[str, Path], tmp_path: P
 
 @pytest.mark.parametrize("model", ["paddle", "unnamed"])
 def test_onnx_free_first_axis(models: dict[str, Path], tmp_path: Path, model: str) -> None:
-    line = one_line_error(invoke("convert", models[model], "-o", tmp_path / "o"))
-    assert "x[0] (unnamed dimension)" in line and "fix them with --dim x:0=1" in line
+    """The free first axis of an image input is a batch: converted at 1, the note naming
+    the flag."""
+    r = invoke("convert", models[model], "-o", tmp_path / "o")
+    assert r.exit_code == 0, r.output
+    assert "free batch dimension(s) converted at 1: x[0]" in r.stdout
+    assert "--dim x:0=N (command line)" in r.stdout
     r = invoke("inspect", models[model])
     assert r.exit_code == 0, r.output
-    assert "free dimensions: x[0] (fix with --dim x:0=1)" in r.stdout
+    assert ("free dimensions: x[0] (x[0]=1 by default, taken as a batch; other sizes: "
+            "--dim x:0=N)") in r.stdout
     r = invoke("validate", models[model], "--dim", "x:0=2")  # against onnxruntime
     assert r.exit_code == 0, r.output
     assert "y  float32  [2, 4, 6, 6]" in r.stdout and "verdict: PASS" in r.stdout
 
 
 def test_onnx_named_dims(models: dict[str, Path], tmp_path: Path) -> None:
-    line = one_line_error(invoke("convert", models["cnn"], "-o", tmp_path / "o"))
-    assert "fix them with --dim batch=1" in line
+    r = invoke("convert", models["cnn"], "-o", tmp_path / "o")
+    assert r.exit_code == 0, r.output
+    assert "free batch dimension(s) converted at 1: batch" in r.stdout
+    assert "--dim batch=N (command line)" in r.stdout
     for flag in ("--dim", "--free-dim"):
         r = invoke("validate", models["cnn"], flag, "batch=2")
         assert r.exit_code == 0, r.output
     r = invoke("inspect", models["cnn"], "--json")
-    fixes = json.loads(r.stdout)["fixes"]
-    assert [(f["cli"], f["python"]) for f in fixes] == [("--dim batch=1",
-                                                         'free_dims={"batch": 1}')]
+    info = json.loads(r.stdout)
+    assert info["fixes"] == []
+    assert [(f["cli"], f["python"]) for f in info["defaults"]] == [("--dim batch=1",
+                                                                    'free_dims={"batch": 1}')]
 
 
 @pytest.mark.parametrize("args, words", [
@@ -132,7 +153,7 @@ def test_onnx_bad_dims_are_one_line_errors(models: dict[str, Path], tmp_path: Pa
 
 
 def test_json_error_carries_both_renderings(models: dict[str, Path], tmp_path: Path) -> None:
-    r = invoke("convert", models["paddle"], "-o", tmp_path / "o", "--json")
+    r = invoke("convert", models["matrix"], "-o", tmp_path / "o", "--json")
     assert r.exit_code == 2
     err = json.loads(r.stdout)["error"]
     assert err["reason_code"] == "unresolved_dimensions"

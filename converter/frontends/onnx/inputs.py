@@ -11,11 +11,15 @@ import numpy as np
 import onnx
 
 from converter.core.errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
+from converter.core.fixes import Fix
 from converter.core.ir import Dim, ValueInfo
 from converter.frontends.free_dims import (
+    DimKey,
     InputDims,
+    batch_defaults,
     check_free_dim_values,
     check_input_dims,
+    default_note,
     fixes_for,
 )
 from op_mappings.onnx._element_types import elem_type_name
@@ -43,13 +47,80 @@ def value_info(vi: onnx.ValueInfoProto) -> ValueInfo:
     return ValueInfo(vi.name, dtype, tuple(dims), tuple(dims))
 
 
+_IMAGE_SIZE_KEYS = frozenset({"imgsz", "img_size", "image_size", "imagesize", "input_size"})
+"""Metadata keys holding an image input's [height, width] (ultralytics writes `imgsz`)."""
+_HEIGHT_NAMES = frozenset({"height", "h", "image_height", "img_h", "in_h"})
+_WIDTH_NAMES = frozenset({"width", "w", "image_width", "img_w", "in_w"})
+
+
+def implied_sizes(proto: onnx.ModelProto, declared: Sequence[ValueInfo]
+                  ) -> dict[DimKey, int]:
+    """Sizes the model itself implies for free input dimensions: a `value_info` entry for the
+    input with a fixed size at that axis; a `metadata_props` entry named as the dimension
+    (`"height": "640"`); an image-size entry (`imgsz`, `image_size`, ...: `[640, 640]` or
+    `640`) for the height/width dimensions of a rank-4 image input (NCHW or NHWC with 1, 3
+    or 4 channels) or dimensions named height/width. Unparsable entries are ignored."""
+    out: dict[DimKey, int] = {}
+    by_name = {vi.name: vi for vi in declared}
+    for vi in proto.graph.value_info:
+        have = by_name.get(vi.name)
+        if have is None or have.shape is None:
+            continue
+        known = value_info(vi).shape or ()
+        if len(known) != len(have.shape):
+            continue
+        for axis, (d, k) in enumerate(zip(have.shape, known, strict=True)):
+            if not isinstance(d, int) and isinstance(k, int) and k >= 1:
+                out.setdefault(d if isinstance(d, str) else (vi.name, axis), k)
+    meta = {p.key.lower(): p.value for p in proto.metadata_props}
+    for vi in declared:
+        for d in vi.shape or ():
+            if isinstance(d, str) and d.lower() in meta:
+                sizes = _ints(meta[d.lower()])
+                if len(sizes) == 1:
+                    out.setdefault(d, sizes[0])
+    image = next((_ints(meta[k]) for k in sorted(_IMAGE_SIZE_KEYS) if k in meta), [])
+    if len(image) in (1, 2):
+        height, width = image[0], image[-1]
+        for vi in declared:
+            shape = vi.shape or ()
+            spatial: tuple[int, int] | None = None
+            if len(shape) == 4 and shape[1] in (1, 3, 4):
+                spatial = (2, 3)
+            elif len(shape) == 4 and shape[3] in (1, 3, 4):
+                spatial = (1, 2)
+            for axis, d in enumerate(shape):
+                size = None
+                if spatial is not None and axis in spatial:
+                    size = height if axis == spatial[0] else width
+                elif isinstance(d, str) and d.lower() in _HEIGHT_NAMES | _WIDTH_NAMES:
+                    size = height if d.lower() in _HEIGHT_NAMES else width
+                if size is not None and not isinstance(d, int):
+                    out.setdefault(d if isinstance(d, str) else (vi.name, axis), size)
+    return out
+
+
+def _ints(text: str) -> list[int]:
+    """The positive integers of a metadata value such as `640`, `[640, 640]`, `(480,640)`;
+    [] when it holds anything else."""
+    parts = text.strip().strip("[]()").replace(",", " ").split()
+    if not parts or not all(p.isdigit() for p in parts):
+        return []
+    sizes = [int(p) for p in parts]
+    return sizes if all(1 <= v <= 1 << 20 for v in sizes) else []
+
+
 def resolve_inputs(declared: list[ValueInfo], free_dims: Mapping[str, int],
                    input_shapes: Mapping[str, Sequence[int]], label: str,
-                   input_dims: InputDims | None = None) -> list[ValueInfo]:
+                   input_dims: InputDims | None = None,
+                   suggested: Mapping[DimKey, int] | None = None
+                   ) -> tuple[list[ValueInfo], tuple[str, ...]]:
     """The graph inputs with every dimension fixed: `input_shapes` (whole shapes), then
-    `input_dims` (by input and axis), then `free_dims` (by name); InvalidModel for settings
-    naming nothing or contradicting the model, `UnresolvedDimensions` (with fixes) for
-    dimensions still free."""
+    `input_dims` (by input and axis), then `free_dims` (by name), then 1 for the dimensions
+    `batch_defaults` takes as a batch; and the report note on those. InvalidModel for
+    settings naming nothing or contradicting the model, `UnresolvedDimensions` (with fixes,
+    their values from `suggested` where the model implies one) for dimensions still
+    free."""
     names = {vi.name for vi in declared}
     unknown_inputs = sorted(set(input_shapes) - names)
     if unknown_inputs:
@@ -65,6 +136,8 @@ def resolve_inputs(declared: list[ValueInfo], free_dims: Mapping[str, int],
                             {vi.name: None if vi.shape is None else len(vi.shape)
                              for vi in declared}, label, shapes_given=input_shapes)
 
+    batches = batch_defaults([(vi.name, vi.shape) for vi in declared])
+    used: list[Fix] = []
     resolved: list[ValueInfo] = []
     unresolved: list[str] = []
     missing: list[tuple[str, int | None]] = []
@@ -93,6 +166,11 @@ def resolve_inputs(declared: list[ValueInfo], free_dims: Mapping[str, int],
                 d = given
             elif isinstance(d, str) and d in free_dims:
                 d = int(free_dims[d])
+            elif not isinstance(d, int):
+                batch = batches.get(d if isinstance(d, str) else (vi.name, i))
+                if batch is not None:
+                    d = 1
+                    used.append(batch)
             if not isinstance(d, int):
                 what = f"free dimension {d!r}" if isinstance(d, str) else "unnamed dimension"
                 unresolved.append(f"{vi.name}[{i}] ({what})")
@@ -103,8 +181,10 @@ def resolve_inputs(declared: list[ValueInfo], free_dims: Mapping[str, int],
         raise UnresolvedDimensions(
             f"{len(unresolved)} input dimension(s) of {label} are not fixed: "
             + ", ".join(unresolved),
-            fixes=fixes_for([(vi.name, vi.shape) for vi in declared], set(missing)))
-    return resolved
+            fixes=fixes_for([(vi.name, vi.shape) for vi in declared], set(missing),
+                            suggested))
+    used = list(dict.fromkeys(used))
+    return resolved, (default_note(used),) if used else ()
 
 
 def _check_override(vi: ValueInfo, shape: tuple[int, ...]) -> None:

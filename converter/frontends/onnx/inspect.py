@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.fixes import Fix
 from converter.frontends.base import ModelInfo, TensorSummary, ops_histogram
 from converter.frontends.control_inputs import GraphNode, GraphView
-from converter.frontends.free_dims import fixes_for
+from converter.frontends.free_dims import DimKey, batch_defaults, fixes_for
 
 CONTROL_SLOTS: dict[str, frozenset[int]] = {
     "If": frozenset({0}), "Loop": frozenset({0, 1}), "Upsample": frozenset({1}),
@@ -122,7 +123,7 @@ def proto_view(proto: Any) -> GraphView:
 
 
 def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
-    from converter.frontends.onnx.inputs import value_info
+    from converter.frontends.onnx.inputs import implied_sizes, value_info
     from converter.frontends.onnx.reader import load_proto, model_functions
     from converter.frontends.onnx.sizing import size_model
     from converter.frontends.onnx.subgraph import schema_functions
@@ -177,10 +178,19 @@ def inspect_onnx(model: str | os.PathLike[str] | bytes) -> ModelInfo:
     nodes = _all_nodes(graph.node, opsets, functions,
                        lambda op, domain, version: lookup(op, domain, version) is not None)
     producer = f"{proto.producer_name} {proto.producer_version}".strip()
+    shapes = [(t.name, t.shape) for t in inputs]
+    batches = batch_defaults(shapes)
+    implied = implied_sizes(proto, [value_info(vi) for vi in graph.input if vi.name not in init])
     return ModelInfo(label, "onnx", producer, opsets, tuple(inputs), outputs, tuple(free),
                      ops_histogram(nodes, status),
-                     fixes=fixes_for([(t.name, t.shape) for t in inputs]),
+                     fixes=tuple(f for f in fixes_for(shapes, suggested=implied)
+                                 if _key(f) not in batches),
+                     defaults=tuple(batches.values()), defaults_why="taken as a batch",
                      control_inputs=proto_view(proto).control_inputs())
+
+
+def _key(fix: Fix) -> DimKey:
+    return fix.name if fix.axis is None else (fix.name, fix.axis)
 
 
 def _all_nodes(nodes: Any, opsets: Mapping[str, int], functions: Mapping[tuple[str, str], Any],

@@ -20,8 +20,11 @@ What it does:
   `input_shapes` (whole shapes by input name), `input_dims` (single axes by input name and
   axis) and `free_dims` (by `dim_param` name), most specific first; a dimension with neither
   `dim_value` nor `dim_param`, or with a negative `dim_value` (paddle2onnx writes -1), is an
-  unnamed free dimension (`dim_value: 0` is a real, empty dimension); every dimension still
-  unknown is listed in one `UnresolvedDimensions` error whose `fixes` name what to set;
+  unnamed free dimension (`dim_value: 0` is a real, empty dimension); a batch nobody set is
+  converted at 1 with a warning naming the setting (`converter.frontends.free_dims`); every
+  dimension still unknown is listed in one `UnresolvedDimensions` error whose `fixes` name
+  what to set, with the sizes the model implies (`inputs.implied_sizes`: metadata,
+  value_info) or placeholders;
 - `pin_inputs` turns graph inputs into constants (inputs, dimensions and pins: `inputs`);
 - constants: initializers and the outputs of `Constant` nodes, as numpy arrays in their ONNX
   dtype (bool stays bool, float64 stays float64: the importer decides what to do with them).
@@ -49,7 +52,12 @@ from converter.core.errors import InvalidModel, exception_text, quoted
 from converter.core.ir import Node, SourceGraph
 from converter.frontends.base import read_model_file
 from converter.frontends.free_dims import InputDims
-from converter.frontends.onnx.inputs import pin_values, resolve_inputs, value_info
+from converter.frontends.onnx.inputs import (
+    implied_sizes,
+    pin_values,
+    resolve_inputs,
+    value_info,
+)
 from converter.frontends.onnx.node_order import topological_order
 from converter.frontends.onnx.rawdata import split_raw_data, tensor_view
 from converter.frontends.onnx.sizing import size_model
@@ -226,8 +234,9 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
         constants[sparse.values.name] = _sparse_to_array(sparse, base_dir, label)
 
     declared = [value_info(vi) for vi in graph.input if vi.name not in constants]
-    inputs = resolve_inputs(declared, free_dims or {}, input_shapes or {}, label,
-                             input_dims or {})
+    inputs, notes = resolve_inputs(declared, free_dims or {}, input_shapes or {}, label,
+                                   input_dims or {}, implied_sizes(proto, declared))
+    warnings.extend(notes)
     inputs, pinned = pin_values(inputs, pin_inputs or {})
     constants.update(pinned)
 

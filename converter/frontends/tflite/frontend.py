@@ -19,7 +19,8 @@ ASSIGN_VARIABLE) hold their values for one invocation; STABLEHLO_COMPOSITE inlin
 decomposition subgraph.
 
 Restrictions: dynamic (-1) input dimensions are converted at their stored size unless
-`input_dims` / `input_shapes` set them (see `reader`); loops whose trip count depends on
+`input_dims` / `input_shapes` set them (see `reader`; a graph those sizes make invalid fails
+with node errors that name the `input_dims` settings); loops whose trip count depends on
 graph inputs, and dynamic-shape builtins are not supported (see op_mappings/tflite/);
 variable updates are not carried across invocations. The handler settings
 (`convert(settings=...)`, not options of `converter.convert()`): `fold_fp16=True` folds
@@ -36,11 +37,12 @@ from typing import Any
 import numpy as np
 
 from converter.core.budgets import Budgets, using
-from converter.core.errors import InvalidModel
+from converter.core.errors import ConversionFailed, InvalidModel
 from converter.core.webnn import MLContext
 from converter.frontends.base import ModelInfo, SourceRun
 from converter.frontends.free_dims import InputDims
 from converter.frontends.tflite.importer import TFLiteFrontEnd
+from converter.frontends.tflite.inputs import stored_size_fixes
 from converter.frontends.tflite.inspect import inspect_tflite
 from converter.frontends.tflite.reader import read_tflite
 from converter.frontends.tflite.records import TFLiteSourceGraph
@@ -88,8 +90,35 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str = "model",
         parsed = source.model
         size_tflite(source.nodes, parsed.subgraphs if parsed is not None else (),
                     parsed.label if parsed is not None else "model", active_budgets)
-        result = import_source(source, budgets=active_budgets)
+        try:
+            result = import_source(source, budgets=active_budgets)
+        except ConversionFailed as exc:
+            _suggest_sizes(exc, source)
+            raise
     return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
+
+
+_SHAPE_SENSITIVE = frozenset({"spec_violation", "invalid_model", "requires_constant_input",
+                              "internal_error"})
+"""Node errors that other input sizes may mend."""
+
+
+def _suggest_sizes(exc: ConversionFailed, source: TFLiteSourceGraph) -> None:
+    """Name the `input_dims` settings on the node errors of a graph converted at stored
+    sizes of dynamic dimensions (an input [-1, -1] stored as [1, 1] gives a convolution an
+    invalid output width): the sizes were the model's, not the user's choice."""
+    if not source.stored_dims:
+        return
+    fixes = stored_size_fixes(source.inputs, source.stored_dims)
+    used = ", ".join(f"{f.name}[{f.axis}]={f.value}" for f in source.stored_dims)
+    why = (f"the dynamic (-1) input dimensions were converted at their stored sizes ({used}), "
+           "which may not suit this graph")
+    for err in exc.errors:
+        if err.reason_code in _SHAPE_SENSITIVE:
+            err.hint = f"{err.hint}; {why}" if err.hint else why
+            err.add_fixes(fixes)
+    exc.args = (exc._text("python"),)
+    exc.message = exc.args[0]
 
 
 def _model_bytes(model: str | os.PathLike[str] | bytes) -> int:

@@ -30,6 +30,17 @@ def _rank(shape: tuple[int | None, ...] | None) -> int | None:
     return None if shape is None else len(shape)
 
 
+def stored_size_fixes(inputs: Sequence[ValueInfo], stored: Sequence[Fix]) -> tuple[Fix, ...]:
+    """The settings to suggest when a graph converted at the stored sizes `stored` is
+    invalid (e.g. an audio input [-1, -1] stored as [1, 1], too short for a convolution):
+    `input_dims` for each of them, 1 for a probable batch and a placeholder for the others;
+    only the others when there are any."""
+    fixes = fixes_for([(vi.name, vi.declared_shape) for vi in inputs],
+                      {(f.name, f.axis) for f in stored})
+    others = tuple(f for f in fixes if f.value is None)
+    return others or fixes
+
+
 def stored_sizes(t: TensorInfo) -> dict[int, int]:
     """The sizes LiteRT runs the dynamic (-1) dimensions of input `t` at: the stored `shape`
     entry of each, where the shape has the signature's rank and the entry is >= 1."""
@@ -40,9 +51,10 @@ def stored_sizes(t: TensorInfo) -> dict[int, int]:
 
 
 def resolve_inputs(declared: list[TensorInfo], input_shapes: Mapping[str, Sequence[int]],
-                   input_dims: InputDims, label: str) -> tuple[list[ValueInfo], tuple[str, ...]]:
-    """Static input shapes and the report notes on the dynamic dimensions given their stored
-    size (see the module docstring)."""
+                   input_dims: InputDims, label: str) -> tuple[list[ValueInfo], tuple[Fix, ...]]:
+    """Static input shapes and the dynamic dimensions given their stored size, as
+    `input_dims` fixes with that size (see the module docstring; `default_notes` words
+    them for the report)."""
     names = [t.name for t in declared]
     unknown = sorted(set(input_shapes) - set(names))
     if unknown:
@@ -101,10 +113,11 @@ def resolve_inputs(declared: list[TensorInfo], input_shapes: Mapping[str, Sequen
             f"{len(unresolved)} input dimension(s) of {label} are not fixed: "
             + ", ".join(unresolved),
             fixes=fixes_for([(t.name, declared_shape(t)) for t in declared], missing))
-    return out, _default_notes(defaults)
+    return out, tuple(defaults)
 
 
-def _default_notes(defaults: Sequence[Fix]) -> tuple[str, ...]:
+def default_notes(defaults: Sequence[Fix]) -> tuple[str, ...]:
+    """The report note on the dynamic dimensions converted at their stored size."""
     if not defaults:
         return ()
     used = ", ".join(f"{f.name}[{f.axis}]={f.value}" for f in defaults)

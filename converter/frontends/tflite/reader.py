@@ -53,7 +53,7 @@ from converter.core.errors import InvalidModel
 from converter.core.ir import Node, TensorInfo, ValueInfo
 from converter.frontends.base import read_model_file
 from converter.frontends.free_dims import InputDims
-from converter.frontends.tflite.inputs import declared_shape, resolve_inputs
+from converter.frontends.tflite.inputs import declared_shape, default_notes, resolve_inputs
 from converter.frontends.tflite.model_file import ModelFile, read_only
 from converter.frontends.tflite.operators import OperatorCode, read_operator
 from converter.frontends.tflite.records import (
@@ -285,8 +285,8 @@ def read_tflite(model: str | os.PathLike[str] | bytes, *, signature: str | None 
     consts = dict(tfm.constants[index])
 
     declared = [sub.tensors[i] for i in sub.inputs]
-    inputs, notes = resolve_inputs(declared, dict(input_shapes or {}), dict(input_dims or {}),
-                                    label)
+    inputs, stored = resolve_inputs(declared, dict(input_shapes or {}),
+                                     dict(input_dims or {}), label)
     outputs = []
     for i in sub.outputs:
         t = sub.tensors[i]
@@ -295,7 +295,8 @@ def read_tflite(model: str | os.PathLike[str] | bytes, *, signature: str | None 
     return TFLiteSourceGraph(
         sub.name or (sig.key if sig else "main"), tuple(inputs), tuple(outputs), sub.nodes,
         MappingProxyType(consts), MappingProxyType({"tflite": tfm.version}),
-        source_format="tflite", producer=tfm.description, warnings=tfm.warnings + notes,
+        source_format="tflite", producer=tfm.description, warnings=tfm.warnings + default_notes(stored),
         model=tfm,
         subgraph_index=index, tensors=MappingProxyType(tensors),
-        signature=sig.key if sig else None, settings=MappingProxyType(dict(settings or {})))
+        signature=sig.key if sig else None, settings=MappingProxyType(dict(settings or {})),
+        stored_dims=stored)

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from converter.core.fixes import Fix
 from converter.core.ir import Node, SourceGraph, TensorInfo
 
 
@@ -50,10 +51,12 @@ class TFLiteModel:
 class TFLiteSourceGraph(SourceGraph):
     """SourceGraph of the chosen subgraph plus the TFLite details; `settings` are the
     conversion settings it was read with (handlers' `ctx.settings`: `fold_fp16`,
-    `max_while_iterations`, ...)."""
+    `max_while_iterations`, ...); `stored_dims` the dynamic (-1) input dimensions converted
+    at their stored size because nobody set them (`input_dims` fixes with that size)."""
 
     model: TFLiteModel | None = None
     subgraph_index: int = 0
     tensors: Mapping[str, TensorInfo] = field(default_factory=dict)
     signature: str | None = None
     settings: Mapping[str, Any] = field(default_factory=dict)
+    stored_dims: tuple[Fix, ...] = ()

@@ -57,7 +57,30 @@ def _ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarra
 
 @pytest.mark.parametrize("first", [-1, None], ids=["dim_value-1", "unnamed"])
 def test_negative_and_unnamed_dims_are_free(first: int | None) -> None:
+    """The free first axis of an image input is a batch: converted at 1 with a report note
+    naming both spellings of the setting; `input_dims` sets another size."""
     model = _conv_model([first, 3, 8, 8])
+    result = converter.convert(model)
+    assert result.inputs[0].shape == (1, 3, 8, 8)
+    (note,) = [w for w in result.report.warnings if "batch dimension" in w]
+    assert "x[0]" in note and "--dim x:0=N" in note and 'input_dims={"x": {0: N}}' in note
+    x1 = np.random.default_rng(2).normal(size=(1, 3, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(result.run({"x": x1})["y"], _ort(model, {"x": x1})[0],
+                               rtol=1e-5, atol=1e-5)
+    x = np.random.default_rng(1).normal(size=(2, 3, 8, 8)).astype(np.float32)
+    result = converter.convert(model, input_dims={"x": {0: 2}})
+    assert result.inputs[0].shape == (2, 3, 8, 8)
+    assert result.inputs[0].declared_shape == (None, 3, 8, 8)
+    assert not [w for w in result.report.warnings if "batch dimension" in w]
+    ours = result.run({"x": x})["y"]
+    np.testing.assert_allclose(ours, _ort(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
+    same = converter.convert(model, input_dims={"x": {-4: 2}})  # negative axes count back
+    assert same.inputs[0].shape == (2, 3, 8, 8)
+
+
+def test_unnamed_first_axis_of_a_matrix_is_suggested_not_defaulted() -> None:
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", [None, 6])],
+                   [_vi("y", [None, 6])])
     with pytest.raises(UnresolvedDimensions) as info:
         converter.convert(model)
     err = info.value
@@ -65,14 +88,6 @@ def test_negative_and_unnamed_dims_are_free(first: int | None) -> None:
     assert 'input_dims={"x": {0: 1}}' in str(err)
     cli = err.render("cli")
     assert "--dim x:0=1" in cli and "input_dims" not in cli and "free_dims" not in cli
-    x = np.random.default_rng(1).normal(size=(2, 3, 8, 8)).astype(np.float32)
-    result = converter.convert(model, input_dims={"x": {0: 2}})
-    assert result.inputs[0].shape == (2, 3, 8, 8)
-    assert result.inputs[0].declared_shape == (None, 3, 8, 8)
-    ours = result.run({"x": x})["y"]
-    np.testing.assert_allclose(ours, _ort(model, {"x": x})[0], rtol=1e-5, atol=1e-5)
-    same = converter.convert(model, input_dims={"x": {-4: 2}})  # negative axes count back
-    assert same.inputs[0].shape == (2, 3, 8, 8)
 
 
 def test_zero_dim_value_stays_a_real_empty_dimension() -> None:
@@ -128,6 +143,8 @@ def test_input_dims_and_shapes_for_one_input_conflict() -> None:
 
 
 def test_named_dims_suggest_batch_one_and_placeholders() -> None:
+    """`batch` and tf2onnx's `unk__7` (first axis everywhere) default to 1; `seq` and the
+    unnamed second axis of `mask` must be set, with placeholders."""
     x = _vi("x", ["batch", "seq", 4])
     mask = _vi("mask", ["unk__7", None])
     nodes = [helper.make_node("Identity", ["x"], ["y"]),
@@ -135,13 +152,13 @@ def test_named_dims_suggest_batch_one_and_placeholders() -> None:
     model = _model(nodes, [x, mask], [_vi("y", ["batch", "seq", 4]), _vi("m", ["unk__7", None])])
     with pytest.raises(UnresolvedDimensions) as info:
         converter.convert(model)
-    assert info.value.fixes == (Fix("free_dims", "batch", value=1), Fix("free_dims", "seq"),
-                                Fix("free_dims", "unk__7", value=1),
-                                Fix("input_dims", "mask", axis=1))
-    assert ('free_dims={"batch": 1, "seq": N, "unk__7": 1}, input_dims={"mask": {1: N}}'
-            in str(info.value))
-    assert ("--dim batch=1 --dim seq=N --dim unk__7=1 --dim mask:1=N"
-            in info.value.render("cli"))
+    assert info.value.fixes == (Fix("free_dims", "seq"), Fix("input_dims", "mask", axis=1))
+    assert 'free_dims={"seq": N}, input_dims={"mask": {1: N}}' in str(info.value)
+    assert "--dim seq=N --dim mask:1=N" in info.value.render("cli")
+    result = converter.convert(model, free_dims={"seq": 3}, input_dims={"mask": {1: 5}})
+    assert [vi.shape for vi in result.inputs] == [(1, 3, 4), (1, 5)]
+    (note,) = [w for w in result.report.warnings if "batch dimension" in w]
+    assert "batch, unk__7" in note and "--dim batch=N --dim unk__7=N" in note
     # input_dims is more specific than free_dims: it wins for its axis
     result = converter.convert(model, free_dims={"batch": 2, "seq": 3, "unk__7": 2},
                                input_dims={"mask": {1: 5}, "x": {0: 1}})
