@@ -380,6 +380,7 @@ def summarize(model: Model, runtimes: Sequence[str], errors: Mapping[str, str],
                 if not steady.get("ok"):
                     rows[r].setdefault("error", str(steady.get("error")))
                     continue
+                rows[r]["times_ms"] = [round(t, 3) for t in steady["times"]]
                 rows[r]["median_ms"] = statistics.median(steady["times"])
                 rows[r]["p90_ms"] = _p90(steady["times"])
                 rows[r]["runs"] = len(steady["times"])
@@ -394,7 +395,9 @@ def summarize(model: Model, runtimes: Sequence[str], errors: Mapping[str, str],
 
 
 def ratios(rows: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[dict[str, Any]]:
-    """Per model, ours variant and peer: median, first-result and gzip-bytes ratios."""
+    """Per model, ours variant and peer: median, first-result and gzip-bytes ratios, and the
+    median of the per-round ratios (`round_ratio_median`: ours and the peer ran in the same
+    round, a few milliseconds apart)."""
     out = []
     for model, per in rows.items():
         for ours in OURS:
@@ -406,6 +409,11 @@ def ratios(rows: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> list[dict[str
                 for key in ("median_ms", "first_ms", "bytes_gzip"):
                     if a.get(key) and b.get(key):
                         item[key] = a[key] / b[key]
+                pairs = [x / y for x, y in zip(a.get("times_ms", []), b.get("times_ms", []),
+                                              strict=False)
+                         if y > 0]
+                if pairs:  # same round, so the same load: steadier on a busy machine
+                    item["round_ratio_median"] = statistics.median(pairs)
                 out.append(item)
     return out
 
