@@ -19,6 +19,12 @@ inputs with their range check, Python numbers and lists).
 `ConversionResult.run` keeps one session per (backend, device, threads) and checks the run
 budgets active at each call against the session's measured `memory` (a comparison, the graph
 is not walked again).
+
+A model with carried state (`converter.results.state.StatePair`, docs/state.md) is run
+through `_run_carrying`: each state input the caller leaves out is fed the state the session
+holds (the pair's initial value, then the output of the run before), and after each run the
+session keeps the state outputs; `reset_state()` starts over. A stateless model pays
+nothing for this (one attribute test per run).
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from converter.core.feeds import graph_value, source_outputs
 from converter.core.ir import ValueInfo
 from converter.core.webnn.context import Executable, MLGraph
 from converter.core.webnn.run_memory import RunMemory, check_run_memory
+from converter.results.state import StatePair, carried_names, initial_state
 
 _ndarray = np.ndarray
 
@@ -63,13 +70,19 @@ class CompiledModel:
     Restrictions: `run` takes exactly the source inputs (`InvalidModel` naming the missing
     and unexpected ones; inputs the graph does not use are accepted and ignored) with the
     graph's static shapes (`InvalidModel` naming the input, its dtype and shape and the
-    expected ones). A destroyed graph raises `MLInvalidStateError`.
+    expected ones). A destroyed graph raises `MLInvalidStateError`. With carried `state`,
+    state inputs may be left out (the session feeds the carried value) or given (that value
+    is used and the run's state output carried on); `run` is then not thread-safe.
     """
 
     def __init__(self, graph: MLGraph, inputs: tuple[ValueInfo, ...],
                  outputs: tuple[ValueInfo, ...], backend: str = "reference",
-                 device: str = "cpu", threads: int = 0) -> None:
+                 device: str = "cpu", threads: int = 0,
+                 state: tuple[StatePair, ...] = ()) -> None:
         self.graph = graph
+        self.state = state
+        self._carried: dict[str, np.ndarray] = initial_state(state)
+        self._state_names = carried_names(state)
         self.backend, self.device, self.threads = backend, device, threads
         self.memory: RunMemory = check_run_memory(graph)
         self.executable: Executable = compile_executable(graph, backend, device, threads)
@@ -101,9 +114,16 @@ class CompiledModel:
     def output_names(self) -> list[str]:
         return list(self._output_names)
 
+    def reset_state(self) -> None:
+        """Carried state back to its initial values (no-op for a stateless model)."""
+        self._carried = initial_state(self.state)
+
     def run(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """Run the graph on `inputs` keyed by source input name, in source dtypes; returns
-        {source output name: array in the source dtype}, in graph output order."""
+        {source output name: array in the source dtype}, in graph output order. A model
+        with carried state carries it (see the class docstring)."""
+        if self.state:
+            return self._run_carrying(inputs)
         if inputs.keys() != self._names:
             check_names(self._names, inputs)
         if self._state["destroyed"]:
@@ -116,12 +136,39 @@ class CompiledModel:
             feeds[name] = value
         for f in self._converted:
             feeds[f.name] = self._feed(f, inputs[f.name])
-        results = self._run(feeds)
+        return self._outputs_of(self._run(feeds))
+
+    def _outputs_of(self, results: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._same_outputs:
             return results
         if self._plain_outputs:
             return {name: results[name] for name in self._output_names}
         return source_outputs(self._outputs, results)
+
+    def _run_carrying(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """`run` for a model with carried state (see the class docstring)."""
+        given = set(inputs)
+        needed = self._names - self._state_names
+        if not needed <= given or not given <= self._names | self._state_names:
+            raise InvalidModel(f"run: inputs do not match the model (missing "
+                               f"{sorted(needed - given)}, unexpected "
+                               f"{sorted(given - self._names - self._state_names)}; state "
+                               f"inputs {sorted(self._state_names)} are optional)")
+        if self._state["destroyed"]:
+            self.graph.check_usable()
+        merged = {**{n: v for n, v in self._carried.items() if n in self._names}, **inputs}
+        feeds: dict[str, np.ndarray] = {}
+        for f in self._by_name.values():
+            feeds[f.name] = self._feed(f, merged[f.name])
+        for name in self._state_names - self._names:
+            operand = self.graph.inputs.get(name)
+            if operand is not None:
+                value = inputs[name] if name in inputs else self._carried[name]
+                feeds[name] = np.asarray(value, dtype=operand.data_type).reshape(
+                    tuple(operand.shape))
+        results = self._run(feeds)
+        self._carried = {p.input: np.array(results[p.output]) for p in self.state}
+        return self._outputs_of(results)
 
     @staticmethod
     def _feed(f: _Feed, value: Any) -> np.ndarray:

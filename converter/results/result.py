@@ -16,6 +16,7 @@ from converter.core.webnn import MLGraph, MLOperandDescriptor
 from converter.core.webnn.run_memory import check_budgets
 from converter.results.compiled import CompiledModel, check_names
 from converter.results.report import ConversionReport
+from converter.results.state import StatePair
 
 
 @dataclass(frozen=True, eq=False)
@@ -26,7 +27,9 @@ class ConversionResult:
     source-side descriptions (source dtypes such as "bool" or "float64", static shapes),
     `input_descriptors`/`output_descriptors` the WebNN ones. A pass that rewrites the graph
     gives a new result (`with_graph`); a result is never changed in place (its report is the
-    front end's until a pass adds notes).
+    front end's until a pass adds notes). `state` lists the carried states of a streaming
+    model (`converter.results.state`, docs/state.md): `run` and `compile()`'s sessions carry
+    them between calls (`reset_state` starts over).
     """
 
     graph: MLGraph
@@ -37,6 +40,7 @@ class ConversionResult:
     _executables: dict[tuple[str, str, int], CompiledModel] = field(default_factory=dict,
                                                                      repr=False)
     """The sessions `run` made, by (backend, device, threads)."""
+    state: tuple[StatePair, ...] = ()
 
     def with_graph(self, graph: MLGraph, notes: Iterable[str] = ()) -> ConversionResult:
         """A new result holding `graph` (same inputs, outputs and names; a graph pass's
@@ -73,7 +77,13 @@ class ConversionResult:
         `run` does, with only a feed check, the backend call and the output wrapping per
         call (`converter.results.compiled`). ValueError for an unknown or unavailable
         backend or device."""
-        return CompiledModel(self.graph, self.inputs, self.outputs, backend, device, threads)
+        return CompiledModel(self.graph, self.inputs, self.outputs, backend, device, threads,
+                             self.state)
+
+    def reset_state(self) -> None:
+        """Carried state of every session `run` made back to its initial values."""
+        for session in self._executables.values():
+            session.reset_state()
 
     def run(self, inputs: Mapping[str, Any], backend: str = "reference", *,
             device: str = "cpu", threads: int = 0) -> dict[str, np.ndarray]:
@@ -84,11 +94,13 @@ class ConversionResult:
         (`converter.core.webnn.run_memory`; `budgets.using(Budgets(max_tensor_bytes=...))`
         raises them). The graph is compiled on the first run for each (backend, device,
         threads) and the session kept (`compile`); a run then checks the active budgets
-        against the session's measured memory and calls `CompiledModel.run`."""
+        against the session's measured memory and calls `CompiledModel.run`, which carries
+        the state of a streaming model from one call to the next."""
         key = (backend, device, threads)
         session = self._executables.get(key)
         if session is None:
-            check_names(frozenset(self.input_names), inputs)
+            if not self.state:  # a stateful session checks its optional state inputs
+                check_names(frozenset(self.input_names), inputs)
             session = self._executables[key] = self.compile(backend, device, threads)
         else:
             check_budgets(session.memory)

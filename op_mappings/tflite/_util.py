@@ -263,6 +263,8 @@ class ConversionState:
     variables: dict[str, Any] = field(default_factory=dict)
     called_once: set[int] = field(default_factory=set)
     in_init: int = 0
+    assigned: set[str] = field(default_factory=set)
+    """Carried variables the main graph has assigned so far (reads give the new value)."""
 
 
 def state(ctx: ImportContext) -> ConversionState:

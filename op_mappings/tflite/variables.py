@@ -3,9 +3,11 @@
 A handle is folded to its key (`container/shared_name`, as LiteRT matches resources); the
 variables live in the conversion's state, so a READ_VARIABLE returns the value most recently
 assigned (by a CALL_ONCE init subgraph or earlier in the graph), as a constant or an operand.
-Restrictions: one invocation only: values assigned by the graph are not carried to the next
-run (WebNN graphs are stateless; a warning says so); reading a never-assigned variable is an
-error.
+A variable that carries state to the next invocation (the front end lists it in the
+`carried_variables` setting: variable key -> graph input name; see
+`converter.frontends.tflite.state`) reads that graph input until the invocation assigns it.
+Restrictions: other values assigned by the graph are not carried to the next run (WebNN
+graphs are stateless; a warning says so); reading a never-assigned variable is an error.
 """
 
 from __future__ import annotations
@@ -42,13 +44,20 @@ def _handle(ctx: ImportContext, node: Node) -> str:
     return str(np.asarray(ctx.const_value(node.inputs[0])).reshape(-1)[0])
 
 
+def _carried(ctx: ImportContext) -> dict[str, str]:
+    """The `carried_variables` setting: variable key -> state input name."""
+    return dict(ctx.settings.get("carried_variables") or {})
+
+
 @tflite_op("ASSIGN_VARIABLE", since=1, fold=False)
 def assign_variable(ctx: ImportContext, node: Node) -> Outputs:
     """Stores the value for later READ_VARIABLEs of this conversion."""
     variables = state(ctx).variables
     key = _handle(ctx, node)
     value = ctx.value(node.inputs[1])
-    if not state(ctx).in_init:
+    if not state(ctx).in_init and key in _carried(ctx):
+        state(ctx).assigned.add(key)
+    elif not state(ctx).in_init:
         ctx.warn(f"variable {key!r} is updated by the graph; WebNN graphs are stateless, so "
                  "the update is not carried to the next run")
     variables[key] = value
@@ -60,6 +69,9 @@ def read_variable(ctx: ImportContext, node: Node) -> Outputs:
     """The variable's current value (constant or operand)."""
     variables = state(ctx).variables
     key = _handle(ctx, node)
+    carried = _carried(ctx)
+    if key in carried and key not in state(ctx).assigned and not state(ctx).in_init:
+        return [ctx.value(carried[key])]
     if key not in variables:
         raise InvalidModel(f"variable {key!r} is read before it is assigned")
     return [variables[key]]

@@ -19,8 +19,10 @@ from converter.frontends.onnx.importer import ONNXFrontEnd
 from converter.frontends.onnx.inspect import inspect_onnx, proto_view, source_view
 from converter.frontends.onnx.reader import load_proto, read_onnx
 from converter.frontends.onnx.reference import run_onnx
+from converter.frontends.onnx.state import state_pairs
 from converter.importer import Importer, ImportObserver, ImportResult, Lookup
 from converter.results.result import ConversionResult
+from converter.results.state import state_notes
 
 
 def accepts(model: Any) -> bool:
@@ -96,7 +98,10 @@ def _convert(model: Any, label: str, free_dims: Mapping[str, int] | None,
             if not isinstance(err, InvalidModel) or err.inner:  # pinning mends no bad node
                 err.add_fixes(fixes)  # (but may skip the subgraph a bad inner node is in)
         raise
-    return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
+    pairs = state_pairs(result.graph, result.inputs, result.outputs)
+    result.report.warnings.extend(state_notes(pairs))
+    return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source,
+                            state=pairs)
 
 
 def run_reference(model: Any, source: Any, inputs: Mapping[str, np.ndarray], *,

@@ -15,14 +15,16 @@ Control flow is resolved at conversion time: WHILE loops whose condition folds t
 are unrolled (at most `max_while_iterations`, default 4096, iterations), IF with a constant
 condition is inlined (otherwise both branches are converted and selected with `where`),
 CALL_ONCE init subgraphs run once and resource variables (VAR_HANDLE / READ_VARIABLE /
-ASSIGN_VARIABLE) hold their values for one invocation; STABLEHLO_COMPOSITE inlines its
-decomposition subgraph.
+ASSIGN_VARIABLE) hold their values for one invocation; variables that carry state to the
+next invocation become extra graph inputs and outputs recorded as `ConversionResult.state`
+(`state.carried_variables`, docs/state.md); STABLEHLO_COMPOSITE inlines its decomposition
+subgraph.
 
 Restrictions: dynamic (-1) input dimensions are converted at their stored size unless
 `input_dims` / `input_shapes` set them (see `reader`; a graph those sizes make invalid fails
 with node errors that name the `input_dims` settings); loops whose trip count depends on
 graph inputs, and dynamic-shape builtins are not supported (see op_mappings/tflite/);
-variable updates are not carried across invocations. The handler settings
+variable updates inside WHILE / IF bodies are not carried across invocations. The handler settings
 (`convert(settings=...)`, not options of `converter.convert()`): `fold_fp16=True` folds
 float16 weights behind DEQUANTIZE into float32 constants instead of keeping float16
 constants and a cast; `max_while_iterations` bounds WHILE unrolling.
@@ -30,8 +32,10 @@ constants and a cast; `max_while_iterations` bounds WHILE unrolling.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -48,8 +52,10 @@ from converter.frontends.tflite.reader import read_tflite
 from converter.frontends.tflite.records import TFLiteSourceGraph
 from converter.frontends.tflite.reference import run_tflite
 from converter.frontends.tflite.sizing import size_tflite
+from converter.frontends.tflite.state import CARRIED_SETTING, carried_variables
 from converter.importer import Importer, ImportObserver, ImportResult, Lookup
 from converter.results.result import ConversionResult
+from converter.results.state import state_notes
 
 
 def accepts(model: Any) -> bool:
@@ -90,12 +96,23 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str = "model",
         parsed = source.model
         size_tflite(source.nodes, parsed.subgraphs if parsed is not None else (),
                     parsed.label if parsed is not None else "model", active_budgets)
+        carried = carried_variables(source)
+        stateful = source if not carried.pairs else dataclasses.replace(
+            source, inputs=source.inputs + carried.inputs,
+            outputs=source.outputs + carried.outputs,
+            settings=MappingProxyType({**source.settings, CARRIED_SETTING: carried.setting}))
         try:
-            result = import_source(source, budgets=active_budgets)
+            result = import_source(stateful, budgets=active_budgets)
         except ConversionFailed as exc:
             _suggest_sizes(exc, source)
             raise
-    return ConversionResult(result.graph, result.report, result.inputs, result.outputs, source)
+    result.report.warnings.extend([*carried.notes, *state_notes(carried.pairs)])
+    own_in = {vi.name for vi in source.inputs}
+    own_out = {vi.name for vi in source.outputs}
+    return ConversionResult(result.graph, result.report,
+                            tuple(vi for vi in result.inputs if vi.name in own_in),
+                            tuple(vi for vi in result.outputs if vi.name in own_out), source,
+                            state=carried.pairs)
 
 
 _SHAPE_SENSITIVE = frozenset({"spec_violation", "invalid_model", "requires_constant_input",
