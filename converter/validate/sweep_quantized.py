@@ -155,17 +155,8 @@ def _unary(op: str, options: dict[str, Any] | None = None,
         pin = params(g.qtype, "in")
         pout = out(g.qtype) if out else (pin if variant == "same" else params(g.qtype, "out"))
         y = g.op(op, [("input", g.source(shape, pin))], options)[0]
-        g.sink(y, pout, len(g_shape(op, shape, options)))
+        g.sink(y, pout, len(shape))  # every unary pattern keeps the rank
     return write
-
-
-def g_shape(op: str, shape: Sequence[int], options: dict[str, Any] | None) -> Sequence[int]:
-    """The output rank's stand-in shape of a unary pattern (only its length is used)."""
-    if op.startswith("reduce") and options and not options.get("keepDimensions"):
-        return [d for i, d in enumerate(shape) if i not in options.get("axes", [])]
-    if op == "reshape":
-        return options["newShape"] if options else shape
-    return shape
 
 
 def _reshape(g: _Graph, variant: str) -> None:
@@ -341,6 +332,47 @@ def _pad(g: _Graph, variant: str) -> None:
     g.sink(y, pin, 4)
 
 
+def _integer(op: str) -> Pattern:
+    """quantizeLinear -> `op` on the integers -> dequantizeLinear with the same parameters:
+    what the TFLite importer emits for data-movement operators whose input and output share
+    quantization parameters (`op_mappings/tflite/_util.raw_ok`). Float I/O only."""
+    def write(g: _Graph, variant: str) -> None:
+        p = params(g.qtype, "in")
+        x = g.tensor(g.rng.uniform(-3.0, 3.0, X4).astype(np.float32), constant=False, stem="x")
+        q = g.q(x, p, 4)
+        if op == "concat":
+            y = g.tensor(g.rng.uniform(-3.0, 3.0, (1, 6, 6, 2)).astype(np.float32),
+                         constant=False, stem="x")
+            out = g.op("concat", [("inputs", [q, g.q(y, p, 4)]), ("axis", 3)])[0]
+        else:
+            args, options = INTEGER_OPS[op]
+            if op == "gather":
+                args = [("indices", g.tensor(np.array([2, 0, 5], np.int32), constant=True))]
+            if op == "pad":
+                options = {"value": p.zero}
+            out = g.op(op, [("input", q), *args], options or None)[0]
+        rank = 3 if op == "reshape" else 4
+        g.outputs.append((g.dq(out, p.scale, p.zero, g.qtype, rank), p))
+    return write
+
+
+INTEGER_OPS: dict[str, tuple[list[tuple[str, Any]], dict[str, Any]]] = {
+    "concat": ([], {}),
+    "pad": ([("beginningPadding", [0, 1, 2, 0]), ("endingPadding", [0, 2, 1, 0])], {}),
+    "maxPool2d": ([], {"layout": "nhwc", "windowDimensions": [2, 2], "strides": [2, 2]}),
+    "reduceMax": ([], {"axes": [1, 2], "keepDimensions": True}),
+    "resample2d": ([], {"scales": [2.0, 2.0], "axes": [1, 2]}),
+    "reshape": ([("newShape", [1, 36, 4])], {}),
+    "transpose": ([], {"permutation": [0, 3, 1, 2]}),
+    "slice": ([("starts", [0, 1, 2, 0]), ("sizes", [1, 4, 3, 4])], {}),
+    "gather": ([], {"axis": 1}),
+    "tile": ([("repetitions", [1, 1, 2, 1])], {}),
+    "reverse": ([], {"axes": [2]}),
+}
+"""Data-movement operators the TFLite importer runs on quantized integers (`_integer`): their
+arguments after the input, and options (gather's indices and pad's value are set per case)."""
+
+
 NHWC = {"layout": "nhwc"}
 PATTERNS: dict[str, tuple[Pattern, tuple[str, ...]]] = {
     "conv2d": (_conv("conv"), ("tensor", "channel", "tensor-float", "channel-scale",
@@ -385,6 +417,7 @@ PATTERNS: dict[str, tuple[Pattern, tuple[str, ...]]] = {
     "slice": (_slice_split("slice"), ("same", "other")),
     "split": (_slice_split("split"), ("same", "other")),
     "gather": (_slice_split("gather"), ("same", "other")),
+    **{f"integer {op}": (_integer(op), ("same",)) for op in INTEGER_OPS},
 }
 """Pattern name -> (writer, variants)."""
 
@@ -419,7 +452,7 @@ def quantized_cases(only: Sequence[str] | None = None) -> list[ConformanceCase]:
     for pattern, (write, variants) in PATTERNS.items():
         for variant in variants:
             for qtype in QTYPES:
-                for io in IO:
+                for io in IO if not pattern.startswith("integer ") else ("float",):
                     g = _Graph(qtype, io, np.random.default_rng(rng.integers(2 ** 32)))
                     index += 1
                     if only is not None and pattern not in only:

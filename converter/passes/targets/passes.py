@@ -85,7 +85,7 @@ ORDER: tuple[str, ...] = (
     # the exact rewrites of Chromium's LiteRT behaviour and the exact widenings
     "gatherelements-indices",
     "dequantize-nibbles", "dequantize-uint4", "dequantize-blocks",
-    "quantize-unfuse", "quantize-bias", "quantize-gemm-channel",
+    "quantize-unfuse", "quantize-bias", "quantize-gemm-channel", "quantize-integers",
     "pool-padding", "pool-dilations", "convtranspose-groups", "convtranspose-dilations",
     "convtranspose-padding", "scatterelements-indices", "slice-strides", "pad-edge",
     "fold-constant-cast",

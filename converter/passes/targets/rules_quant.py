@@ -249,3 +249,35 @@ def quantize_gemm_channel(rw: Rewrite, operation: Operation) -> list[MLOperand] 
     new_b = rw.emit("dequantizeLinear", t, dq.options)[0]
     rw.note("quantize-gemm-channel", "per-channel quantized b stored transposed")
     return rw.emit("gemm", [a, new_b], {**operation.options, "bTranspose": True})
+
+
+@rule("quantize-integers", "concat", "resample2d",
+      why="Chromium (LiteRT) fails to build an int8 concat of tensors that carry quantization "
+          "parameters (quantizeLinear results: 'Failed to allocate tensors') and gives wrong "
+          "values for uint8 ones; its resample2d takes no int8 / uint8")
+def quantize_integers(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
+    """concat of int8 / uint8 operands any of which an operation computes (a quantizeLinear
+    result, as the TFLite importer concatenates quantized tensors on their integers): the
+    operands cast to int32, concatenated, cast back (exact). resample2d "nearest-neighbor" of
+    int8 / uint8: the same through float32, which holds every value (nearest neighbours copy
+    values, so this is exact). Restrictions: linear resample2d of integers is left alone (no
+    graph the importers write has it)."""
+    if operation.op == "concat":
+        inputs = operation.args[0]
+        if inputs[0].data_type not in ("int8", "uint8") or \
+                all(x.operator is None for x in inputs):
+            return None
+        wide = "int32"
+    else:
+        inputs = [operation.args[0]]
+        if inputs[0].data_type not in ("int8", "uint8") or \
+                operation.options.get("mode") != "nearest-neighbor":
+            return None
+        wide = "float32"
+    narrow = inputs[0].data_type
+    cast = [rw.emit1("cast", x, wide) for x in inputs]
+    args = [cast, *operation.args[1:]] if operation.op == "concat" else \
+        [cast[0], *operation.args[1:]]
+    y = rw.emit(operation.op, args, operation.options)[0]
+    rw.note("quantize-integers", f"{narrow} {operation.op} on {wide}")
+    return [rw.emit1("cast", y, narrow)]

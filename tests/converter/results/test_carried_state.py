@@ -170,15 +170,3 @@ def test_stateless_models_have_no_state() -> None:
     assert result.state == () and result.compile().state == ()
     with pytest.raises(InvalidModel, match="missing \\['h0'\\]"):
         result.run({"x": np.zeros((1, 4), np.float32)})
-
-
-def test_single_run_validation_starts_from_the_initial_state(streaming: bytes) -> None:
-    """`validate` runs once, as LiteRT's first invoke does: the graph-only state input is
-    fed its initial value (`ConversionResult.state_feeds`)."""
-    from converter.validate import validate
-
-    report = validate(streaming)
-    assert report.passed, report.to_text() if hasattr(report, "to_text") else report
-    result = converter.convert(streaming)
-    (feed,) = result.state_feeds().values()
-    assert np.all(feed == 0.25)

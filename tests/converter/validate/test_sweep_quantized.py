@@ -30,14 +30,16 @@ def cases() -> list[ConformanceCase]:
 
 
 def test_every_pattern_variant_type_and_io(cases: list[ConformanceCase]) -> None:
-    want = sum(len(v) for _, v in PATTERNS.values()) * len(QTYPES) * 2
+    want = sum(len(v) * (1 if name.startswith("integer ") else 2)
+               for name, (_, v) in PATTERNS.items()) * len(QTYPES)
     assert len(cases) == want
     assert len({c.id for c in cases}) == want == len({c.name for c in cases})
     assert [c.id for c in cases] == [f"{SWEEP}:{i}" for i in range(want)]
     ops = Counter(o["name"] for c in cases for o in c.case["graph"]["operators"])
     for op in ("conv2d", "convTranspose2d", "gemm", "matmul", "concat", "averagePool2d",
                "maxPool2d", "resample2d", "pad", "elu", "leakyRelu", "sigmoid", "tanh",
-               "softmax", "reduceMax", "relu", "clamp", "add", "mul", "split", "gather"):
+               "softmax", "reduceMax", "relu", "clamp", "add", "mul", "split", "gather",
+               "tile", "reverse"):
         assert ops[op] > 0, op
     # the same seed, the same cases; a filter keeps the ids
     again = quantized_cases(["relu"])

@@ -1,5 +1,6 @@
 """converter.passes.targets.rules_quant's rules for dequantizeLinear -> operator ->
-quantizeLinear patterns (quantize-unfuse, quantize-bias, quantize-gemm-channel): which graphs they
+quantizeLinear patterns and quantized integers (quantize-unfuse, quantize-bias,
+quantize-gemm-channel, quantize-integers): which graphs they
 rewrite for chromium-tflite, and that the rewritten graph computes on the reference runtime
 exactly what the original computes (every case of the quantized sweep, and float64 numpy
 formulas for the rewritten ones). Whether Chromium then gets it right is the browser test
@@ -19,7 +20,7 @@ from converter.validate.conformance import case_graph
 from converter.validate.sweep_quantized import quantized_cases
 
 TARGET = load_target("chromium-tflite")
-RULES = {"quantize-unfuse", "quantize-bias", "quantize-gemm-channel"}
+RULES = {"quantize-unfuse", "quantize-bias", "quantize-gemm-channel", "quantize-integers"}
 
 
 def _q(b: MLGraphBuilder, x: MLOperand, scale: float, zero: int, dtype: str) -> MLOperand:
@@ -169,3 +170,33 @@ def test_gemm_channel_b_stored_transposed() -> None:
     a = b.input("a", [3, 8], "int8")
     y = b.gemm(_dq(b, a, 0.05, 3), _dq(b, b.constant(w), 0.01, 0))
     assert "quantize-gemm-channel" not in lower(b.build({"y": y}), TARGET).applied
+
+
+def test_integer_concat_and_nearest_resample_of_quantized_values() -> None:
+    rng = np.random.default_rng(9)
+    for qtype in ("int8", "uint8"):
+        b = MLGraphBuilder(ML().create_context())
+        x, y = b.input("x", [1, 3, 3, 2], "float32"), b.input("y", [1, 3, 3, 1], "float32")
+        qx, qy = _q(b, x, 0.05, 3, qtype), _q(b, y, 0.05, 3, qtype)
+        cat = b.concat([qx, qy], 3)
+        near = b.resample2d(qx, scales=[2.0, 2.0], axes=[1, 2])
+        graph = b.build({"cat": cat, "near": near})
+        lowered = lower(graph, TARGET)
+        assert lowered.applied.get("quantize-integers") == 2
+        types = {o.op: o.outputs[0].data_type for o in lowered.graph.operations}
+        assert (types["concat"], types["resample2d"]) == ("int32", "float32")
+        feeds = {"x": rng.uniform(-7, 7, (1, 3, 3, 2)).astype(np.float32),
+                 "y": rng.uniform(-7, 7, (1, 3, 3, 1)).astype(np.float32)}
+        _same(graph, lowered.graph, feeds)
+        got = graph.context.compute(lowered.graph, feeds)
+        lo, hi = (-128, 127) if qtype == "int8" else (0, 255)
+        q = {k: np.clip(np.rint(v / np.float64(np.float32(0.05))) + 3, lo, hi).astype(qtype)
+             for k, v in feeds.items()}
+        np.testing.assert_array_equal(got["cat"], np.concatenate([q["x"], q["y"]], axis=3))
+        np.testing.assert_array_equal(got["near"], q["x"].repeat(2, 1).repeat(2, 2))
+    # integers of graph inputs and constants, and linear resampling: left alone
+    b = MLGraphBuilder(ML().create_context())
+    a = b.input("a", [2, 3], "int8")
+    c = b.concat([a, b.constant(np.ones((2, 1), np.int8))], 1)
+    f = b.resample2d(b.input("f", [1, 2, 4, 4], "float32"), mode="linear")
+    assert "quantize-integers" not in lower(b.build({"c": c, "f": f}), TARGET).applied
