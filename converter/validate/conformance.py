@@ -204,12 +204,12 @@ def case_graph(case: Mapping[str, Any], builder: MLGraphBuilder, nonfinite: bool
     for op in desc["operators"]:
         args, options = [], {}
         for arg in op["arguments"]:
-            (key, value), = arg.items()
-            if key == "options":
-                for opt, val in value.items():
-                    options[LEGACY_OPTIONS.get(opt, opt)] = resolve(val)
-            else:
-                args.append(resolve(value))
+            for key, value in arg.items():  # several keys: positional in order, as WPT's harness
+                if key == "options":
+                    for opt, val in value.items():
+                        options[LEGACY_OPTIONS.get(opt, opt)] = resolve(val)
+                else:
+                    args.append(resolve(value))
         results = builder.apply(op["name"], args, options)
         names = op["outputs"]
         if isinstance(names, str):
