@@ -200,3 +200,23 @@ def test_integer_concat_and_nearest_resample_of_quantized_values() -> None:
     c = b.concat([a, b.constant(np.ones((2, 1), np.int8))], 1)
     f = b.resample2d(b.input("f", [1, 2, 4, 4], "float32"), mode="linear")
     assert "quantize-integers" not in lower(b.build({"c": c, "f": f}), TARGET).applied
+
+
+def test_rewritten_cases_match_the_expected_values_on_onnxruntime() -> None:
+    """Every quantized case these rules rewrite, lowered, on onnxruntime (an independent
+    runtime): within the case's tolerance of its expected values (one quantization step)."""
+    pytest.importorskip("onnxruntime")
+    from converter.validate import compile_graph
+    from converter.validate.conformance import compare_case
+
+    checked = 0
+    for case in quantized_cases():
+        graph, feeds = case_graph(case.case, MLGraphBuilder(ML().create_context()))
+        lowered = lower(graph, TARGET)
+        if not set(lowered.applied) & RULES:
+            continue
+        ok, worst, _ = compare_case(case.case, compile_graph(lowered.graph, "onnxruntime")
+                                    .run(feeds))
+        assert ok, (case.name, worst)
+        checked += 1
+    assert checked >= 40
