@@ -176,12 +176,12 @@ def _write_text_safetensors(p: WebnnPlan, folder: Path, stem: str, blob: bool,
 
 
 def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str,
-               weights: str) -> list[Path]:
+               weights: str, state: tuple[Any, ...] = ()) -> list[Path]:
     written: list[Path] = []
     if fmt == "webnn-json":
         written += write_webnn_json(graph, folder, stem, name, weights=weights)
     if fmt in ("webnn", "js", "all"):
-        p = plan(graph, name)
+        p = plan(graph, name, state)  # a result's carried state: manifest + module
         problem = p.text_problem() if fmt == "js" else ""
         if problem:
             warnings.warn(f"export: {stem}.webnn left out: {problem}, which the .webnn text "
@@ -308,7 +308,8 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
         try:
             written = (write_generator(generator, tmp.path, stem) if generator is not None
                        else _write_all(graph, tmp.path, format, stem,
-                                       name if name is not None else stem, weights))
+                                       name if name is not None else stem, weights,
+                                       tuple(getattr(graph_or_result, "state", ()))))
             for n in tmp.files():
                 os.chmod(tmp.path / n, file_mode)
         except MemoryError:

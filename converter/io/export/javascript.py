@@ -225,31 +225,74 @@ _CREATE_MODEL = r"""
 /**
  * Build the graph on `context` (weights: loadWeights() unless given) and create its tensors
  * once. compute(feeds) writes {input name: typed array}, runs the graph and resolves to
- * {output name: typed array}, reusing the same tensors on every call; destroy() frees them.
+ * {output name: typed array}, reusing the same tensors on every call; destroy() frees them.__STATE_DOC__
  */
 export async function createModel(context, weights) {
   const graph = await buildGraph(context, weights ?? await loadWeights());
   const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(
     async (d) => [d.name, await context.createTensor({dataType: d.dataType, shape: d.shape, ...usage})])));
   const inputTensors = await tensors(INPUTS, {writable: true});
-  const outputTensors = await tensors(OUTPUTS, {readable: true});
+  const outputTensors = await tensors(OUTPUTS, {readable: true});__STATE_SETUP__
   return {
     inputs: INPUTS, outputs: OUTPUTS,
     async compute(feeds) {
-      for (const d of INPUTS) {
-        if (!Object.hasOwn(feeds, d.name)) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);
+      for (const d of INPUTS) {__INPUT_CHECK__
         context.writeTensor(inputTensors[d.name], __FEED__);
       }
       context.dispatch(graph, inputTensors, outputTensors);
       const read = await Promise.all(OUTPUTS.map((d) => context.readTensor(outputTensors[d.name])));
-      return Object.fromEntries(OUTPUTS.map((d, i) => [d.name, __RESULT__]));
-    },
+      __RETURN__
+    },__RESET__
     destroy() {
       for (const t of [graph, ...Object.values(inputTensors), ...Object.values(outputTensors)]) t.destroy();
     },
   };
 }
 """
+
+_CHECK = """
+        if (!Object.hasOwn(feeds, d.name)) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);"""
+_STATE_DOC = """
+ * Carried state (STATE): an input of STATE that the feeds leave out gets the output of the
+ * call before (its initial value first); resetState() starts over."""
+_STATE_SETUP = """
+  const state = new Map();
+  const resetState = () => { for (const s of STATE) state.set(s.input, s.initial()); };
+  resetState();"""
+_STATE_CHECK = """
+        const value = Object.hasOwn(feeds, d.name) ? feeds[d.name] : state.get(d.name);
+        if (value === undefined) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);"""
+_STATE_RETURN = """const outputs = Object.fromEntries(OUTPUTS.map((d, i) => [d.name, __RESULT__]));
+      for (const s of STATE) state.set(s.input, outputs[s.output]);
+      return outputs;"""
+
+
+def _state_rows(p: WebnnPlan) -> str:
+    """`export const STATE = [...]` for a graph with carried state: input and output names
+    (JSON string literals) and a function giving a fresh initial value."""
+    rows = []
+    for pair in p.state:
+        arr = np.ascontiguousarray(pair.initial)
+        if arr.dtype.name not in _ARRAY_NAMES or arr.dtype.name in FOUR_BIT_TYPES:
+            raise WebnnExportError(f"state {pair.input!r}: {arr.dtype.name} state cannot be "
+                                   "carried in JavaScript")
+        flat = arr.reshape(-1)
+        kind = _ARRAY_NAMES[arr.dtype.name].split()[-1]
+        big = arr.dtype.name.endswith("64")
+        if arr.dtype.name == "float16":  # the binary16 bits (writeTensor takes any view)
+            values = [str(int(v)) for v in flat.view(np.uint16).tolist()]
+            initial = (f"new Uint16Array({flat.size}).fill({values[0]})"
+                       if flat.size and len(set(values)) == 1 else
+                       f"new Uint16Array([{', '.join(values)}])")
+        elif flat.size and np.all(flat == flat[0]) and not np.isnan(flat[0]):
+            value = f"{int(flat[0])}n" if big else js_number(flat[0].item())
+            initial = f"new {kind}({flat.size}).fill({value})"
+        else:
+            values = [f"{int(v)}n" if big else js_number(v) for v in flat.tolist()]
+            initial = f"new {kind}([{', '.join(values)}])"
+        rows.append(f"  {{input: {js_string(pair.input)}, output: {js_string(pair.output)}, "
+                    f"initial: () => {initial}}},")
+    return "\n".join(["export const STATE = [", *rows, "];"])
 
 
 @dataclass(frozen=True)
@@ -356,9 +399,16 @@ def module_text(p: WebnnPlan, weights_file: str) -> str:
                         for n, o in g.inputs.items())
     weights = (_LOAD_WEIGHTS.replace("__SIZE__", str(p.weights_size)) if p.blob_constants
                else _NO_WEIGHTS)
+    stateful = bool(p.state)
+    value = "value" if stateful else "feeds[d.name]"
     create = (_CREATE_MODEL
-              .replace("__FEED__", "narrowInput(d, feeds[d.name])" if g.narrowed_inputs
-                       else "feeds[d.name]")
+              .replace("__STATE_DOC__", _STATE_DOC if stateful else "")
+              .replace("__STATE_SETUP__", _STATE_SETUP if stateful else "")
+              .replace("__INPUT_CHECK__", _STATE_CHECK if stateful else _CHECK)
+              .replace("__RETURN__", _STATE_RETURN if stateful else
+                       "return Object.fromEntries(OUTPUTS.map((d, i) => [d.name, __RESULT__]));")
+              .replace("__RESET__", "\n    resetState," if stateful else "")
+              .replace("__FEED__", f"narrowInput(d, {value})" if g.narrowed_inputs else value)
               .replace("__RESULT__", "widenOutput(d, read[i])" if g.narrowed_outputs
                        else "new ARRAYS[d.dataType](read[i])"))
     head = [
@@ -371,6 +421,7 @@ def module_text(p: WebnnPlan, weights_file: str) -> str:
         f"export const INPUTS = {_io_list(g.inputs.items(), g.narrowed_inputs)};",
         f"export const OUTPUTS = {_io_list(g.outputs.items(), g.narrowed_outputs)};",
         _arrays(g),
+        *([_state_rows(p)] if p.state else []),
         weights.rstrip("\n"),
         *([_NARROW_INPUT.rstrip("\n")] if g.narrowed_inputs else []),
         *([_WIDEN_OUTPUT.rstrip("\n")] if g.narrowed_outputs else []),

@@ -21,6 +21,8 @@ type}, "outputs": {identifier: type}}` (long data type names), so that a reloade
 converts its feeds (with the range check) and outputs as the converted one does; the
 `.safetensors` weights carry both tables in their metadata (`webnn.names`,
 `webnn.sourceDataTypes`). Other readers ignore these keys and see the graph's own types.
+A graph with carried state (`converter.results.state`) gets `"state": [{"input": identifier,
+"output": identifier, "dataType", "shape", "initial": ...}]` (`state_table`, docs/state.md).
 
 Constants: uniform tensors whose value is exact in float32 become `@scalar(v)`, other tensors
 of at most `INLINE_BYTES` bytes `@bytes([...])`, everything else `@weights("<identifier>")`.
@@ -62,7 +64,9 @@ from converter.io.serialize.lexicon import (
     format_value,
     has_nan,
 )
+from converter.io.serialize.state_table import STATE_KEY, state_entries
 from converter.io.serialize.tables import MANIFEST_FORMAT, SHORT_DTYPES, WEIGHTS_HEADER_BYTES
+from converter.results.state import StatePair
 
 INLINE_BYTES = 16
 """Non-uniform constants up to this many bytes are written inline with `@bytes`."""
@@ -99,6 +103,9 @@ class WebnnPlan:
     constants: tuple[ConstantEntry, ...]
     quantized: bool
     weights_size: int
+    state: tuple[StatePair, ...] = ()
+    """The carried states of the graph (`converter.results.state`; the manifest's `state`
+    table, `converter.io.serialize.state_table`)."""
 
     def ident(self, operand: MLOperand) -> str:
         """The identifier of `operand` (KeyError for an operand not in the graph)."""
@@ -131,6 +138,8 @@ class WebnnPlan:
         types = self.source_data_types()
         if types:
             out["sourceDataTypes"] = types
+        if self.state:
+            out[STATE_KEY] = state_entries(self.state, self.input_names, self.output_names)
         return out
 
     def source_data_types(self) -> dict[str, dict[str, str]]:
@@ -305,8 +314,10 @@ def _scalar_of(arr: np.ndarray) -> float | int | None:
     return i if abs(i) <= 2**24 else None
 
 
-def plan(graph: MLGraph, name: str = "graph") -> WebnnPlan:
-    """Choose identifiers and constant storage for `graph` (nothing is written)."""
+def plan(graph: MLGraph, name: str = "graph", state: tuple[StatePair, ...] = ()
+         ) -> WebnnPlan:
+    """Choose identifiers and constant storage for `graph` (nothing is written); `state`
+    are its carried states (kept for the manifest and the JavaScript module)."""
     if not isinstance(graph, MLGraph):
         raise TypeError(f"expected an MLGraph, got {type(graph).__name__}")
     namer = Namer()
@@ -349,7 +360,7 @@ def plan(graph: MLGraph, name: str = "graph") -> WebnnPlan:
                 counter += 1
     quantized = any(op.op in ("quantizeLinear", "dequantizeLinear") for op in graph.operations)
     return WebnnPlan(graph, name, idents, input_names, output_names, tuple(aliases),
-                     tuple(constants), quantized, offset)
+                     tuple(constants), quantized, offset, tuple(state))
 
 
 __all__ = ["INLINE_BYTES", "ConstantEntry", "WebnnPlan", "constant_bytes", "constant_value",
