@@ -275,7 +275,7 @@ def quantize_integers(rw: Rewrite, operation: Operation) -> list[MLOperand] | No
             return None
         wide = "float32"
     narrow = inputs[0].data_type
-    cast = [rw.emit1("cast", x, wide) for x in inputs]
+    cast = [rw.cast(x, wide) for x in inputs]  # constants widened here
     args = [cast, *operation.args[1:]] if operation.op == "concat" else \
         [cast[0], *operation.args[1:]]
     y = rw.emit(operation.op, args, operation.options)[0]
