@@ -22,6 +22,41 @@ WPT's harness passes `intermediateOperands`); one that still throws leaves the c
 holding the tolerance functions of WPT's `webnn/resources/utils.js` (`getPrecisionTolerance`,
 `getZeroULPTolerance`, `getExpectedDataTypeOfSingleOutput`, ...), run before each test file;
 WPT code is not kept in this repository.
+
+Sources and coverage of `converter/validate/wpt/` (2,458 cases in 106 files; per file the
+repository, commit and path are in its JSON and in INDEX.json):
+
+- extracted by this script from marco-c/gecko-dev-comments-removed @
+  22caf165adaaf07f964f8e32d6c314590ce4a402, `testing/web-platform/tests/webnn/
+  conformance_tests/` (44 files): arg_min_max, averagePool2d, constant-reshape-optimization,
+  cos, cumulative_sum, dequantizeLinear, erf, gatherElements, gatherND, gelu, gemm, gru,
+  gru_cell, identity, is_infinite, is_nan, l2Pool2d, logical_and, logical_or, logical_xor,
+  lstm, lstm_cell, maxPool2d, mlNumber, not_equal, pad, prelu, qdq_subgraph, quantizeLinear,
+  reciprocal, resample2d, reverse, round_even, scatterElements, scatterND, sign, sin, softplus,
+  softsign, subgraph, tan, tile, triangular, where; plus clamp's cases 44-50 (`--merge`);
+- extracted by this script from web-platform-tests/wpt (the commit in each file's provenance)
+  (8 regression files): cast_rounding, comparison-select, float16-transport,
+  instance-normalization-affine-layout, instance-normalization-zero-epsilon,
+  quantize_linear_subgraph (since dropped from WPT), reduce-log-sum-small-values,
+  resample2d-nearest-half-pixel;
+- converted earlier from rustnn's JSON of web-platform-tests/wpt @ 5552002157 (2025-12-13)
+  (54 files, `source: rustnn-json` in INDEX.json; not re-extracted here): abs, add,
+  batch_normalization, cast, ceil, clamp, concat, conv2d, conv_transpose2d, div, elu, equal,
+  exp, expand, floor, gather, greater, greater_or_equal, hard_sigmoid, hard_swish,
+  instance_normalization, layer_normalization, leaky_relu, lesser, lesser_or_equal, linear,
+  log, logical_not, matmul, max, min, mul, neg, pow, reduce_l1 ... reduce_sum_square (10),
+  relu, reshape, sigmoid, slice, softmax, split, sqrt, sub, tanh, transpose.
+
+The gecko sources are too large to fetch; they were read in 16,000-character pages
+(`read_file`) and transcribed into `.https.any.js` files with the values, names and operator
+lists verbatim (repeated tensors folded into constants and case functions). Left out, with the
+reason: cast-storage (not in the gecko copy; in web-platform-tests/wpt its promise tests check
+MLTensor storage bits, no `webnn_conformance_test` cases) and float16-transport's MLTensor
+ping-pong tests (the same); the API files without graph cases (buffer, byob_*, parallel-*,
+compute-arraybufferview-*, graph_devices, gpu/*); files the gecko index holds only at other
+commits (batch_normalization_constant, constant, elementwise_*, pooling, reduction,
+inputs-are-not-modified, inputs-with-special-names, operations-with-special-names: older
+layouts of the suite or files absent at 22caf165).
 """
 
 from __future__ import annotations

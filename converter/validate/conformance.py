@@ -143,11 +143,15 @@ def extra_cases() -> list[ConformanceCase]:
 
 
 def wpt_number(x: Any) -> Any:
-    """A WPT data value: "NaN"/"Infinity"/"-Infinity" and integer strings (BigInt) decoded."""
+    """A WPT data value: "NaN"/"Infinity"/"-Infinity" and integer strings (BigInt) decoded. A
+    JSON integer past 2**53 was a JavaScript Number written in its shortest form
+    (-9223372036854775808 as -9223372036854776000): it stands for that double's exact value."""
     if isinstance(x, str):
         if x in ("NaN", "Infinity", "-Infinity"):
             return float(x.replace("Infinity", "inf"))
         return int(x)
+    if isinstance(x, int) and not isinstance(x, bool) and abs(x) > 2**53:
+        return int(float(x))
     return x
 
 

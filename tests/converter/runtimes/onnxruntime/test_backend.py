@@ -29,7 +29,12 @@ from tests.wpt import WptCase, check_case, expected_failure, load_cases
 CASES = load_cases()
 
 # WPT cases that cannot pass on onnxruntime, with the reason. Keep empty when possible.
-XFAIL: dict[str, str] = {}
+XFAIL: dict[str, str] = {
+    "subgraph:29:batchNormalization default + sigmoid":
+        "onnxruntime 1.31.1's CPU Sigmoid (MLAS logistic approximation) loses relative accuracy "
+        "below about x = -6: sigmoid(-13.91) = 9.83e-7 in a lone ONNX Sigmoid against 9.096e-7 "
+        "exact (the case's float32 expected value); tolerance 40 ULP, distance 250,757",
+}
 
 
 @pytest.mark.parametrize("wpt", CASES, ids=[c.id for c in CASES])
