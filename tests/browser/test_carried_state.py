@@ -19,7 +19,9 @@ from converter.io.export.exporter import export
 from converter.validate.browser import PageServer, run_jobs
 from tests.converter.frontends.tflite.streaming import (
     frames,
+    int8_frames,
     litert_sequence,
+    quantized_streaming_model,
     streaming_model,
 )
 
@@ -39,11 +41,11 @@ globalThis.__webnnResult = (async () => {
     const model = await createModel(context);
     const results = [];
     for (const feed of feeds) {
-      const out = await model.compute({features: new Float32Array(b64(feed))});
-      results.push(out.prob.buffer);
+      const out = await model.compute({features: new FEATURES(b64(feed))});
+      results.push(out[OUTPUT].buffer);
     }
     model.resetState();
-    const again = (await model.compute({features: new Float32Array(b64(feeds[0]))})).prob.buffer;
+    const again = (await model.compute({features: new FEATURES(b64(feeds[0]))}))[OUTPUT].buffer;
     model.destroy();
     return {ok: true, results, again};
   } catch (e) {
@@ -54,24 +56,31 @@ globalThis.__webnnResult = (async () => {
 """
 
 
-def test_compute_carries_state_like_litert(browser: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["float32", "int8"])
+def test_compute_carries_state_like_litert(browser: Any, tmp_path: Path, kind: str) -> None:
+    """float32: within 1e-4 of LiteRT; int8 (micro-wakeword's form): equal."""
     pytest.importorskip("ai_edge_litert.interpreter")
-    model = streaming_model()
-    inputs = frames(CALLS)
+    model = streaming_model() if kind == "float32" else quantized_streaming_model()
+    inputs = frames(CALLS) if kind == "float32" else int8_frames(CALLS)
+    output = "prob" if kind == "float32" else "score"
     ref = litert_sequence(model, inputs)
     result = convert(model)
     folder = tmp_path / "site"
     export(result, folder, format="js", stem="model")
-    (folder / "index.html").write_text(PAGE, encoding="utf-8")
+    page_text = (PAGE.replace("FEATURES", "Float32Array" if kind == "float32" else "Int8Array")
+                 .replace("OUTPUT", json.dumps(output)))
+    (folder / "index.html").write_text(page_text, encoding="utf-8")
     (folder / "feeds.json").write_text(json.dumps(
         [base64.b64encode(x.tobytes()).decode("ascii") for x in inputs]))
     with PageServer(folder) as server:
         answer = run_jobs([{"url": server.url("/index.html"), "timeoutMs": 120_000}], browser)
     [page] = answer["results"]
     assert page["ok"], page
-    got = [np.frombuffer(base64.b64decode(r["$base64"]), np.float32).reshape(1, 2)
+    dtype = np.float32 if kind == "float32" else np.int8
+    got = [np.frombuffer(base64.b64decode(r["$base64"]), dtype).reshape(1, 2)
            for r in page["results"]]
-    diff = max(float(np.max(np.abs(a - b))) for a, b in zip(got, ref, strict=True))
-    assert diff <= 1e-4, diff
-    again = np.frombuffer(base64.b64decode(page["again"]["$base64"]), np.float32)
+    diff = max(float(np.max(np.abs(a.astype(np.float64) - b))) for a, b in
+               zip(got, ref, strict=True))
+    assert diff <= (1e-4 if kind == "float32" else 0), diff
+    again = np.frombuffer(base64.b64decode(page["again"]["$base64"]), dtype)
     np.testing.assert_allclose(again.reshape(1, 2), ref[0], atol=1e-4)

@@ -170,3 +170,34 @@ def test_stateless_models_have_no_state() -> None:
     assert result.state == () and result.compile().state == ()
     with pytest.raises(InvalidModel, match="missing \\['h0'\\]"):
         result.run({"x": np.zeros((1, 4), np.float32)})
+
+
+def test_single_run_validation_starts_from_the_initial_state(streaming: bytes) -> None:
+    """`validate` runs once, as LiteRT's first invoke does: the graph-only state input is
+    fed its initial value (`ConversionResult.state_feeds`)."""
+    from converter.validate import validate
+
+    report = validate(streaming)
+    assert report.passed, report.to_text() if hasattr(report, "to_text") else report
+    result = converter.convert(streaming)
+    (feed,) = result.state_feeds().values()
+    assert np.all(feed == 0.25)
+
+
+@pytest.mark.parametrize("backend", ["reference", "onnxruntime"])
+def test_int8_streaming_model_matches_litert_exactly(backend: str) -> None:
+    """micro-wakeword ships int8: the ring buffer is an int8 variable with the activations'
+    quantization; over 12 calls the int8 scores equal LiteRT's."""
+    pytest.importorskip("ai_edge_litert.interpreter")
+    from tests.converter.frontends.tflite.streaming import int8_frames, quantized_streaming_model
+
+    model = quantized_streaming_model()
+    inputs = int8_frames(CALLS)
+    ref = litert_sequence(model, inputs)
+    result = converter.convert(model)
+    (pair,) = result.state
+    assert pair.initial.dtype == np.int8 and np.all(pair.initial == 10)
+    session = result.compile(backend)
+    ours = [session.run({"features": x})["score"] for x in inputs]
+    assert all(o.dtype == np.int8 for o in ours)
+    assert _max_abs(ours, ref) == 0

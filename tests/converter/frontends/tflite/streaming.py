@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tests.op_mappings.tflite.tflite_builder import ModelBuilder, S
+from tests.op_mappings.tflite.tflite_builder import ModelBuilder, Quant, S
 
 FRAME = 8
 """Features per frame."""
@@ -99,3 +99,65 @@ def litert_sequence(model: bytes, inputs: Sequence[np.ndarray]) -> list[np.ndarr
         interp.invoke()
         results.append(np.array(interp.get_tensor(out["index"])))
     return results
+
+
+def quantized_streaming_model() -> bytes:
+    """The int8 form micro-wakeword ships: features, ring buffer and window int8 (scale 0.05,
+    zero point -3), the classifier a FULLY_CONNECTED with int8 weights (per-tensor), int32
+    bias and an int8 output (scale 0.1, zero point 2). The init subgraph assigns int8 10
+    (0.65) everywhere."""
+    rng = np.random.default_rng(1)
+    act = Quant([0.05], [-3])
+    mb = ModelBuilder()
+    feats = mb.input("features", [1, FRAME], "int8", quant=act)
+    handle = mb.tensor("stream_handle", [], "resource")
+    state = mb.tensor("stream_state_read", [1, WINDOW - 1, FRAME], "int8", quant=act)
+    frame = mb.tensor("frame", [1, 1, FRAME], "int8", quant=act)
+    window = mb.tensor("window", [1, WINDOW, FRAME], "int8", quant=act)
+    new_state = mb.tensor("new_state", [1, WINDOW - 1, FRAME], "int8", quant=act)
+    flat = mb.tensor("flat", [1, WINDOW * FRAME], "int8", quant=act)
+    out_q = Quant([0.1], [2])
+    score = mb.output(mb.tensor("score", [1, 2], "int8", quant=out_q))
+
+    init = mb.subgraph("init")
+    init_handle = mb.tensor("stream_handle", [], "resource")
+    start = mb.const("initial_state", np.full((1, WINDOW - 1, FRAME), 10, np.int8), quant=act)
+    var = S.VarHandleOptionsT()
+    var.sharedName = "stream/ring_buffer"
+    mb.op("VAR_HANDLE", [], [init_handle], var)
+    mb.op("ASSIGN_VARIABLE", [init_handle, start], [])
+    mb.use(0)
+
+    once = S.CallOnceOptionsT()
+    once.initSubgraphIndex = init
+    mb.op("CALL_ONCE", [], [], once)
+    mb.op("VAR_HANDLE", [], [handle], var)
+    mb.op("READ_VARIABLE", [handle], [state])
+    reshape = S.ReshapeOptionsT()
+    reshape.newShape = [1, 1, FRAME]
+    mb.op("RESHAPE", [feats, mb.const("frame_shape", np.array([1, 1, FRAME], np.int32))],
+          [frame], reshape)
+    concat = S.ConcatenationOptionsT()
+    concat.axis = 1
+    mb.op("CONCATENATION", [state, frame], [window], concat)
+    mb.op("SLICE", [window, mb.const("begin", np.array([0, 1, 0], np.int32)),
+                    mb.const("size", np.array([1, WINDOW - 1, FRAME], np.int32))],
+          [new_state], S.SliceOptionsT())
+    mb.op("ASSIGN_VARIABLE", [handle, new_state], [])
+    flat_shape = S.ReshapeOptionsT()
+    flat_shape.newShape = [1, WINDOW * FRAME]
+    mb.op("RESHAPE", [window, mb.const("flat_shape", np.array([1, WINDOW * FRAME], np.int32))],
+          [flat], flat_shape)
+    w_scale = 0.01
+    w = mb.const("w", rng.integers(-60, 61, (2, WINDOW * FRAME)).astype(np.int8),
+                 quant=Quant([w_scale], [0]))
+    b = mb.const("b", rng.integers(-200, 201, (2,)).astype(np.int32),
+                 quant=Quant([0.05 * w_scale], [0]))
+    mb.op("FULLY_CONNECTED", [flat, w, b], [score], S.FullyConnectedOptionsT())
+    return mb.build()
+
+
+def int8_frames(count: int, seed: int = 0) -> list[np.ndarray]:
+    """`count` random int8 feature frames [1, FRAME]."""
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-100, 101, (1, FRAME)).astype(np.int8) for _ in range(count)]
