@@ -227,11 +227,13 @@ def litert_original(model: Model, threads: int, feeds: Mapping[str, np.ndarray])
 
 
 def convert(model: Model) -> Any:
-    """The ConversionResult of the model (`converter.convert`)."""
+    """The ConversionResult of the model (`converter.convert`) for target "spec": the
+    unrestricted graph, which is what a Python backend runs best (the default target's
+    browser rewrites, e.g. int64 narrowed to int32, are for browsers)."""
     import converter
 
     return converter.convert(model.data, pin_inputs=model.pins or None, fmt=model.format,
-                             **model.convert_kwargs)
+                             target="spec", **model.convert_kwargs)
 
 
 def backend_runner(result: Any, backend: str, threads: int, feeds: Mapping[str, np.ndarray]

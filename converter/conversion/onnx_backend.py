@@ -7,7 +7,8 @@ outputs = rep.run([x])                            # graph-output order, ONNX dty
 ```
 
 - `prepare(model, device="CPU", backend="reference")` converts the model with
-  `converter.convert` and returns a `WebNNBackendRep`; `run(inputs)` takes a list (graph-input
+  `converter.convert` for the unrestricted graph (target "spec": a backend computes what the
+  WebNN specification says, whatever a browser lacks) and returns a `WebNNBackendRep`; `run(inputs)` takes a list (graph-input
   order, initializers excluded) or a dict and returns a namedtuple of outputs in graph-output
   order, in the graph's declared ONNX dtypes (bool and float64 are converted back).
 - `run_node(node, inputs)` wraps one node in a model (types from the given arrays, output
@@ -38,6 +39,7 @@ from onnx.backend.base import Backend, BackendRep, namedtupledict
 
 from converter.conversion.pipeline import convert
 from converter.core.errors import ConversionFailed, RequiresConstantInput
+from converter.passes.targets import SPEC_TARGET
 from converter.results.result import ConversionResult
 
 MAX_SPECIALISATIONS = 8
@@ -159,13 +161,15 @@ class WebNNBackendRep(BackendRep):
         inputs (a node after the first blocked one), a few rounds at most."""
         for _ in range(MAX_PIN_ROUNDS):
             try:
-                return convert(self.model, pin_inputs={n: feeds[n] for n in self.pinned})
+                return convert(self.model, pin_inputs={n: feeds[n] for n in self.pinned},
+                               target=SPEC_TARGET)
             except ConversionFailed as failure:
                 more = _pins_for(self.model, failure)
                 if not more or more <= set(self.pinned):
                     raise
                 self.pinned = tuple(sorted(set(self.pinned) | more))
-        return convert(self.model, pin_inputs={n: feeds[n] for n in self.pinned})
+        return convert(self.model, pin_inputs={n: feeds[n] for n in self.pinned},
+                       target=SPEC_TARGET)
 
     def run(self, inputs: Any, **kwargs: Any) -> tuple[Any, ...]:
         """Outputs in graph-output order and the graph's ONNX dtypes."""
@@ -194,7 +198,7 @@ class WebNNBackend(Backend):
             raise RuntimeError(f"device {device!r} is not supported (CPU only)")
         backend = kwargs.get("backend", "reference")
         try:
-            result = convert(model)
+            result = convert(model, target=SPEC_TARGET)
         except ConversionFailed as failure:
             pins = _pins_for(model, failure) if kwargs.get("specialize", True) else None
             if not pins:

@@ -44,6 +44,7 @@ name that is neither a shipped target nor a file is refused naming both possibil
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Mapping
@@ -181,38 +182,52 @@ def load_target(name_or_path: str | os.PathLike[str] | Target) -> Target:
     file; raises InvalidModel naming the known targets when it is neither."""
     if isinstance(name_or_path, Target):
         return name_or_path
-    from converter.passes.targets.passes import LIMITS_RULES, RULES
-
     text = os.fspath(name_or_path)
     if text == SPEC_TARGET:
         return Target(SPEC_TARGET, "", _frozen({}), (), "the WebNN specification itself: "
                       "every operator, data type and rank it allows; no rewrites")
-    folder = TARGETS_DIR / text
     if text in known_targets():
-        meta = _read_json(folder / "target.json")
-        if "intersection" in meta:
-            return _intersection(text, meta, folder)
-        limits = _read_json(folder / "limits.json") if (folder / "limits.json").exists() \
-            else {}
-        browser = str(meta.get("browser", ""))
-        sweep = folder / "sweep.json"
-        if sweep.exists():
-            browser = str(_read_json(sweep).get("browser") or browser)
-        listed = tuple(meta.get("rules", ()))
-        unknown = [r for r in listed if r not in RULES]
-        if unknown:
-            raise InvalidModel(f"target {text}: unknown rules {unknown} in target.json")
-        # the limits-driven rules follow from limits.json alone: every target has them
-        rules = listed + tuple(r for r in LIMITS_RULES if r not in listed)
-        check_limits(limits, f"target {text}")
-        return Target(text, browser, _frozen(dict(limits)), rules,
-                      str(meta.get("description", "")), folder)
+        return _shipped(text)
+    return _from_file(text)
+
+
+@functools.cache
+def _shipped(text: str) -> Target:
+    """A shipped target, read once per process (a `Target` is immutable)."""
+    from converter.passes.targets.passes import LIMITS_RULES, RULES
+
+    folder = TARGETS_DIR / text
+    meta = _read_json(folder / "target.json")
+    if "intersection" in meta:
+        return _intersection(text, meta, folder)
+    limits = _read_json(folder / "limits.json") if (folder / "limits.json").exists() \
+        else {}
+    browser = str(meta.get("browser", ""))
+    sweep = folder / "sweep.json"
+    if sweep.exists():
+        browser = str(_read_json(sweep).get("browser") or browser)
+    listed = tuple(meta.get("rules", ()))
+    unknown = [r for r in listed if r not in RULES]
+    if unknown:
+        raise InvalidModel(f"target {text}: unknown rules {unknown} in target.json")
+    # the limits-driven rules follow from limits.json alone: every target has them
+    rules = listed + tuple(r for r in LIMITS_RULES if r not in listed)
+    check_limits(limits, f"target {text}")
+    return Target(text, browser, _frozen(dict(limits)), rules,
+                  str(meta.get("description", "")), folder)
+
+
+def _from_file(text: str) -> Target:
+    """The target of an `opSupportLimits()` JSON file (`load_target`)."""
+    from converter.passes.targets.passes import LIMITS_RULES
+
     path = Path(text)
     if not path.exists():
         pathlike = text.endswith(".json") or os.sep in text or "/" in text
         what = (f"target {text!r}: " + ("no such file" if not path.exists() else "not a file")
                 + ";") if pathlike else f"unknown target {text!r}:"
-        raise InvalidModel(f"{what} give one of {', '.join([SPEC_TARGET, *known_targets()])} "
+        names = ", ".join(sorted([SPEC_TARGET, *known_targets()]))
+        raise InvalidModel(f"{what} give one of {names} "
                            "or an opSupportLimits() JSON file (webnn-convert targets "
                            "--from-browser OUT.json)")
     limits = _read_json(path)

@@ -91,7 +91,7 @@ def check_model(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], op_type
     """Convert and run `model` on `feeds`; the named `outputs` ("" = omitted) must be exactly
     the converted outputs, each within rtol/atol of onnxruntime's."""
     expected = run_ort(model, feeds)
-    result = converter.convert(model, **convert_kw)
+    result = converter.convert(model, **{"target": "spec", **convert_kw})
     got = result.run(feeds)
     assert list(got) == [o for o in outputs if o]
     for name in got:
@@ -113,7 +113,7 @@ def invalid(op_type: str, inputs: Mapping[str, np.ndarray | None],
 
     model = make_model(op_type, inputs, attrs, **kwargs)
     try:
-        converter.convert(model)
+        converter.convert(model, target="spec")
     except ConversionFailed as exc:
         (err,) = exc.errors
         assert err.reason_code == "invalid_model" and "\n" not in str(err), err

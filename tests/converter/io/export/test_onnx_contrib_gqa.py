@@ -111,7 +111,7 @@ def _case(*, bsz: int = 1, seq: int = 3, total: int = 7, buffer: int = 4, size: 
     feeds = {n: a for n, a in inputs if a is not None and n not in consts}
     scale = float(all_attrs.get("scale", 1 / math.sqrt(size)))
     want = _oracle(q, k, v, past_k, past_v, lens, total, scale, rotary)
-    graph = converter.convert(model).graph
+    graph = converter.convert(model, target="spec").graph
     return graph, feeds, want
 
 
@@ -177,7 +177,8 @@ def test_gqa_fires_on_the_genai_llama(tmp_path: Path) -> None:
     entry = materialize(entry)
     if entry.path is None:
         pytest.skip(entry.missing)
-    result = converter.convert(load_model(entry), input_shapes=dict(entry.input_shapes))
+    result = converter.convert(load_model(entry), input_shapes=dict(entry.input_shapes),
+                               target="spec")
     fused = to_onnx(result.graph, contrib_ops=True)
     assert op_counts(fused)["GroupQueryAttention"] == 2
     assert len(fused.graph.node) < 70, op_counts(fused)  # 194 nodes without the fusion

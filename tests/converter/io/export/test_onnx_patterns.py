@@ -71,7 +71,7 @@ def _quantized_matmul(weight_type: int) -> bytes:
 def test_dynamic_quantized_matmul_is_lowered_as_its_onnx_ops(weight_type: int,
                                                              tmp_path: Path) -> None:
     data = _quantized_matmul(weight_type)
-    result = converter.convert(data)
+    result = converter.convert(data, target="spec")
     lowered = to_onnx(result.graph)
     ops = _ops(lowered)
     assert ops["DynamicQuantizeLinear"] == 1 and ops["MatMulInteger"] == 1, ops
@@ -98,7 +98,7 @@ def test_integer_matmul_without_dynamic_quantization(tmp_path: Path) -> None:
                                                 ["y"])], "mmi", [a], [y], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    result = converter.convert(model.SerializeToString())
+    result = converter.convert(model.SerializeToString(), target="spec")
     lowered = to_onnx(result.graph)
     assert _ops(lowered) == Counter({"MatMulInteger": 1}), _ops(lowered)
     feeds = {"a": RNG.integers(0, 256, (2, 4, 8)).astype(np.uint8)}

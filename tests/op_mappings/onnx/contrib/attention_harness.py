@@ -27,7 +27,7 @@ def check_ms(op: str, inputs: Sequence[tuple[str, np.ndarray | None]],
                        domain=domain, opset=opset)
     feeds = {n: np.asarray(v) for n, v in inputs if v is not None and n not in constants}
     expected = run_ort(model, feeds)
-    got = converter.convert(model).run(feeds)
+    got = converter.convert(model, target="spec").run(feeds)
     assert list(got) == [o for o in outputs if o]
     errors = {}
     for name, value in got.items():
@@ -45,7 +45,7 @@ def conversion_error(op: str, inputs: Sequence[tuple[str, np.ndarray | None]],
     model = node_model(op, inputs, attrs, outputs=outputs, domain=domain, opset=opset,
                        constants=constants)
     with pytest.raises(ConversionFailed) as info:
-        converter.convert(model)
+        converter.convert(model, target="spec")
     (err,) = info.value.errors
     text = str(err)
     assert "\n" not in text and err.op_type == op and err.reason_code != "internal_error", text

@@ -61,7 +61,7 @@ def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
             backend: str = "reference", **convert_kw: Any) -> converter.ConversionResult:
     """Convert and run `model` (on `backend`); its outputs must be exactly `expected`'s keys,
     each within rtol/atol. Prints the largest absolute error per float output type."""
-    result = converter.convert(model, **convert_kw)
+    result = converter.convert(model, **{"target": "spec", **convert_kw})
     got = result.run(dict(feeds), backend=backend)
     assert sorted(got) == sorted(expected), f"{label}: outputs {list(got)}"
     worst: dict[str, float] = {}
@@ -105,7 +105,7 @@ def expect_error(model: onnx.ModelProto, reason: str, *fragments: str) -> str:
     """Converting `model` fails with exactly one node error of `reason` whose one-line text
     names the node and contains every fragment; returns that text."""
     with pytest.raises(ConversionFailed) as info:
-        converter.convert(model)
+        converter.convert(model, target="spec")
     errors = info.value.errors
     assert len(errors) == 1, [str(e) for e in errors]
     err = errors[0]

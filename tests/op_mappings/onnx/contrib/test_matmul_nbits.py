@@ -149,7 +149,7 @@ def test_packed_bytes_are_used_as_they_are(tmp_path: Path, bits: int, k: int,
     case = Case(k=k, bits=bits, block=16, zp=zp, seed=14)
     path = tmp_path / "m.onnx"
     onnx.save(case.node_model, str(path))
-    res = converter.convert(str(path))
+    res = converter.convert(str(path), target="spec")
     kb = case.b.shape[1]
     qtype = "uint4" if bits == 4 else "uint8"
     [weight] = [c for c in res.graph.constants if c.shape == (12, kb * 16)]
