@@ -30,3 +30,25 @@ def test_every_quantized_pattern_passes_with_the_rules(browser: Any) -> None:
     raw = {c["name"]: c["status"] for c in doc["cases"]}
     assert raw["reduceMax int8 other int I/O"] == "wrong"
     assert raw["conv2d int8 channel-scale int I/O"] == "rejected"
+
+
+@pytest.mark.parametrize("target", ["chromium-tflite", None])
+@pytest.mark.parametrize(("model", "atol"), [("cnn", None), ("unet", 0.032)])
+def test_int8_zoo_models_build_and_match(browser: Any, tmp_path: Any, model: str,
+                                         atol: float | None, target: str | None) -> None:
+    """The zoo's int8 TFLite models (converter/zoo/models/make_int8_tflite.py; the U-Net has
+    float I/O and the tolerance of its zoo entry: 8 steps of 1/256, what LiteRT's integer
+    kernels differ from the spec's float computation by) against LiteRT, on the reference
+    runtime and in the browser, converted for chromium-tflite and for the default target. The
+    U-Net failed to build for chromium-tflite before rule quantize-integers."""
+    from converter.validate import validate
+    from converter.zoo.models.make_int8_tflite import make
+
+    pytest.importorskip("ai_edge_litert")
+    path = tmp_path / f"{model}.tflite"
+    make(path, seed=0, model=model)
+    report = validate(str(path), browser=True, target=target, atol=atol,
+                      rtol=0.0 if atol else None)
+    assert report.passed, report.to_text()
+    assert report.browser is not None and report.browser.status == "pass", \
+        report.browser.to_text() if report.browser else "no browser run"
