@@ -82,8 +82,7 @@ def summary(case: Mapping[str, Any]) -> tuple[str, str, str]:
                    for s in desc["expectedOutputs"].values()})
     parts = []
     for o in desc["operators"]:
-        for arg in o["arguments"]:
-            (key, value), = arg.items()
+        for key, value in [kv for arg in o["arguments"] for kv in arg.items()]:  # several keys
             if key == "options":
                 for k, v in value.items():
                     if isinstance(v, str) and v in desc["inputs"]:
