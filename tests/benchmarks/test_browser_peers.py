@@ -29,7 +29,6 @@ def _load() -> ModuleType:
 
 
 @pytest.mark.browser
-@pytest.mark.slow
 def test_tiny_cnn_every_runtime_matches_onnxruntime() -> None:
     from converter.validate.browser import BrowserUnavailable
 
