@@ -1,7 +1,8 @@
 """The page of a decoder export (`<stem>.html`, next to the generator module `<stem>.js` of
 `converter.io.export.generator_js`): a user types token ids (spaces or commas between them),
-picks greedy or seeded sampling, presses Generate and watches the ids stream in, with the
-time to the first token and the decode speed. No tokenizer: ids in, ids out.
+picks greedy or seeded sampling (top-k, top-p, temperature, seed), presses Generate and
+watches the ids stream in, with the time to the first token and the decode speed. No
+tokenizer: ids in, ids out.
 
 Like the graph page (`converter.io.export.html_page`) it says how to serve the folder and why
 file:// fails, and exposes promises for automated checks (invisible to users):
@@ -53,7 +54,8 @@ pages.</p>
   <input id="prompt" type="text" value="1 2 3" spellcheck="false"></p>
   <p><label>New tokens <input id="max-new" type="number" min="1" value="32"></label>
   <label>Stop at id <input id="eos" type="text" size="8" placeholder="none"></label></p>
-  <p><label><input id="greedy" type="checkbox" checked> Greedy</label>
+  <p><label>Choice <select id="mode"><option value="greedy">greedy (argmax)</option>
+    <option value="sample">seeded sampling</option></select></label>
   <label>top-k <input id="top-k" type="number" min="0" value="40"></label>
   <label>top-p <input id="top-p" type="number" min="0" max="1" step="any" value="1"></label>
   <label>temperature <input id="temperature" type="number" min="0" step="any" value="1"></label>
@@ -88,7 +90,7 @@ function ids(text, what) {
 }
 
 function sampling() {
-  if ($("greedy").checked) return "greedy";
+  if ($("mode").value === "greedy") return "greedy";
   return {topK: Number($("top-k").value), topP: Number($("top-p").value),
           temperature: Number($("temperature").value), seed: Number($("seed").value)};
 }
