@@ -21,6 +21,7 @@ buffer) checks the growing cache and the layout errors without the extra.
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -253,3 +254,75 @@ def test_steps_run_compiled_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyP
         assert all(isinstance(s, CompiledModel) for s in sessions)
         graphs = sorted(id(s.graph) for s in sessions)
         assert sorted(id(g) for g in measured if id(g) in graphs) == graphs
+
+
+@pytest.mark.slow
+def test_sampling_eos_and_streaming_on_every_backend(llama: Path,
+                                                     oracle: OnnxRuntimeDecoder) -> None:
+    """The generator interface: seeded top-k/top-p sampling draws the same tokens through
+    our graphs on the reference and the onnxruntime backends (logits within float32
+    rounding; onnxruntime on the original differs by up to 5e-3, enough to move a top-p cut
+    or a draw near a boundary, so it is no oracle here); a second run with the same seed
+    repeats them and another seed does not; `on_token` streams every token with its index;
+    `eos_token_id` stops at its first occurrence; `reset()` drops the cache."""
+    sampling = {"topK": 8, "topP": 0.95, "seed": 11}
+    with Decoder(llama, backend="reference", kv_shape=KV) as reference:
+        want = reference.generate(PROMPT, 16, sampling=sampling)
+    assert want.tokens != oracle.generate(PROMPT, 16).tokens  # it samples
+    for backend in ("reference", "onnxruntime"):
+        with Decoder(llama, backend=backend, threads=1, kv_shape=KV) as ours:
+            streamed: list[tuple[int, int]] = []
+
+            def on_token(token: int, index: int, into: list[tuple[int, int]] = streamed
+                         ) -> None:
+                into.append((token, index))
+
+            got = ours.generate(PROMPT, 16, sampling=sampling, on_token=on_token)
+            assert got.tokens == want.tokens
+            assert streamed == [(t, i) for i, t in enumerate(got.tokens)]
+            assert ours.generate(PROMPT, 16, sampling=sampling).tokens == want.tokens
+            other = ours.generate(PROMPT, 16, sampling={**sampling, "seed": 12})
+            assert other.tokens != want.tokens
+            greedy = ours.generate(PROMPT, 16).tokens
+            stop = greedy[5]
+            assert ours.generate(PROMPT, 16, eos_token_id=[stop]).tokens == \
+                greedy[:greedy.index(stop) + 1]
+            assert ours.kv is not None
+            ours.reset()
+            assert ours.kv is None
+
+
+@pytest.mark.slow
+def test_convert_cli_exports_a_generator(llama: Path, tmp_path: Path) -> None:
+    """`webnn-convert convert DECODER --format js` in a genai builder folder (its
+    genai_config.json gives the KV heads, head size and context length): the generator's
+    files, the KV buffer of the context length; with --dim the single step graph as
+    before."""
+    from click.testing import CliRunner
+
+    from cli.main import cli
+
+    folder = tmp_path / "llama"
+    folder.mkdir()
+    model = folder / "model.onnx"
+    model.write_bytes(llama.read_bytes())
+    (folder / "genai_config.json").write_text(json.dumps(
+        {"model": {"context_length": 48,
+                   "decoder": {"num_key_value_heads": 2, "head_size": 16}}}))
+    r = CliRunner().invoke(cli, ["convert", str(model), "--format", "js", "-o",
+                                 str(tmp_path / "out"), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert data["generator"] == {"max_length": 48, "prefill_chunk": 16}
+    assert sorted(Path(p).name for p in data["files"]) == [
+        "model.decode.js", "model.html", "model.js", "model.prefill.js", "model.weights"]
+    assert "export const MAX_LENGTH = 48;" in (tmp_path / "out" / "model.js").read_text()
+    r = CliRunner().invoke(cli, ["convert", str(model), "--format", "js", "-o",
+                                 str(tmp_path / "one"), "--dim", "batch_size=1",
+                                 "--dim", "sequence_length=1",
+                                 "--dim", "past_sequence_length=4",
+                                 "--dim", "total_sequence_length=5",
+                                 "--dim", "kv_cache_dim=16"])
+    assert r.exit_code == 0, r.output
+    assert sorted(p.name for p in (tmp_path / "one").iterdir() if p.suffix == ".js") == [
+        "model.js"]
