@@ -3,9 +3,11 @@
 the real headless Chromium, against onnxruntime and the Python generator.
 
 The transformer zoo's onnxruntime-genai builder decoders (int4 MatMulNBits,
-GroupQueryAttention: Llama, Qwen2, Phi-3; models/make_transformers.py, cached) are exported
-with a KV buffer of 64 rows (the models' context length) and a prefill chunk of 2 tokens (the
-prompts of 4, 6 and 5 tokens run 2, 3 and 2 chunks, the last one a decode step more). Then:
+GroupQueryAttention, a KV cache written in place: Llama, Qwen2, Phi-3) and its GPT-2 with past
+(TorchScript export, Concat(past, new) and positions from the past length: the "sliding"
+window with a position_ids input added by rewrite) (models/make_transformers.py, cached) are
+exported with a KV buffer of 64 rows (the models' context length) and a prefill chunk of 2
+tokens (the prompts of 4-6 tokens run 2-3 chunks, an odd one a decode step more). Then:
 
 - the export's page, as a user drives it (types the ids, presses Generate): 32 greedy tokens,
   streamed one by one, equal onnxruntime's on the original model (OnnxRuntimeDecoder) token
@@ -46,11 +48,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "models" / "make_transformers.py"
 PROMPTS = {"llama": [48, 270, 502, 21], "qwen2": [108, 38, 278, 503, 367, 254],
-           "phi3": [127, 499, 274, 440, 76]}
+           "phi3": [127, 499, 274, 440, 76], "gpt2": [414, 473, 246, 329, 5]}
 """Prompts whose 32 greedy steps all have a top-2 margin above twice the logit difference
 (found by trying random prompts; the differences are <= 5e-3) and whose continuations are
 not one token repeated (20-31 distinct tokens)."""
-KV = (2, 16)
+VARIANTS = {"llama": "genai_int4", "qwen2": "genai_int4", "phi3": "genai_int4",
+            "gpt2": "with_past"}
+KV = {"llama": (2, 16), "qwen2": (2, 16), "phi3": (2, 16), "gpt2": None}
+"""The genai models' past inputs name their head count and size; GPT-2's declare them."""
 MAX_LENGTH, CHUNK, NEW = 64, 2, 32
 SAMPLING = Sampling(top_k=8, top_p=0.95, temperature=1.0, seed=11)
 MISSING = [m for m in ("torch", "transformers", "onnxruntime_genai")
@@ -102,10 +107,11 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, 
 
     out = {}
     for name in PROMPTS:
-        model = generate(SCRIPT, {"model": name, "variant": "genai_int4"})
+        model = generate(SCRIPT, {"model": name, "variant": VARIANTS[name]})
         folder = tmp_path_factory.mktemp(f"generator_{name}")
-        graphs = generator_graphs(model, max_length=MAX_LENGTH, chunk=CHUNK, kv_shape=KV,
-                                  name=name)
+        graphs = generator_graphs(model, max_length=MAX_LENGTH, chunk=CHUNK,
+                                  kv_shape=KV[name], name=name)
+        assert graphs.cache == ("sliding" if name == "gpt2" else "in-place")
         export(graphs, folder, format="js", stem="model", force=True)
         out[name] = (model, folder)
     return out
@@ -136,10 +142,11 @@ def in_browser(browser: Any, exported: dict[str, tuple[Path, Path]]) -> dict[str
     return {name: (results[2 * i], results[2 * i + 1]) for i, name in enumerate(exported)}
 
 
-def _python_runs(model: Path, prompt: list[int]) -> dict[str, Any]:
-    oracle = OnnxRuntimeDecoder(model, threads=1, kv_shape=KV)
+def _python_runs(model: Path, name: str) -> dict[str, Any]:
+    prompt = PROMPTS[name]
+    oracle = OnnxRuntimeDecoder(model, threads=1, kv_shape=KV[name])
     want = oracle.generate(prompt, NEW)
-    with Decoder(model, backend="onnxruntime", threads=1, kv_shape=KV) as ours:
+    with Decoder(model, backend="onnxruntime", threads=1, kv_shape=KV[name]) as ours:
         got = ours.generate(prompt, NEW, max_length=MAX_LENGTH, chunk=CHUNK)
         sampled = ours.generate(prompt, NEW, max_length=MAX_LENGTH, chunk=CHUNK,
                                 sampling=SAMPLING)
@@ -157,7 +164,7 @@ def test_page_streams_onnxruntimes_greedy_tokens(name: str, exported: dict[str, 
                                                  in_browser: dict[str, Any]) -> None:
     page, _ = in_browser[name]
     assert page["ok"], page
-    want = _python_runs(exported[name][0], PROMPTS[name])
+    want = _python_runs(exported[name][0], name)
     assert page["tokens"] == want["onnxruntime"]
     assert page["streamed"] == page["tokens"]
     assert len(page["tokens"]) == NEW
@@ -168,7 +175,7 @@ def test_generator_api_sampling_reset_eos_and_token_prefill(
         name: str, exported: dict[str, Any], in_browser: dict[str, Any]) -> None:
     _, api = in_browser[name]
     assert api["ok"], api
-    want = _python_runs(exported[name][0], PROMPTS[name])
+    want = _python_runs(exported[name][0], name)
     assert api["sampled"] == want["sampled"]  # seeded sampling: Python = browser
     assert api["streamed"] == api["sampled"]
     assert api["sampled"] != want["onnxruntime"]  # it did sample

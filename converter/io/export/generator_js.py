@@ -15,9 +15,13 @@ generator.destroy();
 `options.prefill === false` or the export has none, the prefill graph (`PREFILL_CHUNK`
 tokens): each holds its own copy of the constants in the browser, so leaving prefill out
 halves the memory and feeds the prompt a token at a time. Both graphs read and write the KV
-cache in place: MLTensors of [1, kv_heads, MAX_LENGTH, head_size] (two sets, swapped after
-each step: a dispatch's inputs and outputs must differ) that stay on the context between
-steps; the attention mask [1, MAX_LENGTH] has ones on the rows in use. A step reads back only
+cache: MLTensors of [1, kv_heads, MAX_LENGTH, head_size] that stay on the context between
+steps. `LAYOUT.cache` "in-place": the model writes the new rows where the attention mask
+[1, MAX_LENGTH] (ones on the rows in use) says; two sets, swapped after each step (a
+dispatch's inputs and outputs must differ). "sliding" (a model that appends to its cache,
+`converter.validate.decoder_graphs`): the valid rows are the window's last ones, the mask is
+[1, MAX_LENGTH + S], the step writes present tensors of MAX_LENGTH + S rows and a small
+graph the generator builds (`slice`) copies their last MAX_LENGTH rows back into the window. A step reads back only
 the logits, and only for the step whose token is chosen (the last prompt step, then every
 decode step). The prompt runs in chunks of PREFILL_CHUNK tokens, the rest one token at a time
 through the decode graph.
@@ -59,9 +63,12 @@ __all__ = ["GeneratorGraphs", "SAMPLER_JS", "generator_text", "write_generator"]
 class GeneratorGraphs:
     """The step graphs of a decoder with a fixed-size KV buffer of `max_length` rows:
     `decode` takes one token, `prefill` (or None) `chunk` tokens; both take `input_ids`
-    [1, S], `attention_mask` [1, max_length], `position_ids` [1, S] when the model has it,
-    the `past` inputs [1, kv_heads, max_length, head_size] and give `logits` [1, S, vocab]
-    and the `present` outputs of the past's shape (written in place)."""
+    [1, S], `attention_mask`, `position_ids` [1, S] when the model has it, the `past` inputs
+    [1, kv_heads, max_length, head_size] and give `logits` [1, S, vocab] and the `present`
+    outputs. `cache` "in-place": the mask is [1, max_length] and the present has the past's
+    shape (the new rows written where the mask says); "sliding": the valid rows are the
+    window's last ones, the mask is [1, max_length + S] and the present has max_length + S
+    rows, of which the generator keeps the last max_length (module docstring)."""
 
     decode: MLGraph
     prefill: MLGraph | None
@@ -74,8 +81,14 @@ class GeneratorGraphs:
     present: tuple[str, ...]
     logits: str
     name: str = "decoder"
+    cache: str = "in-place"
 
     def __post_init__(self) -> None:
+        if self.cache not in ("in-place", "sliding"):
+            raise WebnnExportError(f"generator: cache {self.cache!r} is not 'in-place' or "
+                                   "'sliding'")
+        if self.cache == "sliding" and not self.position_ids:
+            raise WebnnExportError("generator: a sliding KV window needs a position_ids input")
         for graph in (self.decode, self.prefill):
             if graph is None:
                 continue
@@ -86,10 +99,14 @@ class GeneratorGraphs:
                 {self.logits, *self.present} - set(graph.outputs))
             if missing:
                 raise WebnnExportError(f"generator: step graph lacks {missing}")
+            seq = graph.inputs[self.input_ids].shape[-1] if self.cache == "sliding" else 0
             for p, q in zip(self.past, self.present, strict=True):
-                if tuple(graph.inputs[p].shape) != tuple(graph.outputs[q].shape):
-                    raise WebnnExportError(f"generator: present {q!r} is not written in "
-                                           f"place (shape {graph.outputs[q].shape}, past "
+                want = list(graph.inputs[p].shape)
+                want[2] += seq
+                if list(graph.outputs[q].shape) != want:
+                    how = "written in place" if self.cache == "in-place" else "the past + S"
+                    raise WebnnExportError(f"generator: present {q!r} is not {how} (shape "
+                                           f"{graph.outputs[q].shape}, past "
                                            f"{graph.inputs[p].shape})")
 
 
@@ -146,7 +163,7 @@ def generator_text(g: GeneratorGraphs, stem: str) -> str:
         f"attentionMask: {js_string(g.attention_mask)},",
         f"  positionIds: {js_string(g.position_ids) if g.position_ids else 'null'}, "
         f"logits: {js_string(g.logits)},",
-        f"  kv: [{kv}]}};",
+        f"  kv: [{kv}], cache: {js_string(g.cache)}}};",
         "export const loadWeights = decodeGraph.loadWeights;",
     ])
     return head + _RUNTIME + SAMPLER_JS
@@ -184,7 +201,20 @@ async function createStep(context, module, weights) {
     names.map(async (n) => [n, await tensor(desc[n], {writable: true})])));
   const logits = await tensor(desc[LAYOUT.logits], {readable: true});
   const [, size, vocab] = desc[LAYOUT.logits].shape;
-  return {graph, desc, inputs, logits, size, vocab};
+  const step = {graph, desc, inputs, logits, size, vocab, present: null, shift: null};
+  if (LAYOUT.cache === "sliding") {
+    // the present KV has the window's rows + `size`; a small graph keeps the last window rows
+    step.present = await Promise.all(LAYOUT.kv.map(([, name]) => tensor(desc[name], {})));
+    const builder = new MLGraphBuilder(context);
+    const kept = {};
+    LAYOUT.kv.forEach(([pastName, presentName], i) => {
+      const d = desc[presentName];
+      const rows = builder.input(`kv${i}`, {dataType: d.dataType, shape: d.shape});
+      kept[`kv${i}`] = builder.slice(rows, [0, 0, size, 0], desc[pastName].shape);
+    });
+    step.shift = await builder.build(kept);
+  }
+  return step;
 }
 
 /**
@@ -206,7 +236,9 @@ export async function createGenerator(context, weights, options = {}) {
   async function step(s, ids, past, read) {
     const feeds = {...s.inputs};
     context.writeTensor(s.inputs[LAYOUT.inputIds], integers(s.desc[LAYOUT.inputIds], ids));
-    const mask = new Array(MAX_LENGTH).fill(0).fill(1, 0, past + ids.length);
+    const mask = LAYOUT.cache === "sliding"
+      ? new Array(MAX_LENGTH + ids.length).fill(0).fill(1, MAX_LENGTH - past)
+      : new Array(MAX_LENGTH).fill(0).fill(1, 0, past + ids.length);
     context.writeTensor(s.inputs[LAYOUT.attentionMask], integers(s.desc[LAYOUT.attentionMask], mask));
     if (LAYOUT.positionIds) {
       const positions = ids.map((_, i) => past + i);
@@ -215,10 +247,15 @@ export async function createGenerator(context, weights, options = {}) {
     const outputs = {[LAYOUT.logits]: s.logits};
     LAYOUT.kv.forEach(([pastName, presentName], i) => {
       feeds[pastName] = cache[0][i];
-      outputs[presentName] = cache[1][i];
+      outputs[presentName] = s.present ? s.present[i] : cache[1][i];
     });
     context.dispatch(s.graph, feeds, outputs);
-    cache = [cache[1], cache[0]];
+    if (s.shift) {
+      const rows = (set) => Object.fromEntries(set.map((t, i) => [`kv${i}`, t]));
+      context.dispatch(s.shift, rows(s.present), rows(cache[0]));
+    } else {
+      cache = [cache[1], cache[0]];
+    }
     if (!read) return null;
     const dataType = s.desc[LAYOUT.logits].dataType;
     const all = new ARRAYS[dataType](await context.readTensor(s.logits));
@@ -285,7 +322,8 @@ export async function createGenerator(context, weights, options = {}) {
     /** Release the graphs and tensors. */
     destroy() {
       for (const s of [decode, prefill].filter((x) => x)) {
-        for (const t of [s.graph, s.logits, ...Object.values(s.inputs)]) t.destroy();
+        for (const t of [s.graph, s.logits, ...Object.values(s.inputs), ...(s.present ?? []),
+                         ...(s.shift ? [s.shift] : [])]) t.destroy();
       }
       for (const t of cache.flat()) t.destroy();
     },
