@@ -1,6 +1,6 @@
 """Choosing the next token from a step's logits: greedy, or seeded sampling that gives the
 same tokens in Python and in the JavaScript generator (`converter.io.export.generator_js`,
-which carries the same algorithm line for line). docs/generation.md states the definition.
+which carries the same algorithm line for line: `converter.io.export.sampler_js`). docs/generation.md states the definition.
 
 ```python
 from converter.validate.sampling import Sampling, TokenChooser

@@ -1,5 +1,5 @@
 """Token choice (`converter.validate.sampling`) and its JavaScript twin (the generator
-module's sampler, `converter.io.export.generator_js.SAMPLER_JS`).
+module's sampler, `converter.io.export.sampler_js.SAMPLER_JS`).
 
 References, not self-agreement: PCG32's first outputs for pcg32_srandom_r(42, 54) are the
 ones the reference implementation's demo prints (pcg-c, pcg32-demo: 0xa15c02b7 0x7b47f409
@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from converter.io.export.generator_js import SAMPLER_JS
+from converter.io.export.sampler_js import SAMPLER_JS
 from converter.validate.sampling import (
     PCG32,
     Sampling,
