@@ -1,6 +1,7 @@
 """Choosing the next token from a step's logits: greedy, or seeded sampling that gives the
 same tokens in Python and in the JavaScript generator (`converter.io.export.generator_js`,
-which carries the same algorithm line for line: `converter.io.export.sampler_js`). docs/generation.md states the definition.
+whose sampler, `converter.io.export.sampler_js`, carries the same algorithm line for line).
+docs/generation.md states the definition.
 
 ```python
 from converter.validate.sampling import Sampling, TokenChooser
