@@ -128,6 +128,11 @@ class CompiledModel:
             check_names(self._names, inputs)
         if self._state["destroyed"]:
             self.graph.check_usable()
+        return self._outputs_of(self._run(self._feeds(inputs)))
+
+    def _feeds(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """The backend's feeds of the source `inputs` (arrays of the graph's dtype and shape
+        as they are, other values converted)."""
         feeds: dict[str, np.ndarray] = {}
         for name, dtype, shape in self._direct:
             value = inputs[name]
@@ -136,7 +141,7 @@ class CompiledModel:
             feeds[name] = value
         for f in self._converted:
             feeds[f.name] = self._feed(f, inputs[f.name])
-        return self._outputs_of(self._run(feeds))
+        return feeds
 
     def _outputs_of(self, results: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._same_outputs:
@@ -157,9 +162,7 @@ class CompiledModel:
         if self._state["destroyed"]:
             self.graph.check_usable()
         merged = {**{n: v for n, v in self._carried.items() if n in self._names}, **inputs}
-        feeds: dict[str, np.ndarray] = {}
-        for f in self._by_name.values():
-            feeds[f.name] = self._feed(f, merged[f.name])
+        feeds = self._feeds(merged)
         for name in self._state_names - self._names:
             operand = self.graph.inputs.get(name)
             if operand is not None:
