@@ -326,3 +326,16 @@ def test_convert_cli_exports_a_generator(llama: Path, tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert sorted(p.name for p in (tmp_path / "one").iterdir() if p.suffix == ".js") == [
         "model.js"]
+
+
+def test_generator_graphs_refuse_a_cache_they_cannot_feed(tmp_path: Path) -> None:
+    """The hand-built Concat decoder appends to its cache and has no position lookup to
+    feed: the generator export refuses it in one line naming the output (the zoo's GPT-2,
+    which has one, runs as a sliding window: tests/browser/test_generator.py)."""
+    from converter.validate.decoder_graphs import generator_graphs, is_decoder
+
+    model = _concat_decoder(tmp_path / "decoder.onnx")
+    assert is_decoder(model)
+    with pytest.raises(InvalidModel, match=r"output 'present\.0\.key' does not keep the KV "
+                                           r"buffer's length.*no single position-embedding"):
+        generator_graphs(model, max_length=8)

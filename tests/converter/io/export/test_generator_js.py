@@ -33,7 +33,7 @@ W = np.arange(V * V, dtype=np.float32).reshape(V, V)
 def _step(seq: int, in_place: bool = True) -> MLGraph:
     b = MLGraphBuilder(ML().create_context())
     ids = b.input(IDS, [1, seq], "int32")
-    mask = b.input(MASK, [1, L], "int32")
+    mask = b.input(MASK, [1, L if in_place else L + seq], "int32")
     positions = b.input(POS, [1, seq], "int32")
     past = b.input(PAST, [1, 1, L, 2], "float32")
     used = b.cast(b.add(b.reduce_sum(mask), b.reduce_sum(positions)), "float32")
@@ -47,9 +47,11 @@ def _step(seq: int, in_place: bool = True) -> MLGraph:
     return b.build({LOGITS: logits, PRESENT: present})
 
 
-def _graphs(prefill: bool = True) -> GeneratorGraphs:
-    return GeneratorGraphs(_step(1), _step(CHUNK) if prefill else None, CHUNK, L, IDS, MASK,
-                           POS, (PAST,), (PRESENT,), LOGITS, name="count</h1><script>")
+def _graphs(prefill: bool = True, cache: str = "in-place") -> GeneratorGraphs:
+    in_place = cache == "in-place"
+    return GeneratorGraphs(_step(1, in_place), _step(CHUNK, in_place) if prefill else None,
+                           CHUNK, L, IDS, MASK, POS, (PAST,), (PRESENT,), LOGITS,
+                           name="count</h1><script>", cache=cache)
 
 
 FAKE = r"""
@@ -73,6 +75,11 @@ const context = {
   },
   writeTensor(tensor, data) { tensor.data = Array.from(data, Number); },
   dispatch(graph, inputs, outputs) {
+    if (inputs.kv0) {  // the generator's own slice graph of a sliding window
+      log.push({op: "shift", from: inputs.kv0.id, to: outputs.kv0.id,
+                rows: graph.inputs.kv0.shape[2]});
+      return;
+    }
     const names = Object.keys(graph.inputs);
     const ids = inputs[names[0]].data, V = outputs.logits.desc.shape[2];
     const logits = new Float32Array(ids.length * V);
@@ -164,10 +171,35 @@ def test_weights_shared_and_names_inert(tmp_path: Path) -> None:
     assert '"past_key_values.0.key\\u003c/script\\u003e\\""' in main
 
 
+@pytest.mark.skipif(NODE is None, reason="needs Node.js")
+def test_sliding_window(tmp_path: Path) -> None:
+    """A model that appends to its cache: the valid rows are the window's last ones (mask
+    [1, L + S], ones from L - past on), the step writes its own present tensors and the
+    generator's slice graph copies them back into the one window, which every step reads."""
+    got = _run(tmp_path, _graphs(cache="sliding"), [1, 2, 3], maxNewTokens=3)
+    assert got["tokens"] == [4, 5, 0]
+    log = got["log"]
+    assert isinstance(log, list)
+    steps = [e for e in log if e["op"] == "dispatch"]
+    assert [(s["ids"], s["positions"]) for s in steps] == [
+        ([1, 2], [0, 1]), ([3], [2]), ([4], [3]), ([5], [4])]
+    assert [s["mask"] for s in steps] == [
+        [0] * (L - p) + [1] * (p + n) for p, n in ((0, 2), (2, 1), (3, 1), (4, 1))]
+    assert len({s["past"] for s in steps}) == 1
+    shifts = [e for e in log if e["op"] == "shift"]
+    assert [(e["from"], e["to"], e["rows"]) for e in shifts] == [
+        (s["present"], s["past"], L + len(s["ids"])) for s in steps]
+    assert [e["op"] for e in log] == ["dispatch", "shift"] * 2 + ["read"] + [
+        "dispatch", "shift", "read"] * 2
+
+
 def test_refusals(tmp_path: Path) -> None:
     with pytest.raises(WebnnExportError, match="not written in place"):
         GeneratorGraphs(_step(1, in_place=False), None, 0, L, IDS, MASK, POS, (PAST,),
                         (PRESENT,), LOGITS)
+    with pytest.raises(WebnnExportError, match="is not the past"):
+        GeneratorGraphs(_step(1), None, 0, L, IDS, MASK, POS, (PAST,), (PRESENT,), LOGITS,
+                        cache="sliding")
     with pytest.raises(WebnnExportError, match="lacks"):
         GeneratorGraphs(_step(1), None, 0, L, IDS, MASK, "positions", (PAST,), (PRESENT,),
                         LOGITS)
