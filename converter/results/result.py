@@ -80,6 +80,14 @@ class ConversionResult:
         return CompiledModel(self.graph, self.inputs, self.outputs, backend, device, threads,
                              self.state)
 
+    def state_feeds(self) -> dict[str, np.ndarray]:
+        """Initial values of the state inputs that are the graph's own (not among `inputs`,
+        e.g. a TFLite resource variable's): what a single run from the start feeds them
+        beside the caller's `inputs` (`graph_feeds`)."""
+        own = set(self.input_names)
+        return {p.input: np.array(p.initial) for p in self.state
+                if p.input not in own and p.input in self.graph.inputs}
+
     def reset_state(self) -> None:
         """Carried state of every session `run` made back to its initial values."""
         for session in self._executables.values():

@@ -227,7 +227,7 @@ def run_converted(result: Any, inputs: Mapping[str, np.ndarray], backend: str = 
     """Run a ConversionResult's graph; returns ({output name: array in the source dtype},
     seconds of the run itself, compilation excluded)."""
     exe = compile_graph(result.graph, backend, device, threads)
-    feeds = graph_feeds(result.graph, result.inputs, inputs)
+    feeds = {**result.state_feeds(), **graph_feeds(result.graph, result.inputs, inputs)}
     start = time.perf_counter()
     values = exe.run(feeds)
     seconds = time.perf_counter() - start
@@ -279,7 +279,8 @@ def locate_divergence(fmt: str, model: Any, result: Any, inputs: Mapping[str, np
     if precision != "float32":
         tapped = replace(tapped, graph=to_precision(tapped.graph, precision).graph)
     exe = compile_graph(tapped.graph, backend, device, threads)
-    values = exe.run(graph_feeds(tapped.graph, result.inputs, inputs))
+    values = exe.run({**result.state_feeds(),
+                      **graph_feeds(tapped.graph, result.inputs, inputs)})
     checked = 0
     for index, node in enumerate(source.nodes):
         for name in node.outputs:
@@ -451,7 +452,9 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
     "unsupported" (outside its opSupportLimits()) or "error"; `BudgetExceeded` for a graph
     over the active run budgets (`converter.core.webnn.run_memory`), before the browser starts."""
     check_run_memory(result.graph, what="running the graph in a browser")
-    run = run_graph(result.graph, graph_feeds(result.graph, result.inputs, inputs), page=page)
+    run = run_graph(result.graph,
+                    {**result.state_feeds(), **graph_feeds(result.graph, result.inputs, inputs)},
+                    page=page)
 
     def against(values: Mapping[str, Any] | None) -> list[Comparison]:
         if values is None:
