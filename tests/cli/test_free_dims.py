@@ -19,6 +19,7 @@ from tests.converter.frontends.onnx.test_free_dims import (
     _conv_model,
     _model,
     _shape_input_model,
+    _silero,
     _vi,
 )
 from tests.converter.frontends.tflite.test_free_dims import mobilenet_like
@@ -181,8 +182,7 @@ def test_pins_suggested_for_shape_inputs(models: dict[str, Path], tmp_path: Path
 
 
 def test_silero_vad_sr(tmp_path: Path) -> None:
-    silero_vad = pytest.importorskip("silero_vad")
-    model = Path(silero_vad.__file__).parent / "data" / "silero_vad.onnx"
+    model = _silero()
     r = invoke("inspect", model)
     assert r.exit_code == 0, r.output
     assert "shape/control inputs: sr (steers If; compared with 16000); pin with --pin sr=16000" \
