@@ -12,7 +12,7 @@ import numpy as np
 
 from converter.core.webnn import ML, MLGraph, MLGraphBuilder
 from converter.core.webnn.dtypes import numpy_dtype
-from converter.validate.conformance import case_array, case_graph, wpt_files
+from converter.validate.conformance import DISPUTED, case_array, case_graph, wpt_files
 
 
 @dataclass(frozen=True)
@@ -39,24 +39,10 @@ SPEC_OBSOLETE: dict[str, str] = {
 }
 
 
-# Cases whose expected values disagree with the spec's definition, with the evidence; the
-# reference runtime computes the spec's value (float64 inside).
-SPEC_DISAGREES: dict[str, str] = {
-    "subgraph:33:batchNormalization options.axis=0 + gelu":
-        "WPT's expected output[4] -0.03595118 is 35 float32 ULPs (tolerance 24) from the exact "
-        "value: x = (3 - 6) / sqrt(2 + 1e-5) = -2.1213150, gelu(x) = x/2 * erfc(-x/sqrt(2)) = "
-        "-0.0359513043 (the expected value loses bits in 1 + erf(x/sqrt(2)) near -1)",
-    "mlNumber:9:cast fractional float to integer":
-        "clamp minValue 3.9 on int64: WPT expects the bound 3 (truncation); the spec's cast of "
-        "an MLNumber to an integer type rounds to the nearest integer, ties to even "
-        "(webmachinelearning/webnn#647), so the bound is 4 and every element below 4 becomes 4",
-}
-
-
 def expected_failure(wpt: WptCase, backend: str) -> str | None:
-    """Why a case cannot pass on `backend` (`SPEC_OBSOLETE`, `SPEC_DISAGREES`,
-    `unsupported_io`); None if it should."""
-    return (SPEC_OBSOLETE.get(wpt.id) or SPEC_DISAGREES.get(wpt.id)
+    """Why a case cannot pass on `backend` (`SPEC_OBSOLETE`, the expected values
+    `converter.validate.conformance.DISPUTED`, `unsupported_io`); None if it should."""
+    return (SPEC_OBSOLETE.get(wpt.id) or DISPUTED.get(f"{wpt.file}:{wpt.index}")
             or unsupported_io(wpt.case, backend))
 
 

@@ -2,7 +2,8 @@
 
 Only the cases marked `lossy_nonfinite` (their NaN/Infinity inputs were lost upstream) are
 skipped, and the cases of `SPEC_OBSOLETE` (tests/wpt.py: written against an older spec text)
-and `SPEC_DISAGREES` (expected values that differ from the spec's definition) are xfail. The reference context lists int4/uint4 graph outputs, so quantizeLinear's 4-bit
+and `converter.validate.conformance.DISPUTED` (expected values that differ from the spec's
+definition) are xfail. The reference context lists int4/uint4 graph outputs, so quantizeLinear's 4-bit
 cases run here (compared as their int8/uint8 storage values, as WPT unpacks them).
 """
 
