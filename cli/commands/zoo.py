@@ -245,7 +245,7 @@ def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = No
                   precision: str = "float32") -> Any:
     """Run every converted model (status pass / fail) once more in a real browser, one after
     the other in this process (one Chromium at a time, whatever --jobs is): converted with the
-    entry's options (and for `target`, when given, at `precision`), fed the same inputs,
+    entry's options for `target` (None: the default target) at `precision`, fed the same inputs,
     compared with the original framework under the row's tolerances (the entry's, widened for
     float16 as the row was). Each result gets a note "real browser:
     <verdict>" and the browser's comparisons as extra outputs named "<output> (browser)"; its
@@ -285,8 +285,8 @@ def _browser_pass(report: Any, entries: Any, show: bool, target: str | None = No
             reference = run_source(fmt, model, result.source, feeds)
             check = check_in_browser(result, feeds, reference.outputs,
                                      rtol=r.rtol or entry.rtol, atol=r.atol or entry.atol)
-            note = BROWSER_NOTE + f"{check.summary()} [{check.browser}" + (
-                f", target {target}" if target else "") + (
+            note = BROWSER_NOTE + f"{check.summary()} [{check.browser}, target " + (
+                f"{result.report.target}") + (
                 f", {precision}]" if precision != "float32" else "]")
             outputs = tuple(dict(c.to_dict(), name=f"{c.name} (browser)")
                             for c in check.outputs)

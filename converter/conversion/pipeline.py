@@ -20,6 +20,7 @@ options its format has (`Frontend.options`). Errors name the settings that fix t
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -87,11 +88,23 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
                               signature=signature, budgets=active_budgets)
         except MemoryError:
             raise out_of_memory(active_budgets) from None
-    converted = apply_passes(result, conversion_passes(precision, chosen))
+    converted = apply_passes(_typed_outputs(result), conversion_passes(precision, chosen))
     converted.report.target = chosen.name
     converted.report.outside_target = limit_notes(check_graph(converted.graph, chosen)) \
         if chosen.limits else []
     return converted
+
+
+def _typed_outputs(result: ConversionResult) -> ConversionResult:
+    """`result` with every output the source declares no data type for ("unknown") typed as
+    the imported graph computes it, before the target's rules may carry it in a wider type:
+    callers get that type back from `run`."""
+    outputs = tuple(dataclasses.replace(vi, dtype=result.graph.outputs[vi.name].data_type)
+                    if vi.dtype == "unknown" and vi.name in result.graph.outputs else vi
+                    for vi in result.outputs)
+    if outputs == result.outputs:
+        return result
+    return dataclasses.replace(result, outputs=outputs)
 
 
 def conversion_passes(precision: str, target: Target | None) -> tuple[Pass, ...]:

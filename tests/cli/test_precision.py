@@ -67,7 +67,7 @@ def test_json_names_the_precision_and_target(tmp_path: Path) -> None:
     got = runner.invoke(cli, ["convert", str(model), "-o", str(tmp_path / "p"), "--dim",
                               "batch=1", "--json"])
     doc = json.loads(got.stdout)
-    assert doc["target"] is None and doc["precision"] == "float32"
+    assert doc["target"] == "portable" and doc["precision"] == "float32"
 
 
 def test_bad_precision_is_one_error_line(tmp_path: Path) -> None:

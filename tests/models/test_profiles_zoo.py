@@ -31,7 +31,7 @@ from converter.zoo import (
 
 SUBSET = ("light_squeezenet", "generated_lstm_bidi_peephole",
           "mediapipe-face-detection-full-range-sparse", "generated-int8-cnn")
-PROFILES = ("chromium-tflite", "chromium-dml", "chromium-coreml")
+PROFILES = ("chromium-tflite", "chromium-dml", "chromium-coreml", "portable")
 ENTRIES = {e.name: e for e in read_manifests(default_manifests())
            if e.name in SUBSET}
 

@@ -391,10 +391,10 @@ def limits_seeds(models: list[Seed]) -> list[Seed]:
     seed of LIMITS_MODELS (each file with each model)."""
     import json
 
-    from converter.passes.targets import TARGETS_DIR, known_targets
+    from converter.passes.targets import known_targets, load_target
 
-    sources = {n: (TARGETS_DIR / n / "limits.json").read_bytes() for n in known_targets()
-               if (TARGETS_DIR / n / "limits.json").is_file()}
+    sources = {n: (json.dumps(load_target(n).limits_dict(), indent=2) + "\n").encode()
+               for n in known_targets()}
     sources["small"] = (json.dumps(SMALL_LIMITS, indent=2) + "\n").encode()
     by_name = {s.name: s for s in models}
     out: list[Seed] = []

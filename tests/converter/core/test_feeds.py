@@ -82,7 +82,7 @@ def test_run_uses_source_types_at_the_boundary() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
                               ir_version=IR_VERSION)
     onnx.checker.check_model(model)
-    result = converter.convert(model)
+    result = converter.convert(model, target="spec")
     assert result.graph.inputs["m"].data_type == "uint8"
     out = result.run({"m": np.array([True, False, True]), "d": np.array([0.5, -2.0])})
     assert out["n"].dtype == bool and out["n"].tolist() == [False, True, False]

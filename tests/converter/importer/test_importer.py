@@ -45,7 +45,7 @@ def test_three_unsupported_ops_one_error() -> None:
     ]
     model = _model(nodes, [_x([2, 3])], ["e", "f", "g"], extra_opsets={"com.example": 1})
     with pytest.raises(ConversionFailed) as info:
-        converter.convert(model)
+        converter.convert(model, target="spec")
     err = info.value
     assert [e.node_name for e in err.errors] == ["fancy1", "fancy2", "weird"]
     assert {e.reason_code for e in err.errors} == {"unsupported_op"}
@@ -64,7 +64,7 @@ def test_spec_violation_and_opset_errors_collected() -> None:
              helper.make_node("Add", ["x", "x"], ["b"], name="old_add")]
     model = _model(nodes, [_x([3], TensorProto.INT32, "i"), _x([3])], ["a", "b"], opset=6)
     with pytest.raises(ConversionFailed) as info:
-        converter.convert(model)
+        converter.convert(model, target="spec")
     codes = {e.node_name: e.reason_code for e in info.value.errors}
     assert codes == {"sqrt_int": "spec_violation", "old_add": "unsupported_op"}
     assert "from opset 7" in str(info.value)
@@ -100,7 +100,7 @@ def test_all_constant_node_folds_through_reference_backend() -> None:
     inits = [numpy_helper.from_array(np.array([1.0, 4.0, 9.0], np.float32), "c")]
     nodes = [helper.make_node("Sqrt", ["c"], ["r"]), helper.make_node("Add", ["x", "r"], ["y"])]
     model = _model(nodes, [_x([3])], ["y"], inits)
-    result = converter.convert(model)
+    result = converter.convert(model, target="spec")
     assert [op.op for op in result.graph.operations] == ["add"]
     assert result.report.to_dict()["ops"]["Sqrt"]["folded"]
     x = np.array([0.5, 1.0, -1.0], np.float32)
@@ -112,7 +112,7 @@ def test_bool_output_and_input() -> None:
              helper.make_node("And", ["g", "m"], ["y"])]
     inits = [numpy_helper.from_array(np.array(0.0, np.float32), "x0")]
     model = _model(nodes, [_x([4]), _x([4], TensorProto.BOOL, "m")], ["y"], inits)
-    result = converter.convert(model)
+    result = converter.convert(model, target="spec")
     assert result.input_descriptors["m"].data_type == "uint8"
     feeds = {"x": np.array([-1, 2, 3, 0], np.float32), "m": np.array([True, True, False, True])}
     got = result.run(feeds)["y"]
@@ -125,7 +125,7 @@ def test_float64_converted_with_warning() -> None:
     inits = [numpy_helper.from_array(np.array([0.25, 0.5], np.float64), "c")]
     nodes = [helper.make_node("Mul", ["x", "c"], ["y"])]
     model = _model(nodes, [_x([2], TensorProto.DOUBLE)], ["y"], inits)
-    result = converter.convert(model)
+    result = converter.convert(model, target="spec")
     warnings = " ".join(result.report.warnings)
     assert "graph input 'x' converted from float64" in warnings
     assert "constant 'c' converted from float64" in warnings
@@ -139,7 +139,7 @@ def test_float64_converted_with_warning() -> None:
 def test_int64_stays_int64() -> None:
     model = _model([helper.make_node("Add", ["x", "x"], ["y"])], [_x([3], TensorProto.INT64)],
                    ["y"])
-    result = converter.convert(model)
+    result = converter.convert(model, target="spec")
     assert result.input_descriptors["x"].data_type == "int64"
     got = result.run({"x": np.array([1, 2**40, -3], np.int64)})["y"]
     np.testing.assert_array_equal(got, np.array([2, 2**41, -6], np.int64))
@@ -151,7 +151,7 @@ def test_output_that_is_an_input_or_constant() -> None:
                                                    _x([2], TensorProto.INT64, "c")], inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
                               ir_version=IR_VERSION)
-    result = converter.convert(model)
+    result = converter.convert(model, target="spec")
     got = result.run({"x": np.array([3.0, 4.0], np.float32)})
     np.testing.assert_array_equal(got["x"], [3.0, 4.0])
     np.testing.assert_array_equal(got["c"], [1, 2])
@@ -160,7 +160,7 @@ def test_output_that_is_an_input_or_constant() -> None:
 def test_unused_input_and_names() -> None:
     model = _model([helper.make_node("Relu", ["x"], ["y"])], [_x([2]), _x([5], name="unused")],
                    ["y"])
-    result = converter.convert(model)
+    result = converter.convert(model, target="spec")
     assert result.input_names == ["x", "unused"]
     assert result.output_names == ["y"]
     out = result.run({"x": np.array([-1.0, 1.0], np.float32), "unused": np.zeros(5, np.float32)})
@@ -173,7 +173,7 @@ def test_pin_inputs_fold() -> None:
     nodes = [helper.make_node("Reshape", ["x", "shape"], ["y"])]
     model = _model(nodes, [_x([2, 3]), _x([2], TensorProto.INT64, "shape")], ["y"])
     with pytest.raises(ConversionFailed, match="requires_constant_input"):
-        converter.convert(model)
+        converter.convert(model, target="spec")
     result = converter.convert(model, pin_inputs={"shape": [3, 2]})
     assert result.input_names == ["x"]
     assert result.output_descriptors["y"].shape == (3, 2)
@@ -184,7 +184,8 @@ def test_report_json_is_stable() -> None:
              helper.make_node("Selu", ["a"], ["y"], name="s")]
     result = converter.convert(_model(nodes, [_x([2])], ["y"], opset=13))
     d = result.report.to_dict()
-    assert list(d) == ["format", "summary", "ops", "warnings"]
+    assert list(d) == ["format", "summary", "ops", "warnings", "target", "outside_target"]
+    assert d["target"] == "portable" and d["outside_target"] == []
     assert d["ops"]["Relu"] == {"native": ["r"], "decomposed": [], "folded": [],
                                 "unsupported": [], "skipped": [], "webnn_ops": ["relu"]}
     assert d["ops"]["Selu"]["decomposed"] == ["s"]
@@ -230,7 +231,7 @@ def test_context_dependent_function_body_is_inlined() -> None:
     """RMSNormalization (opset 23) has a context-dependent body; oracle: the formula."""
     model = _model([helper.make_node("RMSNormalization", ["x", "s"], ["y"], epsilon=1e-3)],
                    [_x([2, 4]), _x([4], name="s")], ["y"], opset=23, extra_opsets={})
-    result = converter.convert(model)
+    result = converter.convert(model, target="spec")
     rng = np.random.default_rng(4)
     x, s = rng.normal(size=(2, 4)), rng.normal(size=4)
     expected = x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + 1e-3) * s
@@ -258,7 +259,7 @@ def test_model_local_function_with_attribute_reference() -> None:
     for kw in ({"a": 0.25}, {}):
         model = _local_model([fn], helper.make_node("SqLeaky", ["x"], ["y"], domain="local",
                                                     name="call", **kw))
-        result = converter.convert(model)
+        result = converter.convert(model, target="spec")
         assert result.report.to_dict()["ops"]["local::SqLeaky"]["decomposed"] == ["call"]
         assert_close(result.run({"x": x})["y"], run_ort(model, {"x": x})["y"])
 
@@ -273,7 +274,7 @@ def test_recursive_local_function_is_refused() -> None:
                                                 name="rec"))
     with pytest.raises(InvalidModel, match=r"function 'local::Rec' calls itself "
                                            r"\(local::Rec -> local::Rec\)"):
-        converter.convert(model)
+        converter.convert(model, target="spec")
 
 
 def test_function_body_error_names_inner_node() -> None:
@@ -285,7 +286,7 @@ def test_function_body_error_names_inner_node() -> None:
     model = _local_model([fn], helper.make_node("Bad", ["x"], ["y"], domain="local",
                                                 name="bad"))
     with pytest.raises(ConversionFailed) as info:
-        converter.convert(model)
+        converter.convert(model, target="spec")
     err = info.value.errors[0]
     assert err.node_name == "bad" and err.reason_code == "unsupported_op"
     assert "Mystery" in err.message and "function body of Bad" in err.message

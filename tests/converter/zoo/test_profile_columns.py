@@ -75,7 +75,7 @@ def test_cli_profiles_all_and_unknown(tmp_path: Path) -> None:
                                    "all", "--json", "--no-progress"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc["profiles"] == ["chromium-coreml", "chromium-dml", "chromium-tflite"]
+    assert doc["profiles"] == ["chromium-coreml", "chromium-dml", "chromium-tflite", "portable"]
     assert doc["models"][0]["profiles"] == dict.fromkeys(doc["profiles"], "pass")
     res = CliRunner().invoke(cli, ["zoo", str(manifest), "--profiles", "firefox"])
     assert res.exit_code != 0 and "unknown target 'firefox'" in res.output
@@ -86,7 +86,7 @@ def test_cli_profiles_all_and_unknown(tmp_path: Path) -> None:
                                    f"chromium-dml,all,{limits}", "--json", "--no-progress"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["profiles"] == ["chromium-dml", "chromium-coreml",
-                                                  "chromium-tflite", str(limits)]
+                                                  "chromium-tflite", "portable", str(limits)]
 
 
 def test_cli_target_without_browser_is_a_profile_column(tmp_path: Path) -> None:

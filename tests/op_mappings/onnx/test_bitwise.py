@@ -42,7 +42,7 @@ def _run(op: str, items: list[tuple[str, np.ndarray]], attrs: dict | None = None
     from tests.op_mappings.onnx.harness import node_model
 
     model = node_model(op, items, attrs, opset=opset)
-    return converter.convert(model).run(dict(items))["y"]
+    return converter.convert(model, target="spec").run(dict(items))["y"]
 
 
 def _edge_values(dtype: str) -> np.ndarray:

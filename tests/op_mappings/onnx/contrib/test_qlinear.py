@@ -46,7 +46,7 @@ def assert_within_one_step(m: onnx.ModelProto, feeds: dict[str, np.ndarray], lab
                            max_fraction: float = 0.02) -> None:
     want = run_ort(m, feeds)["y"]
     for backend in backends:
-        got = converter.convert(m).run(feeds, backend=backend)["y"]
+        got = converter.convert(m, target="spec").run(feeds, backend=backend)["y"]
         assert got.dtype == want.dtype and got.shape == want.shape
         diff = np.abs(got.astype(np.int64) - want.astype(np.int64))
         off = float(np.mean(diff != 0)) if diff.size else 0.0
@@ -92,7 +92,7 @@ def test_binary_without_zero_points_and_backends(backend: str) -> None:
         oracle = model([helper.make_node(op, ["a", "as", "az", "b", "bs", "bz", "cs"], ["y"],
                                          domain=MS)], feeds, inits | zeros)
         want = run_ort(oracle, feeds)["y"]
-        got = converter.convert(ours).run(feeds, backend=backend)["y"]
+        got = converter.convert(ours, target="spec").run(feeds, backend=backend)["y"]
         np.testing.assert_array_equal(got, want)
 
 
