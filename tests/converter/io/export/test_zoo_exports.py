@@ -7,7 +7,8 @@ each exporter:
 - the same round trip through the JSON twin with `.safetensors` weights
   (`format="webnn-json", weights="safetensors"`);
 - ONNX lowering: `converter.runtimes.onnxruntime.to_onnx.to_onnx(graph)` run in onnxruntime matches the
-  reference backend within 1e-3 + 1e-3 * max|ref| per output;
+  reference backend within 1e-3 + 1e-3 * max|ref| per output (or the entry's tolerance when
+  wider: a quantized model's integer kernels may round a step apart, amplified downstream);
 - JavaScript: the exported ES module and the page's script pass `node --check` (skipped
   when node is not installed).
 
@@ -114,7 +115,9 @@ def test_onnx_lowering_matches_reference(name: str) -> None:
         assert got[key].shape == ref.shape and got[key].dtype == ref.dtype, key
         ref64 = ref.astype(np.float64)
         err = float(np.max(np.abs(got[key].astype(np.float64) - ref64))) if ref.size else 0.0
-        bound = TOL + TOL * (float(np.max(np.abs(ref64))) if ref.size else 0.0)
+        peak = float(np.max(np.abs(ref64))) if ref.size else 0.0
+        entry = ENTRIES.get(name) or TRANSFORMERS[name]  # a quantized model: its own steps
+        bound = max(TOL + TOL * peak, entry.atol + entry.rtol * peak)
         assert err <= bound, f"{name} output {key!r}: max error {err:.3g} > {bound:.3g}"
 
 
