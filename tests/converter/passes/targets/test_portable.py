@@ -51,6 +51,10 @@ def test_portable_is_what_every_profile_supports() -> None:
     assert limits["input"] == {"dataTypes": ["float32", "float16", "int32"],
                                "rankRange": {"min": 0, "max": 5}}
     assert "preferredInputLayout" not in limits
+    # and within what the spec itself allows (its data types and ranks per operand role)
+    from converter.core.webnn.limits import op_support_limits
+
+    assert intersect_limits([limits, op_support_limits()]) == limits
 
 
 def test_intersect_limits_by_hand() -> None:
