@@ -29,9 +29,10 @@ from tests.converter.io.export.graphs import (
     wpt_size,
 )
 from tests.timing import cpu_seconds
-from tests.wpt import SPEC_OBSOLETE, load_cases, mismatches
+from tests.wpt import expected_failure, load_cases, mismatches
 
-CASES = [c for c in load_cases() if not c.case.get("lossy_nonfinite") and c.id not in SPEC_OBSOLETE]
+CASES = [c for c in load_cases()
+         if not c.case.get("lossy_nonfinite") and expected_failure(c, "reference") is None]
 WPT_FILES = sorted({c.file for c in CASES})
 
 
