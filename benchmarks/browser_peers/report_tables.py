@@ -81,21 +81,20 @@ def markdown(report: Mapping[str, Any]) -> str:
         "Ratios ours / peer (below 1: ours is faster; per round: the median of the ratios "
         "of the two runs of one round):", "",
         "| model | ours | median / ORT WebNN | per round / ORT WebNN | median / ORT WASM "
-        "| median / LiteRT.js | first result / ORT WebNN | first result / ORT WASM "
-        "| first result / LiteRT.js |",
-        "|---|---|---|---|---|---|---|---|---|"]
+        "| per round / ORT WASM | median / LiteRT.js | per round / LiteRT.js "
+        "| first result / ORT WebNN | first result / ORT WASM | first result / LiteRT.js |",
+        "|---|---|---|---|---|---|---|---|---|---|---|"]
     peers_order = ("ort-webnn", "ort-wasm", "litert")
     for ours in OURS:
         for model in report["rows"]:
-            cells = [_x(_ratio(report, model, ours, p, "median_ms")) for p in peers_order]
-            cells.insert(1, _x(_ratio(report, model, ours, "ort-webnn", "round_ratio_median")))
+            cells = [_x(_ratio(report, model, ours, p, key)) for p in peers_order
+                     for key in ("median_ms", "round_ratio_median")]
             cells += [_x(_ratio(report, model, ours, p, "first_ms")) for p in peers_order]
             lines.append(f"| {model} | {ours[5:]} | " + " | ".join(cells) + " |")
         def mean(key: str, peer: str, ours: str = ours) -> str:
             return _x(geomean([v for m in report["rows"]
                                if (v := _ratio(report, m, ours, peer, key)) is not None]))
-        cells = [mean("median_ms", p) for p in peers_order]
-        cells.insert(1, mean("round_ratio_median", "ort-webnn"))
+        cells = [mean(key, p) for p in peers_order for key in ("median_ms", "round_ratio_median")]
         cells += [mean("first_ms", p) for p in peers_order]
         lines.append(f"| **geomean** | {ours[5:]} | " + " | ".join(cells) + " |")
     lines += ["", "Per runtime:", "",
