@@ -144,8 +144,8 @@ def _shared_plans(decode: MLGraph, prefill: MLGraph | None, name: str
 def generator_text(g: GeneratorGraphs, stem: str) -> str:
     """The generator module `<stem>.js` (module docstring)."""
     check_stem(stem)
-    kv = ", ".join(f"[{js_string(p)}, {js_string(q)}]"
-                   for p, q in zip(g.past, g.present, strict=True))
+    kv = "".join(f"\n    [{js_string(p)}, {js_string(q)}],"
+                 for p, q in zip(g.past, g.present, strict=True))
     prefill = (f'import * as prefillGraph from "./{stem}.prefill.js";'
                if g.prefill is not None else "const prefillGraph = null;")
     head = "\n".join([
@@ -164,7 +164,7 @@ def generator_text(g: GeneratorGraphs, stem: str) -> str:
         f"attentionMask: {js_string(g.attention_mask)},",
         f"  positionIds: {js_string(g.position_ids) if g.position_ids else 'null'}, "
         f"logits: {js_string(g.logits)},",
-        f"  kv: [{kv}], cache: {js_string(g.cache)}}};",
+        f"  cache: {js_string(g.cache)}, kv: [{kv}\n  ]}};",
         "export const loadWeights = decodeGraph.loadWeights;",
     ])
     return head + _RUNTIME + SAMPLER_JS
