@@ -253,15 +253,20 @@ class Decoder(_GreedyLoop):
     module docstring), run on `backend` ("reference", "onnxruntime", "torch"; `threads` for
     the latter two). `exported=True` exports every converted graph as a .webnn file (with
     its weights, in a temporary folder, or under `export_dir`) and runs the graph
-    `converter.load` reads back instead of the converted one."""
+    `converter.load` reads back instead of the converted one. `target` is the conversion's
+    (`convert(target=...)`): "spec" by default, the unrestricted graph the Python backends
+    run fastest (a browser's rewrites, such as int64 narrowed to int32, cost them about a
+    third of the decode speed); the browser's generator converts for the default target
+    (`decoder_graphs.generator_graphs`)."""
 
     def __init__(self, model: str | os.PathLike[str], *, backend: str = "reference",
                  device: str = "cpu", threads: int = 0, cache: str = "auto",
                  kv_shape: tuple[int, int] | None = None, exported: bool = False,
-                 export_dir: str | os.PathLike[str] | None = None) -> None:
+                 export_dir: str | os.PathLike[str] | None = None,
+                 target: str = "spec") -> None:
         layout = decoder_layout(model, kv_shape)
         super().__init__(layout, cache)
-        self.model = model
+        self.model, self.target = model, target
         self.backend, self.device, self.threads = backend, device, threads
         self.exported = exported or export_dir is not None
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
@@ -314,7 +319,8 @@ class Decoder(_GreedyLoop):
             return graph
         start = time.perf_counter()
         free_dims, input_dims = step_dims(self.layout, seq, past, buffer)
-        result = convert(self.model, free_dims=free_dims, input_dims=input_dims or None)
+        result = convert(self.model, free_dims=free_dims, input_dims=input_dims or None,
+                         target=self.target)
         webnn_graph = result.graph
         if self.export_dir is not None:
             folder = self.export_dir / f"step_s{seq}_p{key[1]}_b{buffer}"
