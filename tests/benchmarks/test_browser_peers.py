@@ -76,3 +76,30 @@ def test_bars_take_the_worst_ratio_and_the_geomean() -> None:
     first = got["first result <= 0.5x onnxruntime-web / LiteRT.js, every model"]
     assert (first["worst"], first["pass"]) == (0.6, False)
     assert all(b["pass"] is None for b in bench.bars(report) if b["ours"] == "ours-default")
+
+
+@pytest.mark.parametrize("kind, sizes", [("lstm_stack", {"hidden": 8, "layers": 3, "size": 5}),
+                                         ("gru_bidi", {"hidden": 6, "size": 4})])
+def test_sized_recurrent_models_match_onnxruntime(tmp_path: Path, kind: str,
+                                                  sizes: dict[str, int]) -> None:
+    """The benchmark's LSTM / GRU generators (make_recurrent's sized kinds, small here): the
+    converted graph on the reference runtime matches onnxruntime on the generated file."""
+    import numpy as np
+    import onnxruntime as ort
+
+    import converter
+    from converter.zoo.models import make_recurrent
+
+    path = tmp_path / f"{kind}.onnx"
+    make_recurrent.make(path, kind, seed=1, **sizes)
+    x = np.random.default_rng(0).normal(size=(7, 2, sizes["size"])).astype(np.float32)
+    expected = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(
+        None, {"x": x})
+    result = converter.convert(str(path), free_dims={"seq": 7, "batch": 2})
+    got = result.run({"x": x}, backend="reference")
+    values = list(got.values()) if isinstance(got, dict) else list(got)
+    for ours, theirs in zip(values, expected, strict=True):
+        np.testing.assert_allclose(np.asarray(ours).reshape(theirs.shape), theirs,
+                                   atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="takes no size"):
+        make_recurrent.make(path, "gru_hardsigmoid", hidden=4)
