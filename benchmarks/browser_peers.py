@@ -112,8 +112,8 @@ def install_peers(home: Path | None = None) -> Path:
     (home / "tmp").mkdir(parents=True, exist_ok=True)
     for name, data in wanted.items():
         (home / name).write_bytes(data)
-    print(f"installing onnxruntime-web and @litertjs/core (~185 MB on disk) into {home} (first use only)",
-          file=sys.stderr)
+    print(f"installing onnxruntime-web and @litertjs/core (~185 MB on disk) into {home} "
+          "(first use only)", file=sys.stderr)
     browser_setup._tool(npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund",
                         "--loglevel=error", cwd=home, env=dict(os.environ, TMPDIR=str(
                             home / "tmp")), timeout=browser_setup.INSTALL_TIMEOUT_S,
