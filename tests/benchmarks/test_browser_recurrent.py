@@ -1,0 +1,62 @@
+"""Smoke tests of benchmarks/browser_recurrent.py, so that the script cannot rot: without a
+browser, the graphs of the small sizes (native, and composed with no recurrent operator
+left) compute the same on the reference runtime; with one (`pytest -m browser`), the
+`--quick` run gives rows whose outputs match the reference. No timing is asserted."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _load() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("browser_recurrent",
+                                                  ROOT / "benchmarks" / "browser_recurrent.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["browser_recurrent"] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_small_sizes_compose_to_the_same_values() -> None:
+    bench = _load()
+    sizes = [bench.Size("lstm", 3, 8, directions=2, layers=2), bench.Size("gru", 3, 8, batch=2),
+             bench.Size("lstmCell", 1, 8), bench.Size("gruCell", 1, 8)]
+    for size in sizes:
+        graph, feeds = bench.make_graph(size)
+        composed = bench.composed(graph)
+        assert size.op in {o.op for o in graph.operations}
+        assert not {o.op for o in composed.operations} & set(bench.RECURRENT)
+        want = graph.context.compute(graph, dict(feeds))
+        got = graph.context.compute(composed, dict(feeds))
+        for name, value in want.items():
+            np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6,
+                                       err_msg=size.label)
+    assert len({s.label for s in bench.grid()}) == len(bench.grid())
+
+
+@pytest.mark.browser
+def test_quick_run_in_the_browser() -> None:
+    from converter.validate.browser import BrowserUnavailable
+
+    bench = _load()
+    try:
+        rows = bench.measure(bench.grid(quick=True), builds=1, rounds=2)
+    except BrowserUnavailable as exc:
+        if os.environ.get("WEBNN_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"no browser (WEBNN_REQUIRE_BROWSER=1): {exc}")
+        pytest.skip(f"no browser: {exc}")
+    for row in rows:
+        assert "error" not in row, row
+        assert row["error_native"] < 1e-5 and row["error_composed"] < 1e-5, row
+        assert row["build_ratio"] > 0 and row["compute_ratio"] > 0
+    assert bench.table(rows).count("\n") == len(rows) + 1
