@@ -72,6 +72,9 @@ sys.path.insert(0, str(HERE))  # also when loaded by path (tests/benchmarks)
 
 from interleaved_timing import agree  # noqa: E402
 
+from converter.core.errors import ConversionError  # noqa: E402
+from converter.validate import browser_setup  # noqa: E402
+
 sys.path.insert(0, str(HERE / "browser_peers"))
 from report_tables import bars, markdown  # noqa: E402
 
@@ -91,16 +94,12 @@ TOL = 1e-3
 
 def peers_home() -> Path:
     """The cache folder of the peers' npm packages, next to the harness' browser folder."""
-    from converter.validate.browser_setup import browser_home
-
-    return browser_home().parent / "browser-peers"
+    return browser_setup.browser_home().parent / "browser-peers"
 
 
 def install_peers(home: Path | None = None) -> Path:
     """`npm ci` of browser_peers/package-lock.json into `home` (default `peers_home()`) unless
     it is there already (the same package files); returns `home`. Raises BrowserUnavailable."""
-    from converter.validate import browser_setup
-
     home = home or peers_home()
     wanted = {n: (PAGE / n).read_bytes() for n in ("package.json", "package-lock.json")}
     if (home / "node_modules" / ".package-lock.json").exists() and all(
@@ -168,7 +167,8 @@ def _recurrent(kind: str, **sizes: int) -> Callable[[str | None], Model]:
             with importlib.resources.as_file(importlib.resources.files("converter.zoo.models")
                                              / "make_recurrent.py") as script:
                 path = str(generate(script, {"kind": kind, **sizes}, ".onnx"))
-        x = np.random.default_rng(0).normal(size=(RECURRENT_STEPS, 1, 64)).astype(np.float32)
+        x = np.random.default_rng(0).normal(size=(RECURRENT_STEPS, 1, sizes["size"])
+                                            ).astype(np.float32)
         return Model(kind, "onnx", Path(path).read_bytes(),
                      {"free_dims": {"seq": RECURRENT_STEPS, "batch": 1}}, {"x": x})
     return make
@@ -177,8 +177,9 @@ def _recurrent(kind: str, **sizes: int) -> Callable[[str | None], Model]:
 def _manifests() -> tuple[Path, Path, Path]:
     from converter.zoo.manifest import default_manifests
 
-    zoo, tflite = default_manifests()[:2]
-    return zoo, tflite, ROOT / "models" / "zoo_transformers.toml"
+    shipped = {p.name: p for p in default_manifests()}
+    transformers = ROOT / "models" / "zoo_transformers.toml"
+    return shipped["zoo.toml"], shipped["zoo_tflite.toml"], transformers
 
 
 def model_makers() -> dict[str, Callable[[str | None], Model]]:
@@ -477,8 +478,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="write OUT.json and OUT.md")
     args = parser.parse_args(argv)
     files = dict(item.split("=", 1) for item in args.model_file)
-    report = run_benchmark(args.models, cold=args.cold, rounds=args.rounds,
-                           warmup=args.warmup, threads=args.threads, files=files)
+    try:
+        report = run_benchmark(args.models, cold=args.cold, rounds=args.rounds,
+                               warmup=args.warmup, threads=args.threads, files=files)
+    except (browser_setup.BrowserUnavailable, ConversionError, RuntimeError, OSError) as exc:
+        print(f"browser_peers: {exc}", file=sys.stderr)
+        return 1
     report["bars"] = bars(report)
     text = markdown(report)
     print(text)
