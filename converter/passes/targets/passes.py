@@ -32,7 +32,9 @@ gatherelements-indices (behaviour of Chromium's LiteRT backend); fold-constant-c
 (`rules_int4`: 4-bit weights kept packed as uint8 bytes where the target has no 4-bit type),
 dequantize-uint4, float32-compute, dequantize-widen (`rules_casts`),
 compose-activation/-logical/-reduce/-normalization/-recurrent/-misc (`rules_compose`: an
-operator the target lacks composed from ones it has), rank-limits (`rules_rank`),
+operator the target lacks composed from ones it has), recurrent-speed
+(`rules_recurrent_speed`: float32 lstm/gru and cells composed where the target has them but
+runs them slower, as measured by benchmarks/browser_recurrent.py), rank-limits (`rules_rank`),
 reshape-chains (`rules_reshape`: a reshape/transpose chain through a rank the target lacks),
 widen-io (`rules_io`: graph inputs/outputs of a type the target lacks carried in a wider one),
 layout-nhwc, layout-transpose, layout-reshape, layout-push (`rules_layout`: the preferred
