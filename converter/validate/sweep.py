@@ -127,8 +127,14 @@ def _status(case: Mapping[str, Any], run: Any) -> dict[str, Any]:
 
 def _reference_status(case: Mapping[str, Any], graph: MLGraph,
                       feeds: Mapping[str, np.ndarray]) -> str:
+    """The rewritten graph on the reference runtime, fed and read as a caller would: inputs
+    and outputs a target re-typed (`MLGraph.narrowed_inputs` / `narrowed_outputs`: int64
+    carried as int32, uint8 as int32) converted at the boundary (`converter.core.feeds`)."""
+    from converter.core.feeds import loaded_feeds, loaded_outputs
+
     try:
-        outputs = graph.context.compute(graph, dict(feeds))
+        outputs = loaded_outputs(graph, graph.context.compute(graph, loaded_feeds(graph,
+                                                                                   feeds)))
     except Exception as exc:  # noqa: BLE001 - recorded
         return f"error: {type(exc).__name__}: {exc}"
     ok, worst, _ = compare_case(case, outputs)
