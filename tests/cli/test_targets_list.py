@@ -31,7 +31,8 @@ def test_targets_lists_the_builtin_profiles_as_json() -> None:
         if "intersection" in meta:  # portable: every rule of the profiles it intersects
             assert set(row["rules"]) == {r for part in meta["intersection"]
                                          for r in rows[part]["rules"]}
-            assert row["preferredInputLayout"] is None and row["browser"]
+            assert row["preferredInputLayout"] == meta["preferredInputLayout"] == "nhwc"
+            assert row["browser"]
             continue
         # the deviation rules of target.json first, then every limits-driven rule
         assert row["rules"][:len(meta["rules"])] == meta["rules"]

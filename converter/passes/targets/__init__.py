@@ -9,7 +9,8 @@ that apply to it. `load_target(name_or_path)` gives one:
   of the shipped Chromium profiles (its `target.json` names them under `"intersection"`):
   per operator and operand role the data types all of them take and the narrowest rank
   range (`intersect_limits`), every rule any of them needs (each rule is an exact rewrite,
-  right on all of them), no preferred layout (the graph keeps the source's);
+  right on all of them), and the layout its `target.json` prefers where they differ (nhwc:
+  the CPU backend's, the one every platform has);
 - `spec` (`SPEC_TARGET`): the unrestricted graph, every operator, type and rank the WebNN
   specification allows, with no rewrites and nothing checked;
 - a name of a folder here (`chromium-tflite`: Chromium's WebNN on the CPU, LiteRT/XNNPACK):
@@ -246,13 +247,17 @@ def _from_file(text: str) -> Target:
 def _intersection(name: str, meta: Mapping[str, Any], folder: Path) -> Target:
     """The target of a `target.json` naming `"intersection": [targets]`: what every one of
     them supports (`intersect_limits`) and every rule any of them needs (their deviations
-    hold on all of them: each rule is an exact rewrite)."""
+    hold on all of them: each rule is an exact rewrite). A layout is a preference, not a
+    limit (every implementation takes both): where the parts prefer different ones, the
+    `"preferredInputLayout"` of the `target.json`, when given, is the target's."""
     parts = [load_target(part) for part in meta["intersection"]]
     from converter.passes.targets.passes import RULES
 
     wanted = {rule for part in parts for rule in part.rules}
     rules = tuple(rule for rule in RULES if rule in wanted)
     limits = intersect_limits([part.limits for part in parts])
+    if "preferredInputLayout" not in limits and "preferredInputLayout" in meta:
+        limits["preferredInputLayout"] = str(meta["preferredInputLayout"])
     browsers = sorted({part.browser for part in parts if part.browser})
     return Target(name, "; ".join(browsers), _frozen(limits), rules,
                   str(meta.get("description", "")), folder)
