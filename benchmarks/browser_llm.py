@@ -76,6 +76,7 @@ class Decoder:
     peers' loop ("fixed": written in place, "growing": appended)."""
 
     name: str
+    model: str
     variant: str
     prompt: tuple[int, ...]
     kv_shape: tuple[int, int] | None
@@ -83,19 +84,23 @@ class Decoder:
 
 
 DECODERS = {d.name: d for d in (
-    Decoder("llama", "genai_int4", (48, 270, 502, 21), (2, 16), "fixed"),
-    Decoder("qwen2", "genai_int4", (108, 38, 278, 503, 367, 254), (2, 16), "fixed"),
-    Decoder("phi3", "genai_int4", (127, 499, 274, 440, 76), (2, 16), "fixed"),
-    Decoder("gpt2", "with_past", (414, 473, 246, 329, 5), None, "growing"))}
+    Decoder("llama", "llama", "genai_int4", (48, 270, 502, 21), (2, 16), "fixed"),
+    Decoder("qwen2", "qwen2", "genai_int4", (108, 38, 278, 503, 367, 254), (2, 16), "fixed"),
+    Decoder("phi3", "phi3", "genai_int4", (127, 499, 274, 440, 76), (2, 16), "fixed"),
+    Decoder("gpt2", "gpt2", "with_past", (414, 473, 246, 329, 5), None, "growing"),
+    Decoder("llama-fp32", "llama", "genai_fp32", (48, 270, 502, 21), (2, 16), "fixed"))}
 """The prompts of tests/browser/test_generator.py: every one of their 32 greedy steps has a
-top-2 margin above twice the logit difference between onnxruntime and our graphs."""
+top-2 margin above twice the logit difference between onnxruntime and our graphs.
+`llama-fp32` (the same builder's float32 Llama, not run by default) shows what the int4
+weights' in-graph dequantization costs."""
+DEFAULT_DECODERS = ("llama", "qwen2", "phi3", "gpt2")
 
 
 def model_file(decoder: Decoder) -> Path:
     """The generated ONNX (cached); needs torch, transformers, onnxruntime-genai."""
     from converter.zoo.generated import generate
 
-    return Path(generate(SCRIPT, {"model": decoder.name, "variant": decoder.variant}))
+    return Path(generate(SCRIPT, {"model": decoder.model, "variant": decoder.variant}))
 
 
 def peer_layout(model: Path, decoder: Decoder) -> dict[str, Any]:
@@ -299,7 +304,7 @@ def markdown(report: Mapping[str, Any]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", nargs="+", default=list(DECODERS), choices=list(DECODERS))
+    parser.add_argument("--models", nargs="+", default=list(DEFAULT_DECODERS), choices=list(DECODERS))
     parser.add_argument("--tokens", type=int, default=32, help="new tokens (32)")
     parser.add_argument("--rounds", type=int, default=5, help="timed generations each (5)")
     parser.add_argument("--warmup", type=int, default=2, help="untimed generations each (2)")
