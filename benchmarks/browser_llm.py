@@ -217,12 +217,18 @@ def summarize(results: Sequence[Mapping[str, Any]], jobs: Sequence[Mapping[str, 
 
 
 def ratios(rows: Mapping[str, Any]) -> dict[str, dict[str, float]]:
-    """ours / peer: ttft, decode_tps, bytes_gzip (where both have it)."""
+    """ours / peer: ttft, decode_tps, bytes_gzip (where both have it), and
+    `decode_round_ratio`: the median of the per-round decode ratios (ours and the peer ran in
+    the same round, moments apart: steadier on a busy machine)."""
     out = {}
     for peer in PEERS:
         a, b = rows["ours"], rows[peer]
         out[peer] = {k: a[k] / b[k] for k in ("ttft_ms", "decode_tps", "bytes_gzip")
                      if a.get(k) and b.get(k)}
+        pairs = [x / y for x, y in zip(a.get("decode_tps_all", []),
+                                       b.get("decode_tps_all", []), strict=False) if y > 0]
+        if pairs:
+            out[peer]["decode_round_ratio"] = statistics.median(pairs)
     return out
 
 
@@ -290,11 +296,12 @@ def markdown(report: Mapping[str, Any]) -> str:
                          f"{_num(v.get('bytes_raw'), ',d')} | {_num(v.get('bytes_gzip'), ',d')}"
                          f" | {same} |")
     lines += ["", "| decoder | peer | first token ours/peer | decode tokens/s ours/peer "
-              "| gzip bytes ours/peer |", "|---|---|---:|---:|---:|"]
+              "| per round | gzip bytes ours/peer |", "|---|---|---:|---:|---:|---:|"]
     for name, row in report["rows"].items():
         for peer, q in row["ratios"].items():
             lines.append(f"| {name} | {peer} | {_num(q.get('ttft_ms'), '.2f')}x | "
                          f"{_num(q.get('decode_tps'), '.2f')}x | "
+                         f"{_num(q.get('decode_round_ratio'), '.2f')}x | "
                          f"{_num(q.get('bytes_gzip'), '.3f')}x |")
     lines += [""] + [f"- {k}: {'met' if v else 'missed'}" for k, v in report["bars"].items()]
     errors = [f"- {n} {r}: {v['error']}" for n, row in report["rows"].items()

@@ -14,6 +14,8 @@
 //                per generation the time to the first token and from it to the last
 //   threads=N    the peers' wasm threads (0: navigator.hardwareConcurrency when
 //                crossOriginIsolated, else 1)
+//   log=1        onnxruntime-web logs at "verbose" (to the console: which nodes each
+//                execution provider takes); not for timing
 
 const params = new URLSearchParams(location.search);
 const message = (e) => `${e?.name ?? "Error"}: ${e?.message ?? e}`;
@@ -62,11 +64,13 @@ async function onnxruntime(provider, config, threads) {
   ort.env.wasm.numThreads = threads;
   ort.env.wasm.proxy = false;
   ort.env.wasm.wasmPaths = new URL("/ort/", location.href).href;
+  if (params.get("log")) ort.env.logLevel = "verbose";
   const layout = config.layout;
   const fixed = layout.cache === "fixed";
   const options = {
     executionProviders: provider === "webnn" ? [{name: "webnn", deviceType: "cpu"}] : ["wasm"],
     freeDimensionOverrides: layout.freeDims};
+  if (params.get("log")) options.logSeverityLevel = 0;
   if (fixed && provider === "webnn") {
     options.preferredOutputLocation = Object.fromEntries(
       layout.kv.map(([, present]) => [present, "ml-tensor"]));

@@ -58,5 +58,5 @@ def test_llama_tokens_equal_onnxruntime_web_and_the_table_has_its_columns() -> N
     assert ("| decoder | runtime | first token ms | decode tokens/s | shipped raw | "
             "shipped gzip | tokens = onnxruntime |") in text
     assert ("| decoder | peer | first token ours/peer | decode tokens/s ours/peer | "
-            "gzip bytes ours/peer |") in text
+            "per round | gzip bytes ours/peer |") in text
     assert "| llama | ours |" in text and "| llama | ort-webnn |" in text
