@@ -156,9 +156,8 @@ export async function loadWeights(url = new URL(WEIGHTS_FILE, import.meta.url)) 
 /** The checked bytes of the weights file; the constants are views into them (no copies). */
 export function weightsFromBuffer(buffer) {
   const bytes = new Uint8Array(buffer.buffer ?? buffer, buffer.byteOffset ?? 0, buffer.byteLength);
-  const header = new DataView(bytes.buffer, bytes.byteOffset, Math.min(bytes.length, 8));
-  const ok = bytes.length >= __SIZE__ && header.getUint32(0) === 0x57475754 && header.getUint32(4, true) === 1;
-  if (!ok) throw new Error("weights: not the WGWT file (version 1, __SIZE__ bytes) of this module");
+  const header = bytes.length >= __SIZE__ ? new DataView(bytes.buffer, bytes.byteOffset, 8) : null;
+  if (header?.getUint32(0) !== 0x57475754 || header.getUint32(4, true) !== 1) throw new Error("weights: not the WGWT file (version 1, __SIZE__ bytes) of this module");
   return bytes;
 }
 """

@@ -37,8 +37,8 @@ operator the target lacks composed from ones it has), recurrent-speed
 runs them slower, as measured by benchmarks/browser_recurrent.py), rank-limits (`rules_rank`),
 reshape-chains (`rules_reshape`: a reshape/transpose chain through a rank the target lacks),
 widen-io (`rules_io`: graph inputs/outputs of a type the target lacks carried in a wider one),
-layout-nhwc, layout-transpose, layout-reshape, layout-push (`rules_layout`: the preferred
-input layout of the limits; first in `ORDER`, so the other rules see nhwc operations),
+layout-nhwc, layout-transpose, layout-reshape, layout-push (`rules_layout`), layout-flatten
+(`rules_flatten`; the preferred input layout of the limits; first in `ORDER`, so the other rules see nhwc operations),
 narrow-int64 (limits; in `rules_narrow`, last in `ORDER`: it also re-types the whole graph,
 inputs and outputs included, where the target cannot carry 64-bit integers at all).
 
@@ -61,6 +61,7 @@ from converter.passes.framework import Pass, PassResult
 from converter.passes.targets import (
     rules_casts,
     rules_compose,
+    rules_flatten,
     rules_gather,
     rules_int4,
     rules_io,
@@ -76,14 +77,14 @@ from converter.passes.targets import (
 from converter.passes.targets.check import check_graph, limit_notes
 from converter.passes.targets.rewrite import REGISTERED, Lowered, Rule, RuleTarget, replay
 
-RULE_MODULES = (rules_casts, rules_compose, rules_gather, rules_int4, rules_io, rules_layout,
-                rules_narrow, rules_quant, rules_rank, rules_recurrent_speed, rules_reshape, rules_spatial,
-                rules_types)
+RULE_MODULES = (rules_casts, rules_compose, rules_flatten, rules_gather, rules_int4, rules_io,
+                rules_layout, rules_narrow, rules_quant, rules_rank, rules_recurrent_speed,
+                rules_reshape, rules_spatial, rules_types)
 """The modules defining rules (importing one registers its rules, in no order that matters)."""
 
 ORDER: tuple[str, ...] = (
     # layout first: the other rules then see the nhwc operations and transposes
-    "layout-nhwc", "layout-transpose", "layout-reshape", "layout-push",
+    "layout-nhwc", "layout-transpose", "layout-reshape", "layout-push", "layout-flatten",
     # the exact rewrites of Chromium's LiteRT behaviour and the exact widenings
     "gatherelements-indices",
     "dequantize-nibbles", "dequantize-uint4", "dequantize-blocks",

@@ -26,9 +26,9 @@ from tests.converter.io.export.node_harness import _node, _run_check, needs_node
 IDENT = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 UNUSED_HELPERS = ("narrowInput", "widenOutput", "NARROW_RANGES", "splat", "inlineBytes",
                   "typedArrayFor", "MANIFEST")
-DEFAULTS = ("strides: [1, 1]", "dilations: [1, 1]", "groups: 1", "inputLayout", "filterLayout",
-            "outputShapeRounding", "layout:", "alpha: 1.0", "beta: 1.0", "aTranspose",
-            "padding: [0, 0, 0, 0]", "keepDimensions: false")
+DEFAULTS = ("strides: [1, 1]", "dilations: [1, 1]", "groups: 1", 'inputLayout: "nchw"',
+            'filterLayout: "oihw"', "outputShapeRounding", 'layout: "nchw"', "alpha: 1.0",
+            "beta: 1.0", "aTranspose", "padding: [0, 0, 0, 0]", "keepDimensions: false")
 
 
 @pytest.fixture(scope="module")
@@ -65,9 +65,14 @@ def test_tiny_cnn_module_is_lean(tiny: MLGraph) -> None:
     for op in tiny.operations:
         assert f"const {p.ident(op.outputs[0])} = builder.{op.op}(" in module
     assert "return builder.build({probs});" in module
-    assert "builder.conv2d(image, const_0, {padding: [1, 1, 1, 1], bias: const_1})" in module
-    assert "builder.maxPool2d(relu_1, {windowDimensions: [2, 2], strides: [2, 2]})" in module
-    assert "builder.gemm(reshape_6, const_4, {c: const_5, bTranspose: true})" in module
+    # the default target (portable) runs it channels-last: one transpose, at the input
+    assert "builder.transpose(image, {permutation: [0, 2, 3, 1]})" in module
+    assert module.count("builder.transpose(") == 1
+    assert ("builder.conv2d(transpose_0, const_0, {padding: [1, 1, 1, 1], inputLayout: "
+            '"nhwc", filterLayout: "ohwi", bias: const_1})') in module
+    assert ("builder.maxPool2d(relu_2, {windowDimensions: [2, 2], strides: [2, 2], layout: "
+            '"nhwc"})') in module
+    assert "builder.gemm(reshape_7, const_4, {c: const_5, bTranspose: true})" in module
     # every weight is a view of the one weights buffer
     for c in p.blob_constants:
         assert f"weights.subarray({c.offset}, {c.offset + c.length})" in module

@@ -54,7 +54,7 @@ def _case(mask: bool, attrs: dict[str, Any] | None = None) -> tuple[Any, dict[st
     scale = float(all_attrs.get("scale", 1 / math.sqrt(H)))
     want = _oracle(x, w, bias, end if mask else None, scale,
                    float(all_attrs.get("mask_filter_value", -10000.0)))
-    return converter.convert(model).graph, feeds, want
+    return converter.convert(model, target="spec").graph, feeds, want
 
 
 @pytest.mark.parametrize("mask", [False, True], ids=["no_mask", "mask_index"])

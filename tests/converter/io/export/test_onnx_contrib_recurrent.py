@@ -54,7 +54,7 @@ def _model(kind: str, steps: int, hidden: int, attrs: dict[str, Any], *, h0: boo
 def _check(model: onnx.ModelProto, feeds: dict[str, np.ndarray], kind: str,
            fused_expected: bool = True) -> None:
     want = run_onnx(model, feeds)
-    graph = converter.convert(model).graph
+    graph = converter.convert(model, target="spec").graph
     fused, plain = to_onnx(graph, contrib_ops=True), to_onnx(graph)
     assert op_counts(plain)[kind] == 0  # the importer unrolled it
     for lowered in (fused, plain):
@@ -95,7 +95,7 @@ def test_gru_bidirectional_with_different_activations_is_two_nodes() -> None:
              "direction": "bidirectional"}
     model, feeds = _model("GRU", 3, 4, attrs)
     want = run_onnx(model, feeds)
-    fused = to_onnx(converter.convert(model).graph, contrib_ops=True)
+    fused = to_onnx(converter.convert(model, target="spec").graph, contrib_ops=True)
     assert op_counts(fused)["GRU"] == 2
     for g, w in zip(run_onnx(fused, feeds), want, strict=True):
         np.testing.assert_allclose(g, w, atol=2e-5, rtol=1e-5)
@@ -169,6 +169,6 @@ def test_gru_with_a_state_read_elsewhere_stays_correct() -> None:
     model.graph.output.append(onnx.ValueInfoProto(name="y1"))
     assert node.op_type == "GRU"
     want = run_onnx(model, feeds)
-    fused = to_onnx(converter.convert(model).graph, contrib_ops=True)
+    fused = to_onnx(converter.convert(model, target="spec").graph, contrib_ops=True)
     for g, w in zip(run_onnx(fused, feeds), want, strict=True):
         np.testing.assert_allclose(g, w, atol=2e-5, rtol=1e-5)

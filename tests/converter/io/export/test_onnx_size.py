@@ -56,14 +56,14 @@ def _source(entry: ZooEntry) -> Path:
 
 
 def _cli_export(source: Path, entry: ZooEntry, out: Path) -> Path:
-    """`webnn-convert convert SOURCE --format onnx -o OUT --shape ...` (the zoo's shapes);
-    the written .onnx file."""
+    """`webnn-convert convert SOURCE --format onnx -o OUT --target spec --shape ...` (the zoo's
+    shapes; the unrestricted graph, as for onnxruntime); the written .onnx file."""
     shapes = [a for name, dims in entry.input_shapes.items()
               for a in ("--shape", f"{name}={','.join(str(d) for d in dims)}")]
     budgets = [a for field, value in entry.budgets.items()
                for a in (SPECS[field].flag, str(value))]
     r = CliRunner().invoke(cli, ["convert", str(source), "--format", "onnx", "-o", str(out),
-                                 "--no-progress", *shapes, *budgets])
+                                 "--no-progress", "--target", "spec", *shapes, *budgets])
     assert r.exit_code == 0, r.output
     written = sorted(out.glob("*.onnx"))
     assert len(written) == 1 and not list(out.glob("*.onnx.data")), written
