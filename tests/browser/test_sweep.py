@@ -1,6 +1,6 @@
 """The sweep (slow): every WebNN conformance case of converter/validate/wpt, plus the
 float64-formula pool cases, runs in the real browser as converted and, where the chromium-tflite
-rules rewrite it, rewritten. It fails when a case fails without a rule that fixes it or an entry in
+rules (or the default target's, portable) rewrite it, rewritten. It fails when a case fails without a rule that fixes it or an entry in
 converter/passes/targets/chromium-tflite/known_failures.json (a new deviation), when a rule breaks a
 case on the reference runtime, or when a known-failure entry no longer matches anything."""
 
@@ -16,8 +16,11 @@ from converter.validate.sweep import check_sweep, sweep
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-def test_no_new_deviation_in_the_browser(browser: Any) -> None:
-    target = load_target("chromium-tflite")
+@pytest.mark.parametrize("name", ["chromium-tflite", "portable"])
+def test_no_new_deviation_in_the_browser(browser: Any, name: str) -> None:
+    """Under chromium-tflite and under the default target, portable (its known failures:
+    converter/passes/targets/portable/known_failures.json)."""
+    target = load_target(name)
     doc = sweep(target=target, setup=browser)
     new, stale = check_sweep(doc, target.known_failures())
     assert not new, (f"{len(new)} case(s) fail in {doc['browser']} without a rule or a known "
