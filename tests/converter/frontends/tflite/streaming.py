@@ -6,6 +6,7 @@ keeps the variable between `invoke()` calls (the reference for carried state).""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,21 +25,59 @@ def streaming_model(initial: float = 0.25) -> bytes:
     [1, 2]. The init subgraph assigns `initial` everywhere."""
     rng = np.random.default_rng(0)
     mb = ModelBuilder()
-    feats = mb.input("features", [1, FRAME])
-    handle = mb.tensor("stream_handle", [], "resource")
-    state = mb.tensor("stream_state_read", [1, WINDOW - 1, FRAME])
-    frame = mb.tensor("frame", [1, 1, FRAME])
-    window = mb.tensor("window", [1, WINDOW, FRAME])
-    new_state = mb.tensor("new_state", [1, WINDOW - 1, FRAME])
-    flat = mb.tensor("flat", [1, WINDOW * FRAME])
+    ring = _ring_tensors(mb)
     hidden = mb.tensor("hidden", [1, 16])
     logits = mb.tensor("logits", [1, 2])
     prob = mb.output(mb.tensor("prob", [1, 2]))
+    _ring_ops(mb, ring, np.full((1, WINDOW - 1, FRAME), initial, np.float32))
+    fc = S.FullyConnectedOptionsT()
+    fc.fusedActivationFunction = S.ActivationFunctionType.RELU
+    w1 = mb.const("w1", rng.normal(0, 0.3, (16, WINDOW * FRAME)).astype(np.float32))
+    b1 = mb.const("b1", rng.normal(0, 0.1, (16,)).astype(np.float32))
+    mb.op("FULLY_CONNECTED", [ring.flat, w1, b1], [hidden], fc)
+    fc2 = S.FullyConnectedOptionsT()
+    w2 = mb.const("w2", rng.normal(0, 0.3, (2, 16)).astype(np.float32))
+    b2 = mb.const("b2", np.zeros(2, np.float32))
+    mb.op("FULLY_CONNECTED", [hidden, w2, b2], [logits], fc2)
+    mb.op("LOGISTIC", [logits], [prob])
+    return mb.build()
 
+
+@dataclass(frozen=True)
+class _Ring:
+    """The main subgraph's tensors of the ring buffer (indices)."""
+
+    feats: int
+    handle: int
+    state: int
+    frame: int
+    window: int
+    new_state: int
+    flat: int
+    quant: Quant | None
+
+
+def _ring_tensors(mb: ModelBuilder, dtype: str = "float32", quant: Quant | None = None) -> _Ring:
+    """The input, variable handle and window tensors of the main subgraph, all `dtype`
+    with quantization `quant`."""
+    return _Ring(
+        feats=mb.input("features", [1, FRAME], dtype, quant=quant),
+        handle=mb.tensor("stream_handle", [], "resource"),
+        state=mb.tensor("stream_state_read", [1, WINDOW - 1, FRAME], dtype, quant=quant),
+        frame=mb.tensor("frame", [1, 1, FRAME], dtype, quant=quant),
+        window=mb.tensor("window", [1, WINDOW, FRAME], dtype, quant=quant),
+        new_state=mb.tensor("new_state", [1, WINDOW - 1, FRAME], dtype, quant=quant),
+        flat=mb.tensor("flat", [1, WINDOW * FRAME], dtype, quant=quant),
+        quant=quant)
+
+
+def _ring_ops(mb: ModelBuilder, ring: _Ring, initial_state: np.ndarray) -> None:
+    """The init subgraph (VAR_HANDLE + ASSIGN_VARIABLE of `initial_state`, run by
+    CALL_ONCE) and the main subgraph's ring buffer: read the state, append the new frame,
+    keep the last WINDOW-1 frames, flatten the window into `ring.flat`."""
     init = mb.subgraph("init")
     init_handle = mb.tensor("stream_handle", [], "resource")
-    start = mb.const("initial_state",
-                     np.full((1, WINDOW - 1, FRAME), initial, np.float32))
+    start = mb.const("initial_state", initial_state, quant=ring.quant)
     var = S.VarHandleOptionsT()
     var.sharedName = "stream/ring_buffer"
     mb.op("VAR_HANDLE", [], [init_handle], var)
@@ -48,34 +87,24 @@ def streaming_model(initial: float = 0.25) -> bytes:
     once = S.CallOnceOptionsT()
     once.initSubgraphIndex = init
     mb.op("CALL_ONCE", [], [], once)
-    mb.op("VAR_HANDLE", [], [handle], var)
-    mb.op("READ_VARIABLE", [handle], [state])
+    mb.op("VAR_HANDLE", [], [ring.handle], var)
+    mb.op("READ_VARIABLE", [ring.handle], [ring.state])
     reshape = S.ReshapeOptionsT()
     reshape.newShape = [1, 1, FRAME]
-    mb.op("RESHAPE", [feats, mb.const("frame_shape", np.array([1, 1, FRAME], np.int32))],
-          [frame], reshape)
+    mb.op("RESHAPE", [ring.feats, mb.const("frame_shape", np.array([1, 1, FRAME], np.int32))],
+          [ring.frame], reshape)
     concat = S.ConcatenationOptionsT()
     concat.axis = 1
-    mb.op("CONCATENATION", [state, frame], [window], concat)
-    mb.op("SLICE", [window, mb.const("begin", np.array([0, 1, 0], np.int32)),
+    mb.op("CONCATENATION", [ring.state, ring.frame], [ring.window], concat)
+    mb.op("SLICE", [ring.window, mb.const("begin", np.array([0, 1, 0], np.int32)),
                     mb.const("size", np.array([1, WINDOW - 1, FRAME], np.int32))],
-          [new_state], S.SliceOptionsT())
-    mb.op("ASSIGN_VARIABLE", [handle, new_state], [])
+          [ring.new_state], S.SliceOptionsT())
+    mb.op("ASSIGN_VARIABLE", [ring.handle, ring.new_state], [])
     flat_shape = S.ReshapeOptionsT()
     flat_shape.newShape = [1, WINDOW * FRAME]
-    mb.op("RESHAPE", [window, mb.const("flat_shape", np.array([1, WINDOW * FRAME], np.int32))],
-          [flat], flat_shape)
-    fc = S.FullyConnectedOptionsT()
-    fc.fusedActivationFunction = S.ActivationFunctionType.RELU
-    w1 = mb.const("w1", rng.normal(0, 0.3, (16, WINDOW * FRAME)).astype(np.float32))
-    b1 = mb.const("b1", rng.normal(0, 0.1, (16,)).astype(np.float32))
-    mb.op("FULLY_CONNECTED", [flat, w1, b1], [hidden], fc)
-    fc2 = S.FullyConnectedOptionsT()
-    w2 = mb.const("w2", rng.normal(0, 0.3, (2, 16)).astype(np.float32))
-    b2 = mb.const("b2", np.zeros(2, np.float32))
-    mb.op("FULLY_CONNECTED", [hidden, w2, b2], [logits], fc2)
-    mb.op("LOGISTIC", [logits], [prob])
-    return mb.build()
+    mb.op("RESHAPE", [ring.window,
+                      mb.const("flat_shape", np.array([1, WINDOW * FRAME], np.int32))],
+          [ring.flat], flat_shape)
 
 
 def frames(count: int, seed: int = 0) -> list[np.ndarray]:
@@ -107,53 +136,17 @@ def quantized_streaming_model() -> bytes:
     bias and an int8 output (scale 0.1, zero point 2). The init subgraph assigns int8 10
     (0.65) everywhere."""
     rng = np.random.default_rng(1)
-    act = Quant([0.05], [-3])
     mb = ModelBuilder()
-    feats = mb.input("features", [1, FRAME], "int8", quant=act)
-    handle = mb.tensor("stream_handle", [], "resource")
-    state = mb.tensor("stream_state_read", [1, WINDOW - 1, FRAME], "int8", quant=act)
-    frame = mb.tensor("frame", [1, 1, FRAME], "int8", quant=act)
-    window = mb.tensor("window", [1, WINDOW, FRAME], "int8", quant=act)
-    new_state = mb.tensor("new_state", [1, WINDOW - 1, FRAME], "int8", quant=act)
-    flat = mb.tensor("flat", [1, WINDOW * FRAME], "int8", quant=act)
+    ring = _ring_tensors(mb, "int8", Quant([0.05], [-3]))
     out_q = Quant([0.1], [2])
     score = mb.output(mb.tensor("score", [1, 2], "int8", quant=out_q))
-
-    init = mb.subgraph("init")
-    init_handle = mb.tensor("stream_handle", [], "resource")
-    start = mb.const("initial_state", np.full((1, WINDOW - 1, FRAME), 10, np.int8), quant=act)
-    var = S.VarHandleOptionsT()
-    var.sharedName = "stream/ring_buffer"
-    mb.op("VAR_HANDLE", [], [init_handle], var)
-    mb.op("ASSIGN_VARIABLE", [init_handle, start], [])
-    mb.use(0)
-
-    once = S.CallOnceOptionsT()
-    once.initSubgraphIndex = init
-    mb.op("CALL_ONCE", [], [], once)
-    mb.op("VAR_HANDLE", [], [handle], var)
-    mb.op("READ_VARIABLE", [handle], [state])
-    reshape = S.ReshapeOptionsT()
-    reshape.newShape = [1, 1, FRAME]
-    mb.op("RESHAPE", [feats, mb.const("frame_shape", np.array([1, 1, FRAME], np.int32))],
-          [frame], reshape)
-    concat = S.ConcatenationOptionsT()
-    concat.axis = 1
-    mb.op("CONCATENATION", [state, frame], [window], concat)
-    mb.op("SLICE", [window, mb.const("begin", np.array([0, 1, 0], np.int32)),
-                    mb.const("size", np.array([1, WINDOW - 1, FRAME], np.int32))],
-          [new_state], S.SliceOptionsT())
-    mb.op("ASSIGN_VARIABLE", [handle, new_state], [])
-    flat_shape = S.ReshapeOptionsT()
-    flat_shape.newShape = [1, WINDOW * FRAME]
-    mb.op("RESHAPE", [window, mb.const("flat_shape", np.array([1, WINDOW * FRAME], np.int32))],
-          [flat], flat_shape)
+    _ring_ops(mb, ring, np.full((1, WINDOW - 1, FRAME), 10, np.int8))
     w_scale = 0.01
     w = mb.const("w", rng.integers(-60, 61, (2, WINDOW * FRAME)).astype(np.int8),
                  quant=Quant([w_scale], [0]))
     b = mb.const("b", rng.integers(-200, 201, (2,)).astype(np.int32),
                  quant=Quant([0.05 * w_scale], [0]))
-    mb.op("FULLY_CONNECTED", [flat, w, b], [score], S.FullyConnectedOptionsT())
+    mb.op("FULLY_CONNECTED", [ring.flat, w, b], [score], S.FullyConnectedOptionsT())
     return mb.build()
 
 
