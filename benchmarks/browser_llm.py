@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))  # also when loaded by path (tests/benchmarks)
 
 from browser_peers import ORT_FILES, _place, install_peers, peer_versions  # noqa: E402
+from browser_peers import PAGE as PEERS_PAGE  # noqa: E402
 
 PAGE = HERE / "browser_llm"
 """llm.html and llm.js."""
@@ -130,13 +131,15 @@ def python_tokens(model: Path, decoder: Decoder, tokens: int) -> list[int]:
 
 
 def stage(root: Path, home: Path, decoders: Sequence[Decoder]) -> dict[str, Path]:
-    """The site: llm.html / llm.js, onnxruntime-web's files, and per decoder `m/<name>/`
-    (model.onnx, our export in ours/, config.json); returns {name: original ONNX}."""
+    """The site: llm.html / llm.js / benchmark_page.js (browser_peers'), onnxruntime-web's
+    files, and per decoder `m/<name>/` (model.onnx, our export in ours/, config.json); returns
+    {name: original ONNX}."""
     from converter.io.export.exporter import export
     from converter.validate.decoder_graphs import generator_graphs
 
     for name in ("llm.html", "llm.js"):
         _place(PAGE / name, root / name)
+    _place(PEERS_PAGE / "benchmark_page.js", root / "benchmark_page.js")
     for name in ORT_FILES:
         _place(home / "node_modules" / "onnxruntime-web" / "dist" / name, root / "ort" / name)
     models = {}

@@ -79,7 +79,8 @@ sys.path.insert(0, str(HERE / "browser_peers"))
 from report_tables import bars, markdown  # noqa: E402
 
 PAGE = HERE / "browser_peers"
-"""bench.html, bench.js and the peers' package.json / package-lock.json."""
+"""bench.html, bench.js (and benchmark_page.js, which llm.js imports too), package.json and
+package-lock.json of the peers."""
 OURS = ("ours-default", "ours-chromium-tflite")
 PEERS = {"onnx": ("ort-webnn", "ort-wasm"), "tflite": ("litert",)}
 ORT_FILES = ("ort.min.mjs", "ort-wasm-simd-threaded.jsep.mjs",
@@ -250,8 +251,8 @@ def _place(source: Path, target: Path) -> None:
 
 
 def stage_runtime(root: Path, home: Path) -> None:
-    """bench.html / bench.js and the peers' files into the site folder `root`."""
-    for name in ("bench.html", "bench.js"):
+    """bench.html / bench.js / benchmark_page.js and the peers' files into the site `root`."""
+    for name in ("bench.html", "bench.js", "benchmark_page.js"):
         shutil.copyfile(PAGE / name, root / name)
     modules = home / "node_modules"
     for name in ORT_FILES:

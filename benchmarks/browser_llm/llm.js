@@ -1,7 +1,8 @@
 // The page half of benchmarks/browser_llm.py: greedy generation of one decoder by our
 // generator module (`createGenerator` of `webnn-convert convert DECODER --format js`) and by
 // onnxruntime-web (WebNN or WASM execution provider) on the original ONNX through the minimal
-// loop below; the outcome is globalThis.__webnnResult (awaited by harness/run_page.mjs).
+// loop below; the outcome is globalThis.__webnnResult (../browser_peers/benchmark_page.js,
+// staged next to this file).
 //
 // Query parameters:
 //   config=URL   the model's config.json (browser_llm.py): {prompt, ours, onnx, layout}
@@ -17,20 +18,7 @@
 //   log=1        onnxruntime-web logs at "verbose" (to the console: which nodes each
 //                execution provider takes); not for timing
 
-const params = new URLSearchParams(location.search);
-const message = (e) => `${e?.name ?? "Error"}: ${e?.message ?? e}`;
-
-async function getJson(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.json();
-}
-
-function pageThreads() {
-  const asked = Number(params.get("threads") || 0);
-  if (asked > 0) return asked;
-  return globalThis.crossOriginIsolated ? navigator.hardwareConcurrency : 1;
-}
+import {importOrt, interleave, params, resourcesSince, runPage} from "./benchmark_page.js";
 
 /** The largest value's index, ties to the lowest, NaN never chosen (as our generator). */
 function argmax(row) {
@@ -59,17 +47,11 @@ async function ours(config) {
 // - "growing" (a model that appends: GPT-2): the prompt in one run after an empty past, then
 //   one token per run, the past growing by a row each step (shapes change every step).
 async function onnxruntime(provider, config, threads) {
-  const file = provider === "webnn" ? "ort.min.mjs" : "ort.wasm.min.mjs";
-  const ort = await import(new URL(`/ort/${file}`, location.href));
-  ort.env.wasm.numThreads = threads;
-  ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmPaths = new URL("/ort/", location.href).href;
+  const {ort, executionProviders} = await importOrt(provider, threads);
   if (params.get("log")) ort.env.logLevel = "verbose";
   const layout = config.layout;
   const fixed = layout.cache === "fixed";
-  const options = {
-    executionProviders: provider === "webnn" ? [{name: "webnn", deviceType: "cpu"}] : ["wasm"],
-    freeDimensionOverrides: layout.freeDims};
+  const options = {executionProviders, freeDimensionOverrides: layout.freeDims};
   if (params.get("log")) options.logSeverityLevel = 0;
   if (fixed && provider === "webnn") {
     options.preferredOutputLocation = Object.fromEntries(
@@ -139,67 +121,28 @@ async function cold(config, name, n, threads) {
   const start = performance.now();
   const loaded = await runtime(name, config, threads);
   const result = await timed(loaded, config.prompt, n, start);
-  const resources = performance.getEntriesByType("resource")
-    .filter((e) => e.startTime >= start)
-    .map((e) => ({path: new URL(e.name).pathname, bytes: e.decodedBodySize}));
-  return {...result, resources};
+  return {...result, resources: resourcesSince(start)};
 }
 
 async function steady(config, names, n, threads) {
   const warmup = Number(params.get("warmup") || 2);
   const rounds = Number(params.get("rounds") || 5);
-  const loaded = {};
-  const results = {};
-  for (const name of names) {
-    try {
-      loaded[name] = await runtime(name, config, threads);
-      for (let i = 0; i < warmup; i++) await loaded[name].generate(config.prompt, n, () => {});
-      results[name] = {ok: true, firstMs: [], decodeMs: []};
-    } catch (e) {
-      results[name] = {ok: false, error: message(e)};
-      delete loaded[name];
-    }
+  async function load(name) {
+    const loaded = await runtime(name, config, threads);
+    for (let i = 0; i < warmup; i++) await loaded.generate(config.prompt, n, () => {});
+    return {runtime: loaded, record: {ok: true, firstMs: [], decodeMs: []}};
   }
-  const order = Object.keys(loaded);
-  for (let r = 0; r < rounds; r++) {
-    const k = r % Math.max(order.length, 1);
-    for (const name of [...order.slice(k), ...order.slice(0, k)]) {
-      if (!results[name].ok) continue;
-      try {
-        const one = await timed(loaded[name], config.prompt, n, performance.now());
-        results[name].firstMs.push(one.firstMs);
-        results[name].decodeMs.push(one.decodeMs);
-        results[name].tokens = one.tokens;
-      } catch (e) {
-        results[name] = {ok: false, error: message(e)};
-      }
-    }
+  async function measure(loaded, record) {
+    const one = await timed(loaded, config.prompt, n, performance.now());
+    record.firstMs.push(one.firstMs);
+    record.decodeMs.push(one.decodeMs);
+    record.tokens = one.tokens;
   }
-  return results;
+  return interleave(names, rounds, load, measure);
 }
 
-async function main() {
-  const result = {ok: false, env: {}};
-  try {
-    const threads = pageThreads();
-    result.env = {userAgent: navigator.userAgent, threads,
-      crossOriginIsolated: Boolean(globalThis.crossOriginIsolated),
-      hardwareConcurrency: navigator.hardwareConcurrency};
-    const config = await getJson(params.get("config"));
-    const n = Number(params.get("tokens") || 32);
-    if (params.get("mode") === "cold") {
-      Object.assign(result, await cold(config, params.get("run"), n, threads));
-    } else {
-      result.runtimes = await steady(config, params.get("runs").split(","), n, threads);
-    }
-    result.ok = true;
-  } catch (e) {
-    result.error = message(e);
-  }
-  return result;
-}
-
-globalThis.__webnnResult = main().then((r) => {
-  document.getElementById("status").textContent = r.ok ? "Done." : `Error: ${r.error}`;
-  return r;
+runPage(async (config, threads) => {
+  const n = Number(params.get("tokens") || 32);
+  if (params.get("mode") === "cold") return cold(config, params.get("run"), n, threads);
+  return {runtimes: await steady(config, params.get("runs").split(","), n, threads)};
 });

@@ -1,6 +1,6 @@
 // The page half of benchmarks/browser_peers.py: runs one model on our generated module and on
 // the peers (onnxruntime-web with its WebNN or WASM execution provider, LiteRT.js on the CPU)
-// and exposes the outcome as globalThis.__webnnResult (awaited by harness/run_page.mjs).
+// and exposes the outcome as globalThis.__webnnResult (benchmark_page.js).
 //
 // Query parameters:
 //   config=URL     the model's config.json (written by browser_peers.py): {inputs, ours:
@@ -18,7 +18,8 @@
 // model.compute(feeds); onnxruntime-web: session.run(tensors) and the outputs' data;
 // LiteRT.js: model.run(tensors) and every output's toTypedArray()).
 
-const params = new URLSearchParams(location.search);
+import {getJson, importOrt, interleave, params, resourcesSince, runPage} from "./benchmark_page.js";
+
 const ARRAYS = {float32: Float32Array, int32: Int32Array, int64: BigInt64Array,
   uint8: Uint8Array, int8: Int8Array, uint32: Uint32Array};
 
@@ -29,23 +30,11 @@ function bytesOf(base64) {
   return bytes;
 }
 
-async function getJson(url) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
-  return response.json();
-}
-
 // {name: {dataType, shape, data: typed array}} from the wire format of browser_peers.py
 async function loadFeeds(url) {
   const given = await getJson(url);
   return Object.fromEntries(Object.entries(given).map(([name, v]) => [name,
     {dataType: v.dataType, shape: v.shape, data: new ARRAYS[v.dataType](bytesOf(v.base64).buffer)}]));
-}
-
-function pageThreads() {
-  const asked = Number(params.get("threads") || 0);
-  if (asked > 0) return asked;
-  return globalThis.crossOriginIsolated ? navigator.hardwareConcurrency : 1;
 }
 
 async function ours(moduleUrl, feeds) {
@@ -57,14 +46,9 @@ async function ours(moduleUrl, feeds) {
 }
 
 async function onnxruntime(provider, config, feeds, threads) {
-  const file = provider === "webnn" ? "ort.min.mjs" : "ort.wasm.min.mjs";
-  const ort = await import(new URL(`/ort/${file}`, location.href));
-  ort.env.wasm.numThreads = threads;
-  ort.env.wasm.proxy = false;
-  ort.env.wasm.wasmPaths = new URL("/ort/", location.href).href;
+  const {ort, executionProviders} = await importOrt(provider, threads);
   const session = await ort.InferenceSession.create(config.onnx, {
-    executionProviders: provider === "webnn" ? [{name: "webnn", deviceType: "cpu"}] : ["wasm"],
-    freeDimensionOverrides: config.freeDims ?? {}});
+    executionProviders, freeDimensionOverrides: config.freeDims ?? {}});
   const tensors = Object.fromEntries(session.inputNames.map((name) => [name,
     new ort.Tensor(feeds[name].dataType, feeds[name].data, feeds[name].shape)]));
   return {
@@ -112,79 +96,37 @@ function runtime(name, config, feeds, threads) {
 const MIN_SAMPLE_MS = 5;
 const MAX_BATCH = 50;
 
-const message = (e) => `${e?.name ?? "Error"}: ${e?.message ?? e}`;
-
 async function cold(config, feeds, name, threads) {
   const start = performance.now();
   const loaded = await runtime(name, config, feeds, threads);
   const outputs = await loaded.run();
   const firstMs = performance.now() - start;
-  const resources = performance.getEntriesByType("resource")
-    .filter((e) => e.startTime >= start)
-    .map((e) => ({path: new URL(e.name).pathname, bytes: e.decodedBodySize}));
-  return {firstMs, outputs, resources};
+  return {firstMs, outputs, resources: resourcesSince(start)};
 }
 
 async function steady(config, feeds, names, threads) {
   const warmup = Number(params.get("warmup") || 3);
   const rounds = Number(params.get("rounds") || 30);
-  const loaded = {};
-  const results = {};
-  for (const name of names) {
-    try {
-      loaded[name] = await runtime(name, config, feeds, threads);
-      const start = performance.now();
-      for (let i = 0; i < warmup; i++) await loaded[name].run();
-      const each = (performance.now() - start) / Math.max(warmup, 1);
-      const batch = Math.min(MAX_BATCH, Math.max(1, Math.ceil(MIN_SAMPLE_MS / Math.max(each, 0.01))));
-      results[name] = {ok: true, times: [], batch};
-    } catch (e) {
-      results[name] = {ok: false, error: message(e)};
-      delete loaded[name];
-    }
+  async function load(name) {
+    const loaded = await runtime(name, config, feeds, threads);
+    const start = performance.now();
+    for (let i = 0; i < warmup; i++) await loaded.run();
+    const each = (performance.now() - start) / Math.max(warmup, 1);
+    const batch = Math.min(MAX_BATCH, Math.max(1, Math.ceil(MIN_SAMPLE_MS / Math.max(each, 0.01))));
+    return {runtime: loaded, record: {ok: true, times: [], batch}};
   }
-  const order = Object.keys(loaded);
-  for (let r = 0; r < rounds; r++) {
-    const k = r % Math.max(order.length, 1);
-    for (const name of [...order.slice(k), ...order.slice(0, k)]) {
-      if (!results[name].ok) continue;
-      try {
-        const {batch} = results[name];
-        let outputs;
-        const start = performance.now();
-        for (let i = 0; i < batch; i++) outputs = await loaded[name].run();
-        results[name].times.push((performance.now() - start) / batch);
-        results[name].outputs = outputs;
-      } catch (e) {
-        results[name] = {ok: false, error: message(e)};
-      }
-    }
+  async function measure(loaded, record) {
+    let outputs;
+    const start = performance.now();
+    for (let i = 0; i < record.batch; i++) outputs = await loaded.run();
+    record.times.push((performance.now() - start) / record.batch);
+    record.outputs = outputs;
   }
-  return results;
+  return interleave(names, rounds, load, measure);
 }
 
-async function main() {
-  const result = {ok: false, env: {}};
-  try {
-    const threads = pageThreads();
-    result.env = {userAgent: navigator.userAgent, threads,
-      crossOriginIsolated: Boolean(globalThis.crossOriginIsolated),
-      hardwareConcurrency: navigator.hardwareConcurrency};
-    const config = await getJson(params.get("config"));
-    const feeds = await loadFeeds(config.inputs);
-    if (params.get("mode") === "cold") {
-      Object.assign(result, await cold(config, feeds, params.get("run"), threads));
-    } else {
-      result.runtimes = await steady(config, feeds, params.get("runs").split(","), threads);
-    }
-    result.ok = true;
-  } catch (e) {
-    result.error = message(e);
-  }
-  return result;
-}
-
-globalThis.__webnnResult = main().then((r) => {
-  document.getElementById("status").textContent = r.ok ? "Done." : `Error: ${r.error}`;
-  return r;
+runPage(async (config, threads) => {
+  const feeds = await loadFeeds(config.inputs);
+  if (params.get("mode") === "cold") return cold(config, feeds, params.get("run"), threads);
+  return {runtimes: await steady(config, feeds, params.get("runs").split(","), threads)};
 });
