@@ -58,6 +58,7 @@ sys.path.insert(0, str(HERE))  # also when loaded by path (tests/benchmarks)
 
 from browser_peers import ORT_FILES, _place, install_peers, peer_versions  # noqa: E402
 from browser_peers import PAGE as PEERS_PAGE  # noqa: E402
+from report_tables import write_report  # noqa: E402  (on sys.path: browser_peers)
 
 PAGE = HERE / "browser_llm"
 """llm.html and llm.js."""
@@ -326,11 +327,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = run_benchmark(args.models, tokens=args.tokens, cold=args.cold,
                            rounds=args.rounds, warmup=args.warmup, threads=args.threads)
     text = markdown(report)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.with_suffix(".json").write_text(json.dumps(report, indent=1))
-        args.out.with_suffix(".md").write_text(text)
+    write_report(report, text, args.out)
     return 0
 
 

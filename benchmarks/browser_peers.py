@@ -76,7 +76,7 @@ from converter.core.errors import ConversionError  # noqa: E402
 from converter.validate import browser_setup  # noqa: E402
 
 sys.path.insert(0, str(HERE / "browser_peers"))
-from report_tables import bars, markdown  # noqa: E402
+from report_tables import bars, markdown, write_report  # noqa: E402
 
 PAGE = HERE / "browser_peers"
 """bench.html, bench.js (and benchmark_page.js, which llm.js imports too), package.json and
@@ -487,11 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     report["bars"] = bars(report)
     text = markdown(report)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.with_suffix(".json").write_text(json.dumps(report, indent=1))
-        args.out.with_suffix(".md").write_text(text)
+    write_report(report, text, args.out)
     return 0
 
 

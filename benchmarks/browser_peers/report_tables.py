@@ -1,9 +1,12 @@
-"""The markdown tables and the issue's bars of a browser_peers.py report (its JSON dict)."""
+"""The markdown tables and the issue's bars of a browser_peers.py report (its JSON dict), and
+the writing of a report (also browser_llm.py's)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 PEER_LABELS = {"ort-webnn": "ORT WebNN", "ort-wasm": "ORT WASM", "litert": "LiteRT.js"}
@@ -118,3 +121,12 @@ def markdown(report: Mapping[str, Any]) -> str:
         lines.append(f"| {b['ours'][5:]} | {b['bar']} | {_x(b['worst'])} | {b['worst_at']} "
                      f"| {'n/a' if b['pass'] is None else 'yes' if b['pass'] else '**no**'} |")
     return "\n".join(lines) + "\n"
+
+
+def write_report(report: Mapping[str, Any], text: str, out: Path | None) -> None:
+    """Prints the markdown `text`; with `out`, also writes OUT.json (`report`) and OUT.md."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.with_suffix(".json").write_text(json.dumps(report, indent=1))
+        out.with_suffix(".md").write_text(text)
