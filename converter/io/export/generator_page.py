@@ -15,6 +15,7 @@ through `js_string` only.
 
 from __future__ import annotations
 
+from converter.io.export.html_page import PAGE_HOOKS, PAGE_STATUS
 from converter.io.export.javascript import check_stem
 from converter.io.export.literals import html_literal, js_string
 
@@ -37,11 +38,7 @@ _PAGE = r"""<!doctype html>
 </head>
 <body>
 <h1>WebNN generator: __NAME__</h1>
-<p id="status">Loading&hellip; If this message stays, the page's script could not run: serve
-this folder over HTTP as described below.</p>
-<noscript><p class="error">This page needs JavaScript and a browser with WebNN.</p></noscript>
-<details id="help" open>
-<summary>How to open this page</summary>
+__STATUS__
 <p>Serve this folder over HTTP, for example with <code>python3 -m http.server</code> in it,
 and open <a href="http://localhost:8000/__PAGE__">http://localhost:8000/__PAGE__</a> in a
 browser with WebNN (<code>navigator.ml</code>). Browsers block module scripts
@@ -69,17 +66,7 @@ pages.</p>
 const MODULE_URL = __MODULE__;
 const PAGE_FILE = __PAGE_JS__;
 const $ = (id) => document.getElementById(id);
-let settleReady, settleResult;
-globalThis.__webnnReady = new Promise((resolve) => { settleReady = resolve; });
-globalThis.__webnnResult = new Promise((resolve) => { settleResult = resolve; });
-const status = (text, error = false) => {
-  $("status").textContent = text;
-  $("status").className = error ? "error" : "";
-  if (error) {
-    settleReady({ok: false, error: text});
-    settleResult({ok: false, error: text});
-  }
-};
+__HOOKS__
 
 function ids(text, what) {
   const parts = text.split(/[\s,]+/).filter((p) => p);
@@ -157,7 +144,7 @@ main();
 </script>
 </body>
 </html>
-"""
+""".replace("__STATUS__", PAGE_STATUS).replace("__HOOKS__", PAGE_HOOKS)
 
 
 def generator_page(stem: str, name: str, max_length: int, chunk: int) -> str:

@@ -9,7 +9,33 @@ from collections.abc import Iterable, Sequence
 
 from converter.io.export.literals import html_literal, js_string
 
-__all__ = ["html_text"]
+__all__ = ["PAGE_HOOKS", "PAGE_STATUS", "html_text"]
+
+PAGE_STATUS = """\
+<p id="status">Loading&hellip; If this message stays, the page's script could not run: serve
+this folder over HTTP as described below.</p>
+<noscript><p class="error">This page needs JavaScript and a browser with WebNN.</p></noscript>
+<details id="help" open>
+<summary>How to open this page</summary>"""
+"""The status line an exported page starts with (it says what to do when the script cannot
+run), and the opening of its serving instructions (`<details id="help">`, folded away once
+the page runs): `__STATUS__` in a page template."""
+
+PAGE_HOOKS = """\
+let settleReady, settleResult;
+globalThis.__webnnReady = new Promise((resolve) => { settleReady = resolve; });
+globalThis.__webnnResult = new Promise((resolve) => { settleResult = resolve; });
+const status = (text, error = false) => {
+  $("status").textContent = text;
+  $("status").className = error ? "error" : "";
+  if (error) {
+    settleReady({ok: false, error: text});
+    settleResult({ok: false, error: text});
+  }
+};"""
+"""The page script's hooks for automated checks (`__webnnReady`, `__webnnResult`, settled with
+{ok: false, error} by the first `status(text, true)`) and its `status` line writer; expects
+`$` (getElementById) defined before it: `__HOOKS__` in a page template."""
 
 _HTML = """<!doctype html>
 <html lang="en">
@@ -29,11 +55,7 @@ _HTML = """<!doctype html>
 </head>
 <body>
 <h1 id="title">WebNN model: __NAME__</h1>
-<p id="status">Loading&hellip; If this message stays, the page's script could not run: serve
-this folder over HTTP as described below.</p>
-<noscript><p class="error">This page needs JavaScript and a browser with WebNN.</p></noscript>
-<details id="help" open>
-<summary>How to open this page</summary>
+__STATUS__
 <p>Serve this folder over HTTP, for example with Python:</p>
 <pre>cd path/to/this/folder
 python3 -m http.server</pre>
@@ -75,17 +97,7 @@ const $ = (id) => document.getElementById(id);
 // settle once the page is ready ({ok}) and once the first run is done ({ok, outputs:
 // {name: {dataType, shape, buffer}}, timings}) or on the first error ({ok: false, error}).
 // Nothing on the page depends on them.
-let settleReady, settleResult;
-globalThis.__webnnReady = new Promise((resolve) => { settleReady = resolve; });
-globalThis.__webnnResult = new Promise((resolve) => { settleResult = resolve; });
-const status = (text, error = false) => {
-  $("status").textContent = text;
-  $("status").className = error ? "error" : "";
-  if (error) {
-    settleReady({ok: false, error: text});
-    settleResult({ok: false, error: text});
-  }
-};
+__HOOKS__
 const log = (line) => { $("log").textContent += line + "\\n"; };
 const ms = (id, value) => { $(id).textContent = `${value.toFixed(2)} ms`; };
 
@@ -274,7 +286,7 @@ main();
 </script>
 </body>
 </html>
-"""
+""".replace("__STATUS__", PAGE_STATUS).replace("__HOOKS__", PAGE_HOOKS)
 
 
 def _io_table(items: Iterable[tuple[str, str, Sequence[int]]]) -> str:
