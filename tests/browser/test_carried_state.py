@@ -7,7 +7,6 @@ frame again; every result against LiteRT's persistent interpreter on the origina
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +14,7 @@ import numpy as np
 import pytest
 
 from converter import convert
-from converter.io.export.exporter import export
-from converter.validate.browser import PageServer, run_jobs
+from tests.browser.compute_page import run_compute_page
 from tests.converter.frontends.tflite.streaming import (
     frames,
     int8_frames,
@@ -29,32 +27,6 @@ pytestmark = pytest.mark.browser
 
 CALLS = 12
 
-PAGE = """<!doctype html>
-<meta charset="utf-8">
-<script type="module">
-import {createModel} from "./model.js";
-const b64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0)).buffer;
-globalThis.__webnnResult = (async () => {
-  try {
-    const feeds = await (await fetch("./feeds.json")).json();
-    const context = await navigator.ml.createContext();
-    const model = await createModel(context);
-    const results = [];
-    for (const feed of feeds) {
-      const out = await model.compute({features: new FEATURES(b64(feed))});
-      results.push(out[OUTPUT].buffer);
-    }
-    model.resetState();
-    const again = (await model.compute({features: new FEATURES(b64(feeds[0]))}))[OUTPUT].buffer;
-    model.destroy();
-    return {ok: true, results, again};
-  } catch (e) {
-    return {ok: false, error: String(e)};
-  }
-})();
-</script>
-"""
-
 
 @pytest.mark.parametrize("kind", ["float32", "int8"])
 def test_compute_carries_state_like_litert(browser: Any, tmp_path: Path, kind: str) -> None:
@@ -64,16 +36,12 @@ def test_compute_carries_state_like_litert(browser: Any, tmp_path: Path, kind: s
     inputs = frames(CALLS) if kind == "float32" else int8_frames(CALLS)
     output = "prob" if kind == "float32" else "score"
     ref = litert_sequence(model, inputs)
-    result = convert(model)
-    folder = tmp_path / "site"
-    export(result, folder, format="js", stem="model")
-    page_text = (PAGE.replace("FEATURES", "Float32Array" if kind == "float32" else "Int8Array")
-                 .replace("OUTPUT", json.dumps(output)))
-    (folder / "index.html").write_text(page_text, encoding="utf-8")
-    (folder / "feeds.json").write_text(json.dumps(
-        [base64.b64encode(x.tobytes()).decode("ascii") for x in inputs]))
-    with PageServer(folder) as server:
-        answer = run_jobs([{"url": server.url("/index.html"), "timeoutMs": 120_000}], browser)
+    answer = run_compute_page(
+        convert(model), tmp_path / "site", browser, inputs, input_name="features",
+        array="Float32Array" if kind == "float32" else "Int8Array", output=output,
+        after="    model.resetState();\n"
+              "    const again = (await model.compute(feedOf(feeds[0])))[output].buffer;",
+        returns="again")
     [page] = answer["results"]
     assert page["ok"], page
     dtype = np.float32 if kind == "float32" else np.int8

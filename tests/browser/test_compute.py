@@ -6,7 +6,6 @@ MLTensors, and both results against onnxruntime on the original ONNX model."""
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 from typing import Any
 
@@ -15,36 +14,10 @@ import onnxruntime as ort
 import pytest
 
 from converter import convert
-from converter.io.export.exporter import export
-from converter.validate.browser import PageServer, run_jobs
 from converter.zoo.models.make_tiny_cnn import make
+from tests.browser.compute_page import run_compute_page
 
 pytestmark = pytest.mark.browser
-
-PAGE = """<!doctype html>
-<meta charset="utf-8">
-<script type="module">
-import {createModel, INPUTS, OUTPUTS} from "./model.js";
-const b64 = (s) => Uint8Array.from(atob(s), (c) => c.charCodeAt(0)).buffer;
-globalThis.__webnnResult = (async () => {
-  try {
-    const feeds = await (await fetch("./feeds.json")).json();
-    const context = await navigator.ml.createContext();
-    const model = await createModel(context);
-    const results = [];
-    for (const feed of feeds) {
-      const out = await model.compute({image: new Float32Array(b64(feed))});
-      results.push(out.probs.buffer);
-    }
-    model.destroy();
-    return {ok: true, results, inputs: model.inputs.map((d) => d.name),
-            outputs: model.outputs.map((d) => d.name), io: [INPUTS, OUTPUTS]};
-  } catch (e) {
-    return {ok: false, error: String(e)};
-  }
-})();
-</script>
-"""
 
 
 def test_create_model_computes_twice_on_the_same_tensors(browser: Any, tmp_path: Path
@@ -52,15 +25,12 @@ def test_create_model_computes_twice_on_the_same_tensors(browser: Any, tmp_path:
     model = tmp_path / "tiny_cnn.onnx"
     make(model, seed=0)
     result = convert(str(model), free_dims={"batch": 2})
-    folder = tmp_path / "site"
-    export(result, folder, format="js", stem="model")
-    (folder / "index.html").write_text(PAGE, encoding="utf-8")
     rng = np.random.default_rng(7)
     images = [rng.normal(0, 1, (2, 3, 16, 16)).astype(np.float32) for _ in range(2)]
-    (folder / "feeds.json").write_text(json.dumps(
-        [base64.b64encode(x.tobytes()).decode("ascii") for x in images]))
-    with PageServer(folder) as server:
-        answer = run_jobs([{"url": server.url("/index.html"), "timeoutMs": 120_000}], browser)
+    answer = run_compute_page(
+        result, tmp_path / "site", browser, images, input_name="image", array="Float32Array",
+        output="probs", returns="inputs: model.inputs.map((d) => d.name),\n"
+        "            outputs: model.outputs.map((d) => d.name), io: [INPUTS, OUTPUTS]")
     assert str(answer["browser"]).startswith(("HeadlessChrome/", "Chrome/")), answer
     [page] = answer["results"]
     assert page["ok"], page
