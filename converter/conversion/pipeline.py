@@ -11,8 +11,8 @@ outputs = result.run({"x": image})          # keyed by source output names, sour
 The model's format is detected by content (`converter.frontends.detect`) and the matching
 front end (`converter.frontends`) reads and imports it. Restrictions: every graph input
 dimension must be fixed (`free_dims` by symbolic name, `input_dims` by input name and axis,
-`input_shapes` whole shapes by input name; a front end may fill some in itself, e.g. TFLite
--1 dimensions at the size LiteRT runs them); inputs WebNN has no type for, and inputs that
+`input_shapes` whole shapes by input name; a front end fills some in itself: a free batch
+dimension at 1 with a report note, TFLite -1 dimensions at the size LiteRT runs them); inputs WebNN has no type for, and inputs that
 decide shapes or control flow, must be pinned (`pin_inputs`); each front end accepts only the
 options its format has (`Frontend.options`). Errors name the settings that fix them
 (`ConversionError.fixes`; `str(error)` spells them as these keyword arguments).
