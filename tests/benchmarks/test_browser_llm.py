@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.benchmarks.scripts import load_benchmark
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,13 +24,7 @@ MISSING = [m for m in ("torch", "transformers", "onnxruntime_genai")
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("browser_llm",
-                                                  ROOT / "benchmarks" / "browser_llm.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["browser_llm"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("browser_llm")
 
 
 def test_llama_tokens_equal_onnxruntime_web_and_the_table_has_its_columns() -> None:

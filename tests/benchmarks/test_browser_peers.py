@@ -7,25 +7,19 @@ WEBNN_REQUIRE_BROWSER=1). The bars' arithmetic is checked without a browser."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from tests.benchmarks.scripts import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("browser_peers",
-                                                  ROOT / "benchmarks" / "browser_peers.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["browser_peers"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("browser_peers")
 
 
 @pytest.mark.browser

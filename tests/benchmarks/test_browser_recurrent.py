@@ -5,26 +5,20 @@ left) compute the same on the reference runtime; with one (`pytest -m browser`),
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
+from tests.benchmarks.scripts import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("browser_recurrent",
-                                                  ROOT / "benchmarks" / "browser_recurrent.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["browser_recurrent"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("browser_recurrent")
 
 
 def test_small_sizes_compose_to_the_same_values() -> None:

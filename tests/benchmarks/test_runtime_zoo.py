@@ -35,14 +35,9 @@ def test_native_torch_section_on_cpu() -> None:
     """The native-torch comparison (the GPU section's code, here on the CPU): both sides run,
     their outputs agree, and the timings are reported."""
     torch = pytest.importorskip("torch")
-    import importlib.util
+    from tests.benchmarks.scripts import load_benchmark
 
-    spec = importlib.util.spec_from_file_location("runtime_zoo",
-                                                  ROOT / "benchmarks" / "runtime_zoo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["runtime_zoo"] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
+    module = load_benchmark("runtime_zoo")
     rows = module.torch_section("cpu", warmup=1, repeat=2)
     assert [r["model"] for r in rows] == ["torch-resnet-small", "torch-transformer-small"]
     for r in rows:
