@@ -49,6 +49,7 @@ import numpy as np
 from converter.core.webnn import MLOperand
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES, pack_4bit
 from converter.core.webnn.operand import Operation
+from converter.core.webnn.ops.quantize import blocked_views
 from converter.passes.targets.fitting import attempt
 from converter.passes.targets.rewrite import Rewrite, rule
 
@@ -92,23 +93,6 @@ def uniform_value(data: np.ndarray, count: int) -> int | None:
     return first if bool(np.all(lo == first)) and bool(np.all(hi == first)) else None
 
 
-def blocked_shapes(shape: Sequence[int], params: Sequence[int]
-                   ) -> tuple[list[int], list[int]]:
-    """(values, parameters) shapes under which a scale/zero point of shape `params` broadcasts
-    over values of `shape` (the spec's blockwise broadcasting): each axis with 1 < p < d
-    split into [p, d / p] for the values and [p, 1] for the parameters; others kept."""
-    values: list[int] = []
-    blocked: list[int] = []
-    for d, p in zip(shape, params, strict=True):
-        if p in (1, d):
-            values.append(d)
-            blocked.append(p)
-        else:
-            values += [p, d // p]
-            blocked += [p, 1]
-    return values, blocked
-
-
 def _split(rw: Rewrite, data: np.ndarray, count: int, shape: list[int], float_type: str
            ) -> MLOperand:
     """The `count` unsigned nibbles packed in `data` as a `float_type` operand of `shape`,
@@ -140,7 +124,7 @@ def _nibbles(rw: Rewrite, operand: MLOperand, shape: list[int], float_type: str,
 
 def _dequantized(rw: Rewrite, x: MLOperand, scale: MLOperand, zero: MLOperand) -> MLOperand:
     float_type = scale.data_type
-    values, blocked = blocked_shapes(x.shape, scale.shape)
+    values, blocked = blocked_views(x.shape, scale.shape)
     q = _nibbles(rw, x, values, float_type, fold_uniform=False)
     z = _nibbles(rw, zero, blocked, float_type, fold_uniform=True)
     if scale.kind == "constant" and scale.value is not None:

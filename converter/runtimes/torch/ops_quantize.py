@@ -17,6 +17,7 @@ from collections.abc import Callable
 import torch
 
 from converter.core.webnn.dtypes import type_range
+from converter.core.webnn.ops.quantize import blocked_views
 from converter.runtimes.torch.registry import Fn, Node, impl, int64, to_storage
 
 Blocks = Callable[[torch.Tensor], torch.Tensor]
@@ -29,11 +30,7 @@ def _blockwise(node: Node) -> tuple[Blocks, Blocks, tuple[int, ...]]:
     sshape = node.operand(1).shape
     if tuple(sshape) == tuple(shape) or all(s == 1 for s in sshape):
         return (lambda x: x), (lambda p: p), tuple(shape)
-    xb: list[int] = []
-    pb: list[int] = []
-    for n, s in zip(shape, sshape, strict=True):
-        xb += [s, n // s]
-        pb += [s, 1]
+    xb, pb = blocked_views(shape, sshape)
     return (lambda x: x.reshape(xb)), (lambda p: p.reshape(pb)), tuple(shape)
 
 

@@ -32,6 +32,24 @@ def blockwise_broadcastable(shape: Sequence[int], target: Sequence[int]) -> bool
                                                                          strict=True))
 
 
+def blocked_views(shape: Sequence[int], params: Sequence[int]) -> tuple[list[int], list[int]]:
+    """(values, parameters) shapes under which a scale / zero point of shape `params`
+    broadcasts over values of `shape` elementwise (the spec's blockwise broadcasting): each
+    axis with 1 < p < d split into [p, d / p] for the values and [p, 1] for the parameters;
+    an axis where p is 1 or d kept. Restriction: `params` blockwise broadcastable to
+    `shape` (`blockwise_broadcastable`)."""
+    values: list[int] = []
+    blocked: list[int] = []
+    for d, p in zip(shape, params, strict=True):
+        if p in (1, d):
+            values.append(d)
+            blocked.append(p)
+        else:
+            values += [p, d // p]
+            blocked += [p, 1]
+    return values, blocked
+
+
 class QuantizeOps(BuilderBase):
     def _quantize_common(self, op: str, input: MLOperand, scale: MLOperand,
                          zero_point: MLOperand) -> tuple[MLOperand, MLOperand, MLOperand]:

@@ -32,21 +32,8 @@ import numpy as np
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES, type_range
 from converter.core.webnn.half_pixel import linear_weights, nearest_indices
 from converter.core.webnn.operand import MLOperand, Operation
+from converter.core.webnn.ops.quantize import blocked_views
 from converter.runtimes.onnxruntime.lowering.context import Emitter, constant_value, lowering
-
-
-def _views(shape: Sequence[int], param_shape: Sequence[int]
-           ) -> tuple[list[int], list[int]]:
-    x_view: list[int] = []
-    p_view: list[int] = []
-    for n, s in zip(shape, param_shape, strict=True):
-        if n == s or s == 1:  # the same size, or plain broadcasting of one parameter
-            x_view.append(n)
-            p_view.append(s)
-        else:
-            x_view += [s, n // s]
-            p_view += [s, 1]
-    return x_view, p_view
 
 
 def _param(e: Emitter, operand: MLOperand, view: list[int], data_type: str) -> str:
@@ -127,7 +114,7 @@ def dequantize_linear(e: Emitter, op: Operation) -> list[str]:
         if native is not None:
             return [native]
     ct = "float64" if x.data_type in ("int32", "uint32") else "float32"
-    x_view, p_view = _views(x.shape, scale.shape)
+    x_view, p_view = blocked_views(x.shape, scale.shape)
     xv = e.input(x, ct)
     if x_view != list(x.shape):
         xv = e.reshape(xv, x_view)
@@ -143,7 +130,7 @@ def quantize_linear(e: Emitter, op: Operation) -> list[str]:
     x, scale, zero_point = op.args
     out = op.outputs[0].data_type
     ct = "float64"
-    x_view, p_view = _views(x.shape, scale.shape)
+    x_view, p_view = blocked_views(x.shape, scale.shape)
     xv = e.input(x, ct)
     if x_view != list(x.shape):
         xv = e.reshape(xv, x_view)

@@ -20,10 +20,11 @@ from onnx import TensorProto, helper
 from converter import convert
 from converter.core.webnn import ML, MLGraphBuilder
 from converter.core.webnn.dtypes import pack_4bit
+from converter.core.webnn.ops.quantize import blocked_views
 from converter.io.export.exporter import export
 from converter.passes.targets import TARGETS_DIR, load_target
 from converter.passes.targets.passes import lower
-from converter.passes.targets.rules_int4 import blocked_shapes, uniform_value
+from converter.passes.targets.rules_int4 import uniform_value
 
 RNG = np.random.default_rng(25)
 
@@ -131,9 +132,9 @@ def test_rule_leaves_targets_with_4bit_types_alone(tmp_path: Path) -> None:
 
 
 def test_helpers() -> None:
-    assert blocked_shapes([12, 64], [12, 2]) == ([12, 2, 32], [12, 2, 1])
-    assert blocked_shapes([4, 6, 8], [2, 3, 8]) == ([2, 2, 3, 2, 8], [2, 1, 3, 1, 8])
-    assert blocked_shapes([7, 5], [1, 1]) == ([7, 5], [1, 1])
+    assert blocked_views([12, 64], [12, 2]) == ([12, 2, 32], [12, 2, 1])
+    assert blocked_views([4, 6, 8], [2, 3, 8]) == ([2, 2, 3, 2, 8], [2, 1, 3, 1, 8])
+    assert blocked_views([7, 5], [1, 1]) == ([7, 5], [1, 1])
     assert uniform_value(np.array([0x88, 0x88, 0x08], np.uint8), 5) == 8
     assert uniform_value(np.array([0x88, 0x88, 0x08], np.uint8), 6) is None
     assert uniform_value(np.array([0x78], np.uint8), 2) is None
