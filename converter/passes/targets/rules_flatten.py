@@ -20,7 +20,7 @@ import numpy as np
 from converter.core.webnn import MLOperand
 from converter.core.webnn.operand import Operation
 from converter.passes.targets.rewrite import Rewrite, rule
-from converter.passes.targets.rules_layout import TO_NCHW, WHY, _transposed_from, prefers_nhwc
+from converter.passes.targets.rules_layout import TO_NCHW, WHY, prefers_nhwc, transposed_from
 
 
 def _nhwc_source(a: MLOperand) -> MLOperand | None:
@@ -31,7 +31,7 @@ def _nhwc_source(a: MLOperand) -> MLOperand | None:
     src = op.args[0]
     if not isinstance(src, MLOperand) or src.rank != 4:
         return None
-    x = _transposed_from(src, TO_NCHW)
+    x = transposed_from(src, TO_NCHW)
     if x is None or list(a.shape) != [src.shape[0], int(np.prod(src.shape[1:]))]:
         return None
     return x

@@ -67,7 +67,7 @@ def prefers_nhwc(rw: Rewrite) -> bool:
     return bool(rw.limits) and rw.limits.get("preferredInputLayout") == "nhwc"
 
 
-def _transposed_from(x: MLOperand, perm: Sequence[int]) -> MLOperand | None:
+def transposed_from(x: MLOperand, perm: Sequence[int]) -> MLOperand | None:
     """The input of `x` when `x` is transpose(input, `perm`), else None."""
     op = x.operator
     if op is None or op.op != "transpose" or x.kind == "constant":
@@ -236,7 +236,7 @@ def layout_reshape(rw: Rewrite, operation: Operation) -> list[MLOperand] | None:
 
 def _relayable(rw: Rewrite, v: MLOperand) -> bool:
     """Whether `_as_nhwc` takes `v` without a new transpose operation."""
-    if _transposed_from(v, TO_NCHW) is not None or all(d == 1 for d in v.shape) or \
+    if transposed_from(v, TO_NCHW) is not None or all(d == 1 for d in v.shape) or \
             (id(v), TO_NHWC) in _TRANSPOSED.get(rw, {}):
         return True
     if v.rank > 4:
@@ -249,7 +249,7 @@ def _as_nhwc(rw: Rewrite, v: MLOperand) -> MLOperand:
     does against rank-4 NCHW data: the transpose's input, `v` itself when all its axes are
     1, the NHWC transpose of `v` already emitted, a constant transposed now, or a reshape
     when only size-1 axes move."""
-    src = _transposed_from(v, TO_NCHW)
+    src = transposed_from(v, TO_NCHW)
     if src is not None:
         return src
     if all(d == 1 for d in v.shape):
@@ -281,7 +281,7 @@ def _push(rw: Rewrite, o: Operation) -> list[MLOperand] | None:
     if o.op == "concat":
         if out.rank != 4:
             return None
-        sources = [_transposed_from(v, TO_NCHW) for v in o.args[0]]
+        sources = [transposed_from(v, TO_NCHW) for v in o.args[0]]
         if all(s is None for s in sources) or \
                 any(s is None and not _is_const(v) for s, v in zip(sources, o.args[0],
                                                                   strict=True)):
@@ -292,7 +292,7 @@ def _push(rw: Rewrite, o: Operation) -> list[MLOperand] | None:
     else:
         x = o.args[0]
         if o.op in PUSHED_ONE_INPUT:
-            src = _transposed_from(x, TO_NCHW)
+            src = transposed_from(x, TO_NCHW)
             if src is None:
                 return None
             args[0] = src
@@ -316,7 +316,7 @@ def _push(rw: Rewrite, o: Operation) -> list[MLOperand] | None:
             if out.rank != 4:
                 return None
             operands = [i for i, v in enumerate(o.args) if isinstance(v, MLOperand)]
-            if not any(_transposed_from(o.args[i], TO_NCHW) is not None for i in operands):
+            if not any(transposed_from(o.args[i], TO_NCHW) is not None for i in operands):
                 return None
             if not all(_relayable(rw, o.args[i]) for i in operands):
                 return None
