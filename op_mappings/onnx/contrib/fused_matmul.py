@@ -1,10 +1,10 @@
 """onnxruntime's matmul fusions (com.microsoft) -> WebNN gemm / matmul.
 
-- FusedMatMul: alpha · op(A) @ op(B), numpy matmul semantics. op() applies transBatch (the
-  leading dimension moved behind the batch dimensions: [d0, d1, ..., dn-2, dn-1] is read as
-  [d1, ..., dn-2, d0, dn-1]) and then trans (the last two dimensions swapped). Two 2-D
-  operands become one WebNN gemm (aTranspose/bTranspose/alpha); otherwise transpose +
-  matmul (+ mul by alpha).
+- FusedMatMul (and TransposeMatMul, its older duplicate): alpha · op(A) @ op(B), numpy
+  matmul semantics. op() applies transBatch (the leading dimension moved behind the batch
+  dimensions: [d0, d1, ..., dn-2, dn-1] is read as [d1, ..., dn-2, d0, dn-1]) and then
+  trans (the last two dimensions swapped). Two 2-D operands become one WebNN gemm
+  (aTranspose/bTranspose/alpha); otherwise transpose + matmul (+ mul by alpha).
 - GemmFastGelu: FastGelu(X @ W + bias) (onnxruntime's CUDA/ROCm fusion of MatMul and
   FastGelu): gemm or matmul, then the tanh GELU approximation.
 """
@@ -91,7 +91,7 @@ def _matmul(ctx: ImportContext, node: Node, a: Any, b: Any, trans_a: bool, trans
     return y
 
 
-@onnx_op("FusedMatMul", since=1, domain=MS)
+@onnx_op(("FusedMatMul", "TransposeMatMul"), since=1, domain=MS)
 def fused_matmul(ctx: ImportContext, node: Node) -> Outputs:
     """alpha · op(A) @ op(B) (see the module docstring).
     Restrictions: float32/float16; transBatchA/transBatchB need A and B of one rank >= 3

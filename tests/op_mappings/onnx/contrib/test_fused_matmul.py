@@ -34,6 +34,15 @@ def test_fused_matmul_4d(ta: int, tba: int, tb: int, tbb: int) -> None:
     check_ms("FusedMatMul", [("a", a), ("b", b)], attrs, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("ta,tb", [(0, 1), (1, 0)])
+def test_transpose_matmul(ta: int, tb: int) -> None:
+    """TransposeMatMul, FusedMatMul's older duplicate (onnxruntime's CPU kernel)."""
+    a = _operand((2, 4, 5), ta, 0, 5)
+    b = _operand((2, 5, 3), tb, 0, 6)
+    check_ms("TransposeMatMul", [("a", a), ("b", b)], {"transA": ta, "transB": tb,
+                                                      "alpha": 1.5}, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("tba,tbb", [(1, 0), (0, 1), (1, 1)])
 def test_fused_matmul_3d_trans_batch(tba: int, tbb: int) -> None:
     a = _operand((3, 4, 5), 0, tba, 3)
