@@ -52,17 +52,24 @@ def fused_conv(ctx: ImportContext, node: Node) -> Outputs:
     w = float_operand(ctx, node, 1, "W")
     bias = float_operand(ctx, node, 2, "B") if node.input(2) else None
     z = float_operand(ctx, node, 3, "Z") if node.input(3) else None
+    return [fused_conv_operands(ctx, node, x, w, bias, z)]
+
+
+def fused_conv_operands(ctx: ImportContext, node: Node, x: Any, w: Any, bias: Any, z: Any
+                        ) -> Any:
+    """activation(conv(x, w) + bias + z) for channels-first `x` / OIHW `w` under the node's
+    Conv and activation attributes (z may be None)."""
     check_same_type(node, [(x, "X"), (w, "W"), (bias, "B"), (z, "Z")])
     activation = attr_str(node, "activation", "")
     params = attr_floats(node, "activation_params")
     act = None
     if activation:
         if activation not in _ACTIVATIONS:
-            raise UnsupportedAttribute(f"FusedConv activation {activation!r} is not one of "
-                                       f"{', '.join(_ACTIVATIONS)}")
+            raise UnsupportedAttribute(f"{node.op_type} activation {activation!r} is not one "
+                                       f"of {', '.join(_ACTIVATIONS)}")
         count, act = _ACTIVATIONS[activation]
         if count and (params is None or len(params) != count):
-            raise InvalidModel(f"FusedConv activation {activation} needs {count} "
+            raise InvalidModel(f"{node.op_type} activation {activation} needs {count} "
                                f"activation_params, got {params}")
     y = conv_nd(ctx, node, x, w, bias)
     b = ctx.builder
@@ -71,4 +78,4 @@ def fused_conv(ctx: ImportContext, node: Node) -> Outputs:
         y = b.add(y, z)
     if act is not None:
         y = act(b, y, params or [])
-    return [y]
+    return y
