@@ -6,9 +6,12 @@
   optional 1-D bias), decomposed (mul/add/tanh).
 - QuickGelu: x·sigmoid(alpha·x), alpha 1.702 by default.
 - BiasSplitGelu: (X + bias) split in two halves along the last axis, left · gelu(right).
+- ScaledSiLU: Z · sigmoid(Z), Z = scale · X (the scale input, else the alpha attribute).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from converter.core.errors import InvalidModel
 from converter.core.ir import Node
@@ -22,6 +25,7 @@ from op_mappings.onnx.contrib._common import (
     fast_gelu,
     float_operand,
     scalar,
+    to_type,
 )
 
 MS = "com.microsoft"
@@ -79,3 +83,22 @@ def bias_split_gelu(ctx: ImportContext, node: Node) -> Outputs:
     b = ctx.builder
     left, right = b.split(add_bias(ctx, node, x, 1), 2, axis=2)
     return [b.mul(left, b.gelu(right))]
+
+
+@onnx_op("ScaledSiLU", since=1, domain=MS)
+def scaled_silu(ctx: ImportContext, node: Node) -> Outputs:
+    """Z · sigmoid(Z) with Z = s · X, s the optional scalar `scale` input, else the `alpha`
+    attribute (default 1); computed in X's type.
+    Restrictions: float32/float16; scale one value of X's type."""
+    check_arity(node, (1, 2))
+    b = ctx.builder
+    x = float_operand(ctx, node, 0, "X")
+    if node.input(1):
+        s = float_operand(ctx, node, 1, "scale")
+        if int(np.prod(s.shape, dtype=np.int64)) != 1:
+            raise InvalidModel(f"ScaledSiLU scale must be one value, got shape {list(s.shape)}")
+        s = b.reshape(to_type(ctx, s, x.data_type), [])
+    else:
+        s = scalar(ctx, attr_float(node, "alpha", 1.0), x.data_type)
+    z = b.mul(x, s)
+    return [b.mul(z, b.sigmoid(z))]
