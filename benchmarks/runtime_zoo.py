@@ -406,9 +406,12 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{s['worst_ratio']:.3f} ({s['worst_model']})")
     native = [] if args.quick or "torch" not in backends else [
         row for t in args.threads for row in torch_section("cpu", args.warmup, args.repeat, t)]
-    gpu = [] if args.no_gpu else torch_section("cuda", args.warmup, args.repeat)
+    gpu = [] if args.no_gpu else [
+        row for graphs in (False, True)
+        for row in torch_section("cuda", args.warmup, args.repeat, cuda_graphs=graphs)]
     for g in native + gpu:
-        print(f"{g['device']} threads={g['threads']} {g['model']}: native torch "
+        replay = " (CUDA graphs)" if g["cuda_graphs"] else ""
+        print(f"{g['device']}{replay} threads={g['threads']} {g['model']}: native torch "
               f"{g['native_ms']:.2f} ms, torch backend {g['backend_ms']:.2f} ms, ratio "
               f"{g['ratio']:.3f}, ok {g['ok']}")
     if args.json:

@@ -14,13 +14,15 @@ import numpy as np
 from interleaved_timing import Runner, matches, time_interleaved
 
 
-def torch_section(device: str, warmup: int, repeat: int, threads: int = 1
-                  ) -> list[dict[str, Any]]:
+def torch_section(device: str, warmup: int, repeat: int, threads: int = 1, *,
+                  cuda_graphs: bool = False) -> list[dict[str, Any]]:
     """The torch backend against the same network run natively in torch on `device` ("cpu"
     or "cuda"), for small torch-built networks exported to ONNX with torch.onnx.export and
-    converted. Both sides start from the numpy input on the host and end with numpy outputs
-    (copies to and from the device are timed on both). Empty when torch is not importable or
-    `device` is "cuda" and torch.cuda.is_available() is False."""
+    converted (for target "spec": the graph a Python program runs). Both sides start from the
+    numpy input on the host and end with numpy outputs (copies to and from the device are
+    timed on both). `cuda_graphs` turns the backend's CUDA-graph replay on or off (CUDA
+    only). Empty when torch is not importable or `device` is "cuda" and
+    torch.cuda.is_available() is False."""
     try:
         import torch
     except ImportError:
@@ -45,8 +47,9 @@ def torch_section(device: str, warmup: int, repeat: int, threads: int = 1
                 path = Path(tmp) / f"{name}.onnx"
                 torch.onnx.export(net, (example,), str(path), input_names=["x"],
                                   output_names=["y"], opset_version=17, dynamo=False)
-                result = converter.convert(str(path))
-            exe = get_backend("torch", device, threads=threads).compile(result.graph)
+                result = converter.convert(str(path), target="spec")
+            options = {"cuda_graphs": cuda_graphs} if device == "cuda" else {}
+            exe = get_backend("torch", device, threads=threads, **options).compile(result.graph)
             native, ours = _torch_runners(torch, device, net.to(device), example, exe,
                                           result.output_names)
             ok, err = matches(ours(), native())
@@ -55,7 +58,7 @@ def torch_section(device: str, warmup: int, repeat: int, threads: int = 1
             rows.append({"model": name, "device": device,
                          "device_name": (torch.cuda.get_device_name(0) if device == "cuda"
                                          else platform.processor() or platform.machine()),
-                         "threads": threads, "native_ms": med["native"] * 1e3,
+                         "threads": threads, "cuda_graphs": cuda_graphs, "native_ms": med["native"] * 1e3,
                          "backend_ms": med["torch-backend"] * 1e3,
                          "ratio": med["torch-backend"] / med["native"], "ok": ok,
                          "max_abs_error": err})

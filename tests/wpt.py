@@ -118,7 +118,11 @@ def mismatches(actual: np.ndarray, expected: np.ndarray, tolerance: dict[str, An
 
 
 def check_case(case: dict[str, Any], backend: str = "reference") -> None:
-    outputs = build_and_run(case, backend)
+    check_outputs(case, build_and_run(case, backend))
+
+
+def check_outputs(case: dict[str, Any], outputs: dict[str, np.ndarray]) -> None:
+    """Assert that `outputs` (a run of `case`'s graph) are the case's expected outputs."""
     for name, spec in case["graph"]["expectedOutputs"].items():
         desc = spec["descriptor"]
         got = outputs[name]
