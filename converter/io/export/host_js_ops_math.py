@@ -1,0 +1,215 @@
+"""JavaScript of the host steps' arithmetic, comparison, logic, activation and reduction
+operators (onnxruntime's semantics; `converter.io.export.host_js` writes the ones a model
+uses).
+
+Restrictions: float32 results are computed in float64 and rounded once to float32 (within
+1e-6 relative of onnxruntime, which computes some of them in float32 or with vectorised
+approximations); float16 is computed as float32; int64 is exact up to 2^53; integer
+Div truncates and a division by zero gives 0 (onnxruntime stops there); Mod with fmod=0 takes
+the divisor's sign (Python's %), fmod=1 the dividend's (C's fmod); Round is half to even.
+"""
+
+from __future__ import annotations
+
+from converter.io.export.host_js_runtime import JsOp
+
+__all__ = ["MATH_HELPERS", "MATH_OPS"]
+
+
+def _binary(name: str, body: str) -> JsOp:
+    return JsOp(f"""
+function op{name}(node, [a, b]) {{
+  {body}
+}}
+""", ("broadcast",))
+
+
+def _compare(name: str, expression: str) -> JsOp:
+    return JsOp(f"""
+function op{name}(node, [a, b]) {{
+  return [elementwise([a, b], "bool", (x, y) => ({expression} ? 1 : 0))];
+}}
+""", ("broadcast",))
+
+
+def _unary(name: str, expression: str) -> JsOp:
+    return JsOp(f"""
+function op{name}(node, [x]) {{
+  return [unary(x, (v) => {expression})];
+}}
+""", ("unary",))
+
+
+def _reduce(name: str, init: str, step: str, finish: str = "(acc) => acc") -> JsOp:
+    return JsOp(f"""
+function op{name}(node, inputs) {{
+  const axes = reduceAxes(node, inputs);
+  if (axes === null) return [inputs[0]];
+  return [reduce(node, inputs[0], axes, {init}, {step}, {finish})];
+}}
+""", ("broadcast", "reduce"))
+
+
+MATH_OPS: dict[str, JsOp] = {
+    "Add": _binary("Add", "return [elementwise([a, b], a.dataType, (x, y) => x + y)];"),
+    "Sub": _binary("Sub", "return [elementwise([a, b], a.dataType, (x, y) => x - y)];"),
+    "Mul": _binary("Mul", """const mul = a.dataType === "int32" ? Math.imul
+    : a.dataType === "uint32" ? (x, y) => Math.imul(x, y) >>> 0 : (x, y) => x * y;
+  return [elementwise([a, b], a.dataType, mul)];"""),
+    "Div": _binary("Div", """// integer division truncates toward zero, as onnxruntime's
+  const div = isFloat(a.dataType) ? (x, y) => x / y : (x, y) => (y === 0 ? 0 : Math.trunc(x / y));
+  return [elementwise([a, b], a.dataType, div)];"""),
+    "Mod": _binary("Mod", """// fmod=1: the sign of the dividend (C fmod); fmod=0: the sign of the divisor (integers)
+  const python = (x, y) => {
+    if (y === 0) return 0;
+    const r = x % y;
+    return r !== 0 && (r < 0) !== (y < 0) ? r + y : r;
+  };
+  const mod = node.attributes.fmod || isFloat(a.dataType) ? (x, y) => x % y : python;
+  return [elementwise([a, b], a.dataType, mod)];"""),
+    "Pow": _binary("Pow", """const pow = isFloat(a.dataType) ? Math.pow : (x, y) => Math.trunc(Math.pow(x, y));
+  return [elementwise([a, b], a.dataType, pow)];"""),
+    "Equal": _compare("Equal", "x === y"),
+    "Greater": _compare("Greater", "x > y"),
+    "GreaterOrEqual": _compare("GreaterOrEqual", "x >= y"),
+    "Less": _compare("Less", "x < y"),
+    "LessOrEqual": _compare("LessOrEqual", "x <= y"),
+    "And": _compare("And", "x && y"),
+    "Or": _compare("Or", "x || y"),
+    "Xor": _compare("Xor", "!x !== !y"),
+    "Not": _unary("Not", "(v ? 0 : 1)"),
+    "Neg": _unary("Neg", "-v"),
+    "Abs": _unary("Abs", "Math.abs(v)"),
+    "Exp": _unary("Exp", "Math.exp(v)"),
+    "Log": _unary("Log", "Math.log(v)"),
+    "Sqrt": _unary("Sqrt", "Math.sqrt(v)"),
+    "Sigmoid": _unary("Sigmoid", "1 / (1 + Math.exp(-v))"),
+    "Relu": _unary("Relu", "Math.max(v, 0)"),
+    "Floor": _unary("Floor", "Math.floor(v)"),
+    "Ceil": _unary("Ceil", "Math.ceil(v)"),
+    "Round": _unary("Round", "(Math.abs(v % 1) === 0.5 ? 2 * Math.round(v / 2) : Math.round(v))"),
+    "Reciprocal": _unary("Reciprocal", "1 / v"),
+    "Sign": _unary("Sign", "Math.sign(v)"),
+    "Identity": JsOp("""
+function opIdentity(node, [x]) {
+  return [x];
+}
+"""),
+    "Where": JsOp("""
+function opWhere(node, [condition, x, y]) {
+  return [elementwise([condition, x, y], x.dataType, (c, u, v) => (c ? u : v))];
+}
+""", ("broadcast",)),
+    "Clip": JsOp("""
+function opClip(node, [x, min, max]) {
+  // bounds: inputs 1 and 2 from opset 11, attributes before
+  const lo = min ? scalarOf(min) : node.attributes.min ?? -Infinity;
+  const hi = max ? scalarOf(max) : node.attributes.max ?? Infinity;
+  return [unary(x, (v) => Math.min(Math.max(v, lo), hi))];
+}
+""", ("unary",)),
+    "Min": JsOp("""
+function opMin(node, inputs) {
+  return [fold(inputs, (x, y) => (Number.isNaN(x) || x < y ? x : y))];
+}
+""", ("broadcast",)),
+    "Max": JsOp("""
+function opMax(node, inputs) {
+  return [fold(inputs, (x, y) => (Number.isNaN(x) || x > y ? x : y))];
+}
+""", ("broadcast",)),
+    "Sum": JsOp("""
+function opSum(node, inputs) {
+  return [fold(inputs, (x, y) => x + y)];
+}
+""", ("broadcast",)),
+    "Mean": JsOp("""
+function opMean(node, inputs) {
+  const sum = fold(inputs, (x, y) => x + y);
+  return [unary(sum, (v) => v / inputs.length)];
+}
+""", ("broadcast", "unary")),
+    "Softmax": JsOp("""
+function opSoftmax(node, [x], opset) {
+  // opset 13+: along `axis` (default -1); before: over the flattened dimensions from `axis` (default 1)
+  const rank = x.shape.length;
+  const axis = normAxis(node.attributes.axis ?? (opset >= 13 ? -1 : 1), rank);
+  const outer = sizeOf(x.shape.slice(0, axis));
+  const length = opset >= 13 ? x.shape[axis] : sizeOf(x.shape.slice(axis));
+  const inner = opset >= 13 ? sizeOf(x.shape.slice(axis + 1)) : 1;
+  const out = makeTensor(x.dataType, x.shape), e = new Float64Array(length);
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const at = (j) => (o * length + j) * inner + i;
+      let max = -Infinity, sum = 0;
+      for (let j = 0; j < length; j++) max = Math.max(max, x.data[at(j)]);
+      for (let j = 0; j < length; j++) { e[j] = Math.exp(x.data[at(j)] - max); sum += e[j]; }
+      for (let j = 0; j < length; j++) out.data[at(j)] = e[j] / sum;
+    }
+  }
+  return [out];
+}
+"""),
+    "ReduceMax": _reduce("ReduceMax", "-Infinity", "(acc, v) => (acc > v || Number.isNaN(acc) ? acc : v)"),
+    "ReduceMin": _reduce("ReduceMin", "Infinity", "(acc, v) => (acc < v || Number.isNaN(acc) ? acc : v)"),
+    "ReduceSum": _reduce("ReduceSum", "0", "(acc, v) => acc + v"),
+    "ReduceMean": _reduce("ReduceMean", "0", "(acc, v) => acc + v",
+                          "(acc, count) => acc / count"),
+    "ReduceProd": _reduce("ReduceProd", "1", "(acc, v) => acc * v"),
+    "ArgMax": JsOp("""
+function opArgMax(node, [x]) {
+  return [argExtreme(node, x, (v, best) => v > best)];
+}
+""", ("broadcast", "reduce", "argExtreme")),
+    "ArgMin": JsOp("""
+function opArgMin(node, [x]) {
+  return [argExtreme(node, x, (v, best) => v < best)];
+}
+""", ("broadcast", "reduce", "argExtreme")),
+    "CumSum": JsOp("""
+function opCumSum(node, [x, axisTensor]) {
+  const axis = normAxis(scalarOf(axisTensor), x.shape.length);
+  const {exclusive = 0, reverse = 0} = node.attributes;
+  const outer = sizeOf(x.shape.slice(0, axis)), dim = x.shape[axis], inner = sizeOf(x.shape.slice(axis + 1));
+  const out = makeTensor(x.dataType, x.shape);
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      let sum = 0;
+      for (let s = 0; s < dim; s++) {
+        const at = (o * dim + (reverse ? dim - 1 - s : s)) * inner + i;
+        if (exclusive) { out.data[at] = sum; sum += x.data[at]; } else { sum += x.data[at]; out.data[at] = sum; }
+        sum = out.dataType === "float32" ? Math.fround(sum) : sum;
+      }
+    }
+  }
+  return [out];
+}
+"""),
+}
+"""Operator name -> its JavaScript."""
+
+ARG_EXTREME = r"""
+/** ArgMax/ArgMin: the first (or, with select_last_index, the last) index of the extreme. */
+function argExtreme(node, x, better) {
+  const axis = normAxis(node.attributes.axis ?? 0, x.shape.length);
+  const last = node.attributes.select_last_index ?? 0;
+  const outer = sizeOf(x.shape.slice(0, axis)), dim = x.shape[axis], inner = sizeOf(x.shape.slice(axis + 1));
+  const keepShape = x.shape.map((d, i) => (i === axis ? 1 : d));
+  const out = makeTensor("int64", node.attributes.keepdims ?? 1 ? keepShape : x.shape.filter((_, i) => i !== axis));
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      let best = x.data[o * dim * inner + i], at = 0;
+      for (let j = 1; j < dim; j++) {
+        const v = x.data[(o * dim + j) * inner + i];
+        if (better(v, best) || (last && v === best)) { best = v; at = j; }
+      }
+      out.data[o * inner + i] = at;
+    }
+  }
+  return out;
+}
+"""
+"""The `argExtreme` helper of ArgMax and ArgMin."""
+
+MATH_HELPERS = {"argExtreme": ARG_EXTREME}
+"""Helpers of these operators, by name."""

@@ -1,0 +1,224 @@
+"""JavaScript of the host steps' data-dependent operators: NonZero, NonMaxSuppression, TopK,
+Unique, Compress, Resize (onnxruntime's semantics and output order; written by
+`converter.io.export.host_js` where a model uses them).
+
+Restrictions: NonZero takes tensors of rank >= 1; NonMaxSuppression computes the boxes'
+overlap in float32 as onnxruntime does (a score must be strictly greater than
+score_threshold, an IoU strictly greater than iou_threshold suppresses, ties in score keep the
+lower box index first, the result is ordered by batch, then class, then selection); TopK
+always sorts (largest: descending, else ascending; ties: the lower index first), also with
+sorted=0, where onnxruntime's order is unspecified; Unique sorts numbers (sorted=1) or keeps
+the first-occurrence order (sorted=0), slices along `axis` lexicographically; Resize takes
+the nearest and linear modes with the half_pixel, pytorch_half_pixel, align_corners,
+asymmetric and tf_half_pixel_for_nearest coordinate transforms (not cubic, antialias,
+tf_crop_and_resize or a keep_aspect_ratio_policy other than stretch), computing each axis in
+turn in float64.
+"""
+
+from __future__ import annotations
+
+from converter.io.export.host_js_runtime import JsOp
+
+__all__ = ["SELECT_OPS"]
+
+SELECT_OPS: dict[str, JsOp] = {
+    "NonZero": JsOp("""
+function opNonZero(node, [x]) {
+  const rank = x.shape.length, hits = [];
+  forEachIndex(x.shape, (index, k) => { if (x.data[k]) hits.push([...index]); });
+  const out = makeTensor("int64", [rank, hits.length]);
+  hits.forEach((index, j) => { for (let d = 0; d < rank; d++) out.data[d * hits.length + j] = index[d]; });
+  return [out];
+}
+""", ("coordinates",)),
+    "Compress": JsOp("""
+function opCompress(node, [x, condition]) {
+  const keep = (n) => Array.from({length: Math.min(n, condition.data.length)}, (_, i) => i).filter((i) => condition.data[i]);
+  if (node.attributes.axis === undefined) {
+    const flat = makeTensor(x.dataType, [x.data.length], x.data);
+    return [gatherAxis(flat, keep(x.data.length), 0)];
+  }
+  const axis = normAxis(node.attributes.axis, x.shape.length);
+  return [gatherAxis(x, keep(x.shape[axis]), axis)];
+}
+""", ("gatherAxis",)),
+    "TopK": JsOp("""
+function opTopK(node, [x, kTensor]) {
+  // k: input 1 from opset 10, attribute before; ties keep the lower index first
+  const axis = normAxis(node.attributes.axis ?? -1, x.shape.length);
+  const largest = node.attributes.largest ?? 1;
+  const k = kTensor ? scalarOf(kTensor) : node.attributes.k, dim = x.shape[axis];
+  if (!(k >= 0 && k <= dim)) throw new RangeError(`k = ${k} for a dimension of ${dim}`);
+  const outer = sizeOf(x.shape.slice(0, axis)), inner = sizeOf(x.shape.slice(axis + 1));
+  const shape = x.shape.map((d, i) => (i === axis ? k : d));
+  const values = makeTensor(x.dataType, shape), indices = makeTensor("int64", shape);
+  const order = new Array(dim);
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const at = (j) => (o * dim + j) * inner + i;
+      for (let j = 0; j < dim; j++) order[j] = j;
+      order.sort((p, q) => {
+        const u = x.data[at(p)], v = x.data[at(q)];
+        if (u !== v) return (largest ? u < v : u > v) ? 1 : -1;
+        return p - q;
+      });
+      for (let j = 0; j < k; j++) {
+        const to = (o * k + j) * inner + i;
+        values.data[to] = x.data[at(order[j])];
+        indices.data[to] = order[j];
+      }
+    }
+  }
+  return [values, indices];
+}
+"""),
+    "NonMaxSuppression": JsOp("""
+/** Whether two boxes overlap by more than `threshold` (IoU in float32, as onnxruntime). */
+function suppressedByIoU(a, b, centerPointBox, threshold) {
+  const f = Math.fround, corners = (box) => {
+    if (centerPointBox) {
+      const halfW = f(box[2] / 2), halfH = f(box[3] / 2);
+      return [f(box[1] - halfH), f(box[0] - halfW), f(box[1] + halfH), f(box[0] + halfW)];
+    }
+    return [Math.min(box[0], box[2]), Math.min(box[1], box[3]), Math.max(box[0], box[2]), Math.max(box[1], box[3])];
+  };
+  const [ay0, ax0, ay1, ax1] = corners(a), [by0, bx0, by1, bx1] = corners(b);
+  const ix0 = Math.max(ax0, bx0), ix1 = Math.min(ax1, bx1);
+  if (ix1 <= ix0) return false;
+  const iy0 = Math.max(ay0, by0), iy1 = Math.min(ay1, by1);
+  if (iy1 <= iy0) return false;
+  const intersection = f(f(ix1 - ix0) * f(iy1 - iy0));
+  if (intersection <= 0) return false;
+  const areaA = f(f(ax1 - ax0) * f(ay1 - ay0)), areaB = f(f(bx1 - bx0) * f(by1 - by0));
+  const union = f(f(areaA + areaB) - intersection);
+  if (areaA <= 0 || areaB <= 0 || union <= 0) return false;
+  return f(intersection / union) > threshold;
+}
+
+function opNonMaxSuppression(node, [boxes, scores, maxTensor, iouTensor, scoreTensor]) {
+  const centerPointBox = node.attributes.center_point_box ?? 0;
+  const maxPerClass = maxTensor ? Math.max(scalarOf(maxTensor), 0) : 0;
+  const iouThreshold = iouTensor ? scalarOf(iouTensor) : 0;
+  const [batches, classes, count] = scores.shape;
+  const selected = [];
+  for (let n = 0; n < batches; n++) {
+    const box = (i) => boxes.data.subarray((n * count + i) * 4, (n * count + i + 1) * 4);
+    for (let c = 0; c < classes; c++) {
+      const score = (i) => scores.data[(n * classes + c) * count + i];
+      // candidates: score strictly above the threshold, best first, ties by lower index
+      const candidates = [];
+      for (let i = 0; i < count; i++) if (!scoreTensor || score(i) > scalarOf(scoreTensor)) candidates.push(i);
+      candidates.sort((p, q) => (score(p) !== score(q) ? (score(p) < score(q) ? 1 : -1) : p - q));
+      const kept = [];
+      for (const i of candidates) {
+        if (kept.length >= maxPerClass) break;
+        if (!kept.some((j) => suppressedByIoU(box(j), box(i), centerPointBox, iouThreshold))) kept.push(i);
+      }
+      for (const i of kept) selected.push(n, c, i);
+    }
+  }
+  return [makeTensor("int64", [selected.length / 3, 3], Float64Array.from(selected))];
+}
+"""),
+    "Unique": JsOp("""
+function opUnique(node, [x]) {
+  const sorted = node.attributes.sorted ?? 1, flat = node.attributes.axis === undefined;
+  const source = flat ? makeTensor(x.dataType, [x.data.length], x.data) : x;
+  const axis = flat ? 0 : normAxis(node.attributes.axis, x.shape.length), dim = source.shape[axis];
+  // the items are the elements (no axis) or the slices along `axis`
+  const items = Array.from({length: dim}, (_, i) => Array.from(gatherAxis(source, [i], axis).data));
+  const first = new Map(), inverse = new Array(dim), counts = [];
+  const order = [];
+  items.forEach((item, i) => {
+    const key = item.join(",");
+    if (!first.has(key)) { first.set(key, order.length); order.push(i); counts.push(0); }
+    counts[first.get(key)]++;
+  });
+  let rank = order.map((_, u) => u);
+  if (sorted) {
+    const compare = (p, q) => {
+      const a = items[order[p]], b = items[order[q]];
+      for (let j = 0; j < a.length; j++) if (a[j] !== b[j]) return a[j] < b[j] ? -1 : 1;
+      return 0;
+    };
+    rank.sort(compare);
+  }
+  const position = new Array(rank.length);
+  rank.forEach((u, at) => { position[u] = at; });
+  items.forEach((item, i) => { inverse[i] = position[first.get(item.join(","))]; });
+  const firstIndex = rank.map((u) => order[u]);
+  const int64 = (values) => makeTensor("int64", [values.length], Float64Array.from(values));
+  return [gatherAxis(source, firstIndex, axis), int64(firstIndex), int64(inverse), int64(rank.map((u) => counts[u]))];
+}
+""", ("gatherAxis",)),
+    "Resize": JsOp("""
+/** The input coordinate of output coordinate `x` along one axis (ONNX Resize). */
+function resizeSource(mode, x, scale, inLength, outLength) {
+  // in float32, as onnxruntime computes it
+  const f = Math.fround;
+  switch (mode) {
+    case "half_pixel": return f(f(f(x + 0.5) / scale) - 0.5);
+    case "pytorch_half_pixel": return outLength > 1 ? f(f(f(x + 0.5) / scale) - 0.5) : 0;
+    case "align_corners": return outLength === 1 ? 0 : f(f(x * (inLength - 1)) / (outLength - 1));
+    case "asymmetric": return f(x / scale);
+    case "tf_half_pixel_for_nearest": return f(f(x + 0.5) / scale);
+    default: throw new TypeError(`coordinate_transformation_mode ${JSON.stringify(mode)} is not supported`);
+  }
+}
+
+/** `x` resampled along `axis` to `outLength`: weights(j) gives [[input index, weight], ...]. */
+function resampleAxis(x, axis, outLength, weights) {
+  const dim = x.shape[axis], outer = sizeOf(x.shape.slice(0, axis)), inner = sizeOf(x.shape.slice(axis + 1));
+  const out = makeTensor("float64", x.shape.map((d, i) => (i === axis ? outLength : d)));
+  for (let j = 0; j < outLength; j++) {
+    const taps = weights(j);
+    for (let o = 0; o < outer; o++) {
+      for (let i = 0; i < inner; i++) {
+        let sum = 0;
+        for (const [at, w] of taps) sum += w * x.data[(o * dim + at) * inner + i];
+        out.data[(o * outLength + j) * inner + i] = sum;
+      }
+    }
+  }
+  return out;
+}
+
+function opResize(node, inputs, opset) {
+  // inputs: X, scales (opset 10); X, roi, scales, sizes (opset 11+)
+  const [x, , scalesTensor, sizesTensor] = opset >= 11 ? inputs : [inputs[0], null, inputs[1], null];
+  const a = node.attributes, rank = x.shape.length;
+  const mode = a.mode ?? "nearest", transform = a.coordinate_transformation_mode ?? (opset >= 11 ? "half_pixel" : "asymmetric");
+  const nearestMode = a.nearest_mode ?? "round_prefer_floor";
+  if (mode !== "nearest" && mode !== "linear") throw new TypeError(`mode ${JSON.stringify(mode)} is not supported`);
+  if (a.antialias || (a.keep_aspect_ratio_policy ?? "stretch") !== "stretch") throw new TypeError("antialias and keep_aspect_ratio_policy are not supported");
+  const axes = (a.axes ?? x.shape.map((_, i) => i)).map((v) => normAxis(v, rank));
+  const scales = x.shape.map(() => 1), sizes = [...x.shape];
+  const given = sizesTensor && sizesTensor.data.length ? intsOf(sizesTensor) : null;
+  axes.forEach((axis, i) => {
+    if (given) { sizes[axis] = given[i]; scales[axis] = Math.fround(given[i] / x.shape[axis]); }
+    else { scales[axis] = scalesTensor.data[i]; sizes[axis] = Math.floor(x.shape[axis] * scales[axis]); }
+  });
+  const round = {
+    round_prefer_floor: (v) => (v === Math.floor(v) + 0.5 ? Math.floor(v) : Math.round(v)),
+    round_prefer_ceil: (v) => Math.round(v), floor: Math.floor, ceil: Math.ceil,
+  }[nearestMode];
+  if (!round) throw new TypeError(`nearest_mode ${JSON.stringify(nearestMode)} is not supported`);
+  let current = makeTensor("float64", x.shape, Float64Array.from(x.data));
+  for (let axis = 0; axis < rank; axis++) {
+    const inLength = x.shape[axis], outLength = sizes[axis], scale = scales[axis];
+    if (inLength === outLength && scale === 1 && transform !== "tf_half_pixel_for_nearest") continue;
+    const clampIndex = (v) => Math.min(Math.max(v, 0), inLength - 1);
+    current = resampleAxis(current, axis, outLength, (j) => {
+      const source = resizeSource(transform, j, scale, inLength, outLength);
+      if (mode === "nearest") return [[clampIndex(round(source)), 1]];
+      const at = Math.min(Math.max(source, 0), inLength - 1), low = Math.floor(at), high = Math.min(low + 1, inLength - 1);
+      return low === high ? [[low, 1]] : [[low, high - at], [high, at - low]];
+    });
+  }
+  const out = makeTensor(x.dataType, sizes);
+  out.data.set(current.data);
+  return [out];
+}
+"""),
+}
+"""Operator name -> its JavaScript."""
