@@ -30,7 +30,7 @@ DATA_TYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
               np.dtype(np.uint16): "uint16", np.dtype(np.int32): "int32",
               np.dtype(np.uint32): "uint32", np.dtype(np.int64): "int64",
               np.dtype(np.uint64): "uint64", np.dtype(np.bool_): "bool"}
-NUMPY = {v: k for k, v in DATA_TYPES.items()}
+NUMPY: dict[str, np.dtype[Any]] = {v: k for k, v in DATA_TYPES.items()}
 ARRAYS = {"float32": "Float32Array", "float64": "Float64Array", "float16": "Uint16Array",
           "int8": "Int8Array", "uint8": "Uint8Array", "int16": "Int16Array",
           "uint16": "Uint16Array", "int32": "Int32Array", "uint32": "Uint32Array",
