@@ -24,7 +24,7 @@ from onnx import numpy_helper
 from converter.io.export.host_js import host_steps_js
 from tests.converter.io.export.node_harness import NODE
 
-DATA_TYPES = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
+DATA_TYPES: dict[np.dtype[Any], str] = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
               np.dtype(np.float16): "float16", np.dtype(np.int8): "int8",
               np.dtype(np.uint8): "uint8", np.dtype(np.int16): "int16",
               np.dtype(np.uint16): "uint16", np.dtype(np.int32): "int32",
