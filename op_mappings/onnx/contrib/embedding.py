@@ -5,6 +5,8 @@
   layerNormalization over the hidden axis with gamma/beta. Outputs: output, mask_index (the
   number of mask entries equal to 1 per batch row, int32 [B]; zeros without a mask, as
   onnxruntime computes it) and embedding_sum (the sum before normalisation).
+- QEmbedLayerNormalization (onnxruntime's quantizer): EmbedLayerNormalization of the
+  dequantized 8-bit tables (constant tables are dequantized at conversion time).
 - RelativePositionBias (T5): the binned relative-position bias [1, num_heads, L, L]; the
   bucket of every (query, key) pair is computed at conversion time (float32 logarithms, as
   onnxruntime's kernel) and the bias table gathered with it. The table is read the way
@@ -14,6 +16,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -33,6 +36,7 @@ from op_mappings.onnx.contrib._common import (
     float_operand,
     to_type,
 )
+from op_mappings.onnx.contrib._quant_common import per_tensor_params, quantized_input
 
 MS = "com.microsoft"
 INDEX_TYPES = ("int32", "int64")
@@ -196,3 +200,61 @@ def relative_position_bias(ctx: ImportContext, node: Node) -> Outputs:
     flat = b.reshape(table, [heads, num_buckets])
     out = b.gather(flat, ctx.constant(buckets), axis=1)
     return [b.reshape(out, [1, heads, query, key])]
+
+
+# QEmbedLayerNormalization inputs: (quantized table, scale, zero point) of the word,
+# position, segment, gamma and beta tables, in EmbedLayerNormalization's input order
+_QTABLES = ((2, 8, 13, "word_embedding"), (3, 9, 14, "position_embedding"),
+            (4, 10, 15, "segment_embedding"), (5, 11, 16, "gamma"), (6, 12, 17, "beta"))
+
+
+def _dequantized_table(ctx: ImportContext, node: Node, q: int, s: int, z: int, what: str
+                       ) -> Any:
+    """(table - zero point) · scale in float32: numpy when all three are constant."""
+    for i, kind in ((s, "scale"), (z, "zero point")):
+        if int(np.prod(ctx.shape(node.inputs[i]), dtype=np.int64)) != 1:
+            raise InvalidModel(f"QEmbedLayerNormalization {what} {kind} (input {i}) must "
+                               f"have one element")
+    values = [const_or_none(ctx, node.inputs[i]) for i in (q, s, z)]
+    if all(v is not None for v in values):
+        table, scale, zp = (np.asarray(v) for v in values)
+        if table.dtype.name not in ("uint8", "int8") or zp.dtype != table.dtype:
+            raise UnsupportedDataType(f"QEmbedLayerNormalization {what} (input {q}) and its "
+                                      f"zero point must be one 8-bit type, got {table.dtype} "
+                                      f"and {zp.dtype}")
+        real = (table.astype(np.float32) - zp.astype(np.float32).reshape(())) \
+            * scale.astype(np.float32).reshape(())
+        return ctx.constant(np.ascontiguousarray(real, np.float32), what=what)
+    x = quantized_input(ctx, node, q, what)
+    scale_op, zp_op = per_tensor_params(ctx, node, s, z, x.rank, x.data_type, what)
+    return ctx.builder.dequantize_linear(x, scale_op, zp_op)
+
+
+@onnx_op("QEmbedLayerNormalization", since=1, domain=MS)
+def qembed_layer_normalization(ctx: ImportContext, node: Node) -> Outputs:
+    """EmbedLayerNormalization of the dequantized tables (word, position, segment, gamma,
+    beta: (q - zero point) · scale, computed in numpy when constant). Outputs: layernorm_out
+    and mask_index_out, as EmbedLayerNormalization's first two.
+    Restrictions: per-tensor 8-bit tables; those of EmbedLayerNormalization (int32 ids
+    [B, S]; the segment inputs all given or all omitted)."""
+    check_arity(node, (18, 18), (1, 2), required=(0, 2, 3, 5, 6, 8, 9, 11, 12, 13, 14, 16,
+                                                  17))
+    seg = [bool(node.input(i)) for i in (1, 4, 10, 15)]
+    if any(seg) and not all(seg):
+        raise InvalidModel("QEmbedLayerNormalization needs segment_ids, segment_embedding and "
+                           "its scale and zero point all given or all omitted")
+    names: list[str] = []
+    try:
+        for q, s, z, what in _QTABLES:
+            if not node.input(q):
+                names.append("")
+                continue
+            key = f"{node.name}\x00{what}"
+            ctx.operands[key] = _dequantized_table(ctx, node, q, s, z, what)
+            names.append(key)
+        inputs = (node.inputs[0], node.input(1), *names, node.input(7))
+        float_node = replace(node, op_type="EmbedLayerNormalization", inputs=inputs)
+        return embed_layer_normalization(ctx, float_node)
+    finally:
+        for key in names:
+            ctx.operands.pop(key, None)

@@ -17,6 +17,8 @@ uint8 or int8; 0 when omitted): x = (q - zero_point) · scale, q = saturate(roun
   input; `axis` required): each input dequantized, concatenated, quantized once.
 - QLinearSoftmax (`axis` default -1, `opset` required): softmax of the dequantized input
   along `axis` (opset >= 13) or over the input flattened to 2-D at `axis` (opset < 13).
+- QLinearWhere: where(condition, dequantized X, dequantized Y), quantized with Z's parameters.
+- QLinearReduceMean (`axes`, `keepdims` required): reduceMean of the dequantized input.
 Numerics follow onnxruntime's CPU kernels, which work in float32: QLinearAdd computes
 (a - za)·fl(sa/sc) + (b - zb)·fl(sb/sc), QLinearMul (a - za)·(b - zb)·fl(fl(sa·sb)/sc) (exact
 integer product), and every output is quantized as roundEven(fl(y / scale)) + zero point (the
@@ -41,7 +43,7 @@ from converter.core.ir import Node
 from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
 from converter.importer.op_handler import Outputs
-from op_mappings._common.values import const_or_none, norm_axis
+from op_mappings._common.values import const_or_none, ints, norm_axis
 from op_mappings.onnx import onnx_op
 from op_mappings.onnx.contrib._common import attr_float, attr_int, check_arity
 from op_mappings.onnx.contrib._quant_common import (
@@ -246,4 +248,54 @@ def qlinear_softmax(ctx: ImportContext, node: Node) -> Outputs:
         rows = int(np.prod(q.shape[:axis], dtype=np.int64))
         flat = b.reshape(x, [rows, int(np.prod(q.shape[axis:], dtype=np.int64))])
         y = b.reshape(b.softmax(flat, 1), list(q.shape))
+    return [requantized(ctx, node, y, 3, 4, q.data_type)]
+
+
+@onnx_op("QLinearWhere", since=1, domain=MS)
+def qlinear_where(ctx: ImportContext, node: Node) -> Outputs:
+    """QLinearWhere: X and Y dequantized, where(condition, x, y), quantized with Z's
+    parameters (onnxruntime's lookup tables hold exactly these values).
+    Restrictions: per-tensor scales and zero points (all required); uint8 or int8 X, Y, Z of
+    one type; numpy broadcasting of condition, X and Y."""
+    check_arity(node, (9, 9))
+    cond = ctx.operand(node.inputs[0])
+    if ctx.dtype(node.inputs[0]) not in ("uint8", "bool"):
+        raise InvalidModel(f"QLinearWhere condition must be bool, got "
+                           f"{ctx.dtype(node.inputs[0])}")
+    x = quantized_input(ctx, node, 1, "X")
+    y = quantized_input(ctx, node, 4, "Y")
+    if x.data_type != y.data_type:
+        raise InvalidModel(f"QLinearWhere Y has data type {y.data_type}, X has {x.data_type}")
+    b = ctx.builder
+    out_rank = max(cond.rank, x.rank, y.rank)
+    rank = max(out_rank, 1)  # WebNN (de)quantization parameters need rank >= 1
+
+    def lifted(v: MLOperand) -> MLOperand:
+        return v if v.rank == rank else b.reshape(v, [1] * (rank - v.rank) + list(v.shape))
+
+    def dequant(index: int, what: str) -> MLOperand:
+        v = quantized_input(ctx, node, index, what)
+        v = b.reshape(v, [1]) if v.rank == 0 else v
+        scale, zp = per_tensor_params(ctx, node, index + 1, index + 2, v.rank, v.data_type,
+                                      what)
+        return lifted(b.dequantize_linear(v, scale, zp))
+
+    xf, yf = dequant(1, "X"), dequant(4, "Y")
+    z = requantized(ctx, node, b.where(lifted(cond), xf, yf), 7, 8, x.data_type)
+    return [z if out_rank else b.reshape(z, [])]
+
+
+@onnx_op("QLinearReduceMean", since=1, domain=MS)
+def qlinear_reduce_mean(ctx: ImportContext, node: Node) -> Outputs:
+    """QLinearReduceMean: reduceMean of the dequantized data over `axes`, quantized with the
+    reduced parameters. Restrictions: per-tensor scales and zero points; uint8 or int8; axes
+    and keepdims required (onnxruntime's schema)."""
+    check_arity(node, (4, 5), required=(0, 1, 3))
+    q = quantized_input(ctx, node, 0, "data")
+    if "axes" not in node.attrs:
+        raise InvalidModel("QLinearReduceMean required attribute 'axes' is missing")
+    axes = sorted({norm_axis(a, q.rank) for a in ints(node.attrs["axes"], "axes")})
+    keep = bool(attr_int(node, "keepdims", None))
+    x = dequantized(ctx, node, 0, 1, 2, "data")
+    y = ctx.builder.reduce_mean(x, axes=axes, keep_dimensions=keep)
     return [requantized(ctx, node, y, 3, 4, q.data_type)]
