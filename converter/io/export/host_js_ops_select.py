@@ -9,8 +9,8 @@ lower box index first, the result is ordered by batch, then class, then selectio
 always sorts (largest: descending, else ascending; ties: the lower index first), also with
 sorted=0, where onnxruntime's order is unspecified; Unique sorts numbers (sorted=1) or keeps
 the first-occurrence order (sorted=0), slices along `axis` lexicographically; Resize takes
-the nearest and linear modes with the half_pixel, pytorch_half_pixel, align_corners,
-asymmetric and tf_half_pixel_for_nearest coordinate transforms (not cubic, antialias,
+the nearest and linear modes with the half_pixel, pytorch_half_pixel, align_corners
+and asymmetric coordinate transforms (not cubic, antialias,
 tf_crop_and_resize or a keep_aspect_ratio_policy other than stretch), computing each axis in
 turn in float64.
 """
@@ -161,7 +161,6 @@ function resizeSource(mode, x, scale, inLength, outLength) {
     case "pytorch_half_pixel": return outLength > 1 ? f(f(f(x + 0.5) / scale) - 0.5) : 0;
     case "align_corners": return outLength === 1 ? 0 : f(f(x * (inLength - 1)) / (outLength - 1));
     case "asymmetric": return f(x / scale);
-    case "tf_half_pixel_for_nearest": return f(f(x + 0.5) / scale);
     default: throw new TypeError(`coordinate_transformation_mode ${JSON.stringify(mode)} is not supported`);
   }
 }
@@ -206,7 +205,7 @@ function opResize(node, inputs, opset) {
   let current = makeTensor("float64", x.shape, Float64Array.from(x.data));
   for (let axis = 0; axis < rank; axis++) {
     const inLength = x.shape[axis], outLength = sizes[axis], scale = scales[axis];
-    if (inLength === outLength && scale === 1 && transform !== "tf_half_pixel_for_nearest") continue;
+    if (inLength === outLength && scale === 1) continue;
     const clampIndex = (v) => Math.min(Math.max(v, 0), inLength - 1);
     current = resampleAxis(current, axis, outLength, (j) => {
       const source = resizeSource(transform, j, scale, inLength, outLength);
