@@ -34,14 +34,15 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
 from converter.core.budgets import Budgets, using
-from converter.core.errors import ConversionFailed, InvalidModel
+from converter.core.errors import ConversionError, ConversionFailed, InvalidModel
+from converter.core.fixes import Fix
 from converter.core.webnn import MLContext
 from converter.frontends.base import ModelInfo, SourceRun
 from converter.frontends.free_dims import InputDims
@@ -52,7 +53,11 @@ from converter.frontends.tflite.reader import read_tflite
 from converter.frontends.tflite.records import TFLiteSourceGraph
 from converter.frontends.tflite.reference import run_tflite
 from converter.frontends.tflite.sizing import size_tflite
-from converter.frontends.tflite.state import CARRIED_SETTING, carried_variables
+from converter.frontends.tflite.state import (
+    CARRIED_SETTING,
+    CarriedState,
+    carried_variables,
+)
 from converter.importer import Importer, ImportObserver, ImportResult, Lookup
 from converter.results.result import ConversionResult
 from converter.results.state import state_notes
@@ -97,14 +102,25 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str = "model",
         size_tflite(source.nodes, parsed.subgraphs if parsed is not None else (),
                     parsed.label if parsed is not None else "model", active_budgets)
         carried = carried_variables(source)
-        stateful = source if not carried.pairs else dataclasses.replace(
-            source, inputs=source.inputs + carried.inputs,
-            outputs=source.outputs + carried.outputs,
-            settings=MappingProxyType({**source.settings, CARRIED_SETTING: carried.setting}))
         try:
-            result = import_source(stateful, budgets=active_budgets)
+            result = import_source(_with_state(source, carried), budgets=active_budgets)
         except ConversionFailed as exc:
-            _suggest_sizes(exc, source)
+
+            def converts_at(dims: InputDims) -> bool:
+                merged = {name: dict(axes) for name, axes in (input_dims or {}).items()}
+                for name, axes in dims.items():
+                    merged.setdefault(name, {}).update(axes)
+                try:
+                    trial = read_tflite(model, signature=signature, input_shapes=input_shapes,
+                                        input_dims=merged,
+                                        settings={"fold_fp16": False, **(settings or {})})
+                    import_source(_with_state(trial, carried_variables(trial)),
+                                  budgets=active_budgets)
+                except ConversionError:  # not at this size (or over budget: no suggestion)
+                    return False
+                return True
+
+            _suggest_sizes(exc, source, converts_at)
             raise
     result.report.warnings.extend([*carried.notes, *state_notes(carried.pairs)])
     own_in = {vi.name for vi in source.inputs}
@@ -120,22 +136,61 @@ _SHAPE_SENSITIVE = frozenset({"spec_violation", "invalid_model", "requires_const
 """Node errors that other input sizes may mend."""
 
 
-def _suggest_sizes(exc: ConversionFailed, source: TFLiteSourceGraph) -> None:
+def _with_state(source: TFLiteSourceGraph, carried: CarriedState) -> TFLiteSourceGraph:
+    """`source` with the carried variables' state inputs and outputs (as is without any)."""
+    if not carried.pairs:
+        return source
+    return dataclasses.replace(
+        source, inputs=source.inputs + carried.inputs, outputs=source.outputs + carried.outputs,
+        settings=MappingProxyType({**source.settings, CARRIED_SETTING: carried.setting}))
+
+
+SEARCHED_SIZES = tuple(2 ** k for k in range(1, 17))
+"""The sizes tried for the dynamic dimensions of a graph invalid at their stored sizes."""
+
+MAX_SEARCHED_NODES = 2000
+"""Models with more operators get a placeholder, not a searched size (each try imports the
+whole graph again)."""
+
+
+def _suggest_sizes(exc: ConversionFailed, source: TFLiteSourceGraph,
+                   converts_at: Callable[[InputDims], bool]) -> None:
     """Name the `input_dims` settings on the node errors of a graph converted at stored
     sizes of dynamic dimensions (an input [-1, -1] stored as [1, 1] gives a convolution an
-    invalid output width): the sizes were the model's, not the user's choice."""
+    invalid output width): the sizes were the model's, not the user's choice. When every
+    error is one that sizes may mend and the model has at most `MAX_SEARCHED_NODES`
+    operators, the settings carry the smallest power of two (`SEARCHED_SIZES`, the same for
+    every such dimension) at which the graph converts (`converts_at`), else a placeholder."""
     if not source.stored_dims:
         return
     fixes = stored_size_fixes(source.inputs, source.stored_dims)
     used = ", ".join(f"{f.name}[{f.axis}]={f.value}" for f in source.stored_dims)
     why = (f"the dynamic (-1) input dimensions were converted at their stored sizes ({used}), "
            "which may not suit this graph")
+    open_fixes = [f for f in fixes if f.value is None and f.axis is not None]
+    if open_fixes and len(source.nodes) <= MAX_SEARCHED_NODES \
+            and all(e.reason_code in _SHAPE_SENSITIVE for e in exc.errors):
+        found = next((size for size in SEARCHED_SIZES if converts_at(_dims(open_fixes, size))),
+                     None)
+        if found is not None:
+            fixes = tuple(dataclasses.replace(f, value=found) if f in open_fixes else f
+                          for f in fixes)
+            why += f"; {found} is the smallest power of two at which it converts"
     for err in exc.errors:
         if err.reason_code in _SHAPE_SENSITIVE:
             err.hint = f"{err.hint}; {why}" if err.hint else why
             err.add_fixes(fixes)
     exc.args = (exc._text("python"),)
     exc.message = exc.args[0]
+
+
+def _dims(fixes: Sequence[Fix], size: int) -> InputDims:
+    """`input_dims` setting every dimension of `fixes` to `size`."""
+    dims: dict[str, dict[int, int]] = {}
+    for f in fixes:
+        assert f.axis is not None
+        dims.setdefault(f.name, {})[f.axis] = size
+    return dims
 
 
 def _model_bytes(model: str | os.PathLike[str] | bytes) -> int:

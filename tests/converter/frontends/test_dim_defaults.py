@@ -149,12 +149,15 @@ def test_tflite_stored_size_too_small_names_the_dim_flag() -> None:
         converter.convert(model)
     (err,) = info.value.errors
     assert err.reason_code == "spec_violation"
-    assert err.fixes == (Fix("input_dims", "audio", axis=1),)
+    # the 1x5 VALID convolution needs a width >= 5: 8 is the smallest power of two
+    assert err.fixes == (Fix("input_dims", "audio", axis=1, value=8),)
     cli = info.value.render("cli")
     assert "output width (-3)" in cli
     assert "converted at their stored sizes (audio[0]=1, audio[1]=1)" in cli
-    assert "try --dim audio:1=N" in cli
-    assert 'input_dims={"audio": {1: N}}' in str(info.value)
+    assert "8 is the smallest power of two at which it converts" in cli
+    assert "try --dim audio:1=8" in cli
+    assert 'input_dims={"audio": {1: 8}}' in str(info.value)
+    converter.convert(model, input_dims={"audio": {1: 8}})  # the suggestion converts
     inspected = inspect_model(model)  # the trial's failure is the guessed size's, not CONV_2D's
     assert all(o.status == "supported" for o in inspected.ops)
     assert "--dim audio:1=N" in inspected.to_text("cli")
@@ -168,3 +171,16 @@ def test_tflite_stored_size_too_small_names_the_dim_flag() -> None:
     interp.invoke()
     want = interp.get_tensor(interp.get_output_details()[0]["index"])
     np.testing.assert_allclose(result.run({"audio": x})["y"], want, rtol=1e-5, atol=1e-6)
+
+
+def test_tflite_size_search_is_bounded_by_the_operator_count(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Over `MAX_SEARCHED_NODES` operators no size is searched: the placeholder stays."""
+    from converter.frontends.tflite import frontend
+
+    monkeypatch.setattr(frontend, "MAX_SEARCHED_NODES", 0)
+    with pytest.raises(ConversionFailed) as info:
+        converter.convert(audio_frontend())
+    (err,) = info.value.errors
+    assert err.fixes == (Fix("input_dims", "audio", axis=1),)
+    assert "try --dim audio:1=N" in info.value.render("cli")
