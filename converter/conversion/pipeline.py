@@ -25,8 +25,10 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from converter.conversion.host_split import split_convert, with_boundary_casts
 from converter.core.budgets import Budgets, out_of_memory, using
 from converter.core.confine import allowed_roots
+from converter.core.errors import ConversionFailed
 from converter.frontends import get
 from converter.frontends.detect import detect_format, model_label
 from converter.passes.framework import Pass, apply_passes
@@ -74,6 +76,11 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
     (`ConversionReport.target`) and what the graph still uses outside its limits
     (`ConversionReport.outside_target`, also warnings).
 
+    An ONNX model whose tail has data-dependent shapes (NonZero, NonMaxSuppression, TopK
+    with a run-time k, ...) converts to one WebNN graph plus host steps (`result.host`;
+    `converter.conversion.host_split`, docs/host-steps.md), named in the report
+    (`ConversionReport.host_steps`); `run` runs both.
+
     `precision="float16"` stores the float32 weights and computes the float32 operations in
     float16, keeping the float32 inputs and outputs (casts at the boundary; see
     `converter.passes.precision`, whose notes go to the report's warnings); it runs before
@@ -83,12 +90,15 @@ def convert(model: str | os.PathLike[str] | bytes | Any, free_dims: Mapping[str,
     chosen = load_target(target if target is not None else DEFAULT_TARGET)
     with allowed_roots(allow_roots), using(budgets) as active_budgets:
         try:
-            result = _convert(model, fmt, free_dims=free_dims, input_dims=input_dims,
-                              input_shapes=input_shapes, pin_inputs=pin_inputs,
-                              signature=signature, budgets=active_budgets)
+            result, boundary = _convert(model, fmt, free_dims=free_dims,
+                                        input_dims=input_dims, input_shapes=input_shapes,
+                                        pin_inputs=pin_inputs, signature=signature,
+                                        budgets=active_budgets)
         except MemoryError:
             raise out_of_memory(active_budgets) from None
     converted = apply_passes(_typed_outputs(result), conversion_passes(precision, chosen))
+    if converted.host is not None:  # the host steps read the source types
+        converted = with_boundary_casts(converted, boundary)
     converted.report.target = chosen.name
     converted.report.outside_target = limit_notes(check_graph(converted.graph, chosen)) \
         if chosen.limits else []
@@ -116,7 +126,9 @@ def conversion_passes(precision: str, target: Target | None) -> tuple[Pass, ...]
             *(target_passes(target) if target is not None else ()))
 
 
-def _convert(model: Any, fmt: str | None, **options: Any) -> ConversionResult:
+def _convert(model: Any, fmt: str | None, **options: Any
+             ) -> tuple[ConversionResult, dict[str, str]]:
+    """The imported model and, for one with host steps, {boundary value: source dtype}."""
     if fmt is None:
         fmt = detect_format(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
             else _in_memory_format(model)
@@ -124,7 +136,12 @@ def _convert(model: Any, fmt: str | None, **options: Any) -> ConversionResult:
     label = model_label(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
         else f"<{type(model).__name__}>"
     given = {k: v for k, v in options.items() if v}
-    return frontend.impl().convert(model, label=label, **given)
+    try:
+        return frontend.impl().convert(model, label=label, **given), {}
+    except ConversionFailed as failed:
+        if not getattr(frontend.impl(), "HOST_STEPS", False):  # ONNX nodes only
+            raise
+        return split_convert(model, failed, given)
 
 
 def _in_memory_format(model: Any) -> str:

@@ -222,6 +222,8 @@ class Importer:
         outputs = self.graph_outputs()
         if self.observer is not None and not self.errors:
             outputs = self.observer.graph_outputs(self.ctx, outputs)
+        if not outputs and not self.errors:
+            self.errors.append(InvalidModel("the graph has no outputs"))
         if self.errors:
             raise ConversionFailed(self.errors, self.report)
         graph = self.builder.build(outputs)
@@ -434,7 +436,7 @@ class Importer:
     # -- outputs -----------------------------------------------------------------------
     def graph_outputs(self) -> dict[str, MLOperand]:
         """The source graph's outputs as operands (the observer may add more, see
-        `ImportObserver.graph_outputs`)."""
+        `ImportObserver.graph_outputs`; `run` refuses a graph that has none after that)."""
         outputs: dict[str, MLOperand] = {}
         for vi in self.source.outputs:
             name = vi.name
@@ -453,8 +455,6 @@ class Importer:
             except ConversionError as exc:
                 self.errors.append(exc.with_node(node_name=None, op_type=None, domain=None,
                                                  version=None))
-        if not outputs and not self.errors:
-            self.errors.append(InvalidModel("the graph has no outputs"))
         return outputs
 
 

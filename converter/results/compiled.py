@@ -25,6 +25,11 @@ through `_run_carrying`: each state input the caller leaves out is fed the state
 holds (the pair's initial value, then the output of the run before), and after each run the
 session keeps the state outputs; `reset_state()` starts over. A stateless model pays
 nothing for this (one attribute test per run).
+
+A model with host steps (`converter.results.host_steps`, docs/host-steps.md) runs them after
+the graph (`converter.runtimes.host.HostRunner`, built once per session) on the graph's
+boundary outputs and the model inputs they read; `run` returns the model's outputs in model
+order (the graph's and the host steps'), never the boundary values.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from converter.core.ir import ValueInfo
 from converter.core.webnn.context import Executable, MLGraph
 from converter.core.webnn.run_memory import RunMemory, check_run_memory
 from converter.results.state import StatePair, carried_names, initial_state
+from converter.runtimes.host import HostRunner, StepsLike
 
 _ndarray = np.ndarray
 
@@ -78,7 +84,7 @@ class CompiledModel:
     def __init__(self, graph: MLGraph, inputs: tuple[ValueInfo, ...],
                  outputs: tuple[ValueInfo, ...], backend: str = "reference",
                  device: str = "cpu", threads: int = 0,
-                 state: tuple[StatePair, ...] = ()) -> None:
+                 state: tuple[StatePair, ...] = (), host: StepsLike | None = None) -> None:
         self.graph = graph
         self.state = state
         self._carried: dict[str, np.ndarray] = initial_state(state)
@@ -87,6 +93,13 @@ class CompiledModel:
         self.memory: RunMemory = check_run_memory(graph)
         self.executable: Executable = compile_executable(graph, backend, device, threads)
         self._inputs = inputs
+        self._host: HostRunner | None = None if host is None else HostRunner(host)
+        host_reads = self._host.input_names if self._host is not None else ()
+        self._host_inputs = {vi.name: vi.dtype for vi in inputs if vi.name in host_reads}
+        """The model inputs the host steps read, with their source dtypes."""
+        self._all_outputs = tuple(vi.name for vi in outputs)
+        if host is not None:  # the graph's share of the model outputs
+            outputs = tuple(vi for vi in outputs if vi.name in graph.outputs)
         self._outputs = outputs
         self._names = frozenset(vi.name for vi in inputs)
         feeds = [_feed(vi, graph) for vi in inputs if vi.name in graph.inputs]
@@ -112,7 +125,7 @@ class CompiledModel:
 
     @property
     def output_names(self) -> list[str]:
-        return list(self._output_names)
+        return list(self._all_outputs)
 
     def reset_state(self) -> None:
         """Carried state back to its initial values (no-op for a stateless model)."""
@@ -128,7 +141,10 @@ class CompiledModel:
             check_names(self._names, inputs)
         if self._state["destroyed"]:
             self.graph.check_usable()
-        return self._outputs_of(self._run(self._feeds(inputs)))
+        results = self._run(self._feeds(inputs))
+        if self._host is not None:
+            return self._with_host(results, inputs)
+        return self._outputs_of(results)
 
     def _feeds(self, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """The backend's feeds of the source `inputs` (arrays of the graph's dtype and shape
@@ -142,6 +158,19 @@ class CompiledModel:
         for f in self._converted:
             feeds[f.name] = self._feed(f, inputs[f.name])
         return feeds
+
+    def _with_host(self, results: dict[str, np.ndarray], inputs: Mapping[str, Any]
+                   ) -> dict[str, np.ndarray]:
+        """The model outputs: the graph's, and the host steps' run on the graph's `results`
+        and the model `inputs` they read (in their source dtypes)."""
+        assert self._host is not None
+        graph_part = self._outputs_of(results)
+        feeds = {name: results[name] for name in self._host.input_names if name in results}
+        for name, dtype in self._host_inputs.items():
+            feeds[name] = np.asarray(inputs[name], dtype=dtype if dtype != "unknown" else None)
+        host_part = self._host.run(feeds)
+        return {name: graph_part[name] if name in graph_part else host_part[name]
+                for name in self._all_outputs}
 
     def _outputs_of(self, results: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         if self._same_outputs:
@@ -171,6 +200,8 @@ class CompiledModel:
                     tuple(operand.shape))
         results = self._run(feeds)
         self._carried = {p.input: np.array(results[p.output]) for p in self.state}
+        if self._host is not None:
+            return self._with_host(results, merged)
         return self._outputs_of(results)
 
     @staticmethod

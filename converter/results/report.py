@@ -30,13 +30,18 @@ class ConversionReport:
     `target` names the target the graph was converted for ('' before the target passes ran;
     `convert` sets it); `outside_target` holds one line per thing the converted graph still
     uses outside that target's limits (`converter.passes.targets.check.limit_notes`): the
-    command line's `convert` refuses to write such a graph."""
+    command line's `convert` refuses to write such a graph.
+
+    `host_steps` is the line saying which source nodes run on the host after the WebNN graph
+    (`converter.results.host_steps.HostSteps.summary`; '' when none do): those nodes are not
+    among `nodes`, which describe the WebNN graph."""
 
     source_format: str = "onnx"
     nodes: list[NodeRecord] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     target: str = ""
     outside_target: list[str] = field(default_factory=list)
+    host_steps: str = ""
 
     def by_op(self) -> dict[str, dict[str, list[str]]]:
         out: dict[str, dict[str, list[str]]] = {}
@@ -50,8 +55,8 @@ class ConversionReport:
 
     def to_dict(self) -> dict[str, Any]:
         """Stable JSON form: {"format", "summary", "ops": {op: {status: [names], "webnn_ops":
-        [...]}}, "warnings"}, plus "target" and "outside_target" once a target is set; keys
-        sorted, node names in graph order."""
+        [...]}}, "warnings"}, plus "target" and "outside_target" once a target is set and
+        "host_steps" when nodes run on the host; keys sorted, node names in graph order."""
         webnn: dict[str, set[str]] = {}
         for r in self.nodes:
             key = f"{r.domain}::{r.op_type}" if r.domain else r.op_type
@@ -61,12 +66,15 @@ class ConversionReport:
         return {"format": self.source_format, "summary": self.counts(), "ops": ops,
                 "warnings": list(self.warnings),
                 **({"target": self.target, "outside_target": list(self.outside_target)}
-                   if self.target else {})}
+                   if self.target else {}),
+                **({"host_steps": self.host_steps} if self.host_steps else {})}
 
     def to_text(self) -> str:
         lines = [f"target: {self.target}"] if self.target else []
         for op, st in self.by_op().items():
             parts = [f"{s} {len(st[s])}" for s in STATUSES if st[s]]
             lines.append(f"{op}: {', '.join(parts)}")
+        if self.host_steps:
+            lines.append(self.host_steps)
         lines += [f"warning: {w}" for w in self.warnings]
         return "\n".join(lines)

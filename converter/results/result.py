@@ -15,6 +15,7 @@ from converter.core.ir import SourceGraph, ValueInfo
 from converter.core.webnn import MLGraph, MLOperandDescriptor
 from converter.core.webnn.run_memory import check_budgets
 from converter.results.compiled import CompiledModel, check_names
+from converter.results.host_steps import HostSteps
 from converter.results.report import ConversionReport
 from converter.results.state import StatePair
 
@@ -30,6 +31,12 @@ class ConversionResult:
     front end's until a pass adds notes). `state` lists the carried states of a streaming
     model (`converter.results.state`, docs/state.md): `run` and `compile()`'s sessions carry
     them between calls (`reset_state` starts over).
+
+    `host` holds the host steps of a model with a data-dependent tail
+    (`converter.results.host_steps`, docs/host-steps.md; None: none): `run` and `compile()`'s
+    sessions run them after the graph. Then `graph.outputs` are the model outputs the graph
+    computes plus the boundary values the host steps read, and the outputs the host steps give
+    have `shape` None (data-dependent).
     """
 
     graph: MLGraph
@@ -41,6 +48,7 @@ class ConversionResult:
                                                                      repr=False)
     """The sessions `run` made, by (backend, device, threads)."""
     state: tuple[StatePair, ...] = ()
+    host: HostSteps | None = None
 
     def with_graph(self, graph: MLGraph, notes: Iterable[str] = ()) -> ConversionResult:
         """A new result holding `graph` (same inputs, outputs and names; a graph pass's
@@ -78,7 +86,7 @@ class ConversionResult:
         call (`converter.results.compiled`). ValueError for an unknown or unavailable
         backend or device."""
         return CompiledModel(self.graph, self.inputs, self.outputs, backend, device, threads,
-                             self.state)
+                             self.state, self.host)
 
     def state_feeds(self) -> dict[str, np.ndarray]:
         """Initial values of the state inputs that are the graph's own (not among `inputs`,

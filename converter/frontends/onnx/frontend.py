@@ -24,6 +24,10 @@ from converter.importer import Importer, ImportObserver, ImportResult, Lookup
 from converter.results.result import ConversionResult
 from converter.results.state import state_notes
 
+HOST_STEPS = True
+"""Nodes of this format can run as host steps after the WebNN graph
+(`converter.conversion.host_split`, docs/host-steps.md)."""
+
 
 def accepts(model: Any) -> bool:
     """True for an in-memory `onnx.ModelProto`."""
