@@ -224,8 +224,15 @@ def compile_graph(graph: Any, backend: str = "reference", device: str = "cpu",
 
 def run_converted(result: Any, inputs: Mapping[str, np.ndarray], backend: str = "reference",
                   device: str = "cpu", threads: int = 0) -> tuple[dict[str, np.ndarray], float]:
-    """Run a ConversionResult's graph; returns ({output name: array in the source dtype},
-    seconds of the run itself, compilation excluded)."""
+    """Run a ConversionResult's graph (and its host steps: the whole pipeline, whose outputs
+    with data-dependent shapes may differ in shape from the reference's, a failed comparison);
+    returns ({output name: array in the source dtype}, seconds of the run itself,
+    compilation excluded)."""
+    if getattr(result, "host", None) is not None:
+        session = result.compile(backend, device, threads)
+        start = time.perf_counter()
+        outputs = session.run(inputs)
+        return outputs, time.perf_counter() - start
     exe = compile_graph(result.graph, backend, device, threads)
     feeds = {**result.state_feeds(), **graph_feeds(result.graph, result.inputs, inputs)}
     start = time.perf_counter()
@@ -270,10 +277,17 @@ def locate_divergence(fmt: str, model: Any, result: Any, inputs: Mapping[str, np
                       threads: int = 0, precision: str = "float32"
                       ) -> tuple[Divergence | None, list[str]]:
     """The first source node whose output diverges (None when none does) and notes; the
-    tapped graph is converted to `precision` as the validated one was."""
+    tapped graph is converted to `precision` as the validated one was. Of a model with host
+    steps, only the nodes of the WebNN graph are searched."""
     notes: list[str] = []
     source = result.source
-    ref_run = run_source(fmt, model, source, inputs, intermediates=True, threads=threads)
+    if getattr(result, "host", None) is not None:
+        host = {n.name for n in result.host.nodes}
+        source = replace(source, nodes=tuple(n for n in source.nodes if n.name not in host),
+                         outputs=tuple(vi for vi in source.outputs
+                                       if vi.name in result.graph.outputs))
+    ref_run = run_source(fmt, model, result.source, inputs, intermediates=True,
+                         threads=threads)
     notes += ref_run.notes
     tapped = convert_tapped(source)
     if precision != "float32":
@@ -388,6 +402,8 @@ def validate(model: str | os.PathLike[str] | bytes, *,
                          else getattr(result.report, "target", "") or DEFAULT_TARGET)
     prefix = f"{chosen.name}: "  # the rewrites convert(target=...) named in the report
     notes += [w for w in result.report.warnings if w.startswith(prefix)]
+    if getattr(result.report, "host_steps", ""):  # compared as part of the whole pipeline
+        notes.append(result.report.host_steps)
     if locate and not all(c.passed for c in comparisons) and _search_fits(result, budgets,
                                                                          notes):
         say("looking for the first diverging node")
