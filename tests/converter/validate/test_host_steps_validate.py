@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-import converter
+from converter.validate import validate
 from tests.converter.conversion.host_models import make_detection, make_nonzero_gather
 
 
@@ -16,7 +16,7 @@ def test_validate_compares_the_whole_pipeline(tmp_path: Path) -> None:
     model, _ = make_detection()
     path = tmp_path / "detection.onnx"
     onnx.save(model, path)
-    report = converter.validate(path)
+    report = validate(path)
     assert report.passed, report.to_text()
     assert [c.name for c in report.outputs] == ["det_boxes", "det_scores", "det_labels"]
     assert any(n.startswith("host steps: ") for n in report.notes)
@@ -26,7 +26,7 @@ def test_a_data_dependent_shape_mismatch_is_one_failure_line(tmp_path: Path) -> 
     model, inputs = make_nonzero_gather()
     path = tmp_path / "nonzero.onnx"
     onnx.save(model, path)
-    report = converter.validate(path, inputs=inputs, expected={"picked": np.zeros(3, np.float32)})
+    report = validate(path, inputs=inputs, expected={"picked": np.zeros(3, np.float32)})
     assert not report.passed
     line = next(line for line in report.to_text().splitlines() if "(stored)" in line)
     assert "FAIL" in line and "shape" in line and "!= reference [3]" in line
