@@ -289,9 +289,10 @@ main();
 """.replace("__STATUS__", PAGE_STATUS).replace("__HOOKS__", PAGE_HOOKS)
 
 
-def _io_table(items: Iterable[tuple[str, str, Sequence[int]]]) -> str:
+def _io_table(items: Iterable[tuple[str, str, Sequence[int] | None]]) -> str:
     rows = [f"<tr><td><code>{html_literal(name)}</code></td><td>{html_literal(dtype)}</td>"
-            f"<td>[{', '.join(str(int(d)) for d in shape)}]</td></tr>"
+            + ("<td>data-dependent (host steps)</td></tr>" if shape is None else
+               f"<td>[{', '.join(str(int(d)) for d in shape)}]</td></tr>")
             for name, dtype, shape in items]
     if not rows:
         return "<p>(none)</p>"
@@ -301,12 +302,14 @@ def _io_table(items: Iterable[tuple[str, str, Sequence[int]]]) -> str:
 
 def html_text(module_file: str, weights_file: str, *, page_file: str | None = None,
               name: str = "", inputs: Iterable[tuple[str, str, Sequence[int]]] = (),
-              outputs: Iterable[tuple[str, str, Sequence[int]]] = ()) -> str:
+              outputs: Iterable[tuple[str, str, Sequence[int] | None]] = (),
+              host: bool = False) -> str:
     """The runner page. File names go into the script as escaped string literals only
     (`js_string`); the graph name, file names and the `(name, data type, shape)` rows of
-    `inputs` / `outputs` go into the markup through `html_literal`. `page_file` is the
-    page's own file name (default: the module's stem + `.html`), used in the serving
-    instructions."""
+    `inputs` / `outputs` go into the markup through `html_literal` (shape None: a host-step
+    output, "data-dependent"). `page_file` is the page's own file name (default: the
+    module's stem + `.html`), used in the serving instructions. `host`: the module runs host
+    steps; the page reads each output's shape from `computeTensors()` (HOST_RESULTS)."""
     if page_file is None:
         page_file = module_file.rsplit(".", 1)[0] + ".html"
     replacements = {
@@ -320,5 +323,23 @@ def html_text(module_file: str, weights_file: str, *, page_file: str | None = No
         "__INPUTS__": _io_table(inputs),
         "__OUTPUTS__": _io_table(outputs),
     }
+    page = _HTML
+    if host:
+        for plain, with_host in _HOST_RESULTS:
+            assert plain in page
+            page = page.replace(plain, with_host)
     return re.sub("|".join(re.escape(k) for k in replacements),
-                  lambda m: replacements[m.group(0)], _HTML)
+                  lambda m: replacements[m.group(0)], page)
+
+
+_HOST_RESULTS = (
+    ("  const results = await model.compute(feeds);\n",
+     "  // host steps: outputs with data-dependent shapes, read from computeTensors()\n"
+     "  const tensors = await model.computeTensors(feeds);\n"
+     "  const results = Object.fromEntries(mod.OUTPUTS.map((d) => [d.name, tensors[d.name].data]));\n"
+     "  const outputs = mod.OUTPUTS.map((d) => ({name: d.name, dataType: tensors[d.name].dataType,\n"
+     "                                          shape: tensors[d.name].shape}));\n"),
+    ("  for (const desc of mod.OUTPUTS) {", "  for (const desc of outputs) {"),
+    ("outputs: Object.fromEntries(mod.OUTPUTS.map(", "outputs: Object.fromEntries(outputs.map("),
+)
+"""The page script's lines that differ for a module with host steps (plain, with host)."""

@@ -73,21 +73,45 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from converter.core.ir import ValueInfo
 from converter.core.webnn import MLGraph, MLOperand, Operation
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES
 from converter.core.webnn.operators import OPERATORS, operator
+from converter.io.export.host_js import host_steps_js
+from converter.io.export.host_js_module import (
+    HOST_CREATE_MODEL,
+    STATE_UPDATE,
+    host_output_rows,
+    model_outputs,
+)
 from converter.io.export.html_page import html_text
+from converter.io.export.js_module_templates import (
+    CHECK,
+    CREATE_MODEL,
+    LOAD_WEIGHTS,
+    NARROW_INPUT,
+    NO_WEIGHTS,
+    STATE_CHECK,
+    STATE_DOC,
+    STATE_RETURN,
+    STATE_SETUP,
+    WIDEN_OUTPUT,
+)
 from converter.io.export.js_options import JS_RESERVED, js_identifiers, written_options
 from converter.io.export.literals import html_literal, js_string
 from converter.io.serialize.errors import WebnnExportError
 from converter.io.serialize.plan import ConstantEntry, WebnnPlan, constant_bytes, plan
+from converter.results.host_steps import HostSteps
+
+HostArgument = HostSteps | Mapping[str, Any] | None
+"""Host steps for the writers: the record, its JSON form (`HostSteps.to_json()`) or None."""
 
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _PLAIN_NAME_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
@@ -134,6 +158,10 @@ def _io_list(items: Iterable[tuple[str, MLOperand]], narrowed: dict[str, str]) -
             f"shape: [{', '.join(str(d) for d in o.shape)}]"
             + (f", sourceDataType: {js_string(narrowed[n])}" if n in narrowed else "") + "}"
             for n, o in items]
+    return _array(rows)
+
+
+def _array(rows: list[str]) -> str:
     one_line = "[" + ", ".join(rows) + "]"
     return one_line if len(one_line) < 80 else "[\n  " + ",\n  ".join(rows) + ",\n]"
 
@@ -144,127 +172,6 @@ _ARRAY_NAMES = {"float32": "Float32Array", "float16": "globalThis.Float16Array ?
                 "int4": "Uint8Array", "uint4": "Uint8Array"}
 """The typed array of each data type (4-bit types: packed bytes, float16: the bits where the
 browser has no Float16Array)."""
-
-_LOAD_WEIGHTS = r"""
-/** Fetch the weights file (default: the one next to this module). */
-export async function loadWeights(url = new URL(WEIGHTS_FILE, import.meta.url)) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`weights: ${url}: HTTP ${response.status}`);
-  return weightsFromBuffer(await response.arrayBuffer());
-}
-
-/** The checked bytes of the weights file; the constants are views into them (no copies). */
-export function weightsFromBuffer(buffer) {
-  const bytes = new Uint8Array(buffer.buffer ?? buffer, buffer.byteOffset ?? 0, buffer.byteLength);
-  const header = bytes.length >= __SIZE__ ? new DataView(bytes.buffer, bytes.byteOffset, 8) : null;
-  if (header?.getUint32(0) !== 0x57475754 || header.getUint32(4, true) !== 1) throw new Error("weights: not the WGWT file (version 1, __SIZE__ bytes) of this module");
-  return bytes;
-}
-"""
-
-_NO_WEIGHTS = """
-/** This graph has no weights file: its constants are in the module. */
-export async function loadWeights() { return null; }
-"""
-
-_NARROW_INPUT = r"""
-const NARROW_RANGES = {int32: [-(2n ** 31n), 2n ** 31n - 1n], uint32: [0n, 2n ** 32n - 1n],
-  int64: [-(2n ** 63n), 2n ** 63n - 1n], uint64: [0n, 2n ** 64n - 1n]};
-
-/**
- * The typed array to write for graph input `desc` (a row of INPUTS). An input the converter
- * narrowed from int64/uint64 for its target (`desc.sourceDataType`) takes a BigInt64Array /
- * BigUint64Array or an array of bigints, numbers or decimal strings; every value must fit
- * the graph's type (RangeError otherwise). An input carried in a wider integer type for its
- * target (int8 as int32) takes the source type's typed array. Other inputs come back unchanged.
- */
-export function narrowInput(desc, values) {
-  if (!desc.sourceDataType) return values;
-  const name = JSON.stringify(desc.name);
-  const count = desc.shape.reduce((a, b) => a * b, 1);
-  if (values.length !== count) {
-    throw new RangeError(`input ${name}: ${values.length} values, expected ${count}`);
-  }
-  const [lo, hi] = NARROW_RANGES[desc.dataType];
-  const out = new ARRAYS[desc.dataType](count);
-  for (let i = 0; i < count; i++) {
-    let value;
-    try {
-      value = BigInt(values[i]);
-    } catch {
-      throw new RangeError(`input ${name}: ${String(values[i])} is not an integer`);
-    }
-    if (value < lo || value > hi) {
-      throw new RangeError(`input ${name}: value ${value} does not fit ${desc.dataType} ` +
-        `[${lo}, ${hi}]; the graph takes ${desc.dataType} there (narrowed from ` +
-        `${desc.sourceDataType} for its target)`);
-    }
-    out[i] = desc.dataType.endsWith("64") ? value : Number(value);
-  }
-  return out;
-}
-"""
-
-_WIDEN_OUTPUT = r"""
-/**
- * Graph output `desc` (a row of OUTPUTS) as its source data type: `data` is what readTensor
- * gives (an ArrayBuffer) or a typed array; an output narrowed from int64/uint64 comes back as
- * a BigInt64Array / BigUint64Array, one carried in a wider type (int8 as int32) as the typed
- * array of its source type, others as the typed array of their data type.
- */
-export function widenOutput(desc, data) {
-  const array = ArrayBuffer.isView(data) ? data : new ARRAYS[desc.dataType](data);
-  if (!desc.sourceDataType) return array;
-  const big = desc.sourceDataType.endsWith("64");
-  return ARRAYS[desc.sourceDataType].from(array, big ? (v) => BigInt(v) : (v) => v);
-}
-"""
-
-_CREATE_MODEL = r"""
-/**
- * Build the graph on `context` (weights: loadWeights() unless given) and create its tensors
- * once. compute(feeds) writes {input name: typed array}, runs the graph and resolves to
- * {output name: typed array}, reusing the same tensors on every call; destroy() frees them.__STATE_DOC__
- */
-export async function createModel(context, weights) {
-  const graph = await buildGraph(context, weights ?? await loadWeights());
-  const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(
-    async (d) => [d.name, await context.createTensor({dataType: d.dataType, shape: d.shape, ...usage})])));
-  const inputTensors = await tensors(INPUTS, {writable: true});
-  const outputTensors = await tensors(OUTPUTS, {readable: true});__STATE_SETUP__
-  return {
-    inputs: INPUTS, outputs: OUTPUTS,
-    async compute(feeds) {
-      for (const d of INPUTS) {__INPUT_CHECK__
-        context.writeTensor(inputTensors[d.name], __FEED__);
-      }
-      context.dispatch(graph, inputTensors, outputTensors);
-      const read = await Promise.all(OUTPUTS.map((d) => context.readTensor(outputTensors[d.name])));
-      __RETURN__
-    },__RESET__
-    destroy() {
-      for (const t of [graph, ...Object.values(inputTensors), ...Object.values(outputTensors)]) t.destroy();
-    },
-  };
-}
-"""
-
-_CHECK = """
-        if (!Object.hasOwn(feeds, d.name)) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);"""
-_STATE_DOC = """
- * Carried state (STATE): an input of STATE that the feeds leave out gets the output of the
- * call before (its initial value first); resetState() starts over."""
-_STATE_SETUP = """
-  const state = new Map();
-  const resetState = () => { for (const s of STATE) state.set(s.input, s.initial()); };
-  resetState();"""
-_STATE_CHECK = """
-        const value = Object.hasOwn(feeds, d.name) ? feeds[d.name] : state.get(d.name);
-        if (value === undefined) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);"""
-_STATE_RETURN = """const outputs = Object.fromEntries(OUTPUTS.map((d, i) => [d.name, __RESULT__]));
-      for (const s of STATE) state.set(s.input, outputs[s.output]);
-      return outputs;"""
-
 
 def _state_rows(p: WebnnPlan) -> str:
     """`export const STATE = [...]` for a graph with carried state: input and output names
@@ -374,8 +281,16 @@ def _arrays(g: MLGraph) -> str:
     return f"const ARRAYS = {{{', '.join(entries)}}};"
 
 
-def module_text(p: WebnnPlan, weights_file: str) -> str:
-    """The ES module source for the plan's graph (see the module docstring)."""
+def _host_json(host: HostArgument) -> Mapping[str, Any] | None:
+    return host.to_json() if isinstance(host, HostSteps) else host
+
+
+def module_text(p: WebnnPlan, weights_file: str, host: HostArgument = None,
+                outputs: Sequence[ValueInfo] | None = None) -> str:
+    """The ES module source for the plan's graph (see the module docstring); with `host`
+    (host steps; `outputs`: the model's outputs, a result's `outputs`) also the steps'
+    JavaScript, `GRAPH_OUTPUTS` and a createModel that runs them (`host_js_module`)."""
+    steps = _host_json(host)
     g = p.graph
     names = _names(p)
     body: list[str] = ["  const builder = new MLGraphBuilder(context);"]
@@ -396,15 +311,17 @@ def module_text(p: WebnnPlan, weights_file: str) -> str:
     example = ", ".join(f"{names[id(o)] if names[id(o)] == n else js_string(n)}: "
                         f"new {_ARRAY_NAMES[o.data_type].split()[-1]}({o.descriptor.size})"
                         for n, o in g.inputs.items())
-    weights = (_LOAD_WEIGHTS.replace("__SIZE__", str(p.weights_size)) if p.blob_constants
-               else _NO_WEIGHTS)
+    weights = (LOAD_WEIGHTS.replace("__SIZE__", str(p.weights_size)) if p.blob_constants
+               else NO_WEIGHTS)
     stateful = bool(p.state)
     value = "value" if stateful else "feeds[d.name]"
-    create = (_CREATE_MODEL
-              .replace("__STATE_DOC__", _STATE_DOC if stateful else "")
-              .replace("__STATE_SETUP__", _STATE_SETUP if stateful else "")
-              .replace("__INPUT_CHECK__", _STATE_CHECK if stateful else _CHECK)
-              .replace("__RETURN__", _STATE_RETURN if stateful else
+    create = ((HOST_CREATE_MODEL if steps else CREATE_MODEL)
+              .replace("__STATE_UPDATE__", STATE_UPDATE if stateful else "")
+              .replace("__VALUE__", value)
+              .replace("__STATE_DOC__", STATE_DOC if stateful else "")
+              .replace("__STATE_SETUP__", STATE_SETUP if stateful else "")
+              .replace("__INPUT_CHECK__", STATE_CHECK if stateful else CHECK)
+              .replace("__RETURN__", STATE_RETURN if stateful else
                        "return Object.fromEntries(OUTPUTS.map((d, i) => [d.name, __RESULT__]));")
               .replace("__RESET__", "\n    resetState," if stateful else "")
               .replace("__FEED__", f"narrowInput(d, {value})" if g.narrowed_inputs else value)
@@ -418,17 +335,20 @@ def module_text(p: WebnnPlan, weights_file: str) -> str:
         f"export const GRAPH_NAME = {js_string(p.name)};",
         f"export const WEIGHTS_FILE = {js_string(weights_file)};",
         f"export const INPUTS = {_io_list(g.inputs.items(), g.narrowed_inputs)};",
-        f"export const OUTPUTS = {_io_list(g.outputs.items(), g.narrowed_outputs)};",
+        *([f"export const GRAPH_OUTPUTS = {_io_list(g.outputs.items(), g.narrowed_outputs)};",
+           f"export const OUTPUTS = {_array(host_output_rows(g, steps, outputs))};"] if steps else
+          [f"export const OUTPUTS = {_io_list(g.outputs.items(), g.narrowed_outputs)};"]),
         _arrays(g),
         *([_state_rows(p)] if p.state else []),
         weights.rstrip("\n"),
-        *([_NARROW_INPUT.rstrip("\n")] if g.narrowed_inputs else []),
-        *([_WIDEN_OUTPUT.rstrip("\n")] if g.narrowed_outputs else []),
+        *([NARROW_INPUT.rstrip("\n")] if g.narrowed_inputs else []),
+        *([WIDEN_OUTPUT.rstrip("\n")] if g.narrowed_outputs else []),
         "",
         "/** Build the graph on `context`; `weights` is what loadWeights() gives. */",
         "export async function buildGraph(context, weights) {",
     ]
-    return "\n".join(head + body + ["}", create])
+    tail = [host_steps_js(steps).rstrip("\n")] if steps else []
+    return "\n".join(head + body + ["}", create, *tail])
 
 
 def check_stem(stem: str) -> str:
@@ -440,28 +360,39 @@ def check_stem(stem: str) -> str:
 
 
 def to_javascript(graph: MLGraph, stem: str = "model", name: str | None = None,
-                  plan_: WebnnPlan | None = None) -> JavaScriptFiles:
+                  plan_: WebnnPlan | None = None, host: HostArgument = None,
+                  outputs: Sequence[ValueInfo] | None = None) -> JavaScriptFiles:
     """Generate `<stem>.js` and `<stem>.html` for `graph` (in memory). The module reads
     `<stem>.weights`, written by `converter.io.serialize.weights.write_weights` from the
-    same plan."""
+    same plan. `host`: the model's host steps (then `outputs`, the model's outputs, say which
+    graph outputs compute() returns; docs/host-steps-js.md)."""
     check_stem(stem)
     p = plan_ or plan(graph, name or stem)
+    steps = _host_json(host)
     rows = {kind: [(n, o.data_type + (f" (given as {narrowed[n]}, range-checked)"
                                       if kind == "inputs" and n in narrowed else
                                       f" (returned as {narrowed[n]})" if n in narrowed else ""),
                     tuple(o.shape)) for n, o in items.items()]
             for kind, items, narrowed in (("inputs", graph.inputs, graph.narrowed_inputs),
                                           ("outputs", graph.outputs, graph.narrowed_outputs))}
-    return JavaScriptFiles(module_text(p, f"{stem}.weights"),
+    shown: list[tuple[str, str, tuple[int, ...] | None]] = [*rows["outputs"]]
+    if steps:  # the model's outputs: those of the host steps have data-dependent shapes
+        graph_rows = {r[0]: r for r in rows["outputs"]}
+        shown = [graph_rows.get(n) or (n, dtype or "(data-dependent)", None)
+                 for n, dtype in model_outputs(graph, steps, outputs)]
+    return JavaScriptFiles(module_text(p, f"{stem}.weights", steps, outputs),
                            html_text(f"{stem}.js", f"{stem}.weights", page_file=f"{stem}.html",
-                                     name=p.name, **rows))
+                                     name=p.name, host=bool(steps), inputs=rows["inputs"],
+                                     outputs=shown))
 
 
 def write_javascript(graph: MLGraph, outdir: str | Path, stem: str = "model",
-                     name: str | None = None, plan_: WebnnPlan | None = None) -> list[Path]:
+                     name: str | None = None, plan_: WebnnPlan | None = None,
+                     host: HostArgument = None,
+                     outputs: Sequence[ValueInfo] | None = None) -> list[Path]:
     """Write `<stem>.js` and `<stem>.html` into `outdir` (the weights file is not written
     here; `converter.io.export.exporter.export(format="js")` writes everything)."""
-    files = to_javascript(graph, stem, name, plan_)
+    files = to_javascript(graph, stem, name, plan_, host, outputs)
     outdir = Path(outdir)
     js_path, html_path = outdir / f"{stem}.js", outdir / f"{stem}.html"
     js_path.write_text(files.module, encoding="utf-8")
