@@ -4,7 +4,8 @@ model outputs it gives plus the boundary values the steps read), `OUTPUTS` (the 
 outputs in model order; `shape: null` for those the host steps give, whose shapes depend on
 the data) and a `createModel` whose `compute(feeds)` dispatches the graph, runs
 `runHostSteps` on its outputs (and the model inputs the steps read) and resolves to
-`{output name: typed array}`; `computeTensors(feeds)` resolves to `{output name: {dataType,
+`{output name: typed array}`; `INPUTS` also lists the model inputs only the host steps read
+(`hostOnly: true`: no graph tensor); `computeTensors(feeds)` resolves to `{output name: {dataType,
 shape, data}}`. Boundary values that are not model outputs are not returned. Carried state
 and narrowed inputs/outputs work as in a module without host steps.
 """
@@ -19,7 +20,8 @@ from converter.core.webnn import MLGraph
 from converter.io.export.literals import js_string
 from converter.io.serialize.errors import WebnnExportError
 
-__all__ = ["HOST_CREATE_MODEL", "host_output_rows", "model_outputs"]
+__all__ = ["HOST_CREATE_MODEL", "host_input_rows", "host_output_rows", "host_only_inputs",
+           "model_outputs"]
 
 HOST_CREATE_MODEL = r"""
 /**
@@ -34,13 +36,13 @@ export async function createModel(context, weights) {
   const graph = await buildGraph(context, weights ?? await loadWeights());
   const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(
     async (d) => [d.name, await context.createTensor({dataType: d.dataType, shape: d.shape, ...usage})])));
-  const inputTensors = await tensors(INPUTS, {writable: true});
+  const inputTensors = await tensors(INPUTS.filter((d) => !d.hostOnly), {writable: true});
   const outputTensors = await tensors(GRAPH_OUTPUTS, {readable: true});__STATE_SETUP__
   const computeTensors = async (feeds) => {
     const given = new Map();
     for (const d of INPUTS) {__INPUT_CHECK__
       given.set(d.name, {dataType: d.sourceDataType ?? d.dataType, shape: d.shape, data: __VALUE__});
-      context.writeTensor(inputTensors[d.name], __FEED__);
+      if (!d.hostOnly) context.writeTensor(inputTensors[d.name], __FEED__);
     }
     context.dispatch(graph, inputTensors, outputTensors);
     const read = await Promise.all(GRAPH_OUTPUTS.map((d) => context.readTensor(outputTensors[d.name])));
@@ -111,3 +113,29 @@ def host_output_rows(graph: MLGraph, host: Mapping[str, Any],
             raise WebnnExportError(f"output {name!r}: neither the graph nor the host steps "
                                    "compute it")
     return rows
+
+
+def host_only_inputs(graph: MLGraph, host: Mapping[str, Any],
+                     inputs: Sequence[ValueInfo] | None) -> list[tuple[str, str, tuple[int, ...]]]:
+    """(name, data type, shape) of the model inputs the host steps read that the graph does
+    not take (from `inputs`, a result's `inputs`, whose shapes are static)."""
+    names = [i.get("name") for i in host.get("inputs", []) if isinstance(i, Mapping)
+             and i.get("source") == "input" and i.get("name") not in graph.inputs]
+    known = {vi.name: vi for vi in inputs or ()}
+    rows = []
+    for name in names:
+        vi = known.get(str(name))
+        if vi is None or vi.shape is None or not all(isinstance(d, int) for d in vi.shape):
+            raise WebnnExportError(f"host steps: model input {name!r} (read by the host steps "
+                                   "only) needs its data type and static shape: pass the "
+                                   "result's inputs")
+        rows.append((vi.name, vi.dtype, tuple(int(d) for d in vi.shape if isinstance(d, int))))
+    return rows
+
+
+def host_input_rows(graph: MLGraph, host: Mapping[str, Any],
+                    inputs: Sequence[ValueInfo] | None) -> list[str]:
+    """The extra `INPUTS` rows of a module with host steps (`hostOnly: true`)."""
+    return [f"{{name: {js_string(n)}, dataType: {js_string(t)}, "
+            f"shape: [{', '.join(str(d) for d in shape)}], hostOnly: true}}"
+            for n, t, shape in host_only_inputs(graph, host, inputs)]
