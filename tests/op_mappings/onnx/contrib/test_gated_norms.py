@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from tests.op_mappings.onnx.contrib.oracle import check_ms, expect_error, ms_model, rng_array
