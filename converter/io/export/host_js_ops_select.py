@@ -1,5 +1,5 @@
 """JavaScript of the host steps' data-dependent operators: NonZero, NonMaxSuppression, TopK,
-Unique, Compress, Resize (onnxruntime's semantics and output order; written by
+Unique, Compress, Resize, RoiAlign (onnxruntime's semantics and output order; written by
 `converter.io.export.host_js` where a model uses them).
 
 Restrictions: NonZero takes tensors of rank >= 1; NonMaxSuppression computes the boxes'
@@ -12,7 +12,9 @@ the first-occurrence order (sorted=0), slices along `axis` lexicographically; Re
 the nearest and linear modes with the half_pixel, pytorch_half_pixel, align_corners
 and asymmetric coordinate transforms (not cubic, antialias,
 tf_crop_and_resize or a keep_aspect_ratio_policy other than stretch), computing each axis in
-turn in float64.
+turn in float64; RoiAlign takes both coordinate transforms and the avg and max modes
+(max as onnxruntime: the largest weighted corner value of any sampling point), computed in
+float64.
 """
 
 from __future__ import annotations
@@ -216,6 +218,57 @@ function opResize(node, inputs, opset) {
   }
   const out = makeTensor(x.dataType, sizes);
   out.data.set(current.data);
+  return [out];
+}
+"""),
+    "RoiAlign": JsOp("""
+function opRoiAlign(node, [x, rois, batchIndices]) {
+  // as onnxruntime: sampling points on a regular grid per bin, bilinear, avg or max
+  const a = node.attributes, mode = a.mode ?? "avg", scale = a.spatial_scale ?? 1;
+  const halfPixel = (a.coordinate_transformation_mode ?? "half_pixel") === "half_pixel";
+  const outH = a.output_height ?? 1, outW = a.output_width ?? 1, ratio = a.sampling_ratio ?? 0;
+  const [, channels, height, width] = x.shape, count = rois.shape[0];
+  const out = makeTensor(x.dataType, [count, channels, outH, outW]);
+  for (let r = 0; r < count; r++) {
+    const offset = halfPixel ? 0.5 : 0, box = rois.data.subarray(r * 4, r * 4 + 4);
+    const x0 = box[0] * scale - offset, y0 = box[1] * scale - offset;
+    let roiW = box[2] * scale - offset - x0, roiH = box[3] * scale - offset - y0;
+    if (!halfPixel) { roiW = Math.max(roiW, 1); roiH = Math.max(roiH, 1); }
+    const binH = roiH / outH, binW = roiW / outW;
+    const gridH = ratio > 0 ? ratio : Math.ceil(roiH / outH), gridW = ratio > 0 ? ratio : Math.ceil(roiW / outW);
+    const samples = Math.max(gridH * gridW, 1), base = Number(batchIndices.data[r]) * channels * height * width;
+    for (let c = 0; c < channels; c++) {
+      const plane = base + c * height * width;
+      for (let ph = 0; ph < outH; ph++) {
+        for (let pw = 0; pw < outW; pw++) {
+          let acc = mode === "max" ? null : 0;
+          for (let iy = 0; iy < gridH; iy++) {
+            for (let ix = 0; ix < gridW; ix++) {
+              let y = y0 + ph * binH + ((iy + 0.5) * binH) / gridH, xx = x0 + pw * binW + ((ix + 0.5) * binW) / gridW;
+              let taps = [[0, 0]];
+              if (!(y < -1 || y > height || xx < -1 || xx > width)) {
+                y = Math.max(y, 0); xx = Math.max(xx, 0);
+                let yLow = Math.floor(y), xLow = Math.floor(xx), yHigh = yLow + 1, xHigh = xLow + 1;
+                if (yLow >= height - 1) { yLow = yHigh = height - 1; y = yLow; }
+                if (xLow >= width - 1) { xLow = xHigh = width - 1; xx = xLow; }
+                const ly = y - yLow, lx = xx - xLow, hy = 1 - ly, hx = 1 - lx;
+                taps = [[hy * hx, yLow * width + xLow], [hy * lx, yLow * width + xHigh],
+                        [ly * hx, yHigh * width + xLow], [ly * lx, yHigh * width + xHigh]];
+              }
+              const values = taps.map(([w, at]) => w * x.data[plane + at]);
+              if (mode === "max") {
+                const v = Math.max(...values);
+                acc = acc === null ? v : Math.max(acc, v);
+              } else {
+                acc += values.reduce((p, q) => p + q, 0);
+              }
+            }
+          }
+          out.data[((r * channels + c) * outH + ph) * outW + pw] = mode === "max" ? acc ?? 0 : acc / samples;
+        }
+      }
+    }
+  }
   return [out];
 }
 """),

@@ -2,7 +2,8 @@
 point 1): NonZero (empty results too), NonMaxSuppression (both box formats, ties in score,
 thresholds, several batches and classes, nothing selected), TopK (ties: lower index first),
 Unique (sorted, unsorted, along an axis; 4 outputs), Compress, Resize (nearest and linear,
-the coordinate transforms torchvision and YOLO exports use); all cases in one node process.
+the coordinate transforms torchvision and YOLO exports use), RoiAlign (both coordinate
+transforms, avg and max, boxes partly outside); all cases in one node process.
 Also: what the writer emits (only the ops used), its one-line errors, and model strings that
 try to break out of their literals."""
 
@@ -127,6 +128,20 @@ def _cases() -> list[Case]:
         attributes={"axes": [2, 3]}, opset=18))
     add(Case("Resize-opset10", "Resize", {"x": image, "scales": np.array([1, 1, 2, 2], f32)},
              opset=10))
+    feature = rng.uniform(-1, 1, (2, 3, 8, 10)).astype(f32)
+    rois = np.array([[0.5, 1.0, 6.5, 5.0], [2, 2, 3, 3], [-2, -1, 12, 9.5], [7, 4, 9.9, 7.9]],
+                    f32)
+    which = np.array([0, 1, 1, 0], i64)
+    for transform in ("half_pixel", "output_half_pixel"):
+        for mode in ("avg", "max"):
+            add(Case(f"RoiAlign-{transform}-{mode}", "RoiAlign",
+                     {"x": feature, "rois": rois, "batch": which}, opset=16,
+                     attributes={"mode": mode, "coordinate_transformation_mode": transform,
+                                 "output_height": 3, "output_width": 4}))
+    add(Case("RoiAlign-sampling-scale", "RoiAlign", {"x": feature, "rois": rois * 4,
+                                                     "batch": which}, opset=16,
+             attributes={"sampling_ratio": 2, "spatial_scale": 0.25, "output_height": 2,
+                         "output_width": 2}))
     return cases
 
 
