@@ -2,7 +2,7 @@
 operators (onnxruntime's semantics; `converter.io.export.host_js` writes the ones a model
 uses).
 
-Restrictions: float32 results are computed in float64 and rounded once to float32 (within
+MatMul and Gemm accumulate in float64 (onnxruntime in float32). Restrictions: float32 results are computed in float64 and rounded once to float32 (within
 1e-6 relative of onnxruntime, which computes some of them in float32 or with vectorised
 approximations); float16 is computed as float32; int64 is exact up to 2^53; integer
 Div truncates and a division by zero gives 0 (onnxruntime stops there); Mod with fmod=0 takes
@@ -90,6 +90,65 @@ MATH_OPS: dict[str, JsOp] = {
     "Round": _unary("Round", "(Math.abs(v % 1) === 0.5 ? 2 * Math.round(v / 2) : Math.round(v))"),
     "Reciprocal": _unary("Reciprocal", "1 / v"),
     "Sign": _unary("Sign", "Math.sign(v)"),
+    "Tanh": _unary("Tanh", "Math.tanh(v)"),
+    "HardSigmoid": JsOp("""
+function opHardSigmoid(node, [x]) {
+  const alpha = node.attributes.alpha ?? 0.2, beta = node.attributes.beta ?? 0.5;
+  return [unary(x, (v) => Math.max(0, Math.min(1, alpha * v + beta)))];
+}
+""", ("unary",)),
+    "HardSwish": _unary("HardSwish", "v * Math.max(0, Math.min(1, v / 6 + 0.5))"),
+    "LeakyRelu": JsOp("""
+function opLeakyRelu(node, [x]) {
+  const alpha = node.attributes.alpha ?? 0.01;
+  return [unary(x, (v) => (v < 0 ? alpha * v : v))];
+}
+""", ("unary",)),
+    "MatMul": JsOp("""
+function opMatMul(node, [a, b]) {
+  // numpy matmul: 1-D operands get a dimension of 1 (removed again), batch dimensions broadcast
+  const aShape = a.shape.length === 1 ? [1, a.shape[0]] : a.shape;
+  const bShape = b.shape.length === 1 ? [b.shape[0], 1] : b.shape;
+  const [m, k] = aShape.slice(-2), [k2, n] = bShape.slice(-2);
+  if (k !== k2) throw new RangeError(`cannot multiply [${a.shape}] by [${b.shape}]`);
+  const batch = broadcastShape([aShape.slice(0, -2), bShape.slice(0, -2)]);
+  const aAt = broadcastOffsets(aShape.slice(0, -2), batch), bAt = broadcastOffsets(bShape.slice(0, -2), batch);
+  const shape = [...batch, m, n], out = makeTensor(a.dataType, shape);
+  for (let i = 0; i < aAt.length; i++) {
+    const ao = aAt[i] * m * k, bo = bAt[i] * k * n, oo = i * m * n;
+    for (let r = 0; r < m; r++) {
+      for (let c = 0; c < n; c++) {
+        let sum = 0;
+        for (let j = 0; j < k; j++) sum += a.data[ao + r * k + j] * b.data[bo + j * n + c];
+        out.data[oo + r * n + c] = sum;
+      }
+    }
+  }
+  if (a.shape.length === 1) shape.splice(-2, 1);
+  if (b.shape.length === 1) shape.splice(-1, 1);
+  return [makeTensor(a.dataType, shape, out.data)];
+}
+""", ("broadcast",)),
+    "Gemm": JsOp("""
+function opGemm(node, [a, b, c]) {
+  // alpha * A' * B' + beta * C (C broadcast to [M, N])
+  const {alpha = 1, beta = 1, transA = 0, transB = 0} = node.attributes;
+  const [m, k] = transA ? [a.shape[1], a.shape[0]] : a.shape;
+  const n = transB ? b.shape[0] : b.shape[1];
+  const at = (r, j) => (transA ? a.data[j * m + r] : a.data[r * k + j]);
+  const bt = (j, col) => (transB ? b.data[col * k + j] : b.data[j * n + col]);
+  const cAt = c ? broadcastOffsets(c.shape, [m, n]) : null;
+  const out = makeTensor(a.dataType, [m, n]);
+  for (let r = 0; r < m; r++) {
+    for (let col = 0; col < n; col++) {
+      let sum = 0;
+      for (let j = 0; j < k; j++) sum += at(r, j) * bt(j, col);
+      out.data[r * n + col] = alpha * sum + (c ? beta * c.data[cAt[r * n + col]] : 0);
+    }
+  }
+  return [out];
+}
+""", ("broadcast",)),
     "Identity": JsOp("""
 function opIdentity(node, [x]) {
   return [x];

@@ -62,6 +62,19 @@ def _cases() -> list[Case]:
     add(Case("Abs-i32", "Abs", {"x": _i(4, dtype=np.int32)}))
     for op in ("Log", "Sqrt", "Reciprocal"):
         add(Case(op, op, {"x": _f(3, 5, low=0.1, high=9)}))
+    for op in ("Tanh", "HardSigmoid", "HardSwish", "LeakyRelu"):
+        add(Case(op, op, {"x": _f(3, 5, low=-6, high=6)}))
+    add(Case("HardSigmoid-alpha", "HardSigmoid", {"x": _f(7)}, attributes={"alpha": 0.5,
+                                                                        "beta": 0.25}))
+    add(Case("LeakyRelu-alpha", "LeakyRelu", {"x": _f(7)}, attributes={"alpha": 0.3}))
+    add(Case("MatMul-2d", "MatMul", {"a": _f(3, 4), "b": _f(4, 5)}))
+    add(Case("MatMul-batch-broadcast", "MatMul", {"a": _f(2, 1, 3, 4), "b": _f(3, 4, 2)}))
+    add(Case("MatMul-1d-2d", "MatMul", {"a": _f(4), "b": _f(4, 3)}))
+    add(Case("MatMul-2d-1d", "MatMul", {"a": _f(2, 3, 4), "b": _f(4)}))
+    add(Case("Gemm", "Gemm", {"a": _f(3, 4), "b": _f(4, 5), "c": _f(5)}))
+    add(Case("Gemm-trans-alpha-beta", "Gemm", {"a": _f(4, 3), "b": _f(5, 4), "c": _f(3, 1)},
+             attributes={"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0}))
+    add(Case("Gemm-no-c", "Gemm", {"a": _f(2, 6), "b": _f(6, 3)}))
     add(Case("Sign", "Sign", {"x": np.array([-2, 0, 3.5], f32)}))
     add(Case("Round-half-even", "Round",
              {"x": np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4, -2.6, 3.7], f32)}))
