@@ -112,7 +112,8 @@ function hostInput(name, value) {
   return makeTensor(dataType, shape, Type.from(data, (v) => Number(v)));
 }
 
-/** A step's tensor as callers get it (int64: BigInt64Array, bool: Uint8Array). */
+/** A step's tensor as callers get it (int64: BigInt64Array, bool: Uint8Array), never shared
+ * with the steps' constants or inputs. */
 function hostOutput(t) {
   const {dataType, shape} = t;
   if (dataType === "int64") return {dataType, shape, data: BigInt64Array.from(t.data, (v) => BigInt(v))};
@@ -121,7 +122,7 @@ function hostOutput(t) {
     const data = globalThis.Float16Array ? globalThis.Float16Array.from(t.data) : Uint16Array.from(t.data, floatToHalf);
     return {dataType, shape, data};
   }
-  return {dataType, shape, data: t.data};
+  return {dataType, shape, data: t.data.slice()};  // a copy: the data may be a constant's
 }
 """
 """Always written: the typed array of each data type, shape helpers, float16 bits, and the
