@@ -232,3 +232,27 @@ def test_model_strings_stay_strings(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert got == {"keys": [proto], "values": [[2, 3]], "inputs": [first], "outputs": [proto]}
+
+
+CHECK_COPIES = r"""
+const mod = await import(process.argv[2]);
+const first = mod.runHostSteps({});
+first.out0.data[0] = 99;
+const second = mod.runHostSteps({});
+console.log(JSON.stringify(Array.from(second.out0.data)));
+"""
+
+
+@needs_node
+def test_outputs_are_copies(tmp_path: Path) -> None:
+    """Changing an output (here the Identity of a constant) does not change the next run."""
+    host = host_json(Case("n", "Identity", {"c": np.array([1.5, 2.5], f32)},
+                          constants=("c",)))
+    module = tmp_path / "steps.mjs"
+    module.write_text(host_steps_js(host), encoding="utf-8")
+    (tmp_path / "check.mjs").write_text(CHECK_COPIES)
+    assert NODE is not None
+    run = subprocess.run([NODE, str(tmp_path / "check.mjs"), module.as_uri()],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == [1.5, 2.5]
