@@ -71,6 +71,11 @@ def _cases() -> list[Case]:
                      [0, 10.1, 1, 11.1], [0, 100, 1, 101]]], f32)  # the ONNX spec's example
     add(_nms("NMS-onnx-example", one, np.array([[[0.9, 0.75, 0.6, 0.95, 0.5, 0.3]]], f32),
              3, 0.5, 0.0))
+    for i in range(6):  # many boxes, scores with many ties, clustered boxes
+        many = _boxes(2, 150) * np.float32(0.3 + 0.2 * i)
+        tied = (rng.integers(0, 12, (2, 4, 150)) / 12).astype(f32)
+        add(_nms(f"NMS-many-ties-{i}", many, tied, 40 + 10 * i, 0.1 * (i + 1),
+                 None if i % 2 else 0.25, center_point_box=int(i % 3 == 2)))
     x = rng.uniform(-2, 2, (3, 7)).astype(f32)
     x[0, [1, 4, 5]] = 1.5  # ties
     x[2, [0, 6]] = -1.75
@@ -83,6 +88,11 @@ def _cases() -> list[Case]:
     add(Case("TopK-i64", "TopK", {"x": rng.integers(0, 4, (2, 9)).astype(i64),
                                   "k": np.array([5], i64)}, outputs=2))
     add(Case("TopK-attr-opset1", "TopK", {"x": x}, outputs=2, attributes={"k": 3}, opset=1))
+    tied_rows = rng.integers(0, 5, (4, 300)).astype(f32)
+    for largest in (1, 0):
+        add(Case(f"TopK-many-ties-{largest}", "TopK", {"x": tied_rows,
+                                                      "k": np.array([120], i64)},
+                 outputs=2, attributes={"largest": largest}))
     add(Case("TopK-unsorted", "TopK", {"x": x, "k": np.array([3], i64)}, outputs=2,
              attributes={"sorted": 0}, sort_last=True))
     values = rng.integers(-3, 4, (12,)).astype(f32)
