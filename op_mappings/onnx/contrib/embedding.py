@@ -7,6 +7,8 @@
   onnxruntime computes it) and embedding_sum (the sum before normalisation).
 - QEmbedLayerNormalization (onnxruntime's quantizer): EmbedLayerNormalization of the
   dequantized 8-bit tables (constant tables are dequantized at conversion time).
+- GatedRelativePositionBias (WavLM): the relative position bias scaled by a per-head,
+  per-token gate computed from the query (see the handler).
 - RelativePositionBias (T5): the binned relative-position bias [1, num_heads, L, L]; the
   bucket of every (query, key) pair is computed at conversion time (float32 logarithms, as
   onnxruntime's kernel) and the bias table gathered with it. The table is read the way
@@ -258,3 +260,45 @@ def qembed_layer_normalization(ctx: ImportContext, node: Node) -> Outputs:
     finally:
         for key in names:
             ctx.operands.pop(key, None)
+
+
+@onnx_op("GatedRelativePositionBias", since=1, domain=MS)
+def gated_relative_position_bias(ctx: ImportContext, node: Node) -> Outputs:
+    """WavLM's gated relative position bias: q = (query_layer + query_bias) as [B, N, S, H];
+    (gate_u, gate_r) = sigmoid(Σ halves of (q @ weight + bias)) ([B, N, S, 2]);
+    output = (gate_u · (gate_r · eco_a - 1) + 2) · rel_pos ([B, N, S, S]).
+    Restrictions: float32/float16; query_layer [B, S, N·H], weight [H, D] with D even,
+    rel_pos [1 or B, N, S, S], eco_a [1, N, 1, 1]; no token_offset (packed mode)."""
+    check_arity(node, (6, 7), required=(0, 1, 2, 3, 4, 5))
+    if node.input(6):
+        raise UnsupportedAttribute("GatedRelativePositionBias token_offset (packed mode) is "
+                                   "not supported")
+    b = ctx.builder
+    names = ("query_layer", "query_bias", "rel_pos", "weight", "bias", "eco_a")
+    q, qb, rel, w, wb, eco = (float_operand(ctx, node, i, what) for i, what in enumerate(names))
+    check_same_type(node, list(zip((q, qb, rel, w, wb, eco), names, strict=True)))
+    heads = attr_int(node, "num_heads", None)
+    if q.rank != 3 or heads < 1 or q.shape[2] % heads:
+        raise InvalidModel(f"GatedRelativePositionBias query_layer {list(q.shape)} must be "
+                           f"[B, S, num_heads·H] (num_heads {heads})")
+    bsz, seq, hidden = q.shape
+    size = hidden // heads
+    if w.rank != 2 or w.shape[0] != size or w.shape[1] % 2:
+        raise InvalidModel(f"GatedRelativePositionBias weight {list(w.shape)} must be "
+                           f"[{size}, D] with D even")
+    d = w.shape[1]
+    check_shape(node, qb, [hidden], "query_bias")
+    check_shape(node, wb, [d], "bias")
+    check_shape(node, eco, [1, heads, 1, 1], "eco_a")
+    if rel.rank != 4 or list(rel.shape[1:]) != [heads, seq, seq] or rel.shape[0] not in (1, bsz):
+        raise InvalidModel(f"GatedRelativePositionBias rel_pos {list(rel.shape)} must be "
+                           f"[1 or {bsz}, {heads}, {seq}, {seq}]")
+    x = b.transpose(b.reshape(b.add(q, qb), [bsz, seq, heads, size]), permutation=[0, 2, 1, 3])
+    g = b.add(b.matmul(x, w), wb)  # [B, N, S, D]
+    gates = b.sigmoid(b.reduce_sum(b.reshape(g, [bsz, heads, seq, 2, d // 2]), axes=[4]))
+    gate_u = b.slice(gates, [0, 0, 0, 0], [bsz, heads, seq, 1])
+    gate_r = b.slice(gates, [0, 0, 0, 1], [bsz, heads, seq, 1])
+    one = b.constant(np.ones((), q.data_type))
+    two = b.constant(np.full((), 2.0, q.data_type))
+    gate = b.add(b.mul(gate_u, b.sub(b.mul(gate_r, eco), one)), two)
+    return [b.mul(gate, rel)]
