@@ -19,7 +19,7 @@ __all__ = ["BudgetExceeded", "Budgets", "ConversionError", "ConversionFailed", "
            "InvalidModel", "ModelInfo", "RequiresConstantInput", "SpecViolation",
            "UnresolvedDimensions", "UnsupportedAttribute", "UnsupportedDataType",
            "UnsupportedOp", "ValidationReport", "__version__", "convert", "export",
-           "inspect_model", "load", "validate"]
+           "inspect_model", "load", "load_model", "validate"]
 
 if TYPE_CHECKING:
     from converter.api import (
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         export,
         inspect_model,
         load,
+        load_model,
         validate,
     )
 

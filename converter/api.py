@@ -102,9 +102,12 @@ if TYPE_CHECKING:
         export,
         load,
     )
+    from converter.io.export.model_loader import load_model
     from converter.passes.precision import to_precision
     from converter.passes.targets import Target, known_targets, load_target
     from converter.results.compiled import CompiledModel
+    from converter.results.host_steps import HostSteps
+    from converter.results.loaded import LoadedModel
     from converter.results.report import ConversionReport
     from converter.results.result import ConversionResult
     from converter.validate import (
@@ -136,6 +139,9 @@ _LAZY: dict[str, tuple[str, str]] = {
     "default_stem": ("converter.io.export.exporter", "default_stem"),
     "export": ("converter.io.export.exporter", "export"),
     "load": ("converter.io.export.exporter", "load"),
+    "load_model": ("converter.io.export.model_loader", "load_model"),
+    "LoadedModel": ("converter.results.loaded", "LoadedModel"),
+    "HostSteps": ("converter.results.host_steps", "HostSteps"),
     "to_precision": ("converter.passes.precision", "to_precision"),
     "Target": ("converter.passes.targets", "Target"),
     "known_targets": ("converter.passes.targets", "known_targets"),
@@ -165,7 +171,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 __all__ = ["BUDGET_SPECS", "BrowserUnavailable", "BudgetExceeded", "BudgetSpec", "Budgets",
            "CONVERSION_BUDGETS", "CompiledModel", "ConversionError", "ConversionFailed",
            "ConversionReport", "ConversionResult", "DEFAULT_BUDGETS", "Fix",
-           "FolderNotOurs", "Frontend", "IMPORT_PROGRESS", "InvalidModel", "ModelInfo",
+           "FolderNotOurs", "Frontend", "HostSteps", "IMPORT_PROGRESS", "LoadedModel", "InvalidModel", "ModelInfo",
            "NotRegularFile", "RequiresConstantInput", "SpecViolation", "Target",
            "UnresolvedDimensions", "UnsupportedAttribute", "UnsupportedDataType",
            "UnsupportedOp", "ValidationReport", "amount_text", "browser_limits",
@@ -174,7 +180,7 @@ __all__ = ["BUDGET_SPECS", "BrowserUnavailable", "BudgetExceeded", "BudgetSpec",
            "default_stem", "detect_format", "ensure_browser", "exception_text",
            "export", "format_bytes", "front_ends", "generator_graphs", "inspect_model",
            "is_decoder", "known_targets",
-           "load", "load_target", "loaded_feeds", "loaded_outputs", "make_inputs",
+           "load", "load_model", "load_target", "loaded_feeds", "loaded_outputs", "make_inputs",
            "one_line", "open_regular", "out_of_memory", "parse_count", "parse_size",
            "quoted", "read_bounded", "run_source", "show", "sweep",
            "sweep_cases", "to_precision", "using_budgets", "validate", "write_sweep"]

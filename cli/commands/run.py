@@ -40,7 +40,8 @@ from converter.api import quoted
 def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str, precision: str,
         allow_roots: tuple[str, ...], debug: bool, as_json: bool) -> None:
     """Run a converted GRAPH (.webnn file or its folder) on INPUTS and save the outputs (-o)
-    or print them.
+    or print them. An export with host steps (`<stem>.host.json`, docs/host-steps.md) runs
+    as a whole: the graph, then its host steps; the outputs are the model's.
 
     Without -o every output is printed (name, data type, shape, the first values; --json:
     the values as lists). The .npz file of -o appears only complete (written beside it under a temporary name, then
@@ -51,20 +52,7 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
     (inputs and outputs stay float32). Inputs and outputs a target narrowed (int64 carried
     as int32) or widened take and give the caller-side type: int64 values are checked to fit."""
     with handled(debug, as_json), sigterm_raises():
-        import os
-        import tempfile
-        import time
-
-        from converter.api import (
-            InvalidModel,
-            check_run_memory,
-            compile_graph,
-            current_umask,
-            load,
-            loaded_feeds,
-            loaded_outputs,
-            using_budgets,
-        )
+        from converter.api import check_run_memory, load_model, using_budgets
 
         out_path = Path(out) if out is not None else None
         out_folder = out_path.absolute().parent if out_path is not None else None
@@ -78,7 +66,8 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
             raise CommandError(_convert_first(graph, f"is {source}"))
         try:
             with using_budgets(given_budgets()):  # --max-manifest-bytes
-                g = load(graph, allow_roots=allow_roots)
+                model = load_model(graph, allow_roots=allow_roots)  # + state, host steps
+            g = model.graph
         except (ValueError, OSError) as exc:
             source = source_model(graph, by_suffix=True)
             if source is not None:  # a damaged or unusual model file
@@ -86,34 +75,20 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
                                    ) from None
             raise CommandError(f"{graph}: cannot load the graph ({plain(exc)})") from None
         if precision != "float32":
+            import dataclasses
+
             from converter.api import to_precision
 
             g = to_precision(g, precision).graph
+            model = dataclasses.replace(model, graph=g, _sessions={})
         budgets = given_budgets()
         check_run_memory(g, budgets, what=f"running {graph}")
         arrays = load_npz(inputs_file)
-        want = g.input_descriptors
-        missing = sorted(set(want) - set(arrays))
-        extra = sorted(set(arrays) - set(want))
-        if missing or extra:
-            raise CommandError(f"{inputs_file}: inputs do not match the graph (missing "
-                               f"{missing}, unexpected {extra}; the graph takes "
-                               f"{sorted(want)})")
-        for name, desc in want.items():
-            arr = arrays[name]
-            if list(arr.shape) != list(desc.shape):
-                raise CommandError(f"{inputs_file}: input {name!r} has shape "
-                                   f"{list(arr.shape)}, the graph expects {list(desc.shape)}")
-        try:  # narrowed int64 inputs (sourceDataTypes of the export) range-checked
-            feeds = loaded_feeds(g, arrays)
-        except InvalidModel as exc:
-            raise CommandError(f"{inputs_file}: {exc}") from None
-        with using_budgets(budgets):  # compile_graph checks the run budgets again
-            exe = compile_graph(g, backend, device)
-        start = time.perf_counter()
-        results = exe.run(feeds)
-        seconds = time.perf_counter() - start
-        results = loaded_outputs(g, results)  # narrowed int64 outputs back to int64
+        if model.host is not None:  # the whole pipeline: graph, then host steps
+            results, seconds = _run_pipeline(model, arrays, inputs_file, backend, device,
+                                             budgets)
+        else:
+            results, seconds = _run_graph(g, arrays, inputs_file, backend, device, budgets)
         if out_path is not None:
             for name in results:
                 problem = npz_name_problem(name)
@@ -123,31 +98,105 @@ def run(graph: str, inputs_file: str, out: str | None, backend: str, device: str
         if out_path is None or out_folder is None:
             _show_outputs(graph, backend, device, precision, seconds, results, as_json)
             return
-        tmp: str | None = None
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".npz",
-                                       dir=out_folder)
-            with os.fdopen(fd, "wb") as f:
-                write_npz(f, results)
-            os.chmod(tmp, 0o666 & ~current_umask())
-            os.replace(tmp, out_path)
-        except OSError as exc:  # the message must not name the temporary file
-            raise CommandError(f"{out}: cannot write the outputs "
-                               f"({exc.strerror or type(exc).__name__})") from None
-        finally:
-            if tmp is not None and os.path.exists(tmp):
-                os.unlink(tmp)
-        if as_json:
-            emit_json({"graph": graph, "output": out, "backend": backend, "device": device,
-                        "precision": precision,
-                        "seconds": seconds,
-                        "outputs": {k: {"dtype": np.asarray(v).dtype.name,
-                                        "shape": list(np.shape(v))}
-                                    for k, v in results.items()}})
-            return
-        click.echo(f"ran {graph} on {backend} ({device}) in {seconds * 1e3:.1f} ms -> {out}")
-        for k, v in results.items():
-            click.echo(f"  {k}  {np.asarray(v).dtype.name} {list(np.shape(v))}")
+        _write_outputs(graph, out, out_path, out_folder, backend, device, precision, seconds,
+                       results, as_json)
+
+
+def _run_pipeline(model: Any, arrays: Mapping[str, np.ndarray], inputs_file: str,
+                  backend: str, device: str, budgets: Any
+                  ) -> tuple[dict[str, np.ndarray], float]:
+    """The outputs of a loaded model with host steps (graph, then host steps) and the
+    seconds of the run (compilation included)."""
+    import time
+
+    from converter.api import InvalidModel, using_budgets
+
+    want = model.input_names
+    missing = sorted(set(want) - set(arrays))
+    extra = sorted(set(arrays) - set(want))
+    if missing or extra:
+        raise CommandError(f"{inputs_file}: inputs do not match the model (missing "
+                           f"{missing}, unexpected {extra}; the model takes {sorted(want)})")
+    start = time.perf_counter()
+    try:
+        with using_budgets(budgets):
+            results = model.run(arrays, backend, device=device)
+    except InvalidModel as exc:
+        raise CommandError(f"{inputs_file}: {exc}") from None
+    return results, time.perf_counter() - start
+
+
+def _run_graph(g: Any, arrays: Mapping[str, np.ndarray], inputs_file: str, backend: str,
+               device: str, budgets: Any) -> tuple[dict[str, np.ndarray], float]:
+    """The outputs of a bare graph and the seconds of the run itself."""
+    import time
+
+    from converter.api import (
+        InvalidModel,
+        compile_graph,
+        loaded_feeds,
+        loaded_outputs,
+        using_budgets,
+    )
+
+    want = g.input_descriptors
+    missing = sorted(set(want) - set(arrays))
+    extra = sorted(set(arrays) - set(want))
+    if missing or extra:
+        raise CommandError(f"{inputs_file}: inputs do not match the graph (missing "
+                           f"{missing}, unexpected {extra}; the graph takes "
+                           f"{sorted(want)})")
+    for name, desc in want.items():
+        arr = arrays[name]
+        if list(arr.shape) != list(desc.shape):
+            raise CommandError(f"{inputs_file}: input {name!r} has shape "
+                               f"{list(arr.shape)}, the graph expects {list(desc.shape)}")
+    try:  # narrowed int64 inputs (sourceDataTypes of the export) range-checked
+        feeds = loaded_feeds(g, arrays)
+    except InvalidModel as exc:
+        raise CommandError(f"{inputs_file}: {exc}") from None
+    with using_budgets(budgets):  # compile_graph checks the run budgets again
+        exe = compile_graph(g, backend, device)
+    start = time.perf_counter()
+    results = exe.run(feeds)
+    seconds = time.perf_counter() - start
+    return loaded_outputs(g, results), seconds  # narrowed int64 outputs back to int64
+
+
+def _write_outputs(graph: str, out: str | None, out_path: Path, out_folder: Path, backend: str,
+                   device: str, precision: str, seconds: float,
+                   results: Mapping[str, np.ndarray], as_json: bool) -> None:
+    """Write `results` to the .npz file `out_path` (complete or not at all) and say so."""
+    import os
+    import tempfile
+
+    from converter.api import current_umask
+
+    tmp: str | None = None
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out_path.name}.", suffix=".npz",
+                                   dir=out_folder)
+        with os.fdopen(fd, "wb") as f:
+            write_npz(f, results)
+        os.chmod(tmp, 0o666 & ~current_umask())
+        os.replace(tmp, out_path)
+    except OSError as exc:  # the message must not name the temporary file
+        raise CommandError(f"{out}: cannot write the outputs "
+                           f"({exc.strerror or type(exc).__name__})") from None
+    finally:
+        if tmp is not None and os.path.exists(tmp):
+            os.unlink(tmp)
+    if as_json:
+        emit_json({"graph": graph, "output": out, "backend": backend, "device": device,
+                    "precision": precision,
+                    "seconds": seconds,
+                    "outputs": {k: {"dtype": np.asarray(v).dtype.name,
+                                    "shape": list(np.shape(v))}
+                                for k, v in results.items()}})
+        return
+    click.echo(f"ran {graph} on {backend} ({device}) in {seconds * 1e3:.1f} ms -> {out}")
+    for k, v in results.items():
+        click.echo(f"  {k}  {np.asarray(v).dtype.name} {list(np.shape(v))}")
 
 
 def npz_name_problem(name: str) -> str | None:

@@ -17,6 +17,10 @@ Formats:
   format "js" or "all": the generation runtime of `converter.io.export.generator_js`
   (`<stem>.js` with `createGenerator`, `<stem>.decode.js`, `<stem>.prefill.js`, one shared
   `<stem>.weights`, `<stem>.html`); `weights`, `name` and the other formats do not apply.
+- a `ConversionResult` with host steps (docs/host-steps.md): `<stem>.host.json` besides, in
+  formats "webnn", "webnn-json", "js" and "all" (`converter.io.serialize.host_table`; the
+  JavaScript module embeds them too); "onnx" holds the graph only (a warning says so).
+  `load_model(path)` (`converter.io.export.model_loader`) loads graph, state and host steps.
 - "all": "webnn", "js" and "onnx" (not the JSON twin, an alternative spelling of the
   `.webnn` file); when the ONNX exporter module is not installed, "all" writes the others
   and warns.
@@ -104,6 +108,7 @@ from converter.io.export.generator_js import GeneratorGraphs, write_generator
 from converter.io.export.javascript import check_stem, write_javascript
 from converter.io.export.onnx_file import save_streamed, streamed_size
 from converter.io.serialize.errors import WebnnFormatError
+from converter.io.serialize.host_table import HOST_SUFFIX, write_host
 from converter.io.serialize.json_reader import is_json_document, load_webnn_json
 from converter.io.serialize.json_writer import write_webnn_json
 from converter.io.serialize.loader import load_webnn
@@ -176,8 +181,20 @@ def _write_text_safetensors(p: WebnnPlan, folder: Path, stem: str, blob: bool,
 
 
 def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str,
-               weights: str, state: tuple[Any, ...] = ()) -> list[Path]:
+               weights: str, state: tuple[Any, ...] = (), model: Any = None) -> list[Path]:
+    """The files of `graph` in `fmt`; `model` (a ConversionResult or None) gives the carried
+    `state`'s companions: its host steps (`<stem>.host.json`, and the JavaScript module's)
+    and its source-side inputs and outputs."""
     written: list[Path] = []
+    host = getattr(model, "host", None)
+    if host is not None and fmt in ("webnn", "webnn-json", "js", "all"):
+        written.append(write_host(host, model.inputs, model.outputs, folder, stem))
+    elif host is not None:
+        warnings.warn(f"export: the {fmt} file holds the WebNN graph only; its host steps "
+                      "(docs/host-steps.md) need format webnn, webnn-json, js or all",
+                      stacklevel=3)
+    js_host = {"host": host, "outputs": model.outputs, "inputs": model.inputs} \
+        if host is not None else {}
     if fmt == "webnn-json":
         written += write_webnn_json(graph, folder, stem, name, weights=weights)
     if fmt in ("webnn", "js", "all"):
@@ -193,7 +210,7 @@ def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str,
         else:
             written += write_webnn(graph, folder, stem, name, plan_=p, text=not problem)
         if fmt in ("js", "all"):
-            written += write_javascript(graph, folder, stem, name, plan_=p)
+            written += write_javascript(graph, folder, stem, name, plan_=p, **js_host)
     if fmt in ("onnx", "all"):
         module = _onnx_module()
         if module is None or not hasattr(module, "to_onnx"):
@@ -208,7 +225,7 @@ def _write_all(graph: MLGraph, folder: Path, fmt: str, stem: str, name: str,
 
 
 OUTPUT_SUFFIXES = (".webnn", JSON_SUFFIX, ".weights", ".manifest.json", ".safetensors", ".js",
-                   ".html", ".onnx", ".onnx.data")
+                   ".html", ".onnx", ".onnx.data", HOST_SUFFIX)
 """Every suffix `export()` appends to the stem."""
 _UNSAFE_STEM_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -309,7 +326,8 @@ def export(graph_or_result: Any, outdir: str | os.PathLike[str], format: str = "
             written = (write_generator(generator, tmp.path, stem) if generator is not None
                        else _write_all(graph, tmp.path, format, stem,
                                        name if name is not None else stem, weights,
-                                       tuple(getattr(graph_or_result, "state", ()))))
+                                       tuple(getattr(graph_or_result, "state", ())),
+                                       graph_or_result))
             for n in tmp.files():
                 os.chmod(tmp.path / n, file_mode)
         except MemoryError:
