@@ -26,13 +26,21 @@ __all__ = ["SELECT_OPS"]
 SELECT_OPS: dict[str, JsOp] = {
     "NonZero": JsOp("""
 function opNonZero(node, [x]) {
-  const rank = x.shape.length, hits = [];
-  forEachIndex(x.shape, (index, k) => { if (x.data[k]) hits.push([...index]); });
-  const out = makeTensor("int64", [rank, hits.length]);
-  hits.forEach((index, j) => { for (let d = 0; d < rank; d++) out.data[d * hits.length + j] = index[d]; });
+  const rank = x.shape.length, strides = stridesOf(x.shape);
+  let count = 0;
+  for (let k = 0; k < x.data.length; k++) if (x.data[k]) count++;
+  const out = makeTensor("int64", [rank, count]);
+  for (let k = 0, j = 0; k < x.data.length; k++) {
+    if (!x.data[k]) continue;
+    for (let d = 0, rest = k; d < rank; d++) {
+      out.data[d * count + j] = Math.floor(rest / strides[d]);
+      rest %= strides[d];
+    }
+    j++;
+  }
   return [out];
 }
-""", ("coordinates",)),
+"""),
     "Compress": JsOp("""
 function opCompress(node, [x, condition]) {
   const keep = (n) => Array.from({length: Math.min(n, condition.data.length)}, (_, i) => i).filter((i) => condition.data[i]);
@@ -45,6 +53,29 @@ function opCompress(node, [x, condition]) {
 }
 """, ("gatherAxis",)),
     "TopK": JsOp("""
+/** Indices 0..order.length-1 sorted by `compare`. */
+function sortedOrder(order, compare) {
+  for (let j = 0; j < order.length; j++) order[j] = j;
+  return order.sort(compare);
+}
+
+/** The first k of indices 0..n-1 in `compare` order, for k much smaller than n (insertion
+ * into a sorted list of k). */
+function bestOf(n, k, compare) {
+  const top = [];
+  for (let j = 0; j < n && k > 0; j++) {
+    if (top.length === k && compare(j, top[k - 1]) >= 0) continue;
+    let lo = 0, hi = top.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compare(top[mid], j) < 0) lo = mid + 1; else hi = mid;
+    }
+    top.splice(lo, 0, j);
+    if (top.length > k) top.pop();
+  }
+  return top;
+}
+
 function opTopK(node, [x, kTensor]) {
   // k: input 1 from opset 10, attribute before; ties keep the lower index first
   const axis = normAxis(node.attributes.axis ?? -1, x.shape.length);
@@ -54,20 +85,17 @@ function opTopK(node, [x, kTensor]) {
   const outer = sizeOf(x.shape.slice(0, axis)), inner = sizeOf(x.shape.slice(axis + 1));
   const shape = x.shape.map((d, i) => (i === axis ? k : d));
   const values = makeTensor(x.dataType, shape), indices = makeTensor("int64", shape);
-  const order = new Array(dim);
+  const row = new Float64Array(dim), order = new Array(dim);
+  // best first; equal values: the lower index first (NaN-safe: a difference of NaN is a tie)
+  const compare = largest ? (p, q) => row[q] - row[p] || p - q : (p, q) => row[p] - row[q] || p - q;
   for (let o = 0; o < outer; o++) {
     for (let i = 0; i < inner; i++) {
-      const at = (j) => (o * dim + j) * inner + i;
-      for (let j = 0; j < dim; j++) order[j] = j;
-      order.sort((p, q) => {
-        const u = x.data[at(p)], v = x.data[at(q)];
-        if (u !== v) return (largest ? u < v : u > v) ? 1 : -1;
-        return p - q;
-      });
+      for (let j = 0; j < dim; j++) row[j] = x.data[(o * dim + j) * inner + i];
+      const top = k * 8 < dim ? bestOf(dim, k, compare) : sortedOrder(order, compare);
       for (let j = 0; j < k; j++) {
         const to = (o * k + j) * inner + i;
-        values.data[to] = x.data[at(order[j])];
-        indices.data[to] = order[j];
+        values.data[to] = row[top[j]];
+        indices.data[to] = top[j];
       }
     }
   }
@@ -75,23 +103,34 @@ function opTopK(node, [x, kTensor]) {
 }
 """),
     "NonMaxSuppression": JsOp("""
-/** Whether two boxes overlap by more than `threshold` (IoU in float32, as onnxruntime). */
-function suppressedByIoU(a, b, centerPointBox, threshold) {
-  const f = Math.fround, corners = (box) => {
+/** The boxes of one batch as float32 corners [y0, x0, y1, x1] (from corners in any order,
+ * or from [x_center, y_center, width, height] with centerPointBox). */
+function nmsCorners(data, centerPointBox) {
+  const f = Math.fround, out = new Float32Array(data.length);
+  for (let at = 0; at < data.length; at += 4) {
+    const [a, b, c, d] = [data[at], data[at + 1], data[at + 2], data[at + 3]];
     if (centerPointBox) {
-      const halfW = f(box[2] / 2), halfH = f(box[3] / 2);
-      return [f(box[1] - halfH), f(box[0] - halfW), f(box[1] + halfH), f(box[0] + halfW)];
+      const halfW = f(c / 2), halfH = f(d / 2);
+      out.set([f(b - halfH), f(a - halfW), f(b + halfH), f(a + halfW)], at);
+    } else {
+      out.set([Math.min(a, c), Math.min(b, d), Math.max(a, c), Math.max(b, d)], at);
     }
-    return [Math.min(box[0], box[2]), Math.min(box[1], box[3]), Math.max(box[0], box[2]), Math.max(box[1], box[3])];
-  };
-  const [ay0, ax0, ay1, ax1] = corners(a), [by0, bx0, by1, bx1] = corners(b);
-  const ix0 = Math.max(ax0, bx0), ix1 = Math.min(ax1, bx1);
+  }
+  return out;
+}
+
+/** Whether boxes i and j of `corners` overlap by more than `threshold` (IoU in float32, as
+ * onnxruntime). */
+function suppressedByIoU(corners, i, j, threshold) {
+  const f = Math.fround, c = corners, a = i * 4, b = j * 4;
+  const ix0 = Math.max(c[a + 1], c[b + 1]), ix1 = Math.min(c[a + 3], c[b + 3]);
   if (ix1 <= ix0) return false;
-  const iy0 = Math.max(ay0, by0), iy1 = Math.min(ay1, by1);
+  const iy0 = Math.max(c[a], c[b]), iy1 = Math.min(c[a + 2], c[b + 2]);
   if (iy1 <= iy0) return false;
   const intersection = f(f(ix1 - ix0) * f(iy1 - iy0));
   if (intersection <= 0) return false;
-  const areaA = f(f(ax1 - ax0) * f(ay1 - ay0)), areaB = f(f(bx1 - bx0) * f(by1 - by0));
+  const areaA = f(f(c[a + 3] - c[a + 1]) * f(c[a + 2] - c[a]));
+  const areaB = f(f(c[b + 3] - c[b + 1]) * f(c[b + 2] - c[b]));
   const union = f(f(areaA + areaB) - intersection);
   if (areaA <= 0 || areaB <= 0 || union <= 0) return false;
   return f(intersection / union) > threshold;
@@ -101,20 +140,21 @@ function opNonMaxSuppression(node, [boxes, scores, maxTensor, iouTensor, scoreTe
   const centerPointBox = node.attributes.center_point_box ?? 0;
   const maxPerClass = maxTensor ? Math.max(scalarOf(maxTensor), 0) : 0;
   const iouThreshold = iouTensor ? scalarOf(iouTensor) : 0;
+  const scoreThreshold = scoreTensor ? scalarOf(scoreTensor) : -Infinity;
   const [batches, classes, count] = scores.shape;
   const selected = [];
   for (let n = 0; n < batches; n++) {
-    const box = (i) => boxes.data.subarray((n * count + i) * 4, (n * count + i + 1) * 4);
+    const corners = nmsCorners(boxes.data.subarray(n * count * 4, (n + 1) * count * 4), centerPointBox);
     for (let c = 0; c < classes; c++) {
-      const score = (i) => scores.data[(n * classes + c) * count + i];
+      const score = scores.data.subarray((n * classes + c) * count, (n * classes + c + 1) * count);
       // candidates: score strictly above the threshold, best first, ties by lower index
       const candidates = [];
-      for (let i = 0; i < count; i++) if (!scoreTensor || score(i) > scalarOf(scoreTensor)) candidates.push(i);
-      candidates.sort((p, q) => (score(p) !== score(q) ? (score(p) < score(q) ? 1 : -1) : p - q));
+      for (let i = 0; i < count; i++) if (!scoreTensor || score[i] > scoreThreshold) candidates.push(i);
+      candidates.sort((p, q) => score[q] - score[p] || p - q);
       const kept = [];
       for (const i of candidates) {
         if (kept.length >= maxPerClass) break;
-        if (!kept.some((j) => suppressedByIoU(box(j), box(i), centerPointBox, iouThreshold))) kept.push(i);
+        if (!kept.some((j) => suppressedByIoU(corners, j, i, iouThreshold))) kept.push(i);
       }
       for (const i of kept) selected.push(n, c, i);
     }

@@ -231,7 +231,8 @@ function gatherAxis(x, indices, axis, indexShape = [indices.length]) {
       const i = raw < 0 ? raw + dim : raw;
       if (!(i >= 0 && i < dim)) throw new RangeError(`index ${raw} is out of range for a dimension of ${dim}`);
       const start = (o * dim + i) * inner;
-      out.data.set(x.data.subarray(start, start + inner), pos);
+      if (inner === 1) out.data[pos] = x.data[start];
+      else out.data.set(x.data.subarray(start, start + inner), pos);
       pos += inner;
     }
   }

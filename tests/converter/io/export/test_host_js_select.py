@@ -90,9 +90,12 @@ def _cases() -> list[Case]:
     add(Case("TopK-attr-opset1", "TopK", {"x": x}, outputs=2, attributes={"k": 3}, opset=1))
     tied_rows = rng.integers(0, 5, (4, 300)).astype(f32)
     for largest in (1, 0):
-        add(Case(f"TopK-many-ties-{largest}", "TopK", {"x": tied_rows,
-                                                      "k": np.array([120], i64)},
-                 outputs=2, attributes={"largest": largest}))
+        for k in (120, 7, 0):  # a sort, and a partial selection (k much smaller than n)
+            add(Case(f"TopK-many-ties-{largest}-k{k}", "TopK", {"x": tied_rows,
+                                                               "k": np.array([k], i64)},
+                     outputs=2, attributes={"largest": largest}))
+    add(Case("TopK-partial-axis0", "TopK", {"x": tied_rows.T.copy(), "k": np.array([9], i64)},
+             outputs=2, attributes={"axis": 0}))
     add(Case("TopK-unsorted", "TopK", {"x": x, "k": np.array([3], i64)}, outputs=2,
              attributes={"sorted": 0}, sort_last=True))
     values = rng.integers(-3, 4, (12,)).astype(f32)
