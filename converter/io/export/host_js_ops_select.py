@@ -2,7 +2,7 @@
 Unique, Compress, Resize, RoiAlign (onnxruntime's semantics and output order; written by
 `converter.io.export.host_js` where a model uses them).
 
-Restrictions: NonZero takes tensors of rank >= 1; NonMaxSuppression computes the boxes'
+Restrictions: NonZero of a scalar gives [1, n] zeros as onnxruntime; NonMaxSuppression computes the boxes'
 overlap in float32 as onnxruntime does (a score must be strictly greater than
 score_threshold, an IoU strictly greater than iou_threshold suppresses, ties in score keep the
 lower box index first, the result is ordered by batch, then class, then selection); TopK
@@ -29,7 +29,7 @@ function opNonZero(node, [x]) {
   const rank = x.shape.length, strides = stridesOf(x.shape);
   let count = 0;
   for (let k = 0; k < x.data.length; k++) if (x.data[k]) count++;
-  const out = makeTensor("int64", [rank, count]);
+  const out = makeTensor("int64", [Math.max(rank, 1), count]);  // a scalar: [1, count] of 0
   for (let k = 0, j = 0; k < x.data.length; k++) {
     if (!x.data[k]) continue;
     for (let d = 0, rest = k; d < rank; d++) {

@@ -51,6 +51,8 @@ def _cases() -> list[Case]:
                                            .astype(f32)}))
     add(Case("NonZero-i64-1d", "NonZero", {"x": np.array([0, 3, 0, -1], i64)}))
     add(Case("NonZero-empty", "NonZero", {"x": np.zeros((2, 5), f32)}))
+    add(Case("NonZero-scalar", "NonZero", {"x": np.array(3, f32)}))
+    add(Case("NonZero-scalar-zero", "NonZero", {"x": np.array(0, f32)}))
     boxes = _boxes(2, 12)
     scores = rng.uniform(0, 1, (2, 3, 12)).astype(f32)
     scores[0, 0, 3] = scores[0, 0, 7] = scores[0, 0, 9] = 0.95  # ties: lower index first
