@@ -197,3 +197,31 @@ def test_page_runs_and_shows_data_dependent_shapes(tmp_path: Path) -> None:
     assert page["status"] == "Done.", page
     assert '"det_boxes": float32[0, 4]' in page["log"]
     assert '"det_labels": int64[0]' in page["log"]
+
+
+def test_export_names_a_host_op_without_javascript(tmp_path: Path) -> None:
+    """`convert --format js` of a model whose host steps hold an op the JavaScript runtime
+    lacks: one line naming the node and op; the other formats still export."""
+    import onnx
+    import onnx.helper as oh
+    from onnx import TensorProto
+
+    from converter.io.export.exporter import export
+    from converter.io.serialize.errors import WebnnExportError
+
+    nodes = [oh.make_node("Greater", ["x", "half"], ["mask"]),
+             oh.make_node("NonZero", ["mask"], ["nz"]),
+             oh.make_node("Cast", ["nz"], ["nzf"], to=1),
+             oh.make_node("Einsum", ["nzf"], ["y"], equation="ij->ji", name="/swap")]
+    graph = oh.make_graph(nodes, "g", [oh.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                          [oh.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                          [onnx.numpy_helper.from_array(np.array(0.5, np.float32), "half")])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    model.ir_version = 8
+    result = converter.convert(model)
+    assert result.host is not None
+    with pytest.raises(WebnnExportError) as error:
+        export(result, tmp_path / "js", format="js")
+    message = str(error.value)
+    assert "\n" not in message and "'/swap'" in message and "Einsum" in message
+    assert export(result, tmp_path / "webnn", format="webnn")
