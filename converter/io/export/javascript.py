@@ -317,6 +317,11 @@ def module_text(p: WebnnPlan, weights_file: str, host: HostArgument = None,
     example = ", ".join(f"{names[id(o)] if names[id(o)] == n else js_string(n)}: "
                         f"new {_ARRAY_NAMES[o.data_type].split()[-1]}({o.descriptor.size})"
                         for n, o in g.inputs.items())
+    if steps:  # and the inputs only the host steps read
+        example = ", ".join([*filter(None, [example]), *(
+            f"{n if _PLAIN_NAME_RE.match(n) and n not in (*JS_RESERVED, '__proto__') else js_string(n)}: "
+            f"new {_ARRAY_NAMES.get(t, 'Uint8Array').split()[-1]}({math.prod(shape)})"
+            for n, t, shape in host_only_inputs(g, steps, inputs))])
     weights = (LOAD_WEIGHTS.replace("__SIZE__", str(p.weights_size)) if p.blob_constants
                else NO_WEIGHTS)
     stateful = bool(p.state)
