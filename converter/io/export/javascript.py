@@ -31,6 +31,13 @@ exports:
   fits the graph's type (a `RangeError` naming the input and the value otherwise) and gives
   the typed array to write; `widenOutput(desc, data)` gives the output back in its source
   type. `compute()` applies both.
+- Only for a model with host steps (a data-dependent tail run after the graph;
+  `converter.io.export.host_js`, docs/host-steps-js.md): the steps' JavaScript and
+  `runHostSteps`, `GRAPH_OUTPUTS` (what the graph computes), `OUTPUTS` as the model's outputs
+  (`shape: null` where the host steps give them), `INPUTS` rows `hostOnly: true` for inputs
+  only the steps read, and a createModel whose `compute()` runs graph then steps and whose
+  `computeTensors()` gives `{dataType, shape, data}` (`host_js_module`). Without host steps
+  the module is what it was.
 
 Safety: every string that comes from the model (input/output names, labels, the graph
 name, string option values) is emitted as a JSON string literal with non-ASCII, `<`, `>`, `&`
