@@ -1,5 +1,5 @@
 """Decompositions of the recurrent ops (gru, gruCell, lstm, lstmCell) into WebNN primitives
-(gemm, matmul, slice, concat, reshape, add, mul, ...), for gate activations a native op cannot
+(gemm, split, concat, reshape, add, mul, ...), for gate activations a native op cannot
 express: every function takes its activations as names or `decompose.Activation` callables
 `(builder, operand) -> operand` and returns what the native op would return, with the same
 semantics, shapes and data types.
@@ -13,13 +13,21 @@ Every gate sums in the order of the spec's emulation code (lstmCell: peephole·c
 recurrentBias) + (x·Wᵀ + h·Rᵀ)); gruCell z / r: (bias + recurrentBias) + (x·Wᵀ + h·Rᵀ), n
 with resetAfter: bias + (x·Wᵀ + r·(recurrentBias + h·Rᵀ)), else (bias + recurrentBias) +
 (x·Wᵀ + (r·h)·Rᵀ)), so that float32 results round as an implementation following it rounds
-(Chromium's LiteRT backend: bit for bit on the WPT cases). For speed, x·Wᵀ of every step is
-one gemm (each row the same dot product), the bias sum and the slices of the weights are
-made once per direction, and each step has one gemm for h·Rᵀ (two for GRU with the reset
-gate before the matmul).
+(Chromium's LiteRT backend: bit for bit on the WPT cases).
 
-Restrictions: float32 or float16 operands (gemm/matmul); `steps` above 8192 are concatenated
-in chunks of 8192.
+For speed (a browser's build and compute time grow with the number of operations; measured
+in benchmarks/browser_recurrent.py), the graph is rank 2 throughout and has few operations:
+x·Wᵀ of every step is one gemm over all steps, cut into the steps by one `split` (GRU: first
+into its z/r and n columns); the bias sum and the weight rows are made once per direction;
+each step has one gemm for h·Rᵀ (two for GRU with the reset gate before the matmul), one
+`split` of its gates instead of a slice per gate, one activation over the gates that are
+contiguous and share it (LSTM's i, o, f in layout iofg; GRU's z and r), and the sequence is
+one concat of the steps' [batch, hidden] states and one reshape. With no initial state the
+first step skips what multiplies the zero state (h·Rᵀ, f·c, z·h): exact, up to the sign of
+a zero.
+
+Restrictions: float32 or float16 operands (gemm/matmul); `steps` above 8192 are split and
+concatenated in chunks of 8192.
 """
 
 from __future__ import annotations
@@ -27,12 +35,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, overload
 
-import numpy as np
-
 from converter.core.webnn.decompose import (
     ACTIVATIONS,
     GRU_OFFSETS,
     LSTM_OFFSETS,
+    MAX_CONCAT,
     PEEPHOLE_OFFSETS,
     Activation,
     ActivationSpec,
@@ -72,11 +79,20 @@ def _native_names(acts: Sequence[ActivationSpec] | None, default: tuple[str, ...
             for k, a in enumerate(acts)]
 
 
-def _cols(b: MLGraphBuilder, x: MLOperand, start: int, size: int) -> MLOperand:
-    """Columns [start, start + size) of a 2-D operand."""
-    if start == 0 and size == x.shape[1]:
-        return x
-    return b.slice(x, [0, start], [x.shape[0], size])
+def _parts(b: MLGraphBuilder, x: MLOperand, sizes: Sequence[int], axis: int
+           ) -> list[MLOperand]:
+    """`x` cut along `axis` into consecutive parts of `sizes`: one split (equal parts as a
+    count), in chunks of 8192 parts; `x` itself when one part covers it."""
+    sizes = list(sizes)
+    if len(sizes) == 1:
+        return [x]
+    if len(sizes) > MAX_CONCAT:
+        chunks = [sizes[i:i + MAX_CONCAT] for i in range(0, len(sizes), MAX_CONCAT)]
+        pieces = _parts(b, x, [sum(c) for c in chunks], axis)
+        return [p for piece, c in zip(pieces, chunks, strict=True)
+                for p in _parts(b, piece, c, axis)]
+    equal = all(s == sizes[0] for s in sizes)
+    return b.split(x, len(sizes) if equal else sizes, axis=axis)
 
 
 def _rows(b: MLGraphBuilder, x: MLOperand, start: int, size: int) -> MLOperand:
@@ -99,11 +115,6 @@ def _direction(b: MLGraphBuilder, x: MLOperand | None, d: int) -> MLOperand | No
     return b.reshape(part, list(x.shape[1:]))
 
 
-def _zeros(b: MLGraphBuilder, shape: Sequence[int], data_type: str) -> MLOperand:
-    return b.constant(np.zeros(tuple(shape), dtype=data_type))
-
-
-# -- gru -------------------------------------------------------------------------------------
 def _bias_sum(b: MLGraphBuilder, bias: MLOperand | None, r_bias: MLOperand | None
               ) -> MLOperand | None:
     """bias + recurrentBias (either alone when the other is absent: 0 + x is x)."""
@@ -112,56 +123,87 @@ def _bias_sum(b: MLGraphBuilder, bias: MLOperand | None, r_bias: MLOperand | Non
     return b.add(bias, r_bias)
 
 
-def _gru_weights(b: MLGraphBuilder, r_weight: MLOperand, bias: MLOperand | None,
-                 r_bias: MLOperand | None, h: int, layout: str, reset_after: bool
-                 ) -> dict[str, MLOperand | None]:
-    """What every GRU step of one direction reads, sliced once: `r` the recurrent weight
-    (its z and r rows when the reset gate applies before the matmul: z and r occupy the
-    first 2H rows in both layouts), `rn` its n rows, `zr` the bias sum of the z and r gates
-    (over all 3H when reset after), `n` the n gate's bias sum, `bn` / `rbn` its biases."""
-    n = GRU_OFFSETS[layout]["n"] * h
-    total = _bias_sum(b, bias, r_bias)
-    if reset_after:
-        return {"r": r_weight, "zr": total,
-                "bn": None if bias is None else _rows(b, bias, n, h),
-                "rbn": None if r_bias is None else _rows(b, r_bias, n, h)}
-    return {"r": _rows(b, r_weight, 0, 2 * h), "rn": _rows(b, r_weight, n, h),
-            "zr": None if total is None else _rows(b, total, 0, 2 * h),
-            "n": None if total is None else _rows(b, total, n, h)}
-
-
 def _plus(b: MLGraphBuilder, x: MLOperand | None, y: MLOperand) -> MLOperand:
     """x + y, or y when x is absent (the spec's zero)."""
     return y if x is None else b.add(x, y)
 
 
-def _gru_step(b: MLGraphBuilder, xw: MLOperand, hidden: MLOperand,
+def _input_projection(b: MLGraphBuilder, input: MLOperand, weight: MLOperand,
+                      columns: Sequence[int]) -> list[list[MLOperand]]:
+    """x·Wᵀ for every step at once ([steps·B, G·H]), cut into `columns` (consecutive column
+    counts) and each into the steps: [part][step] -> [B, columns[part]]."""
+    steps, batch, _ = input.shape
+    flat = b.reshape(input, [steps * batch, input.shape[2]])
+    proj = b.gemm(flat, weight, b_transpose=True)
+    return [_parts(b, part, [batch] * steps, 0) for part in _parts(b, proj, columns, 1)]
+
+
+def _time_order(steps: int, direction: str, d: int) -> range:
+    reverse = direction == "backward" or d == 1
+    return range(steps - 1, -1, -1) if reverse else range(steps)
+
+
+def _sequence(b: MLGraphBuilder, per_step: dict[int, MLOperand], steps: int, batch: int,
+              h: int) -> MLOperand:
+    """The states of steps 0..steps-1 ([B, H] each) as [steps, 1, B, H]."""
+    return b.reshape(concat(b, [per_step[t] for t in range(steps)], 0), [steps, 1, batch, h])
+
+
+def _stack(b: MLGraphBuilder, states: list[MLOperand], batch: int, h: int) -> MLOperand:
+    """The directions' final [B, H] states as [D, B, H]."""
+    return b.reshape(concat(b, states, 0), [len(states), batch, h])
+
+
+# -- gru -------------------------------------------------------------------------------------
+def _gru_weights(b: MLGraphBuilder, r_weight: MLOperand, bias: MLOperand | None,
+                 r_bias: MLOperand | None, h: int, layout: str, reset_after: bool
+                 ) -> dict[str, MLOperand | None]:
+    """What every GRU step of one direction reads, made once: `r` the recurrent weight (its
+    z and r rows when the reset gate applies before the matmul: z and r occupy the first 2H
+    rows in both layouts, n the last H), `rn` its n rows, `zr` the z and r gates' bias sum
+    [2H], `n` the n gate's bias sum, `bn` / `rbn` its biases."""
+    total = _bias_sum(b, bias, r_bias)
+    w: dict[str, MLOperand | None] = {"zr": None if total is None else _rows(b, total, 0, 2 * h)}
+    if reset_after:
+        w.update(r=r_weight, bn=None if bias is None else _rows(b, bias, 2 * h, h),
+                 rbn=None if r_bias is None else _rows(b, r_bias, 2 * h, h))
+    else:
+        w.update(r=_rows(b, r_weight, 0, 2 * h), rn=_rows(b, r_weight, 2 * h, h),
+                 n=None if total is None else _rows(b, total, 2 * h, h))
+    return w
+
+
+def _gru_step(b: MLGraphBuilder, xw_zr: MLOperand, xw_n: MLOperand, hidden: MLOperand | None,
               w: dict[str, MLOperand | None], h: int, layout: str, reset_after: bool,
               acts: list[Activation]) -> MLOperand:
-    """One GRU step from the input projection xw = x·Wᵀ [B, 3H] (see the module docstring
-    for the order of the sums)."""
-    off = GRU_OFFSETS[layout]
+    """One GRU step from the input projection's z/r columns xw_zr [B, 2H] and n columns
+    xw_n [B, H]; `hidden` None is the zero state (see the module docstring for the order of
+    the sums)."""
     f, g = acts
-
-    def gate(t: MLOperand, name: str) -> MLOperand:
-        return _cols(b, t, off[name] * h, h)
-
     r_weight = w["r"]
     assert r_weight is not None
-    hr = b.gemm(hidden, r_weight, b_transpose=True)  # [B, 3H], or [B, 2H] (z, r)
-    zr = _plus(b, w["zr"], b.add(xw if reset_after else _cols(b, xw, 0, 2 * h), hr))
-    z = f(b, gate(zr, "z"))
-    r = f(b, gate(zr, "r"))
+    hr_zr: MLOperand | None = None
+    hr_n: MLOperand | None = None
+    if hidden is not None:
+        hr = b.gemm(hidden, r_weight, b_transpose=True)  # [B, 3H], or [B, 2H] (z, r)
+        hr_zr, hr_n = _parts(b, hr, [2 * h, h], 1) if reset_after else (hr, None)
+    zr = _plus(b, w["zr"], xw_zr if hr_zr is None else b.add(xw_zr, hr_zr))
+    gates = _parts(b, f(b, zr), [h, h], 1)
+    z, r = gates[GRU_OFFSETS[layout]["z"]], gates[GRU_OFFSETS[layout]["r"]]
     if reset_after:
-        inner = b.mul(r, _plus(b, w["rbn"], gate(hr, "n")))
-        n = g(b, _plus(b, w["bn"], b.add(gate(xw, "n"), inner)))
+        recurrent = (w["rbn"] if hr_n is None  # the zero state: recurrentBias + 0
+                     else _plus(b, w["rbn"], hr_n))
+        inner = None if recurrent is None else b.mul(r, recurrent)
+        n = g(b, _plus(b, w["bn"], xw_n if inner is None else b.add(xw_n, inner)))
     else:
         rn = w["rn"]
         assert rn is not None
-        hn = b.gemm(b.mul(r, hidden), rn, b_transpose=True)
-        n = g(b, _plus(b, w["n"], b.add(gate(xw, "n"), hn)))
-    one = scalar(b, 1.0, hidden.data_type)
-    return b.add(b.mul(z, hidden), b.mul(n, b.sub(one, z)))
+        n_in = xw_n if hidden is None else b.add(xw_n, b.gemm(b.mul(r, hidden), rn,
+                                                              b_transpose=True))
+        n = g(b, _plus(b, w["n"], n_in))
+    one = scalar(b, 1.0, xw_n.data_type)
+    new = b.mul(n, b.sub(one, z))
+    return new if hidden is None else b.add(b.mul(z, hidden), new)
 
 
 def gru_cell(b: MLGraphBuilder, input: MLOperand, weight: MLOperand,
@@ -173,27 +215,11 @@ def gru_cell(b: MLGraphBuilder, input: MLOperand, weight: MLOperand,
     b.gru_cell(input, weight, recurrent_weight, hidden_state, hidden_size, bias=bias,
                recurrent_bias=recurrent_bias, reset_after=reset_after, layout=layout,
                activations=_native_names(activations, ("sigmoid", "tanh")))
-    xw = b.gemm(input, weight, b_transpose=True)
-    w = _gru_weights(b, recurrent_weight, bias, recurrent_bias, hidden_size, layout,
-                     reset_after)
-    return _gru_step(b, xw, hidden_state, w, hidden_size, layout, reset_after,
+    h = hidden_size
+    xw_zr, xw_n = _parts(b, b.gemm(input, weight, b_transpose=True), [2 * h, h], 1)
+    w = _gru_weights(b, recurrent_weight, bias, recurrent_bias, h, layout, reset_after)
+    return _gru_step(b, xw_zr, xw_n, hidden_state, w, h, layout, reset_after,
                      _resolve(activations))
-
-
-def _input_projection(b: MLGraphBuilder, input: MLOperand, weight: MLOperand
-                      ) -> list[MLOperand]:
-    """x·Wᵀ for every step at once, split back into per-step [B, G·H] operands."""
-    steps, batch, _ = input.shape
-    flat = b.reshape(input, [steps * batch, input.shape[2]])
-    proj = b.gemm(flat, weight, b_transpose=True)  # [steps·B, G·H]
-    if steps == 1:
-        return [proj]
-    return [b.slice(proj, [t * batch, 0], [batch, proj.shape[1]]) for t in range(steps)]
-
-
-def _time_order(steps: int, direction: str, d: int) -> range:
-    reverse = direction == "backward" or d == 1
-    return range(steps - 1, -1, -1) if reverse else range(steps)
 
 
 def gru(b: MLGraphBuilder, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand,
@@ -208,24 +234,23 @@ def gru(b: MLGraphBuilder, input: MLOperand, weight: MLOperand, recurrent_weight
           reset_after=reset_after, return_sequence=return_sequence, direction=direction,
           layout=layout, activations=_native_names(activations, ("sigmoid", "tanh")))
     acts = _resolve(activations)
-    dirs, batch, h, dtype = weight.shape[0], input.shape[1], hidden_size, input.data_type
+    dirs, batch, h = weight.shape[0], input.shape[1], hidden_size
     finals: list[MLOperand] = []
     sequences: list[MLOperand] = []
     for d in range(dirs):
-        xw = _input_projection(b, input, _direction(b, weight, d))
+        xw_zr, xw_n = _input_projection(b, input, _direction(b, weight, d), [2 * h, h])
         w = _gru_weights(b, _direction(b, recurrent_weight, d), _direction(b, bias, d),
                          _direction(b, recurrent_bias, d), h, layout, reset_after)
-        cur = (_direction(b, initial_hidden_state, d) if initial_hidden_state is not None
-               else _zeros(b, (batch, h), dtype))
+        cur = _direction(b, initial_hidden_state, d)
         per_step: dict[int, MLOperand] = {}
         for t in _time_order(steps, direction, d):
-            cur = _gru_step(b, xw[t], cur, w, h, layout, reset_after, acts)
-            per_step[t] = cur
-        finals.append(b.reshape(cur, [1, batch, h]))
+            cur = per_step[t] = _gru_step(b, xw_zr[t], xw_n[t], cur, w, h, layout,
+                                          reset_after, acts)
+        assert cur is not None
+        finals.append(cur)
         if return_sequence:
-            sequences.append(concat(b, [b.reshape(per_step[t], [1, 1, batch, h])
-                                        for t in range(steps)], 0))
-    out = [concat(b, finals, 0)]
+            sequences.append(_sequence(b, per_step, steps, batch, h))
+    out = [_stack(b, finals, batch, h)]
     if return_sequence:
         out.append(concat(b, sequences, 1))
     return out
@@ -243,28 +268,42 @@ def _lstm_weights(b: MLGraphBuilder, r_weight: MLOperand, bias: MLOperand | None
     return w
 
 
-def _lstm_step(b: MLGraphBuilder, xw: MLOperand, hidden: MLOperand, cell: MLOperand,
-               w: dict[str, MLOperand | None], h: int, layout: str, acts: list[Activation]
-               ) -> list[MLOperand]:
-    """One LSTM step from the input projection xw = x·Wᵀ [B, 4H] (see the module docstring
-    for the order of the sums)."""
+def _lstm_gates(b: MLGraphBuilder, pre: MLOperand, cell: MLOperand | None,
+                w: dict[str, MLOperand | None], h: int, layout: str, acts: list[Activation]
+                ) -> dict[str, MLOperand]:
+    """The activated gates i, o, f, g of the pre-activations `pre` [B, 4H]: in layout iofg
+    without peepholes one activation over i, o, f (contiguous) and one split of it; else one
+    split into the four gates, the peephole term added to i, f, o (before the activation)."""
+    f_act, g_act, _ = acts
+    if layout == "iofg" and (w["i"] is None or cell is None):
+        ifo, g_pre = _parts(b, pre, [3 * h, h], 1)
+        i, o, f = _parts(b, f_act(b, ifo), [h, h, h], 1)
+        return {"i": i, "o": o, "f": f, "g": g_act(b, g_pre)}
     off = LSTM_OFFSETS[layout]
-    f_act, g_act, h_act = acts
+    parts = _parts(b, pre, [h] * 4, 1)
+    out = {}
+    for name in ("i", "f", "g", "o"):
+        value, peep = parts[off[name]], w.get(name)
+        if peep is not None and cell is not None:
+            value = b.add(b.mul(cell, peep), value)  # the incoming c
+        out[name] = (g_act if name == "g" else f_act)(b, value)
+    return out
+
+
+def _lstm_step(b: MLGraphBuilder, xw: MLOperand, hidden: MLOperand | None,
+               cell: MLOperand | None, w: dict[str, MLOperand | None], h: int, layout: str,
+               acts: list[Activation]) -> list[MLOperand]:
+    """One LSTM step from the input projection xw = x·Wᵀ [B, 4H]; `hidden` / `cell` None
+    are the zero states (see the module docstring for the order of the sums)."""
     r_weight = w["r"]
     assert r_weight is not None
-    pre = _plus(b, w["sum"], b.add(xw, b.gemm(hidden, r_weight, b_transpose=True)))
-
-    def gate(name: str) -> MLOperand:
-        value = _cols(b, pre, off[name] * h, h)
-        peep = w.get(name)
-        return value if peep is None else b.add(b.mul(cell, peep), value)  # the incoming c
-
-    i = f_act(b, gate("i"))
-    f = f_act(b, gate("f"))
-    g = g_act(b, gate("g"))
-    o = f_act(b, gate("o"))
-    new_cell = b.add(b.mul(f, cell), b.mul(i, g))
-    return [b.mul(o, h_act(b, new_cell)), new_cell]
+    pre = _plus(b, w["sum"], xw if hidden is None else
+                b.add(xw, b.gemm(hidden, r_weight, b_transpose=True)))
+    gate = _lstm_gates(b, pre, cell, w, h, layout, acts)
+    new_cell = b.mul(gate["i"], gate["g"])
+    if cell is not None:
+        new_cell = b.add(b.mul(gate["f"], cell), new_cell)
+    return [b.mul(gate["o"], acts[2](b, new_cell)), new_cell]
 
 
 def lstm_cell(b: MLGraphBuilder, input: MLOperand, weight: MLOperand,
@@ -302,29 +341,27 @@ def lstm(b: MLGraphBuilder, input: MLOperand, weight: MLOperand, recurrent_weigh
            return_sequence=return_sequence, direction=direction, layout=layout,
            activations=_native_names(activations, ("sigmoid", "tanh", "tanh")))
     acts = _resolve(activations)
-    dirs, batch, h, dtype = weight.shape[0], input.shape[1], hidden_size, input.data_type
+    dirs, batch, h = weight.shape[0], input.shape[1], hidden_size
     hiddens: list[MLOperand] = []
     cells: list[MLOperand] = []
     sequences: list[MLOperand] = []
     for d in range(dirs):
-        xw = _input_projection(b, input, _direction(b, weight, d))
+        [xw] = _input_projection(b, input, _direction(b, weight, d), [4 * h])
         w = _lstm_weights(b, _direction(b, recurrent_weight, d), _direction(b, bias, d),
                           _direction(b, recurrent_bias, d),
                           _direction(b, peephole_weight, d), h)
-        cur_h = (_direction(b, initial_hidden_state, d) if initial_hidden_state is not None
-                 else _zeros(b, (batch, h), dtype))
-        cur_c = (_direction(b, initial_cell_state, d) if initial_cell_state is not None
-                 else _zeros(b, (batch, h), dtype))
+        cur_h = _direction(b, initial_hidden_state, d)
+        cur_c = _direction(b, initial_cell_state, d)
         per_step: dict[int, MLOperand] = {}
         for t in _time_order(steps, direction, d):
             cur_h, cur_c = _lstm_step(b, xw[t], cur_h, cur_c, w, h, layout, acts)
             per_step[t] = cur_h
-        hiddens.append(b.reshape(cur_h, [1, batch, h]))
-        cells.append(b.reshape(cur_c, [1, batch, h]))
+        assert cur_h is not None and cur_c is not None
+        hiddens.append(cur_h)
+        cells.append(cur_c)
         if return_sequence:
-            sequences.append(concat(b, [b.reshape(per_step[t], [1, 1, batch, h])
-                                        for t in range(steps)], 0))
-    out = [concat(b, hiddens, 0), concat(b, cells, 0)]
+            sequences.append(_sequence(b, per_step, steps, batch, h))
+    out = [_stack(b, hiddens, batch, h), _stack(b, cells, batch, h)]
     if return_sequence:
         out.append(concat(b, sequences, 1))
     return out
