@@ -91,6 +91,41 @@ MATH_OPS: dict[str, JsOp] = {
     "Reciprocal": _unary("Reciprocal", "1 / v"),
     "Sign": _unary("Sign", "Math.sign(v)"),
     "Tanh": _unary("Tanh", "Math.tanh(v)"),
+    "Sin": _unary("Sin", "Math.sin(v)"),
+    "Cos": _unary("Cos", "Math.cos(v)"),
+    "Atan": _unary("Atan", "Math.atan(v)"),
+    "Softplus": _unary("Softplus", "(v > 20 ? v : Math.log1p(Math.exp(v)))"),
+    "IsNaN": JsOp("""
+function opIsNaN(node, [x]) {
+  return [unary(x, (v) => (Number.isNaN(v) ? 1 : 0), "bool")];
+}
+""", ("unary",)),
+    "IsInf": JsOp("""
+function opIsInf(node, [x]) {
+  const {detect_negative: negative = 1, detect_positive: positive = 1} = node.attributes;
+  return [unary(x, (v) => ((v === Infinity && positive) || (v === -Infinity && negative) ? 1 : 0), "bool")];
+}
+""", ("unary",)),
+    "Erf": JsOp("""
+function opErf(node, [x]) {
+  return [unary(x, erf)];
+}
+""", ("unary", "erf")),
+    "Gelu": JsOp("""
+function opGelu(node, [x]) {
+  // approximate "none": x * Phi(x); "tanh": the tanh approximation
+  const tanh = node.attributes.approximate === "tanh", c = Math.sqrt(2 / Math.PI);
+  return [unary(x, tanh ? (v) => 0.5 * v * (1 + Math.tanh(c * (v + 0.044715 * v ** 3)))
+    : (v) => 0.5 * v * (1 + erf(v / Math.SQRT2)))];
+}
+""", ("unary", "erf")),
+    "Elu": JsOp("""
+function opElu(node, [x]) {
+  const alpha = node.attributes.alpha ?? 1;
+  return [unary(x, (v) => (v < 0 ? alpha * Math.expm1(v) : v))];
+}
+""", ("unary",)),
+    "PRelu": _binary("PRelu", "return [elementwise([a, b], a.dataType, (x, slope) => (x < 0 ? slope * x : x))];"),
     "HardSigmoid": JsOp("""
 function opHardSigmoid(node, [x]) {
   const alpha = node.attributes.alpha ?? 0.2, beta = node.attributes.beta ?? 0.5;
@@ -190,25 +225,14 @@ function opMean(node, inputs) {
 """, ("broadcast", "unary")),
     "Softmax": JsOp("""
 function opSoftmax(node, [x], opset) {
-  // opset 13+: along `axis` (default -1); before: over the flattened dimensions from `axis` (default 1)
-  const rank = x.shape.length;
-  const axis = normAxis(node.attributes.axis ?? (opset >= 13 ? -1 : 1), rank);
-  const outer = sizeOf(x.shape.slice(0, axis));
-  const length = opset >= 13 ? x.shape[axis] : sizeOf(x.shape.slice(axis));
-  const inner = opset >= 13 ? sizeOf(x.shape.slice(axis + 1)) : 1;
-  const out = makeTensor(x.dataType, x.shape), e = new Float64Array(length);
-  for (let o = 0; o < outer; o++) {
-    for (let i = 0; i < inner; i++) {
-      const at = (j) => (o * length + j) * inner + i;
-      let max = -Infinity, sum = 0;
-      for (let j = 0; j < length; j++) max = Math.max(max, x.data[at(j)]);
-      for (let j = 0; j < length; j++) { e[j] = Math.exp(x.data[at(j)] - max); sum += e[j]; }
-      for (let j = 0; j < length; j++) out.data[at(j)] = e[j] / sum;
-    }
-  }
-  return [out];
+  return [softmax(node, x, opset, false)];
 }
-"""),
+""", ("softmax",)),
+    "LogSoftmax": JsOp("""
+function opLogSoftmax(node, [x], opset) {
+  return [softmax(node, x, opset, true)];
+}
+""", ("softmax",)),
     "ReduceMax": _reduce("ReduceMax", "-Infinity", "(acc, v) => (acc > v || Number.isNaN(acc) ? acc : v)"),
     "ReduceMin": _reduce("ReduceMin", "Infinity", "(acc, v) => (acc < v || Number.isNaN(acc) ? acc : v)"),
     "ReduceSum": _reduce("ReduceSum", "0", "(acc, v) => acc + v"),
@@ -270,5 +294,44 @@ function argExtreme(node, x, better) {
 """
 """The `argExtreme` helper of ArgMax and ArgMin."""
 
-MATH_HELPERS = {"argExtreme": ARG_EXTREME}
+SOFTMAX = r"""
+/** Softmax (or its log) of x: opset 13+ along `axis` (default -1); before, over the
+ * flattened dimensions from `axis` (default 1). */
+function softmax(node, x, opset, log) {
+  const rank = x.shape.length;
+  const axis = normAxis(node.attributes.axis ?? (opset >= 13 ? -1 : 1), rank);
+  const outer = sizeOf(x.shape.slice(0, axis));
+  const length = opset >= 13 ? x.shape[axis] : sizeOf(x.shape.slice(axis));
+  const inner = opset >= 13 ? sizeOf(x.shape.slice(axis + 1)) : 1;
+  const out = makeTensor(x.dataType, x.shape), e = new Float64Array(length);
+  for (let o = 0; o < outer; o++) {
+    for (let i = 0; i < inner; i++) {
+      const at = (j) => (o * length + j) * inner + i;
+      let max = -Infinity, sum = 0;
+      for (let j = 0; j < length; j++) max = Math.max(max, x.data[at(j)]);
+      for (let j = 0; j < length; j++) { e[j] = Math.exp(x.data[at(j)] - max); sum += e[j]; }
+      const logSum = Math.log(sum);
+      for (let j = 0; j < length; j++) out.data[at(j)] = log ? x.data[at(j)] - max - logSum : e[j] / sum;
+    }
+  }
+  return out;
+}
+"""
+
+ERF = r"""
+/** The error function to double precision: its Taylor series below |x| = 4, +-1 beyond
+ * (erfc(4) < 2e-8). */
+function erf(x) {
+  if (Number.isNaN(x)) return x;
+  if (Math.abs(x) >= 4) return Math.sign(x);
+  let term = x, sum = x;
+  for (let n = 1; n < 100 && Math.abs(term) > 1e-17 * Math.abs(sum); n++) {
+    term *= (-x * x) / n;
+    sum += term / (2 * n + 1);
+  }
+  return (2 / Math.sqrt(Math.PI)) * sum;
+}
+"""
+
+MATH_HELPERS = {"argExtreme": ARG_EXTREME, "softmax": SOFTMAX, "erf": ERF}
 """Helpers of these operators, by name."""

@@ -62,6 +62,20 @@ def _cases() -> list[Case]:
     add(Case("Abs-i32", "Abs", {"x": _i(4, dtype=np.int32)}))
     for op in ("Log", "Sqrt", "Reciprocal"):
         add(Case(op, op, {"x": _f(3, 5, low=0.1, high=9)}))
+    for op in ("Sin", "Cos", "Atan", "Softplus", "Erf", "Gelu", "Elu"):
+        add(Case(op, op, {"x": _f(4, 6, low=-5, high=5)}, opset=20 if op == "Gelu" else 17))
+    add(Case("Erf-small-and-large", "Erf", {"x": np.array([0, 1e-6, -3e-3, 0.5, -1.7, 2.9, 3.9,
+                                                          4.5, -7], f32)}))
+    add(Case("Gelu-tanh", "Gelu", {"x": _f(9)}, attributes={"approximate": "tanh"}, opset=20))
+    add(Case("Elu-alpha", "Elu", {"x": _f(7)}, attributes={"alpha": 0.3}))
+    add(Case("PRelu", "PRelu", {"x": _f(2, 3, 4), "slope": _f(3, 1, low=0, high=1)}))
+    special = np.array([1.0, np.nan, np.inf, -np.inf, 0.0, -2.5], f32)
+    add(Case("IsNaN", "IsNaN", {"x": special}))
+    add(Case("IsInf", "IsInf", {"x": special}))
+    add(Case("IsInf-positive-only", "IsInf", {"x": special}, attributes={"detect_negative": 0}))
+    add(Case("LogSoftmax-13", "LogSoftmax", {"x": _f(2, 3, 5, low=-30, high=30)},
+             attributes={"axis": 1}))
+    add(Case("LogSoftmax-11-coerced", "LogSoftmax", {"x": _f(2, 3, 4)}, opset=11))
     for op in ("Tanh", "HardSigmoid", "HardSwish", "LeakyRelu"):
         add(Case(op, op, {"x": _f(3, 5, low=-6, high=6)}))
     add(Case("HardSigmoid-alpha", "HardSigmoid", {"x": _f(7)}, attributes={"alpha": 0.5,
