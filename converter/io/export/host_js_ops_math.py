@@ -239,6 +239,13 @@ function opLogSoftmax(node, [x], opset) {
     "ReduceMean": _reduce("ReduceMean", "0", "(acc, v) => acc + v",
                           "(acc, count) => acc / count"),
     "ReduceProd": _reduce("ReduceProd", "1", "(acc, v) => acc * v"),
+    "ReduceL1": _reduce("ReduceL1", "0", "(acc, v) => acc + Math.abs(v)"),
+    "ReduceL2": _reduce("ReduceL2", "0", "(acc, v) => acc + v * v", "(acc) => Math.sqrt(acc)"),
+    "ReduceSumSquare": _reduce("ReduceSumSquare", "0", "(acc, v) => acc + v * v"),
+    "ReduceLogSum": _reduce("ReduceLogSum", "0", "(acc, v) => acc + v", "(acc) => Math.log(acc)"),
+    "ReduceLogSumExp": _reduce(
+        "ReduceLogSumExp", "-Infinity",  # a running log-sum-exp: no overflow
+        "(acc, v) => (acc === -Infinity ? v : Math.max(acc, v) + Math.log1p(Math.exp(-Math.abs(acc - v))))"),
     "ArgMax": JsOp("""
 function opArgMax(node, [x]) {
   return [argExtreme(node, x, (v, best) => v > best)];

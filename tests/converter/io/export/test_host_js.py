@@ -107,7 +107,8 @@ def _cases() -> list[Case]:
     add(Case("Softmax-13", "Softmax", {"x": _f(2, 3, 4)}, attributes={"axis": 1}))
     add(Case("Softmax-last", "Softmax", {"x": _f(3, 7)}))
     add(Case("Softmax-11-coerced", "Softmax", {"x": _f(2, 3, 4)}, opset=11))
-    for op in ("ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceProd"):
+    for op in ("ReduceMax", "ReduceMin", "ReduceSum", "ReduceMean", "ReduceProd", "ReduceL1",
+               "ReduceL2", "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"):
         x = _f(2, 3, 4, low=0.5, high=1.5)
         add(Case(f"{op}-18-axes", op, {"x": x, "axes": _ints(0, -1)}, opset=18,
                  constants=("axes",)))
@@ -117,6 +118,8 @@ def _cases() -> list[Case]:
              attributes={"keepdims": 0}, opset=13))
     add(Case("ReduceSum-noop", "ReduceSum", {"x": _f(3, 4), "axes": np.zeros(0, i64)},
              attributes={"noop_with_empty_axes": 1}, opset=13))
+    add(Case("ReduceLogSumExp-large", "ReduceLogSumExp", {"x": _f(3, 4, low=80, high=120)},
+             opset=18))
     add(Case("ReduceMax-i64", "ReduceMax", {"x": _i(3, 4)}, opset=18,
              attributes={"keepdims": 0}))
     ties = np.array([[1, 3, 3, 0], [2, 2, 1, 2]], f32)
