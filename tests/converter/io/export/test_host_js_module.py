@@ -225,3 +225,86 @@ def test_export_names_a_host_op_without_javascript(tmp_path: Path) -> None:
     message = str(error.value)
     assert "\n" not in message and "'/swap'" in message and "Einsum" in message
     assert export(result, tmp_path / "webnn", format="webnn")
+
+
+STATE_DRIVER = r"""
+import fs from "node:fs";
+const job = JSON.parse(fs.readFileSync(process.argv[2], "utf8"));
+const bytes = (b64) => Uint8Array.from(Buffer.from(b64, "base64")).buffer;
+const operand = () => ({*[Symbol.iterator]() { for (;;) yield operand(); }});
+globalThis.MLGraphBuilder = function () {
+  return new Proxy({}, {get(target, prop) {
+    if (prop === "build") return async () => ({destroy() {}});
+    return prop === "then" ? undefined : () => operand();
+  }});
+};
+const mod = await import(job.module);
+let call = 0;
+const writtenState = [];
+const context = {
+  async createTensor(desc) { return {desc, destroy() {}}; },
+  writeTensor(tensor, data) { tensor.data = data; },
+  dispatch(graph, inputs, outputs) {
+    writtenState.push(Array.from(inputs.state.data));
+    for (const [name, t] of Object.entries(outputs)) t.data = bytes(job.graphOutputs[call][name]);
+    call++;
+  },
+  async readTensor(tensor) { return tensor.data; },
+};
+const model = await mod.createModel(context, new Uint8Array(0));
+const results = [];
+for (let i = 0; i < job.calls; i++) {
+  const out = await model.computeTensors({x: new Float32Array(bytes(job.x))});
+  results.push({stateN: Array.from(out.stateN.data), idx: Array.from(out.idx.data, Number),
+                idxShape: out.idx.shape});
+}
+console.log(JSON.stringify({writtenState, results}));
+"""
+
+
+@needs_node
+def test_carried_state_with_host_steps(tmp_path: Path) -> None:
+    """A streaming model whose tail is data-dependent: compute() carries the state (the
+    graph's stateN back into its state input) and runs the host steps on every call; each
+    call's outputs equal onnxruntime's on the original model with the state fed by hand."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    n = helper.make_node
+    nodes = [n("Add", ["state", "x"], ["stateN"], name="acc"),
+             n("Greater", ["stateN", "thr"], ["mask"], name="greater"),
+             n("NonZero", ["mask"], ["idx"], name="nonzero")]
+    graph = helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5]),
+                     helper.make_tensor_value_info("state", TensorProto.FLOAT, [5])],
+        [helper.make_tensor_value_info("stateN", TensorProto.FLOAT, [5]),
+         helper.make_tensor_value_info("idx", TensorProto.INT64, [1, "n"])],
+        [onnx.numpy_helper.from_array(np.array(1.5, np.float32), "thr")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
+                              ir_version=8)
+    result = converter.convert(model)
+    assert result.state and result.host is not None
+    x = np.array([0.5, 1.0, 0.0, 2.0, 0.25], np.float32)
+    calls, state, graph_outputs, want = 4, np.zeros(5, np.float32), [], []
+    for _ in range(calls):
+        graph_outputs.append(_raw_graph_outputs(result, {"x": x, "state": state}))
+        want.append(_onnxruntime(model, {"x": x, "state": state}))
+        state = want[-1]["stateN"]
+    files = to_javascript(result.graph, "m", plan_=plan(result.graph, "m", result.state),
+                          host=result.host, outputs=result.outputs, inputs=result.inputs)
+    module = tmp_path / "m.mjs"
+    module.write_text(files.module, encoding="utf-8")
+    (tmp_path / "job.json").write_text(json.dumps({
+        "module": module.as_uri(), "calls": calls, "graphOutputs": graph_outputs,
+        "x": base64.b64encode(x.tobytes()).decode("ascii")}))
+    (tmp_path / "driver.mjs").write_text(STATE_DRIVER)
+    assert NODE is not None
+    run = subprocess.run([NODE, str(tmp_path / "driver.mjs"), str(tmp_path / "job.json")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert got["writtenState"] == [[0] * 5] + [w["stateN"].tolist() for w in want[:-1]]
+    for answer, expected in zip(got["results"], want, strict=True):
+        np.testing.assert_array_equal(answer["stateN"], expected["stateN"])
+        assert answer["idxShape"] == list(expected["idx"].shape)
+        assert answer["idx"] == expected["idx"].reshape(-1).tolist()
