@@ -4,7 +4,7 @@ plain JavaScript with no dependency that runs the steps' ONNX nodes in order wit
 onnxruntime's semantics, embedded in the exported module (`converter.io.export.javascript`).
 
 `host_steps_js(host)` gives the text: the tensor helpers (`host_js_runtime.CORE`), one
-`op<Name>(node, inputs, opset)` function per operator the steps use (and only those:
+`op<Name>(node, inputs, opset, env)` function per operator the steps use (and only those:
 `host_js_ops_math`, `host_js_ops_shape`, `host_js_ops_select`), the steps' constants as
 `hostConstant(dataType, shape, base64)` (decoded once, when the module loads), the nodes as
 a `HOST_NODES` array, `HOST_INPUTS` / `HOST_OUTPUTS` and `runHostSteps(values)`:
@@ -48,6 +48,7 @@ _DATA_TYPES = frozenset({"float32", "float16", "float64", "int8", "uint8", "int1
 _KEY_RE = re.compile(r"[a-z][A-Za-z0-9_]*\Z")
 _BASE64_RE = re.compile(r"[A-Za-z0-9+/]*={0,2}\Z")
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_MAX_DEPTH = 16
 
 
 def _fail(text: str) -> WebnnExportError:
@@ -94,8 +95,9 @@ def _tensor(value: Any, where: str) -> str:
     return f"hostConstant({js_string(data_type)}, [{', '.join(dims)}], {js_string(text)})"
 
 
-def _attribute(value: Any, where: str) -> str:
-    """The JavaScript value of one typed JSON attribute ({"int": n}, {"floats": [...]}...)."""
+def _attribute(value: Any, where: str, used: dict[str, None], depth: int) -> str:
+    """The JavaScript value of one typed JSON attribute ({"int": n}, {"floats": [...]}...;
+    a {"graph"} is an If branch: `{outputs, nodes}`, its ops added to `used`)."""
     if not isinstance(value, Mapping) or len(value) != 1:
         raise _fail(f"{where}: expected one typed value such as {{\"int\": 1}}")
     [(kind, v)] = value.items()
@@ -109,6 +111,8 @@ def _attribute(value: Any, where: str) -> str:
         return js_string(v)
     if kind == "tensor":
         return _tensor(v, where)
+    if kind == "graph":
+        return _graph(v, where, used, depth + 1)
     item = {"ints": _int, "floats": _float, "strings": None}.get(kind, ...)
     if item is ...:
         raise _fail(f"{where}: unknown attribute type {kind!r}")
@@ -127,8 +131,20 @@ def _names(values: Any, where: str) -> str:
     return "[" + ", ".join(js_string(n) for n in items) + "]"
 
 
-def _node(node: Any, index: int) -> tuple[str, str]:
-    """(op name, the node's JavaScript record)."""
+def _graph(value: Any, where: str, used: dict[str, None], depth: int) -> str:
+    """An If branch `{outputs, nodes}` (its nodes read the values defined before the If)."""
+    if depth > _MAX_DEPTH:
+        raise _fail(f"{where}: subgraphs nested over {_MAX_DEPTH} deep")
+    if not isinstance(value, Mapping) or _list(value.get("inputs", []), where):
+        raise _fail(f"{where}: expected a subgraph without inputs (an If branch)")
+    pad = "  " * depth
+    records = [_node(n, i, used, depth) for i, n in enumerate(_list(value.get("nodes"), where))]
+    return (f"{{outputs: {_names(value.get('outputs'), where)}, nodes: [\n"
+            + "".join(f"{pad}  {r},\n" for r in records) + f"{pad}]}}")
+
+
+def _node(node: Any, index: int, used: dict[str, None], depth: int = 0) -> str:
+    """The node's JavaScript record; its op (and its branches' ops) added to `used`."""
     if not isinstance(node, Mapping):
         raise _fail(f"node {index}: expected an object")
     name, op, domain = node.get("name", ""), node.get("op"), node.get("domain", "")
@@ -146,15 +162,34 @@ def _node(node: Any, index: int) -> tuple[str, str]:
     for key, value in attributes.items():
         if not isinstance(key, str) or not _KEY_RE.match(key):
             raise _fail(f"{where}: attribute name {key!r} is not a plain word")
-        entries.append(f"{key}: {_attribute(value, f'{where} attribute {key}')}")
+        entries.append(f"{key}: {_attribute(value, f'{where} attribute {key}', used, depth)}")
+    used[op] = None
     record = (f"{{name: {js_string(name)}, op: {js_string(op)}, run: op{op}, "
               f"inputs: {_names(node.get('inputs', []), where)}, "
               f"outputs: {_names(node.get('outputs', []), where)}, "
               f"attributes: {{{', '.join(entries)}}}}}")
-    return op, record
+    return record
 
 
 _RUN = r"""
+/** Run `nodes` in order on `env` (name -> tensor), adding their outputs to it. */
+function runNodes(nodes, env) {
+  for (const node of nodes) {
+    const inputs = node.inputs.map((name) => {
+      if (name === "") return null;
+      if (!env.has(name)) throw new Error(`host step ${JSON.stringify(node.name)} (${node.op}): no value ${JSON.stringify(name)}`);
+      return env.get(name);
+    });
+    let outputs;
+    try {
+      outputs = node.run(node, inputs, HOST_OPSET, env);
+    } catch (error) {
+      throw new Error(`host step ${JSON.stringify(node.name)} (${node.op}): ${error.message}`);
+    }
+    node.outputs.forEach((name, i) => { if (name !== "" && outputs[i]) env.set(name, outputs[i]); });
+  }
+}
+
 /**
  * Run the host steps: `values` maps every HOST_INPUTS name to {dataType, shape, data}
  * (int64 data as Int32Array or BigInt64Array); the result maps every HOST_OUTPUTS name to
@@ -167,20 +202,7 @@ export function runHostSteps(values) {
     if (!Object.hasOwn(values, name)) throw new TypeError(`runHostSteps: no value for ${JSON.stringify(name)}`);
     env.set(name, hostInput(name, values[name]));
   }
-  for (const node of HOST_NODES) {
-    const inputs = node.inputs.map((name) => {
-      if (name === "") return null;
-      if (!env.has(name)) throw new Error(`host step ${JSON.stringify(node.name)} (${node.op}): no value ${JSON.stringify(name)}`);
-      return env.get(name);
-    });
-    let outputs;
-    try {
-      outputs = node.run(node, inputs, HOST_OPSET);
-    } catch (error) {
-      throw new Error(`host step ${JSON.stringify(node.name)} (${node.op}): ${error.message}`);
-    }
-    node.outputs.forEach((name, i) => { if (name !== "" && outputs[i]) env.set(name, outputs[i]); });
-  }
+  runNodes(HOST_NODES, env);
   return Object.fromEntries(HOST_OUTPUTS.map((name) => {
     if (!env.has(name)) throw new Error(`runHostSteps: no step gives output ${JSON.stringify(name)}`);
     return [name, hostOutput(env.get(name))];
@@ -200,8 +222,10 @@ def host_steps_js(host: Mapping[str, Any]) -> str:
     opset = opsets.get("", opsets.get("ai.onnx")) if isinstance(opsets, Mapping) else None
     if isinstance(opset, bool) or not isinstance(opset, int):
         raise _fail("opsets: no default-domain opset")
-    records = [_node(node, i) for i, node in enumerate(_list(host.get("nodes"), "nodes"))]
-    used = list(dict.fromkeys(op for op, _ in records))
+    used_ops: dict[str, None] = {}
+    records = [_node(node, i, used_ops) for i, node in
+               enumerate(_list(host.get("nodes"), "nodes"))]
+    used = list(used_ops)
     needs = {need for op in used for need in HOST_JS_OPS[op].needs}
     helpers = [code for name, code in _HELPER_CODE.items() if name in needs]
     constants = host.get("constants", {})
@@ -225,7 +249,7 @@ def host_steps_js(host: Mapping[str, Any]) -> str:
         "/** The steps' constants, decoded once. */",
         "const HOST_CONSTANTS = new Map([", *constant_rows, "]);",
         "/** The host steps in order: ONNX nodes run after the graph. */",
-        "const HOST_NODES = [", *(f"  {record}," for _, record in records), "];",
+        "const HOST_NODES = [", *(f"  {record}," for record in records), "];",
         "/** The values the steps read: graph outputs (\"graph\") and model inputs (\"input\"). */",
         "export const HOST_INPUTS = [", *inputs, "];",
         f"export const HOST_OUTPUTS = {_names(host.get('outputs'), 'outputs')};",

@@ -151,6 +151,15 @@ function opCast(node, [x]) {
   return [unary(x, convert, to)];
 }
 """, ("unary", "onnxTypes")),
+    "If": JsOp("""
+function opIf(node, [condition], opset, env) {
+  // the chosen branch runs on the values defined so far; what it defines stays inside
+  const branch = condition.data[0] ? node.attributes.then_branch : node.attributes.else_branch;
+  const inner = new Map(env);
+  runNodes(branch.nodes, inner);
+  return branch.outputs.map((name) => inner.get(name));
+}
+"""),
     "Constant": JsOp("""
 function opConstant(node) {
   const a = node.attributes;

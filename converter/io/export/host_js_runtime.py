@@ -21,9 +21,9 @@ __all__ = ["CORE", "HELPERS", "JsOp"]
 
 @dataclass(frozen=True)
 class JsOp:
-    """One operator's JavaScript: `function op<Name>(node, inputs, opset)` returning the
-    array of its output tensors (`inputs[i]` null for an omitted optional input), and the
-    HELPERS it calls."""
+    """One operator's JavaScript: `function op<Name>(node, inputs, opset, env)` returning the
+    array of its output tensors (`inputs[i]` null for an omitted optional input; `env` the
+    values defined so far, which If's branches read), and the HELPERS it calls."""
 
     code: str
     needs: tuple[str, ...] = ()

@@ -43,7 +43,8 @@ class Case:
     `attributes`; `constants`: input names given as host-step constants (base64) instead of
     run-time values; `narrow`: int64 values handed over as Int32Array (a graph narrowed
     for its target) instead of BigInt64Array; `sort_last`: compare outputs sorted along their
-    last axis (an order onnxruntime leaves unspecified)."""
+    last axis (an order onnxruntime leaves unspecified); `outer`: inputs the node does not take
+    but its subgraphs read (If branches' outer-scope values)."""
 
     id: str
     op: str
@@ -54,6 +55,7 @@ class Case:
     constants: tuple[str, ...] = ()
     narrow: bool = False
     sort_last: bool = False
+    outer: tuple[str, ...] = ()
 
 
 def tensor_json(array: np.ndarray) -> dict[str, Any]:
@@ -85,11 +87,22 @@ def attribute_json(a: onnx.AttributeProto) -> dict[str, Any]:
         return {"strings": [v.decode() for v in value]}
     if kind == onnx.AttributeProto.TENSOR:
         return {"tensor": tensor_json(numpy_helper.to_array(value))}
+    if kind == onnx.AttributeProto.GRAPH:  # an If branch (no initializers in these tests)
+        return {"graph": {"inputs": [i.name for i in value.input],
+                          "outputs": [o.name for o in value.output],
+                          "nodes": [node_json(n) for n in value.node]}}
     raise AssertionError(f"attribute type {kind}")
 
 
+def node_json(node: onnx.NodeProto) -> dict[str, Any]:
+    """The contract's JSON of an ONNX node."""
+    return {"name": node.name, "op": node.op_type, "domain": node.domain,
+            "inputs": list(node.input), "outputs": list(node.output),
+            "attributes": {a.name: attribute_json(a) for a in node.attribute}}
+
+
 def node_of(case: Case) -> onnx.NodeProto:
-    names = [n if a is not None else "" for n, a in case.inputs.items()]
+    names = [n if a is not None else "" for n, a in case.inputs.items() if n not in case.outer]
     while names and names[-1] == "":
         names.pop()
     return oh.make_node(case.op, names, [f"out{i}" for i in range(case.outputs)],
@@ -121,9 +134,7 @@ def host_json(case: Case) -> dict[str, Any]:
         "inputs": [{"name": n, "source": "input"} for n in given if n not in case.constants],
         "outputs": list(node.output),
         "constants": {n: tensor_json(given[n]) for n in case.constants},
-        "nodes": [{"name": node.name, "op": node.op_type, "domain": "",
-                   "inputs": list(node.input), "outputs": list(node.output),
-                   "attributes": {a.name: attribute_json(a) for a in node.attribute}}],
+        "nodes": [node_json(node)],
     }
 
 

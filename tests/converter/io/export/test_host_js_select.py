@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx.helper as oh
 import pytest
 
 from converter.io.export.host_js import HOST_JS_OPS, host_steps_js
@@ -160,7 +161,33 @@ def _cases() -> list[Case]:
     return cases
 
 
-CASES = _cases()
+def _branch(name: str, nodes: list[Any], output: str, elem: int = 1) -> Any:
+    return oh.make_graph(nodes, name, [], [oh.make_tensor_value_info(output, elem, None)])
+
+
+def _if_cases() -> list[Case]:
+    """If: the chosen branch reads values defined outside it (ONNX outer-scope reads);
+    branches of different shapes; an If inside a branch."""
+    a, b = rng.uniform(-1, 1, (2, 3)).astype(f32), rng.uniform(-1, 1, (3,)).astype(f32)
+    then = _branch("then", [oh.make_node("Add", ["a", "b"], ["t"], name="/then_add")], "t")
+    other = _branch("else", [
+        oh.make_node("Constant", [], ["k"], value_floats=[2.0, -1.0], name="/else_k"),
+        oh.make_node("Mul", ["k", "k"], ["e"], name="/else_mul")], "e")
+    inner = oh.make_node("If", ["c2"], ["n"], then_branch=then, else_branch=other, name="/inner")
+    nested = _branch("nested", [inner], "n")
+    cases = []
+    for flag in (True, False):
+        cases.append(Case(f"If-{flag}", "If", {"c": np.array(flag), "a": a, "b": b},
+                          attributes={"then_branch": then, "else_branch": other},
+                          outer=("a", "b")))
+        cases.append(Case(f"If-nested-{flag}", "If", {"c": np.array(True), "c2": np.array(flag),
+                                                      "a": a, "b": b},
+                          attributes={"then_branch": nested, "else_branch": other},
+                          outer=("a", "b", "c2")))
+    return cases
+
+
+CASES = _cases() + _if_cases()
 
 
 @pytest.fixture(scope="module")
