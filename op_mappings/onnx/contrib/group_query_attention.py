@@ -16,6 +16,8 @@ repeated. Masked keys (causal, local window, beyond seqlens_k + 1) drop out of t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
@@ -157,6 +159,11 @@ def _allowed(ctx: ImportContext, past_rows: Value, total_b: Value, bsz: int, seq
     return allowed
 
 
+BlockMask = Callable[[Value, int, int, int], Mask]
+"""An extra allowed-mask (SparseAttention's block layout): (past_rows [B], batch, query
+rows, keys) -> a mask broadcastable to [B, N, S, keys]."""
+
+
 @onnx_op("GroupQueryAttention", since=1, domain="com.microsoft", const_inputs=(6,))
 def group_query_attention(ctx: ImportContext, node: Node) -> Outputs:
     """com.microsoft GroupQueryAttention: query [B, S, N·H] with key/value [B, S, N_kv·H],
@@ -173,6 +180,13 @@ def group_query_attention(ctx: ImportContext, node: Node) -> Outputs:
     v_scale, *_quant_type, kv_cache_bit_width), no q/k_norm_weight, no
     sliding_window_cache, no output_qk; a multi-token step after a prompt needs batch 1
     (as in onnxruntime)."""
+    return grouped_query_attention(ctx, node)
+
+
+def grouped_query_attention(ctx: ImportContext, node: Node,
+                            block_mask: BlockMask | None = None) -> Outputs:
+    """GroupQueryAttention (see its handler), with `block_mask` and-ed into the keys each
+    query row may attend to."""
     b = ctx.builder
     check_arity(node, (7, 16), (1, 4))
     _check_unsupported(node)
@@ -305,6 +319,8 @@ def group_query_attention(ctx: ImportContext, node: Node) -> Outputs:
 
     allowed = derived(ctx, "gqa_allowed", (past_rows, total_b), (bsz, seq, keys, causal, window),
                       lambda: _allowed(ctx, past_rows, total_b, bsz, seq, keys, causal, window))
+    if block_mask is not None:
+        allowed = mask_and(ctx, allowed, block_mask(past_rows, bsz, seq, keys))
     biases = []
     if node.input(10):
         biases.append(attention_bias(ctx, node.inputs[10], bsz, heads, seq, keys))
