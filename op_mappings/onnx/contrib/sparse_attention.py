@@ -94,10 +94,10 @@ def sparse_attention(ctx: ImportContext, node: Node) -> Outputs:
             return np.transpose(table[:, qpos], (1, 0, 2, 3))  # [B, N, S, keys]
         b = ctx.builder
         start = b.reshape(b.cast(past_rows, "int32"), [bsz, 1])
-        qpos = b.add(start, ctx.constant(np.arange(seq, dtype=np.int32).reshape(1, seq)))
-        qpos = b.clamp(qpos, min_value=0, max_value=positions - 1)
-        picked = b.gather(ctx.constant(table.astype(np.uint8)), b.reshape(qpos, [bsz * seq]),
-                          axis=1)  # [N, B·S, keys]
+        rows_op = b.add(start, ctx.constant(np.arange(seq, dtype=np.int32).reshape(1, seq)))
+        rows_op = b.clamp(rows_op, min_value=0, max_value=positions - 1)
+        picked = b.gather(ctx.constant(table.astype(np.uint8)),
+                          b.reshape(rows_op, [bsz * seq]), axis=1)  # [N, B·S, keys]
         return b.transpose(b.reshape(picked, [heads, bsz, seq, keys]),
                            permutation=[1, 0, 2, 3])
 
