@@ -201,3 +201,40 @@ def is_all_finite(ctx: ImportContext, node: Node) -> Outputs:
         worst = count if worst is None else b.max(worst, count)
     assert worst is not None
     return [b.equal(worst, b.constant(np.zeros((), np.int32)))]
+
+
+@onnx_op("NGramRepeatBlock", since=1, domain=MS)
+def ngram_repeat_block(ctx: ImportContext, node: Node) -> Outputs:
+    """scores with -inf for every token that would repeat an n-gram of input_ids: for each
+    batch row and each start i <= S - n, when ids[i : i + n - 1] equals the last n - 1 ids,
+    token ids[i + n - 1] is blocked (a [B, S - n + 1, V] comparison; n = ngram_size).
+    Restrictions: float32/float16 scores [B, V]; input_ids [B, S] int32/int64; ngram_size >= 1
+    (S < n blocks nothing)."""
+    check_arity(node, (2, 2))
+    b = ctx.builder
+    ids = ctx.operand(node.inputs[0])
+    scores = float_operand(ctx, node, 1, "scores")
+    n = attr_int(node, "ngram_size", None)
+    if ids.rank != 2 or scores.rank != 2 or ids.shape[0] != scores.shape[0] or n < 1:
+        raise InvalidModel(f"NGramRepeatBlock input_ids {list(ids.shape)} and scores "
+                           f"{list(scores.shape)} must be [B, S] and [B, V], ngram_size {n} "
+                           ">= 1")
+    bsz, seq = ids.shape
+    vocab = scores.shape[1]
+    starts = seq - n + 1
+    if starts <= 0:
+        return [scores]
+    ids32 = b.cast(ids, "int32") if ids.data_type != "int32" else ids
+    matched = None
+    for j in range(n - 1):  # ids[i + j] == ids[S - n + 1 + j] for every start i
+        window = b.slice(ids32, [0, j], [bsz, starts])
+        last = b.slice(ids32, [0, seq - n + 1 + j], [bsz, 1])
+        eq = b.equal(window, last)
+        matched = eq if matched is None else b.logical_and(matched, eq)
+    tokens = b.slice(ids32, [0, n - 1], [bsz, starts])  # [B, starts]
+    hit = b.equal(b.reshape(tokens, [bsz, starts, 1]),
+                  ctx.constant(np.arange(vocab, dtype=np.int32).reshape(1, 1, vocab)))
+    if matched is not None:
+        hit = b.logical_and(hit, b.reshape(matched, [bsz, starts, 1]))
+    blocked = b.reduce_max(b.cast(hit, "uint8"), axes=[1])  # [B, V]
+    return [b.where(blocked, b.constant(np.full((), -np.inf, scores.data_type)), scores)]

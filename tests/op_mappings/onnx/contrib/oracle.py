@@ -68,8 +68,11 @@ def compare(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray],
     for name, ref in expected.items():
         assert_close(got[name], ref, rtol, atol, f"{label} output {name}")
         if ref.size and ref.dtype.kind in "fc":
-            diff = np.abs(got[name].astype(np.float64) - ref.astype(np.float64))
-            worst[ref.dtype.name] = max(worst.get(ref.dtype.name, 0.0), float(np.max(diff)))
+            with np.errstate(invalid="ignore"):  # inf - inf where both are infinite
+                diff = np.abs(got[name].astype(np.float64) - ref.astype(np.float64))
+            finite = diff[np.isfinite(diff)]
+            err = float(finite.max()) if finite.size else 0.0
+            worst[ref.dtype.name] = max(worst.get(ref.dtype.name, 0.0), err)
     for dtype, err in worst.items():
         print(f"MAXERR {label}[{dtype}] {err:.3g}")
     return result

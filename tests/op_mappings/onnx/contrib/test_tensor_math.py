@@ -87,3 +87,10 @@ def test_malformed_nodes() -> None:
                  "at most 5x5")
     expect_error(ms_model("UnfoldTensor", [("x", rng_array(2, 3))], {"size": 4}),
                  "invalid_model", "size 4 and step 1")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7])
+def test_ngram_repeat_block(n: int) -> None:
+    ids = np.array([[1, 2, 3, 1, 2, 3], [4, 4, 4, 4, 0, 4]], np.int64)
+    check_ms("NGramRepeatBlock", [("ids", ids), ("s", rng_array(2, 6, seed=9))],
+             {"ngram_size": n}, rtol=0, atol=0)
