@@ -14,6 +14,7 @@ contrib schema's attribute defaults filled in (the reader fills none for this do
 - Range: start, limit and the optional delta (default 1), all constant: a constant.
 - ExpandDims (an int32 scalar `axis` input, constant, in [-rank - 1, rank]): a reshape that
   inserts a dimension of 1 there.
+- ConvTransposeWithDynamicPads: ONNX ConvTranspose with the pads read from a constant input.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from op_mappings._common.checks import finite_scalar
 from op_mappings._common.values import ints, norm_axis
 from op_mappings.onnx import lookup, onnx_op
 from op_mappings.onnx.contrib._common import attr_int, check_arity
+from op_mappings.onnx.conv_transpose import conv_transpose
 
 MS = "com.microsoft"
 
@@ -177,3 +179,16 @@ def expand_dims(ctx: ImportContext, node: Node) -> Outputs:
     axis = axis + x.rank + 1 if axis < 0 else axis
     shape = list(x.shape)
     return [ctx.builder.reshape(x, shape[:axis] + [1] + shape[axis:])]
+
+
+@onnx_op("ConvTransposeWithDynamicPads", since=1, domain=MS, const_inputs=(2,))
+def conv_transpose_with_dynamic_pads(ctx: ImportContext, node: Node) -> Outputs:
+    """ONNX ConvTranspose with its pads given as input 2 (int64 [2 · spatial]).
+    Restrictions: those of ConvTranspose; Pads constant and given (onnxruntime's kernel
+    requires it)."""
+    check_arity(node, (3, 4))
+    attrs = {"group": 1, **node.attrs, "auto_pad": "NOTSET",
+             "pads": tuple(ints(ctx.const_input(node, 2), "ConvTransposeWithDynamicPads Pads"))}
+    std = replace(node, op_type="ConvTranspose", domain="", version=11, attrs=attrs,
+                  inputs=(node.inputs[0], node.inputs[1], node.input(3)))
+    return conv_transpose(ctx, std)

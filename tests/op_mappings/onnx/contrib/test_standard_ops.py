@@ -102,3 +102,13 @@ def test_expand_dims_malformed() -> None:
     expect_error(ms_model("ExpandDims", [("x", X), ("a", np.array(5, np.int32))],
                           constants=("a",)),
                  "invalid_model", "axis 5 is outside [-5, 4]")
+
+
+@pytest.mark.parametrize("pads", [[0, 0, 0, 0], [1, 0, 1, 2]])
+@pytest.mark.parametrize("bias", [False, True])
+def test_conv_transpose_with_dynamic_pads(pads: list[int], bias: bool) -> None:
+    items = [("x", rng_array(1, 3, 5, 4, seed=7)), ("w", rng_array(3, 2, 3, 3, seed=8)),
+             ("p", np.array(pads, np.int64)),
+             ("b", rng_array(2, seed=9) if bias else None)]
+    check_ms("ConvTransposeWithDynamicPads", items, {"strides": [2, 1]},
+             constants=("w", "p", "b"), rtol=1e-5, atol=1e-5)
