@@ -154,7 +154,6 @@ def linear_attention(ctx: ImportContext, node: Node) -> Outputs:
     dividing evenly, and key heads dividing kv_num_heads; decay [B, T, Hkv] or
     [B, T, Hkv·dk]; beta [B, T, Hkv] or [B, T, 1]."""
     check_arity(node, (3, 6), (1, 2))
-    b = ctx.builder
     rule = attr_str(node, "update_rule", "gated_delta")
     if rule not in UPDATE_RULES:
         raise InvalidModel(f"LinearAttention update_rule {rule!r} is not one of "
@@ -184,24 +183,16 @@ def linear_attention(ctx: ImportContext, node: Node) -> Outputs:
     if (gated and decay is None) or (delta and beta is None):
         raise InvalidModel(f"LinearAttention update_rule {rule} needs "
                            f"{'decay' if gated and decay is None else 'beta'}")
-    decay_tail = [1, 1]
     if gated and decay is not None:
         if list(decay.shape) not in ([bsz, steps, hkv], [bsz, steps, hkv * dk]):
             raise InvalidModel(f"LinearAttention decay {list(decay.shape)} must be "
                                f"[{bsz}, {steps}, {hkv}] or [{bsz}, {steps}, {hkv * dk}]")
-        decay_tail = [dk, 1] if decay.shape[2] == hkv * dk else [1, 1]
     if delta and beta is not None and list(beta.shape) not in ([bsz, steps, hkv],
                                                                [bsz, steps, 1]):
         raise InvalidModel(f"LinearAttention beta {list(beta.shape)} must be "
                            f"[{bsz}, {steps}, {hkv}] or [{bsz}, {steps}, 1]")
     check_steps(ctx, steps)
     scale = attr_float(node, "scale", 0.0) or 1.0 / math.sqrt(dk)
-    f32 = [to_type(ctx, t, "float32") for t in (q, k, v)]
-    qf, kf, vf = f32
-    decay = None if decay is None else to_type(ctx, decay, "float32")
-    beta = None if beta is None else to_type(ctx, beta, "float32")
-    q_index = None if hq == hkv else (np.arange(hkv) * hq // hkv).astype(np.int32)
-    k_index = None if hk == hkv else (np.arange(hkv) // (hkv // hk)).astype(np.int32)
     state_shape = [bsz, hkv, dk, dv]
     if node.input(3):
         past = float_operand(ctx, node, 3, "past_state")
@@ -211,16 +202,42 @@ def linear_attention(ctx: ImportContext, node: Node) -> Outputs:
         s = to_type(ctx, past, "float32")
     else:
         s = ctx.constant(np.zeros(state_shape, np.float32))
+    y, s = recurrence(ctx, q, k, v, s, decay if gated else None, beta if delta else None,
+                      scale, (hq, hk, hkv), (dk, dv))
+    result: list[Any] = [to_type(ctx, y, q.data_type)]
+    if len(node.outputs) > 1:
+        result.append(s)
+    return result
+
+
+def recurrence(ctx: ImportContext, q: Any, k: Any, v: Any, state: Any, decay: Any, beta: Any,
+               scale: float, heads: tuple[int, int, int], sizes: tuple[int, int]
+               ) -> tuple[Any, Any]:
+    """The unrolled recurrence (module docstring) over packed q [B, T, Hq·dk], k [B, T,
+    Hk·dk], v [B, T, Hkv·dv] from float32 `state` [B, Hkv, dk, dv]; decay [B, T, Hkv] or
+    [B, T, Hkv·dk] (None: not gated), beta [B, T, Hkv] or [B, T, 1] (None: no delta rule).
+    Returns (float32 output [B, T, Hkv·dv], final state)."""
+    b = ctx.builder
+    hq, hk, hkv = heads
+    dk, dv = sizes
+    bsz, steps, _ = q.shape
+    qf, kf, vf = (to_type(ctx, t, "float32") for t in (q, k, v))
+    decay = None if decay is None else to_type(ctx, decay, "float32")
+    beta = None if beta is None else to_type(ctx, beta, "float32")
+    per_key = decay is not None and decay.shape[2] == hkv * dk
+    q_index = None if hq == hkv else (np.arange(hkv) * hq // hkv).astype(np.int32)
+    k_index = None if hk == hkv else (np.arange(hkv) // (hkv // hk)).astype(np.int32)
+    s = state
     outs = []
     for t in range(steps):
         qt = _heads(ctx, qf, t, hq, dk, q_index)  # [B, H, 1, dk]
         kt = _heads(ctx, kf, t, hk, dk, k_index)
         vt = _heads(ctx, vf, t, hkv, dv, None)  # [B, H, 1, dv]
-        if gated and decay is not None:
-            g = _per_head(ctx, decay, t, decay_tail)
-            s = b.mul(s, b.exp(g if decay_tail == [dk, 1] else b.reshape(g, [bsz, hkv, 1, 1])))
+        if decay is not None:
+            g = _per_head(ctx, decay, t, [dk, 1] if per_key else [1, 1])
+            s = b.mul(s, b.exp(g if per_key else b.reshape(g, [bsz, hkv, 1, 1])))
         k_col = b.reshape(kt, [bsz, hkv, dk, 1])
-        if delta and beta is not None:
+        if beta is not None:
             r = b.matmul(kt, s)  # [B, H, 1, dv]
             bt = b.reshape(b.slice(beta, [0, t, 0], [bsz, 1, beta.shape[2]]),
                            [bsz, beta.shape[2], 1, 1])
@@ -229,8 +246,4 @@ def linear_attention(ctx: ImportContext, node: Node) -> Outputs:
             s = b.add(s, b.matmul(k_col, vt))
         outs.append(b.mul(b.matmul(qt, s), scalar(ctx, scale, "float32")))  # [B, H, 1, dv]
     y = outs[0] if steps == 1 else b.concat(outs, 2)  # [B, H, T, dv]
-    y = b.reshape(b.transpose(y, permutation=[0, 2, 1, 3]), [bsz, steps, hkv * dv])
-    result: list[Any] = [to_type(ctx, y, q.data_type)]
-    if len(node.outputs) > 1:
-        result.append(s)
-    return result
+    return b.reshape(b.transpose(y, permutation=[0, 2, 1, 3]), [bsz, steps, hkv * dv]), s
