@@ -1,8 +1,10 @@
 """ONNX Conv -> WebNN conv2d (NCHW input, OIHW filter: the WebNN defaults).
 
 auto_pad becomes explicit padding; pads [x1_b, x2_b, x1_e, x2_e] -> [bH, eH, bW, eW]. 1-D
-convolutions are reshaped to 2-D with a unit width.
-Restrictions: 1-D or 2-D spatial (3-D is not supported); float32/float16.
+convolutions are reshaped to 2-D with a unit width; 3-D ones (NCDHW, video models such as
+torchvision's r3d_18) run as one conv2d over their depth taps folded into channels, the
+output depth folded into the batch.
+Restrictions: 1-, 2- or 3-D spatial; float32/float16.
 """
 
 from __future__ import annotations
