@@ -1,10 +1,17 @@
 """Native WebNN lstm / gru / lstmCell / gruCell against their composition from primitives
-(rule `compose-recurrent`: the input projection of every step in one gemm, then per step a
-gemm, slices and elementwise gates; `converter.core.webnn.decompose_recurrent`) in the real
-headless Chromium of `converter.validate.browser` (CPU: LiteRT/XNNPACK).
+(rule `compose-recurrent`: the input projection of every step in one gemm split into the
+steps, then per step a gemm, one split of the gates and the elementwise gates;
+`converter.core.webnn.decompose_recurrent`) in the real headless Chromium of
+`converter.validate.browser` (CPU: LiteRT/XNNPACK).
 
-    python benchmarks/browser_recurrent.py [--quick] [--builds N] [--rounds N]
+    python benchmarks/browser_recurrent.py [--quick] [--builds N] [--rounds N] [--floor]
         [--only SUBSTRING ...] [--json PATH] [--markdown PATH]
+
+`--floor` measures the composition against its recurrent gemms alone instead of the native
+operator (`floor_graph`: per layer and direction, the steps' h·Rᵀ gemms chained through a
+slice, the part of the work no composition removes: each step needs the previous one's
+state); the ratio composed / floor then says how much of the composition's time the rest
+(input projection, gates, dispatch) costs, and the error columns are left empty.
 
 For every size of the grid (`grid()`: sequence length x hidden size x batch x directions x
 layers, LSTM and GRU, and the two cells) the same random-weight graph is built twice, native
@@ -240,6 +247,26 @@ def _without_recurrent() -> Target:
     return dataclasses.replace(target, limits=limits, rules=("compose-recurrent",))
 
 
+def floor_graph(size: Size, seed: int = 1) -> MLGraph:
+    """The recurrent gemms of `size`'s composition alone: per layer and direction one
+    [G·H, H] weight and, per step, h = slice(gemm(h, weight, bTranspose), first H columns),
+    starting from the first step of the input (same input as `make_graph`); the chains'
+    final states concatenated are the output."""
+    rng = np.random.default_rng(seed)
+    b = MLGraphBuilder(ML().create_context())
+    h, g = size.hidden, GATES[size.op]
+    x = b.input("x", shape=[size.steps, size.batch, h], data_type="float32")
+    start = b.reshape(b.slice(x, [0, 0, 0], [1, size.batch, h]), [size.batch, h])
+    finals = []
+    for _ in range(size.layers * size.directions):
+        weight = b.constant((rng.normal(size=(g * h, h)) / np.sqrt(h)).astype(np.float32))
+        state = start
+        for _ in range(size.steps):
+            state = b.slice(b.gemm(state, weight, b_transpose=True), [0, 0], [size.batch, h])
+        finals.append(state)
+    return b.build({"h": finals[0] if len(finals) == 1 else b.concat(finals, 0)})
+
+
 def composed(graph: MLGraph) -> MLGraph:
     """`graph` with every recurrent operator composed by rule compose-recurrent, as for a
     target that lacks them."""
@@ -259,9 +286,10 @@ def _error(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> float:
                for k in want)
 
 
-def measure(sizes: Sequence[Size], builds: int, rounds: int, timeout_s: float = 600.0
-            ) -> list[dict[str, Any]]:
-    """One browser session over `sizes`: a row per size (see the module docstring)."""
+def measure(sizes: Sequence[Size], builds: int, rounds: int, timeout_s: float = 600.0,
+            floor: bool = False) -> list[dict[str, Any]]:
+    """One browser session over `sizes`: a row per size (see the module docstring); with
+    `floor`, the "native" variant is `floor_graph` (no errors reported)."""
     setup = ensure_browser()
     refs = []
     with tempfile.TemporaryDirectory(prefix="webnn-recurrent-") as root:
@@ -270,7 +298,8 @@ def measure(sizes: Sequence[Size], builds: int, rounds: int, timeout_s: float = 
         for i, size in enumerate(sizes):
             graph, feeds = make_graph(size)
             refs.append(graph.context.compute(graph, dict(feeds)))
-            for name, variant in (("native", graph), ("composed", composed(graph))):
+            first = floor_graph(size) if floor else graph
+            for name, variant in (("native", first), ("composed", composed(graph))):
                 export(variant, Path(root) / f"c{i}" / name, format="js", stem="model")
             (Path(root) / f"c{i}" / "inputs.json").write_text(json.dumps(
                 {k: base64.b64encode(v.astype("<f4").tobytes()).decode() for k, v in
@@ -298,7 +327,8 @@ def measure(sizes: Sequence[Size], builds: int, rounds: int, timeout_s: float = 
                 row[f"{kind}_{v}_ms"] = statistics.median(got[kind][v])
             row[f"{kind}_ratio"] = row[f"{kind}_composed_ms"] / row[f"{kind}_native_ms"]
         for v in ("native", "composed"):
-            row[f"error_{v}"] = _error(_decode(res["outputs"][v]), ref)
+            row[f"error_{v}"] = (float("nan") if floor and v == "native" else
+                                 _error(_decode(res["outputs"][v]), ref))
         rows.append(row)
     return rows
 
@@ -330,19 +360,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--only", nargs="+", default=[], help="substrings of size labels")
     p.add_argument("--json", type=Path, default=None)
     p.add_argument("--markdown", type=Path, default=None)
+    p.add_argument("--floor", action="store_true",
+                   help="against the recurrent gemms alone instead of the native operator")
     args = p.parse_args(argv)
     sizes = [s for s in grid(args.quick) if not args.only or
              any(o in s.label for o in args.only)]
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     for k in range(0, len(sizes), args.group):
-        got = measure(sizes[k:k + args.group], args.builds, args.rounds)
+        got = measure(sizes[k:k + args.group], args.builds, args.rounds, floor=args.floor)
         for row in got:
             print(table([row]).splitlines()[-1], flush=True)
         rows += got
         if args.json:
             args.json.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
     text = table(rows)
+    if args.floor:
+        text = text.replace(" native", " gemms only")
     print(f"\n{text}\n({len(rows)} sizes, {time.perf_counter() - started:.0f} s)")
     if args.markdown:
         args.markdown.write_text(text + "\n")

@@ -38,6 +38,21 @@ def test_small_sizes_compose_to_the_same_values() -> None:
     assert len({s.label for s in bench.grid()}) == len(bench.grid())
 
 
+def test_floor_graph_is_the_chain_of_recurrent_gemms() -> None:
+    """`--floor`: per layer and direction one weight and one gemm per step, nothing else but
+    the slices that chain them; it computes on the input `make_graph` gives."""
+    bench = _load()
+    for size in (bench.Size("lstm", 4, 8, directions=2, layers=2), bench.Size("gru", 5, 8)):
+        floor = bench.floor_graph(size)
+        ops = [o.op for o in floor.operations]
+        chains = size.layers * size.directions
+        assert ops.count("gemm") == size.steps * chains, size.label
+        assert set(ops) <= {"gemm", "slice", "reshape", "concat"}
+        _, feeds = bench.make_graph(size)
+        out = floor.context.compute(floor, dict(feeds))["h"]
+        assert out.shape == (chains * size.batch, size.hidden) and np.isfinite(out).all()
+
+
 @pytest.mark.browser
 def test_quick_run_in_the_browser() -> None:
     from converter.validate.browser import BrowserUnavailable
