@@ -1,6 +1,6 @@
-"""com.microsoft PackedAttention and PackedMultiHeadAttention (the transformers optimizer's
-packing mode, CUDA kernels in onnxruntime) -> attention over all packed tokens with a
-same-sequence mask.
+"""com.microsoft PackedAttention, PackedMultiHeadAttention and RestorePadding (the transformers
+optimizer's packing mode, CUDA kernels in onnxruntime) -> attention over all packed tokens with
+a same-sequence mask; a scatter and gather.
 
 The T real tokens of B right-padded sequences come packed ([T, hidden]); token t belongs to
 sequence seq(t) = #{i in 1..B : cumulative_sequence_length[i] <= t}. Each token attends to
@@ -12,6 +12,8 @@ token counts per sequence are run-time values; only T is fixed).
 - PackedMultiHeadAttention: query, key, value [T, D] (+ bias [3D]) or packed QKV
   query [T, N, 3, H] (key and value absent).
 scale defaults to 1/√H. token_offset is not needed without attention_bias.
+RestorePadding scatters the packed tokens back to [B, S, hidden]. RemovePadding, whose output
+length is the run-time token count, has no static form.
 """
 
 from __future__ import annotations
@@ -144,3 +146,29 @@ def packed_multi_head_attention(ctx: ImportContext, node: Node) -> Outputs:
         qb, kb, vb = b.split(bias, [d, d, dv], axis=0)
         q, k, v = b.add(q, qb), b.add(k, kb), b.add(v, vb)
     return [_attention(ctx, node, q, k, v, heads, 5)]
+
+
+@onnx_op("RestorePadding", since=1, domain=MS)
+def restore_padding(ctx: ImportContext, node: Node) -> Outputs:
+    """The packed tokens [T, hidden] put back at their padded positions (token_offset
+    [B, S]: the real positions first, then the padding ones), zeros elsewhere: the inverse
+    of token_offset by one scatterElements, then a gather and a where.
+    Restrictions: token_offset a permutation of 0..B·S - 1 (as RemovePadding writes it)."""
+    check_arity(node, (2, 2), (1, 1))
+    b = ctx.builder
+    x = ctx.operand(node.inputs[0])
+    offset = ctx.operand(node.inputs[1])
+    if x.rank != 2 or offset.rank != 2 or x.shape[0] > offset.shape[0] * offset.shape[1]:
+        raise InvalidModel(f"RestorePadding input {list(x.shape)} and token_offset "
+                           f"{list(offset.shape)} must be [T, hidden] and [B, S], T <= B·S")
+    bsz, seq = offset.shape
+    tokens, hidden = x.shape
+    slots = bsz * seq
+    flat = b.reshape(b.cast(offset, "int32"), [slots])
+    order = ctx.constant(np.arange(slots, dtype=np.int32))
+    inverse = b.scatter_elements(ctx.constant(np.zeros(slots, np.int32)), flat, order, axis=0)
+    rows = b.gather(x, b.clamp(inverse, min_value=0, max_value=tokens - 1), axis=0)
+    real = b.reshape(b.lesser(inverse, ctx.constant(np.asarray(tokens, np.int32))),
+                     [slots, 1])
+    y = b.where(real, rows, b.constant(np.zeros((), x.data_type)))
+    return [b.reshape(y, [bsz, seq, hidden])]

@@ -83,3 +83,13 @@ def test_malformed_nodes() -> None:
              ("ab", rng_array(1, N, S, S))]
     expect_error(ms_model("PackedMultiHeadAttention", items, {"num_heads": N}),
                  "unsupported_attribute", "attention_bias is not supported")
+
+
+@pytest.mark.parametrize("lengths", [LENGTHS, [5, 5], [1, 0, 4]])
+def test_restore_padding(lengths: list[int]) -> None:
+    real, offset, _ = _packing(lengths)
+    x = rng_array(len(real), 6, seed=8)
+    want = _padded(x, real, len(lengths))
+    compare(ms_model("RestorePadding", [("x", x), ("off", offset.reshape(len(lengths), S))]),
+            {"x": x, "off": offset.reshape(len(lengths), S)}, {"y": want}, "RestorePadding",
+            0, 0)
