@@ -15,6 +15,7 @@ contrib schema's attribute defaults filled in (the reader fills none for this do
 - ExpandDims (an int32 scalar `axis` input, constant, in [-rank - 1, rank]): a reshape that
   inserts a dimension of 1 there.
 - ConvTransposeWithDynamicPads: ONNX ConvTranspose with the pads read from a constant input.
+- SampleOp (onnxruntime's sample echo op): the input itself.
 """
 
 from __future__ import annotations
@@ -192,3 +193,11 @@ def conv_transpose_with_dynamic_pads(ctx: ImportContext, node: Node) -> Outputs:
     std = replace(node, op_type="ConvTranspose", domain="", version=11, attrs=attrs,
                   inputs=(node.inputs[0], node.inputs[1], node.input(3)))
     return conv_transpose(ctx, std)
+
+
+@onnx_op("SampleOp", since=1, domain=MS)
+def sample_op(ctx: ImportContext, node: Node) -> Outputs:
+    """onnxruntime's sample echo operator: Y = X (no operation)."""
+    check_arity(node, (1, 1))
+    name = node.inputs[0]
+    return [ctx.const_value(name) if ctx.is_constant(name) else ctx.operand(name)]

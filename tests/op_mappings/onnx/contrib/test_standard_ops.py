@@ -112,3 +112,7 @@ def test_conv_transpose_with_dynamic_pads(pads: list[int], bias: bool) -> None:
              ("b", rng_array(2, seed=9) if bias else None)]
     check_ms("ConvTransposeWithDynamicPads", items, {"strides": [2, 1]},
              constants=("w", "p", "b"), rtol=1e-5, atol=1e-5)
+
+
+def test_sample_op() -> None:
+    check_ms("SampleOp", [("x", X)], rtol=0, atol=0)
