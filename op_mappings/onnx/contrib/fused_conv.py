@@ -43,7 +43,7 @@ _ACTIVATIONS: dict[str, tuple[int, Callable[[Any, Any, list[float]], Any]]] = {
 @onnx_op("FusedConv", since=1, domain=MS)
 def fused_conv(ctx: ImportContext, node: Node) -> Outputs:
     """activation(Conv(X, W, B) + Z) (see the module docstring).
-    Restrictions: those of Conv (1-D or 2-D spatial, float32/float16); Z must have the
+    Restrictions: those of Conv (1-D to 3-D spatial, float32/float16); Z must have the
     convolution's output shape; activation one of Relu, Tanh, Sigmoid, LeakyRelu, Clip,
     HardSigmoid, with exactly the activation_params onnxruntime requires (1, 2, 2 for the
     last three)."""

@@ -46,6 +46,14 @@ def test_fused_conv_attributes(attrs: dict[str, Any]) -> None:
              rtol=1e-4, atol=1e-5)
 
 
+def test_fused_conv_3d() -> None:
+    """3-D spatial (the Conv mapping's NCDHW form)."""
+    items = [("x", rng_array(1, 4, 5, 6, 4, seed=6)), ("w", rng_array(6, 4, 3, 3, 2, seed=7)),
+             ("b", BIAS), ("z", rng_array(1, 6, 3, 4, 3, seed=8))]
+    check_ms("FusedConv", items, {"activation": "Relu"}, constants=("w", "b"), rtol=1e-4,
+             atol=1e-5)
+
+
 def test_fused_conv_1d() -> None:
     items = [("x", X[:, :, :, 0]), ("w", W[:, :, :, 0]), ("b", BIAS),
              ("z", rng_array(1, 6, 5, seed=5))]
@@ -74,5 +82,5 @@ def test_malformed_nodes() -> None:
                  "invalid_model", "Z has shape [1, 6, 4, 4], expected [1, 6, 5, 4]")
     expect_error(ms_model("FusedConv", [("x", X)]), "invalid_model",
                  "takes 2 to 4 inputs, the node has 1")
-    expect_error(ms_model("FusedConv", [("x", X[..., None]), ("w", W[..., None])]),
-                 "unsupported_attribute", "3 spatial dimensions")
+    expect_error(ms_model("FusedConv", [("x", X[..., None, None]), ("w", W[..., None, None])]),
+                 "unsupported_attribute", "spatial")
