@@ -23,8 +23,9 @@ graph passes, `with_boundary_casts` puts a Cast host step behind each boundary v
 gives in another type than the source's (bool carried as uint8, int64 narrowed to int32 by a
 target, float64 computed as float32), so the host steps see the source types.
 
-Restrictions: ONNX sources only; a host node must be of the default ONNX domain and not control
-flow (If, Loop, Scan): `ConversionFailed` naming the node otherwise (the first pass's error
+Restrictions: ONNX sources only; a host node (and every node of an `If` branch among them)
+must be of the default ONNX domain and not Loop or Scan: `ConversionFailed` naming the node
+otherwise (the first pass's error
 when that node failed itself). Failures that are not data-dependent and not downstream of
 one still fail the conversion with the first pass's error, which lists every failure as
 without host steps. A model whose second pass fails (e.g. nothing is left for the WebNN graph to
@@ -56,8 +57,9 @@ from converter.frontends.onnx.state import state_pairs
 from converter.importer import ImportObserver
 from converter.importer.context import ImportContext
 from converter.results.host_steps import (
-    CONTROL_FLOW,
     DATA_TYPES,
+    REFUSED,
+    HostGraph,
     HostInput,
     HostNode,
     HostSteps,
@@ -94,7 +96,7 @@ def host_nodes(source: SourceGraph, errors: Sequence[ConversionError]
     tainted: set[str] = set()
     host: list[Node] = []
     for node in source.nodes:
-        if node.name in roots or any(i in tainted for i in node.inputs if i):
+        if node.name in roots or any(i in tainted for i in node_reads(node)):
             host.append(node)
             tainted.update(o for o in node.outputs if o)
     names = {n.name for n in host}
@@ -151,7 +153,7 @@ def split_convert(model: Any, failed: ConversionFailed, options: Mapping[str, An
     input_names = {vi.name for vi in source.inputs}
     read: list[str] = []
     for node in host:
-        read.extend(i for i in node.inputs if i and i not in produced and i not in read)
+        read.extend(i for i in node_reads(node) if i not in produced and i not in read)
     boundary = [v for v in read if v not in input_names and v not in source.constants]
     trimmed = dataclasses.replace(
         source, nodes=kept, outputs=tuple(vi for vi in source.outputs
@@ -189,7 +191,7 @@ def _check_host(host: Sequence[Node], failed: ConversionFailed) -> None:
     a `ConversionFailed` naming the first other node that cannot be one."""
     failed_nodes = {e.node_name for e in failed.errors}
     for node in host:
-        why = "control flow cannot run as a host step" if node.op_type in CONTROL_FLOW \
+        why = "control flow cannot run as a host step" if node.op_type in REFUSED \
             else None if node.domain == "" \
             else f"an op of domain {node.domain!r} cannot run as a host step"
         if why is not None and node.name in failed_nodes:
@@ -208,7 +210,7 @@ def _host_steps(source: SourceGraph, host: Sequence[Node], read: Sequence[str],
     for node in host:
         try:
             nodes.append(HostNode(node.name, node.op_type, node.domain, node.inputs,
-                                  node.outputs, _attributes(node)))
+                                  node.outputs, _attributes(node.proto)))
         except HostStepsError as exc:
             err = UnsupportedOp(f"cannot run as a host step: {exc}")
             err.with_node(node_name=node.name, op_type=node.op_type, domain=node.domain,
@@ -227,22 +229,70 @@ def _host_steps(source: SourceGraph, host: Sequence[Node], read: Sequence[str],
                      {"": int(source.opsets.get("", 17))})
 
 
-def _attributes(node: Node) -> dict[str, Any]:
-    """The attributes of `node` as its NodeProto states them (no schema defaults)."""
+def node_reads(node: Node) -> list[str]:
+    """The values `node` reads: its inputs and what its subgraphs read from outside them."""
+    return [*(i for i in node.inputs if i),
+            *(n for g in _subgraphs(node.proto) for n in _graph_captures(g))]
+
+
+def _subgraphs(proto: Any) -> list[Any]:
+    from onnx import AttributeProto
+
+    out = []
+    for attr in getattr(proto, "attribute", ()):
+        if attr.type == AttributeProto.GRAPH:
+            out.append(attr.g)
+        elif attr.type == AttributeProto.GRAPHS:
+            out.extend(attr.graphs)
+    return out
+
+
+def _graph_captures(graph: Any) -> list[str]:
+    """The names a GraphProto's nodes read that it does not define."""
+    inner = {i.name for i in graph.input} | {t.name for t in graph.initializer}
+    out: list[str] = []
+    for node in graph.node:
+        reads = [*(i for i in node.input if i),
+                 *(n for g in _subgraphs(node) for n in _graph_captures(g))]
+        out.extend(n for n in reads if n not in inner and n not in out)
+        inner.update(node.output)
+    out.extend(o.name for o in graph.output if o.name not in inner and o.name not in out)
+    return out
+
+
+def _attributes(proto: Any) -> dict[str, Any]:
+    """The attributes of a NodeProto as it states them (no schema defaults); a graph
+    attribute (an If branch) as a `HostGraph`."""
     from onnx import AttributeProto, helper, numpy_helper
 
     out: dict[str, Any] = {}
-    for attr in getattr(node.proto, "attribute", ()):
-        if attr.type in (AttributeProto.GRAPH, AttributeProto.GRAPHS,
-                         AttributeProto.SPARSE_TENSOR, AttributeProto.SPARSE_TENSORS,
-                         AttributeProto.TYPE_PROTO, AttributeProto.TYPE_PROTOS,
-                         AttributeProto.TENSORS):
+    for attr in getattr(proto, "attribute", ()):
+        if attr.type == AttributeProto.GRAPH:
+            out[attr.name] = _host_graph(attr.g)
+            continue
+        if attr.type in (AttributeProto.GRAPHS, AttributeProto.SPARSE_TENSOR,
+                         AttributeProto.SPARSE_TENSORS, AttributeProto.TYPE_PROTO,
+                         AttributeProto.TYPE_PROTOS, AttributeProto.TENSORS):
             raise HostStepsError(f"attribute {attr.name!r} has a type host steps do not "
                                  "carry")
         value = helper.get_attribute_value(attr)
         out[attr.name] = numpy_helper.to_array(value) if attr.type == AttributeProto.TENSOR \
             else value
     return out
+
+
+def _host_graph(graph: Any) -> HostGraph:
+    """A GraphProto (an If branch) as a `HostGraph`; its initializers become Constant
+    nodes."""
+    from onnx import numpy_helper
+
+    consts = [HostNode(f"{graph.name}/{t.name}", "Constant", "", (), (t.name,),
+                       {"value": numpy_helper.to_array(t)}) for t in graph.initializer]
+    nodes = [HostNode(n.name or f"{graph.name}/{n.op_type}_{k}", n.op_type, n.domain,
+                      tuple(n.input), tuple(n.output), _attributes(n))
+             for k, n in enumerate(graph.node)]
+    return HostGraph(tuple(i.name for i in graph.input), tuple(o.name for o in graph.output),
+                     (*consts, *nodes))
 
 
 def _source_types(source: SourceGraph) -> dict[str, str]:
@@ -305,9 +355,23 @@ def with_boundary_casts(result: ConversionResult, dtypes: Mapping[str, str]
                               {"to": helper.np_dtype_to_tensor_dtype(np.dtype(want))}))
     if not casts:
         return result
-    nodes = [*casts, *(dataclasses.replace(n, inputs=tuple(renamed.get(i, i)
-                                                              for i in n.inputs))
-                       for n in steps.nodes)]
+    nodes = [*casts, *(_renamed(n, renamed) for n in steps.nodes)]
     host = dataclasses.replace(steps, nodes=tuple(nodes))
     report = dataclasses.replace(result.report, host_steps=host.summary())
     return dataclasses.replace(result, host=host, report=report)
+
+
+def _renamed(node: HostNode, names: Mapping[str, str]) -> HostNode:
+    """`node` reading `names[v]` for each value `v` it reads (in its subgraphs too, where
+    they do not define `v` themselves)."""
+    attrs = {k: _renamed_graph(v, names) if isinstance(v, HostGraph) else v
+             for k, v in node.attributes.items()}
+    return dataclasses.replace(node, inputs=tuple(names.get(i, i) for i in node.inputs),
+                               attributes=attrs)
+
+
+def _renamed_graph(graph: HostGraph, names: Mapping[str, str]) -> HostGraph:
+    own = set(graph.inputs) | {o for n in graph.nodes for o in n.outputs}
+    inner = {k: v for k, v in names.items() if k not in own}
+    return HostGraph(graph.inputs, tuple(inner.get(o, o) for o in graph.outputs),
+                     tuple(_renamed(n, inner) for n in graph.nodes))

@@ -16,9 +16,14 @@ read the JSON form of `HostSteps.to_json` / `HostSteps.from_json`:
      "nodes": [{"name": "/NonZero", "op": "NonZero", "domain": "", "inputs": ["mask"],
                 "outputs": ["idx"], "attributes": {"axis": {"int": -1}}}]}
 
-Restrictions: only ops of the default ONNX domain; no control flow (If, Loop, Scan: their
-bodies are graphs); attribute values are int, float, str, tuples of one of those, or tensors
-(no graph or sparse-tensor attributes); constants and tensors have one of `DATA_TYPES`.
+An `If` node's branches are `HostGraph`s, in JSON `{"graph": {"inputs": [], "outputs":
+[...], "nodes": [...]}}`; their nodes may read any value defined before the `If` (ONNX's
+outer-scope reads); values they define stay inside.
+
+Restrictions: only ops of the default ONNX domain; no Loop, Scan or SequenceMap (`REFUSED`);
+graph attributes only on `If`, nested at most `Limits.nesting` deep; attribute values are
+int, float, str, tuples of one of those, tensors or graphs (no sparse tensors, no lists of
+tensors or graphs); constants and tensors have one of `DATA_TYPES`.
 `from_json` validates everything a hostile file could get wrong (types, sizes within
 `LIMITS`, names, every input defined before use, known ops) and raises `HostStepsError`, a
 one-line ValueError, never another exception.
@@ -26,10 +31,6 @@ one-line ValueError, never another exception.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -37,47 +38,31 @@ from typing import Any, Literal
 
 import numpy as np
 
+from converter.results.host_json import (
+    DATA_TYPES,
+    LIMITS,
+    HostStepsError,
+    Limits,
+    Reader,
+    float_json,
+    tensor_json,
+    type_name,
+    where,
+)
+
+__all__ = ["DATA_TYPES", "FORMAT", "LIMITS", "REFUSED", "VERSION", "HostGraph", "HostInput",
+           "HostNode", "HostSteps", "HostStepsError", "Limits"]
+
 FORMAT = "webnn-host-steps"
 VERSION = 1
 
-DATA_TYPES: dict[str, np.dtype[Any]] = {
-    name: np.dtype(name).newbyteorder("<") for name in (
-        "float32", "float16", "float64", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-        "int64", "uint64", "bool")}
-"""The data types of constants and tensor attributes (WebNN/ONNX lower-case names), as
-little-endian numpy dtypes."""
+REFUSED = frozenset({"Loop", "Scan", "SequenceMap"})
+"""Control-flow ops refused in host steps (`If` is run, its branches as `HostGraph`s)."""
 
-CONTROL_FLOW = frozenset({"If", "Loop", "Scan", "SequenceMap"})
-"""Ops whose attributes are graphs: refused in host steps."""
+_GRAPH_OPS = frozenset({"If"})
+"""The ops whose attributes may be graphs."""
 
-
-@dataclass(frozen=True)
-class Limits:
-    """The bounds `from_json` enforces (a file over them is refused, nothing allocated)."""
-
-    nodes: int = 100_000
-    name_chars: int = 1_024
-    node_arity: int = 1_024
-    attributes: int = 256
-    list_items: int = 1_000_000
-    rank: int = 16
-    tensor_bytes: int = 1 << 30
-    total_bytes: int = 2 << 30
-
-
-LIMITS = Limits()
-
-_OP = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-_FLOAT_WORDS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
-
-
-class HostStepsError(ValueError):
-    """A malformed host-steps record or JSON form (one line naming the field)."""
-
-
-AttributeValue = int | float | str | tuple[int, ...] | tuple[float, ...] | tuple[str, ...] \
-    | np.ndarray
+_OP_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
 @dataclass(frozen=True)
@@ -90,11 +75,31 @@ class HostInput:
 
 
 @dataclass(frozen=True, eq=False)
+class HostGraph:
+    """A subgraph attribute (an `If` branch): `nodes` run in order, reading `inputs`, their
+    own outputs and any value defined before the node that holds the graph; `outputs` are
+    what it gives."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    nodes: tuple[HostNode, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "outputs", tuple(self.outputs))
+        object.__setattr__(self, "nodes", tuple(self.nodes))
+
+
+AttributeValue = int | float | str | tuple[int, ...] | tuple[float, ...] | tuple[str, ...] \
+    | np.ndarray | HostGraph
+
+
+@dataclass(frozen=True, eq=False)
 class HostNode:
     """One ONNX node run on the host. `inputs` may hold "" (an omitted optional input);
-    `attributes` values are int, float, str, tuples of one of those, or read-only arrays
-    (tensor attributes); bytes are decoded as UTF-8, numpy scalars made Python numbers,
-    lists made tuples."""
+    `attributes` values are int, float, str, tuples of one of those, read-only arrays
+    (tensor attributes) or `HostGraph`s (an `If`'s branches); bytes are decoded as UTF-8,
+    numpy scalars made Python numbers, lists made tuples."""
 
     name: str
     op: str
@@ -107,14 +112,27 @@ class HostNode:
         if self.domain not in ("", "ai.onnx"):
             raise HostStepsError(f"host step {self.name!r}: op {self.domain}::{self.op} is "
                                  "not of the default ONNX domain")
-        if self.op in CONTROL_FLOW:
+        if self.op in REFUSED:
             raise HostStepsError(f"host step {self.name!r}: control flow ({self.op}) cannot "
                                  "run as a host step")
         object.__setattr__(self, "domain", "")
         object.__setattr__(self, "inputs", tuple(self.inputs))
         object.__setattr__(self, "outputs", tuple(self.outputs))
         attrs = {str(k): _attribute(self.name, str(k), v) for k, v in self.attributes.items()}
+        if self.op not in _GRAPH_OPS and any(isinstance(v, HostGraph) for v in attrs.values()):
+            raise HostStepsError(f"host step {self.name!r}: graph attributes only on "
+                                 f"{', '.join(sorted(_GRAPH_OPS))}")
         object.__setattr__(self, "attributes", MappingProxyType(attrs))
+
+    @property
+    def graphs(self) -> tuple[HostGraph, ...]:
+        """The node's subgraphs (an `If`'s branches)."""
+        return tuple(v for v in self.attributes.values() if isinstance(v, HostGraph))
+
+    def reads(self) -> list[str]:
+        """Every value the node reads: its inputs and, in its subgraphs, the values defined
+        outside them (outer-scope reads)."""
+        return [*(i for i in self.inputs if i), *(n for g in self.graphs for n in _captures(g))]
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,7 +153,7 @@ class HostSteps:
         consts = {}
         for name, value in self.constants.items():
             arr = np.array(value)
-            if _type_name(arr.dtype) is None:
+            if type_name(arr.dtype) is None:
                 raise HostStepsError(f"host constant {name!r}: data type {arr.dtype} is not "
                                      f"one of {', '.join(DATA_TYPES)}")
             arr.setflags(write=False)
@@ -145,7 +163,15 @@ class HostSteps:
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "constants", MappingProxyType(consts))
         object.__setattr__(self, "opsets", MappingProxyType(dict(self.opsets)))
-        _check_order(self)
+        defined: set[str] = set()
+        for name in [*(i.name for i in self.inputs), *consts]:
+            if not name or name in defined:
+                raise HostStepsError(f"host steps: value {name!r} is defined twice or empty")
+            defined.add(name)
+        _check_order(self.nodes, defined, 0)
+        for name in self.outputs:
+            if name not in defined:
+                raise HostStepsError(f"host steps: output {name!r} is never defined")
 
     @property
     def graph_inputs(self) -> tuple[str, ...]:
@@ -158,7 +184,8 @@ class HostSteps:
         return tuple(i.name for i in self.inputs if i.source == "input")
 
     def op_counts(self) -> dict[str, int]:
-        """{op: number of host nodes}, most frequent first (ties by name)."""
+        """{op: number of host nodes} (not counting the nodes inside `If` branches), most
+        frequent first (ties by name)."""
         counts: dict[str, int] = {}
         for node in self.nodes:
             counts[node.op] = counts.get(node.op, 0) + 1
@@ -179,11 +206,8 @@ class HostSteps:
             "opsets": dict(self.opsets),
             "inputs": [{"name": i.name, "source": i.source} for i in self.inputs],
             "outputs": list(self.outputs),
-            "constants": {name: _tensor_json(arr) for name, arr in self.constants.items()},
-            "nodes": [{"name": n.name, "op": n.op, "domain": n.domain,
-                       "inputs": list(n.inputs), "outputs": list(n.outputs),
-                       "attributes": {k: _attribute_json(v) for k, v in n.attributes.items()}}
-                      for n in self.nodes],
+            "constants": {name: tensor_json(arr) for name, arr in self.constants.items()},
+            "nodes": [_node_json(n) for n in self.nodes],
         }
 
     @classmethod
@@ -192,24 +216,22 @@ class HostSteps:
         line) for anything malformed, over `limits`, or an op unknown to ONNX's default
         domain."""
         try:
-            return _from_json(data, limits)
+            return _from_json(data, Reader(limits))
         except HostStepsError:
             raise
-        except (ValueError, TypeError, KeyError, OverflowError, MemoryError) as e:
+        except (ValueError, TypeError, KeyError, OverflowError, MemoryError,
+                RecursionError) as e:
             raise HostStepsError(f"host steps: malformed ({type(e).__name__}: "
                                  f"{str(e).splitlines()[0] if str(e) else ''})") from None
 
 
 # ---------------------------------------------------------------- records
 
-def _type_name(dtype: np.dtype[Any]) -> str | None:
-    name = dtype.name
-    return name if name in DATA_TYPES else None
-
-
 def _attribute(node: str, key: str, value: Any) -> AttributeValue:
+    if isinstance(value, HostGraph):
+        return value
     if isinstance(value, np.ndarray):
-        if _type_name(value.dtype) is None:
+        if type_name(value.dtype) is None:
             raise HostStepsError(f"host step {node!r}: attribute {key!r} has data type "
                                  f"{value.dtype}, not one of {', '.join(DATA_TYPES)}")
         arr = np.array(value)
@@ -249,177 +271,105 @@ def _scalar(value: Any) -> int | float | str | None:
     return None
 
 
-def _check_order(steps: HostSteps) -> None:
-    defined: set[str] = set()
-    for name in [*(i.name for i in steps.inputs), *steps.constants]:
-        if not name or name in defined:
-            raise HostStepsError(f"host steps: value {name!r} is defined twice or empty")
-        defined.add(name)
-    for node in steps.nodes:
+def _captures(graph: HostGraph) -> list[str]:
+    """The values `graph`'s nodes read that it does not define (outer-scope reads)."""
+    inner = set(graph.inputs)
+    out: list[str] = []
+    for node in graph.nodes:
+        out.extend(n for n in node.reads() if n not in inner and n not in out)
+        inner.update(node.outputs)
+    out.extend(n for n in graph.outputs if n not in inner and n not in out)
+    return out
+
+
+def _check_order(nodes: Iterable[HostNode], defined: set[str], depth: int) -> None:
+    """Every node reads values defined before it (`defined` grows with their outputs);
+    subgraphs see `defined` plus their own values."""
+    if depth > LIMITS.nesting:
+        raise HostStepsError(f"host steps: subgraphs nested over {LIMITS.nesting} deep")
+    for node in nodes:
         for name in node.inputs:
             if name and name not in defined:
                 raise HostStepsError(f"host step {node.name!r} ({node.op}): input {name!r} "
                                      "is not defined before it")
+        for graph in node.graphs:
+            inner = defined | set(graph.inputs)
+            _check_order(graph.nodes, inner, depth + 1)
+            missing = [o for o in graph.outputs if o not in inner]
+            if missing:
+                raise HostStepsError(f"host step {node.name!r} ({node.op}): subgraph output "
+                                     f"{missing[0]!r} is never defined")
         for name in node.outputs:
             if name and name in defined:
                 raise HostStepsError(f"host step {node.name!r} ({node.op}): output {name!r} "
                                      "is defined twice")
             defined.add(name)
-    for name in steps.outputs:
-        if name not in defined:
-            raise HostStepsError(f"host steps: output {name!r} is never defined")
 
 
 # ---------------------------------------------------------------- JSON
 
-def _tensor_json(arr: np.ndarray) -> dict[str, Any]:
-    name = _type_name(arr.dtype)
-    assert name is not None
-    data = np.ascontiguousarray(arr, dtype=DATA_TYPES[name]).tobytes()
-    return {"dataType": name, "shape": list(arr.shape),
-            "base64": base64.b64encode(data).decode("ascii")}
-
-
-def _float_json(x: float) -> float | str:
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return x
+def _node_json(node: HostNode) -> dict[str, Any]:
+    return {"name": node.name, "op": node.op, "domain": node.domain,
+            "inputs": list(node.inputs), "outputs": list(node.outputs),
+            "attributes": {k: _attribute_json(v) for k, v in node.attributes.items()}}
 
 
 def _attribute_json(value: AttributeValue) -> dict[str, Any]:
+    if isinstance(value, HostGraph):
+        return {"graph": {"inputs": list(value.inputs), "outputs": list(value.outputs),
+                          "nodes": [_node_json(n) for n in value.nodes]}}
     if isinstance(value, np.ndarray):
-        return {"tensor": _tensor_json(value)}
+        return {"tensor": tensor_json(value)}
     if isinstance(value, int):
         return {"int": value}
     if isinstance(value, float):
-        return {"float": _float_json(value)}
+        return {"float": float_json(value)}
     if isinstance(value, str):
         return {"string": value}
     if all(isinstance(v, int) for v in value):
         return {"ints": list(value)}
     if all(isinstance(v, float) for v in value):
-        return {"floats": [_float_json(v) for v in value]}  # type: ignore[arg-type]
+        return {"floats": [float_json(v) for v in value]}  # type: ignore[arg-type]
     return {"strings": list(value)}
 
 
-class _Budget:
-    """The bytes of tensors decoded so far, against `Limits.total_bytes`."""
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits, self.used = limits, 0
+_ATTRIBUTE_KINDS = ("int", "float", "string", "ints", "floats", "strings", "tensor", "graph")
 
 
-def _where(what: str, problem: str) -> HostStepsError:
-    return HostStepsError(f"host steps: {what}: {problem}")
-
-
-def _obj(value: Any, what: str, keys: Iterable[str]) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise _where(what, f"expected an object, got {type(value).__name__}")
-    missing = [k for k in keys if k not in value]
-    if missing:
-        raise _where(what, f"missing {', '.join(missing)}")
-    return value
-
-
-def _list(value: Any, what: str, most: int) -> list[Any]:
-    if not isinstance(value, list):
-        raise _where(what, f"expected a list, got {type(value).__name__}")
-    if len(value) > most:
-        raise _where(what, f"{len(value)} items, over the limit of {most}")
-    return value
-
-
-def _name(value: Any, what: str, limits: Limits, empty: bool = False) -> str:
-    if not isinstance(value, str):
-        raise _where(what, f"expected a string, got {type(value).__name__}")
-    if len(value) > limits.name_chars:
-        raise _where(what, f"name longer than {limits.name_chars} characters")
-    if not value and not empty:
-        raise _where(what, "empty name")
-    if any(ord(c) < 32 for c in value):
-        raise _where(what, "name holds control characters")
-    return value
-
-
-def _int(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _where(what, f"expected an integer, got {type(value).__name__}")
-    if not _INT64[0] <= value <= _INT64[1]:
-        raise _where(what, "integer outside the int64 range")
-    return value
-
-
-def _float(value: Any, what: str) -> float:
-    if isinstance(value, str) and value in _FLOAT_WORDS:
-        return _FLOAT_WORDS[value]
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _where(what, f"expected a number, got {type(value).__name__}")
-    return float(value)
-
-
-def _tensor(value: Any, what: str, budget: _Budget) -> np.ndarray:
-    limits = budget.limits
-    obj = _obj(value, what, ("dataType", "shape", "base64"))
-    dtype = DATA_TYPES.get(obj["dataType"]) if isinstance(obj["dataType"], str) else None
-    if dtype is None:
-        raise _where(what, f"unknown dataType {str(obj['dataType'])[:40]!r}")
-    shape = tuple(_int(d, f"{what} shape") for d in _list(obj["shape"], f"{what} shape",
-                                                          limits.rank))
-    if any(d < 0 for d in shape):
-        raise _where(what, f"negative dimension in shape {list(shape)}")
-    nbytes = dtype.itemsize
-    for d in shape:
-        nbytes *= d
-        if nbytes > limits.tensor_bytes:
-            raise _where(what, f"shape {list(shape)} is over the limit of "
-                               f"{limits.tensor_bytes} bytes")
-    budget.used += nbytes
-    if budget.used > limits.total_bytes:
-        raise _where(what, f"tensors over the total limit of {limits.total_bytes} bytes")
-    text = obj["base64"]
-    if not isinstance(text, str) or len(text) != 4 * ((nbytes + 2) // 3):
-        raise _where(what, f"base64 data does not hold the {nbytes} bytes of "
-                           f"{obj['dataType']}{list(shape)}")
-    try:
-        data = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise _where(what, "bad base64 data") from None
-    if len(data) != nbytes:
-        raise _where(what, f"base64 data holds {len(data)} bytes, {obj['dataType']}"
-                           f"{list(shape)} needs {nbytes}")
-    arr = np.frombuffer(data, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
-    return arr
-
-
-_ATTRIBUTE_KINDS = ("int", "float", "string", "ints", "floats", "strings", "tensor")
-
-
-def _attribute_from(value: Any, what: str, budget: _Budget) -> AttributeValue:
-    limits = budget.limits
+def _attribute_from(value: Any, what: str, r: Reader, version: int, depth: int
+                    ) -> AttributeValue:
+    limits = r.limits
     if not isinstance(value, dict) or len(value) != 1 or next(iter(value)) not in \
             _ATTRIBUTE_KINDS:
-        raise _where(what, f"expected one of {{{', '.join(_ATTRIBUTE_KINDS)}: ...}}")
+        raise where(what, f"expected one of {{{', '.join(_ATTRIBUTE_KINDS)}: ...}}")
     kind, v = next(iter(value.items()))
     if kind == "int":
-        return _int(v, what)
+        return r.int(v, what)
     if kind == "float":
-        return _float(v, what)
+        return r.float(v, what)
     if kind == "string":
         if not isinstance(v, str) or len(v) > limits.list_items:
-            raise _where(what, "expected a string within the limits")
+            raise where(what, "expected a string within the limits")
         return v
     if kind == "tensor":
-        return _tensor(v, what, budget)
-    items = _list(v, what, limits.list_items)
+        return r.tensor(v, what)
+    if kind == "graph":
+        if depth >= limits.nesting:
+            raise where(what, f"subgraphs nested over {limits.nesting} deep")
+        g = r.obj(v, what, ("inputs", "outputs", "nodes"))
+        return HostGraph(
+            tuple(r.name(x, f"{what} input") for x in r.list(g["inputs"], what,
+                                                             limits.node_arity)),
+            tuple(r.name(x, f"{what} output") for x in r.list(g["outputs"], what,
+                                                              limits.node_arity)),
+            _nodes_from(g["nodes"], r, version, depth + 1))
+    items = r.list(v, what, limits.list_items)
     if kind == "ints":
-        return tuple(_int(x, what) for x in items)
+        return tuple(r.int(x, what) for x in items)
     if kind == "floats":
-        return tuple(_float(x, what) for x in items)
+        return tuple(r.float(x, what) for x in items)
     if not all(isinstance(x, str) and len(x) <= limits.name_chars for x in items):
-        raise _where(what, "expected a list of strings within the limits")
+        raise where(what, "expected a list of strings within the limits")
     return tuple(items)
 
 
@@ -433,61 +383,66 @@ def _known_op(op: str, version: int) -> bool:
     return True
 
 
-def _from_json(data: Any, limits: Limits) -> HostSteps:
-    obj = _obj(data, "file", ("format", "version", "opsets", "inputs", "outputs",
-                              "constants", "nodes"))
-    if obj["format"] != FORMAT:
-        raise _where("format", f"expected {FORMAT!r}")
-    if obj["version"] != VERSION or isinstance(obj["version"], bool):
-        raise _where("version", f"expected {VERSION}, this converter reads version {VERSION}")
-    opsets_obj = _obj(obj["opsets"], "opsets", ("",))
-    opsets = {}
-    for domain, version in opsets_obj.items():
-        if domain not in ("", "ai.onnx"):
-            raise _where("opsets", f"domain {domain[:40]!r} is not the default ONNX domain")
-        version = _int(version, f"opsets[{domain!r}]")
-        if not 1 <= version <= 1000:
-            raise _where("opsets", f"version {version} out of range")
-        opsets[domain] = version
-    budget = _Budget(limits)
-    inputs = []
-    for k, item in enumerate(_list(obj["inputs"], "inputs", limits.node_arity)):
-        item = _obj(item, f"inputs[{k}]", ("name", "source"))
-        if item["source"] not in ("graph", "input"):
-            raise _where(f"inputs[{k}]", "source must be 'graph' or 'input'")
-        inputs.append(HostInput(_name(item["name"], f"inputs[{k}] name", limits),
-                                item["source"]))
-    outputs = tuple(_name(o, "outputs", limits)
-                    for o in _list(obj["outputs"], "outputs", limits.node_arity))
-    constants_obj = _obj(obj["constants"], "constants", ())
-    constants = {_name(k, "constant", limits): _tensor(v, f"constant {k[:80]!r}", budget)
-                 for k, v in constants_obj.items()}
+def _nodes_from(items: Any, r: Reader, version: int, depth: int) -> tuple[HostNode, ...]:
+    limits = r.limits
     nodes = []
-    version = opsets.get("", opsets.get("ai.onnx", 17))
-    for k, item in enumerate(_list(obj["nodes"], "nodes", limits.nodes)):
-        item = _obj(item, f"nodes[{k}]", ("name", "op", "domain", "inputs", "outputs",
-                                          "attributes"))
-        name = _name(item["name"], f"nodes[{k}] name", limits, empty=True)
+    for k, item in enumerate(r.list(items, "nodes", limits.nodes)):
+        item = r.obj(item, f"nodes[{k}]", ("name", "op", "domain", "inputs", "outputs",
+                                           "attributes"))
+        name = r.name(item["name"], f"nodes[{k}] name", empty=True)
         what = f"node {name[:80]!r}"
+        r.count_node(what)
         op = item["op"]
-        if not isinstance(op, str) or not _OP.match(op) or len(op) > 100:
-            raise _where(what, f"op {str(op)[:40]!r} is not an op name")
+        if not isinstance(op, str) or not op or len(op) > 100 or not set(op) <= _OP_CHARS \
+                or not op[0].isalpha():
+            raise where(what, f"op {str(op)[:40]!r} is not an op name")
         if item["domain"] not in ("", "ai.onnx"):
-            raise _where(what, f"domain {str(item['domain'])[:40]!r} is not the default "
-                               "ONNX domain")
-        if op in CONTROL_FLOW:
-            raise _where(what, f"control flow ({op}) cannot run as a host step")
+            raise where(what, f"domain {str(item['domain'])[:40]!r} is not the default "
+                              "ONNX domain")
+        if op in REFUSED:
+            raise where(what, f"control flow ({op}) cannot run as a host step")
         if not _known_op(op, version):
-            raise _where(what, f"unknown op {op!r} (ONNX default domain, opset {version})")
-        ins = tuple(_name(x, f"{what} input", limits, empty=True)
-                    for x in _list(item["inputs"], f"{what} inputs", limits.node_arity))
-        outs = tuple(_name(x, f"{what} output", limits, empty=True)
-                     for x in _list(item["outputs"], f"{what} outputs", limits.node_arity))
-        attrs_obj = _obj(item["attributes"], f"{what} attributes", ())
+            raise where(what, f"unknown op {op!r} (ONNX default domain, opset {version})")
+        ins = tuple(r.name(x, f"{what} input", empty=True)
+                    for x in r.list(item["inputs"], f"{what} inputs", limits.node_arity))
+        outs = tuple(r.name(x, f"{what} output", empty=True)
+                     for x in r.list(item["outputs"], f"{what} outputs", limits.node_arity))
+        attrs_obj = r.obj(item["attributes"], f"{what} attributes")
         if len(attrs_obj) > limits.attributes:
-            raise _where(what, f"over {limits.attributes} attributes")
-        attrs = {_name(key, f"{what} attribute", limits):
-                 _attribute_from(v, f"{what} attribute {key[:80]!r}", budget)
+            raise where(what, f"over {limits.attributes} attributes")
+        attrs = {r.name(key, f"{what} attribute"):
+                 _attribute_from(v, f"{what} attribute {key[:80]!r}", r, version, depth)
                  for key, v in attrs_obj.items()}
         nodes.append(HostNode(name, op, "", ins, outs, attrs))
-    return HostSteps(tuple(nodes), constants, tuple(inputs), outputs, opsets)
+    return tuple(nodes)
+
+
+def _from_json(data: Any, r: Reader) -> HostSteps:
+    limits = r.limits
+    obj = r.obj(data, "file", ("format", "version", "opsets", "inputs", "outputs",
+                               "constants", "nodes"))
+    if obj["format"] != FORMAT:
+        raise where("format", f"expected {FORMAT!r}")
+    if obj["version"] != VERSION or isinstance(obj["version"], bool):
+        raise where("version", f"expected {VERSION}, this converter reads version {VERSION}")
+    opsets: dict[str, int] = {}
+    for domain, version in r.obj(obj["opsets"], "opsets", ("",)).items():
+        if domain not in ("", "ai.onnx"):
+            raise where("opsets", f"domain {domain[:40]!r} is not the default ONNX domain")
+        version = r.int(version, f"opsets[{domain!r}]")
+        if not 1 <= version <= 1000:
+            raise where("opsets", f"version {version} out of range")
+        opsets[domain] = version
+    inputs = []
+    for k, item in enumerate(r.list(obj["inputs"], "inputs", limits.node_arity)):
+        item = r.obj(item, f"inputs[{k}]", ("name", "source"))
+        if item["source"] not in ("graph", "input"):
+            raise where(f"inputs[{k}]", "source must be 'graph' or 'input'")
+        inputs.append(HostInput(r.name(item["name"], f"inputs[{k}] name"), item["source"]))
+    outputs = tuple(r.name(o, "outputs") for o in r.list(obj["outputs"], "outputs",
+                                                          limits.node_arity))
+    constants = {r.name(k, "constant"): r.tensor(v, f"constant {k[:80]!r}")
+                 for k, v in r.obj(obj["constants"], "constants").items()}
+    version = opsets.get("", opsets.get("ai.onnx", 17))
+    nodes = _nodes_from(obj["nodes"], r, version, 0)
+    return HostSteps(nodes, constants, tuple(inputs), outputs, opsets)

@@ -8,6 +8,9 @@ given) and their outputs as graph outputs. `run(feeds)` takes {input name: array
 WebNN graph's boundary outputs and the model inputs the steps read) and returns {output name:
 array} in the steps' output order.
 
+GatherND and NonMaxSuppression run vectorized (`converter.runtimes.host.fast_ops`, the same
+semantics: onnx's take minutes on a detector's post-processing).
+
 Restrictions: the semantics are those of onnx's reference implementation for the opset the
 steps name (onnxruntime agrees on the ops host steps hold: NonZero, NonMaxSuppression,
 Compress, Unique, TopK, Gather, Reshape, ... tested in tests/converter/conversion/
@@ -72,9 +75,11 @@ class HostRunner:
     def __init__(self, steps: StepsLike) -> None:
         from onnx.reference import ReferenceEvaluator
 
+        from converter.runtimes.host.fast_ops import FAST_OPS
+
         self.input_names = tuple(i.name for i in steps.inputs)
         self.output_names = tuple(steps.outputs)
-        self._evaluator = ReferenceEvaluator(onnx_model(steps))
+        self._evaluator = ReferenceEvaluator(onnx_model(steps), new_ops=FAST_OPS)
 
     def run(self, feeds: Mapping[str, Any]) -> dict[str, np.ndarray]:
         """{output name: array} of the steps run on `feeds` (every input name, see the module
@@ -98,12 +103,7 @@ def onnx_model(steps: StepsLike) -> Any:
     outputs without types (the reference evaluator does not check them)."""
     from onnx import ModelProto, helper, numpy_helper
 
-    nodes = []
-    for n in steps.nodes:
-        node = helper.make_node(n.op, list(n.inputs), list(n.outputs), name=n.name,
-                                domain=n.domain)
-        node.attribute.extend(_attribute(k, v) for k, v in n.attributes.items())
-        nodes.append(node)
+    nodes = _nodes(steps.nodes)
     inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in steps.constants.items()]
     graph = helper.make_graph(nodes, "host_steps",
                               [helper.make_empty_tensor_value_info(i.name)
@@ -115,9 +115,28 @@ def onnx_model(steps: StepsLike) -> Any:
     return model
 
 
+def _nodes(items: Sequence[NodeLike]) -> list[Any]:
+    from onnx import helper
+
+    nodes = []
+    for n in items:
+        node = helper.make_node(n.op, list(n.inputs), list(n.outputs), name=n.name,
+                                domain=n.domain)
+        node.attribute.extend(_attribute(k, v) for k, v in n.attributes.items())
+        nodes.append(node)
+    return nodes
+
+
 def _attribute(key: str, value: Any) -> Any:
     from onnx import AttributeProto, helper, numpy_helper
 
+    if hasattr(value, "nodes"):  # a subgraph (an If branch: `HostGraph`)
+        graph = helper.make_graph(_nodes(value.nodes), key,
+                                  [helper.make_empty_tensor_value_info(i)
+                                   for i in value.inputs],
+                                  [helper.make_empty_tensor_value_info(o)
+                                   for o in value.outputs])
+        return helper.make_attribute(key, graph)
     if isinstance(value, np.ndarray):
         return helper.make_attribute(key, numpy_helper.from_array(value))
     if isinstance(value, tuple):

@@ -139,6 +139,38 @@ def make_unique(seed: int = 0) -> Model:
     return model, {"x": x}
 
 
+def make_if_tail(seed: int = 0) -> Model:
+    """torchvision's batched_nms pattern: If(no candidate) then an empty result else one
+    computed from outer values (the bool `mask` and `x2` from the graph, `idx` from the host
+    steps); seed 1 takes the empty branch."""
+    n = helper.make_node
+    then_branch = helper.make_graph(
+        [n("Constant", [], ["none"], name="empty",
+           value=numpy_helper.from_array(np.zeros(0, np.float32)))],
+        "then", [], [_f("none", [0])])
+    else_branch = helper.make_graph(
+        [n("Compress", ["x2", "mask"], ["kept"], name="compress", axis=0),
+         n("Cast", ["idx"], ["idx_f"], name="cast", to=TensorProto.FLOAT),
+         n("ReduceSum", ["idx_f"], ["total"], name="sum", keepdims=0),
+         n("Add", ["kept", "total"], ["some"], name="add")],
+        "else", [], [_f("some", ["n"])])
+    nodes = [n("Mul", ["x", "two"], ["x2"], name="mul"),
+             n("Greater", ["x", "thr"], ["mask"], name="greater"),
+             n("NonZero", ["mask"], ["idx"], name="nonzero"),
+             n("Size", ["idx"], ["count"], name="size"),
+             n("Equal", ["count", "zero"], ["none_left"], name="equal"),
+             n("If", ["none_left"], ["picked"], name="if", then_branch=then_branch,
+               else_branch=else_branch)]
+    model = _model(nodes, [_f("x", [10])], [_f("picked", ["n"])],
+                   {"two": np.array(2, np.float32), "thr": np.array(0.5, np.float32),
+                    "zero": np.array(0, np.int64)})
+    x = np.random.default_rng(seed).uniform(-1, 1, 10).astype(np.float32)
+    if seed % 2:
+        x = -np.abs(x)  # nothing over the threshold: the empty branch
+    return model, {"x": x}
+
+
 MODELS: dict[str, Callable[..., Model]] = {
     "nonzero_gather": make_nonzero_gather, "detection": make_detection,
-    "runtime_reshape": make_runtime_reshape, "compress": make_compress, "unique": make_unique}
+    "runtime_reshape": make_runtime_reshape, "compress": make_compress, "unique": make_unique,
+    "if_tail": make_if_tail}

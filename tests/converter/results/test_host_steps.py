@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from converter.results.host_steps import (
+    HostGraph,
     HostInput,
     HostNode,
     HostSteps,
@@ -124,3 +125,42 @@ def test_limits_are_enforced_before_decoding() -> None:
         HostSteps.from_json(data, Limits(nodes=1))
     with pytest.raises(HostStepsError, match="total limit"):
         HostSteps.from_json(data, Limits(total_bytes=8))
+
+
+def _if_steps() -> HostSteps:
+    branch = HostGraph((), ("out",), (HostNode("inner", "Compress", "", ("x", "mask"),
+                                               ("out",), {"axis": 0}),))
+    empty = HostGraph((), ("none",), (HostNode("c", "Constant", "", (), ("none",),
+                                               {"value": np.zeros(0, np.float32)}),))
+    return HostSteps((HostNode("if", "If", "", ("cond",), ("y",),
+                               {"then_branch": empty, "else_branch": branch}),),
+                     {}, (HostInput("cond", "graph"), HostInput("mask", "graph"),
+                          HostInput("x", "input")), ("y",))
+
+
+def test_if_branches_round_trip_and_read_outer_values() -> None:
+    steps = _if_steps()
+    data = steps.to_json()
+    branch = data["nodes"][0]["attributes"]["else_branch"]["graph"]
+    assert branch["outputs"] == ["out"] and branch["nodes"][0]["op"] == "Compress"
+    back = HostSteps.from_json(json.loads(json.dumps(data)))
+    assert back.to_json() == data
+    assert back.nodes[0].reads() == ["cond", "x", "mask"]
+
+
+def test_subgraphs_are_checked() -> None:
+    steps = _if_steps().to_json()
+    steps["nodes"][0]["attributes"]["else_branch"]["graph"]["nodes"][0]["inputs"] = ["nowhere"]
+    with pytest.raises(HostStepsError, match="not defined before"):
+        HostSteps.from_json(steps)
+    with pytest.raises(HostStepsError, match="graph attributes only on If"):
+        HostNode("n", "Abs", "", ("x",), ("y",), {"g": HostGraph((), (), ())})
+    deep: dict[str, Any] = {"graph": {"inputs": [], "outputs": [], "nodes": []}}
+    for _ in range(12):
+        deep = {"graph": {"inputs": [], "outputs": [], "nodes": [
+            {"name": "n", "op": "If", "domain": "", "inputs": ["c"], "outputs": [],
+             "attributes": {"then_branch": deep, "else_branch": deep}}]}}
+    data = _if_steps().to_json()
+    data["nodes"][0]["attributes"]["then_branch"] = deep
+    with pytest.raises(HostStepsError, match="nested"):
+        HostSteps.from_json(data)
