@@ -463,7 +463,8 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
                      atol: float = DEFAULT_ATOL, page: bool = True) -> BrowserCheck:
     """Run a ConversionResult's graph in a real browser (`browser.run_graph`) on the
     source-side `inputs` and compare its outputs with `reference` (the original framework's
-    outputs by source name) as `validate` does. Raises `browser.BrowserUnavailable` when
+    outputs by source name) as `validate` does (a model's host steps run on the browser's
+    boundary values, `_model_outputs`). Raises `browser.BrowserUnavailable` when
     there is no browser; a graph the browser cannot build is a BrowserCheck with status
     "unsupported" (outside its opSupportLimits()) or "error"; `BudgetExceeded` for a graph
     over the active run budgets (`converter.core.webnn.run_memory`), before the browser starts."""
@@ -475,7 +476,27 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
     def against(values: Mapping[str, Any] | None) -> list[Comparison]:
         if values is None:
             return []
-        return _compare_outputs(result, source_outputs(result.outputs, values), reference,
+        return _compare_outputs(result, _model_outputs(result, values, inputs), reference,
                                 rtol, atol)
 
     return classify(run, against(run.outputs), against(run.page_outputs))
+
+
+def _model_outputs(result: Any, values: Mapping[str, Any], inputs: Mapping[str, Any]
+                   ) -> dict[str, np.ndarray]:
+    """The model's outputs from a browser run's `values`: as they are when they hold every
+    model output (the generated module runs the host steps itself); else the graph's
+    outputs, and the host steps of a model with host steps run here (Python) on the
+    browser's boundary values and `inputs`."""
+    host = getattr(result, "host", None)
+    if host is None or all(vi.name in values for vi in result.outputs):
+        return source_outputs(result.outputs, values)
+    from converter.runtimes.host import HostRunner
+
+    graph_part = source_outputs([vi for vi in result.outputs if vi.name in values], values)
+    dtypes = {vi.name: vi.dtype for vi in result.inputs}
+    feeds = {n: np.asarray(values[n]) for n in host.graph_inputs}
+    feeds.update({n: np.asarray(inputs[n], dtype=dtypes.get(n)) for n in host.model_inputs})
+    host_part = HostRunner(host).run(feeds)
+    return {vi.name: graph_part[vi.name] if vi.name in graph_part else host_part[vi.name]
+            for vi in result.outputs}
