@@ -26,9 +26,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from converter.conversion.host_split import split_convert, with_boundary_casts
+from converter.conversion.size_search import Settings, merged_dims, suggest_sizes
 from converter.core.budgets import Budgets, out_of_memory, using
 from converter.core.confine import allowed_roots
-from converter.core.errors import ConversionFailed
+from converter.core.errors import ConversionError, ConversionFailed, UnresolvedDimensions
 from converter.frontends import get
 from converter.frontends.detect import detect_format, model_label
 from converter.passes.framework import Pass, apply_passes
@@ -126,9 +127,33 @@ def conversion_passes(precision: str, target: Target | None) -> tuple[Pass, ...]
             *(target_passes(target) if target is not None else ()))
 
 
-def _convert(model: Any, fmt: str | None, **options: Any
+def _convert(model: Any, fmt: str | None, search: bool = True, **options: Any
              ) -> tuple[ConversionResult, dict[str, str]]:
-    """The imported model and, for one with host steps, {boundary value: source dtype}."""
+    """The imported model and, for one with host steps, {boundary value: source dtype}.
+    Unresolved dimensions the model implies no size for get a searched one in the error's
+    fixes (`converter.conversion.size_search`; not when `search` is False)."""
+    try:
+        return _import(model, fmt, **options)
+    except UnresolvedDimensions as exc:
+        if search and exc.node_count is not None:
+
+            def converts(settings: Settings) -> bool:
+                free, dims = settings
+                try:
+                    _convert(model, fmt, False, **{
+                        **options, "free_dims": {**(options.get("free_dims") or {}), **free},
+                        "input_dims": merged_dims(options.get("input_dims"), dims)})
+                except ConversionError:
+                    return False
+                return True
+
+            suggest_sizes(exc, exc.declared, exc.node_count, converts)
+        raise
+
+
+def _import(model: Any, fmt: str | None, **options: Any
+            ) -> tuple[ConversionResult, dict[str, str]]:
+    """`_convert` without the size search."""
     if fmt is None:
         fmt = detect_format(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
             else _in_memory_format(model)

@@ -280,6 +280,12 @@ class UnresolvedDimensions(InvalidModel):
     default_hint = ("fix named dimensions with free_dims, single axes with input_dims or "
                     "whole shapes with input_shapes")
     fix_prefix = "fix them with"
+    declared: tuple[tuple[str, tuple[int | str | None, ...] | None], ...] = ()
+    """The model's inputs as (name, declared shape) (a shape entry: a size, a dimension name
+    or None; None for an unknown rank), where the front end knows them."""
+    node_count: int | None = None
+    """The model's node count, where the front end knows it (`None`: unknown)."""
+    state = (*InvalidModel.state, "declared", "node_count")
 
 
 class PathOutsideFolder(InvalidModel):

@@ -48,7 +48,7 @@ import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
 
-from converter.core.errors import InvalidModel, exception_text, quoted
+from converter.core.errors import InvalidModel, UnresolvedDimensions, exception_text, quoted
 from converter.core.ir import Node, SourceGraph
 from converter.frontends.base import read_model_file
 from converter.frontends.free_dims import InputDims
@@ -234,8 +234,14 @@ def read_onnx(model: str | os.PathLike[str] | bytes | onnx.ModelProto, *,
         constants[sparse.values.name] = _sparse_to_array(sparse, base_dir, label)
 
     declared = [value_info(vi) for vi in graph.input if vi.name not in constants]
-    inputs, notes = resolve_inputs(declared, free_dims or {}, input_shapes or {}, label,
-                                   input_dims or {}, implied_sizes(proto, declared))
+    try:
+        inputs, notes = resolve_inputs(declared, free_dims or {}, input_shapes or {}, label,
+                                       input_dims or {}, implied_sizes(proto, declared))
+    except UnresolvedDimensions as exc:  # what a size search needs (conversion.size_search)
+        exc.declared = tuple((vi.name, None if vi.shape is None else tuple(vi.shape))
+                             for vi in declared)
+        exc.node_count = len(graph.node)
+        raise
     warnings.extend(notes)
     inputs, pinned = pin_values(inputs, pin_inputs or {})
     constants.update(pinned)

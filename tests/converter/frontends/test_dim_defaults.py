@@ -61,12 +61,14 @@ def test_batch_names_default_to_one(name: str) -> None:
 
 
 def test_generated_name_off_the_first_axis_is_not_a_batch() -> None:
-    """torch dynamo names every dynamic axis `s<k>`: `s53` on the height axis is no batch."""
+    """torch dynamo names every dynamic axis `s<k>`: `s53` on the height axis is no batch
+    (an image axis the model implies no size for: 224 is suggested, see
+    tests/converter/conversion/test_size_search.py)."""
     model = _yolo_like(["s77", 3, "s53", 16])
     with pytest.raises(UnresolvedDimensions) as info:
         converter.convert(model)
-    assert info.value.fixes == (Fix("free_dims", "s53"),)
-    assert "--dim s53=N" in info.value.render("cli")
+    assert info.value.fixes == (Fix("free_dims", "s53", value=224),)
+    assert "--dim s53=224" in info.value.render("cli")
 
 
 def test_yolo_image_size_from_metadata() -> None:
@@ -76,7 +78,7 @@ def test_yolo_image_size_from_metadata() -> None:
     bare = _yolo_like(dims)
     with pytest.raises(UnresolvedDimensions) as before:
         converter.convert(bare)
-    assert "fix them with --dim height=N --dim width=N" in before.value.render("cli")
+    assert "fix them with --dim height=224 --dim width=224" in before.value.render("cli")
     model = _yolo_like(dims, {"imgsz": "[32, 48]", "batch": "1", "stride": "32"})
     with pytest.raises(UnresolvedDimensions) as after:
         converter.convert(model)

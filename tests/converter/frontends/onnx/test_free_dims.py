@@ -15,6 +15,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import converter
+from converter.conversion import size_search
 from converter.core.errors import ConversionFailed, InvalidModel, UnresolvedDimensions
 from converter.core.fixes import Fix
 from converter.frontends.onnx.inspect import proto_view
@@ -143,9 +144,12 @@ def test_input_dims_and_shapes_for_one_input_conflict() -> None:
                           input_shapes={"x": [1, 3, 8, 8]})
 
 
-def test_named_dims_suggest_batch_one_and_placeholders() -> None:
+def test_named_dims_suggest_batch_one_and_placeholders(monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
     """`batch` and tf2onnx's `unk__7` (first axis everywhere) default to 1; `seq` and the
-    unnamed second axis of `mask` must be set, with placeholders."""
+    unnamed second axis of `mask` must be set, with placeholders where no size is searched
+    (`tests/converter/conversion/test_size_search.py` has the searched ones)."""
+    monkeypatch.setattr(size_search, "MAX_SEARCHED_NODES", -1)
     x = _vi("x", ["batch", "seq", 4])
     mask = _vi("mask", ["unk__7", None])
     nodes = [helper.make_node("Identity", ["x"], ["y"]),
