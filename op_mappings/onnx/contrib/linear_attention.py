@@ -8,6 +8,8 @@ Qwen3.5 / Qwen3-Next / Mamba-style layers) -> WebNN ops, the recurrence unrolled
   (B, L, d1...) activations and (B, P, d1...) states (C = d1·...).
 - LinearAttentionGate: decay = decay_scale · softplus(a + dt_bias) and beta = sigmoid(b), in
   float32.
+- VarlenCausalConvWithState: the same convolution over packed variable-length sequences
+  (gathers at indices computed from cumulative_sequence_length).
 - LinearAttention (update_rule linear, gated, delta, gated_delta): per token t and head,
   S ← exp(g_t)·S (gated), r = Sᵀk_t, S ← S + k_t ⊗ β_t(v_t - r) (delta; k_t ⊗ v_t otherwise),
   o_t = scale · q_tᵀS, as onnxruntime's CPU kernel computes it; every token a step of about
@@ -247,3 +249,91 @@ def recurrence(ctx: ImportContext, q: Any, k: Any, v: Any, state: Any, decay: An
         outs.append(b.mul(b.matmul(qt, s), scalar(ctx, scale, "float32")))  # [B, H, 1, dv]
     y = outs[0] if steps == 1 else b.concat(outs, 2)  # [B, H, T, dv]
     return b.reshape(b.transpose(y, permutation=[0, 2, 1, 3]), [bsz, steps, hkv * dv]), s
+
+
+@onnx_op("VarlenCausalConvWithState", since=1, domain=MS)
+def varlen_causal_conv_with_state(ctx: ImportContext, node: Node) -> Outputs:
+    """CausalConvWithState over packed variable-length sequences: input [T, C] holds sequence
+    s at rows cumulative_sequence_length[s]..[s + 1] (run-time values), each continuing its
+    own initial_state [B, C, P] (P = (k - 1)·dilation). Every tap of every token is one
+    gather from the states and the tokens stacked time-major ([B·P + T, C]) at an index
+    computed from the token's sequence and position; final_state holds each sequence's last P
+    samples. Restrictions: float32/float16; no compact state updates
+    (state_update_capacity 0); activation none, silu or swish."""
+    check_arity(node, (5, 6), (1, 3), required=(0, 1, 2, 4))
+    if attr_int(node, "state_update_capacity", 0) or node.input(5) or \
+            (len(node.outputs) > 2 and node.outputs[2]):
+        raise UnsupportedAttribute("VarlenCausalConvWithState compact state updates are not "
+                                   "supported")
+    act = attr_str(node, "activation", "none")
+    if act not in ("none", "silu", "swish"):
+        raise UnsupportedAttribute(f"VarlenCausalConvWithState activation {act!r} is not none, "
+                                   "silu or swish")
+    b = ctx.builder
+    x = float_operand(ctx, node, 0, "input")
+    w = float_operand(ctx, node, 1, "weight")
+    state = float_operand(ctx, node, 4, "initial_state")
+    check_same_type(node, [(x, "input"), (w, "weight"), (state, "initial_state")])
+    dilation = attr_int(node, "dilation", 1)
+    if x.rank != 2 or w.rank != 3 or w.shape[1] != 1 or w.shape[0] != x.shape[1] or \
+            w.shape[2] < 2 or dilation < 1:
+        raise InvalidModel(f"VarlenCausalConvWithState input {list(x.shape)} and weight "
+                           f"{list(w.shape)} must be [T, C] and [C, 1, k >= 2]")
+    tokens, channels = x.shape
+    k = w.shape[2]
+    span = (k - 1) * dilation
+    cum = ctx.operand(node.inputs[2])
+    bsz = cum.shape[0] - 1 if cum.rank == 1 else 0
+    if bsz < 1 or list(state.shape) != [bsz, channels, span]:
+        raise InvalidModel(f"VarlenCausalConvWithState cumulative_sequence_length "
+                           f"{list(cum.shape)} and initial_state {list(state.shape)} must be "
+                           f"[B + 1] and [B, {channels}, {span}]")
+    cum = b.cast(cum, "int32") if cum.data_type != "int32" else cum
+    stacked = b.concat([b.reshape(b.transpose(state, permutation=[0, 2, 1]),
+                                  [bsz * span, channels]), x], 0)  # [B·P + T, C]
+    base = bsz * span
+
+    def const(v: np.ndarray) -> Any:
+        return ctx.constant(np.ascontiguousarray(v, np.int32))
+
+    starts = b.slice(cum, [0], [bsz])
+    ends = b.slice(cum, [1], [bsz])
+    t = const(np.arange(tokens).reshape(tokens, 1))
+    seq = b.reduce_sum(b.cast(b.greater_or_equal(t, b.reshape(ends, [1, bsz])), "int32"),
+                       axes=[1], keep_dimensions=True)  # [T, 1]
+    seq = b.min(seq, const(np.asarray(bsz - 1)))
+    first = b.gather(starts, b.reshape(seq, [tokens]), axis=0)  # each token's sequence start
+    local = b.sub(t, b.reshape(first, [tokens, 1]))  # [T, 1]: position within its sequence
+    lags = const(((k - 1 - np.arange(k)) * dilation).reshape(1, k))  # [1, k]
+    back = b.sub(local, lags)  # [T, k]: position within the sequence read by each tap
+    from_tokens = b.add(const(np.asarray(base)), b.sub(t, lags))
+    from_state = b.add(b.mul(seq, const(np.asarray(span))),
+                       b.add(back, const(np.asarray(span))))
+    index = b.where(b.greater_or_equal(back, const(np.asarray(0))), from_tokens, from_state)
+    taps = b.gather(stacked, index, axis=0)  # [T, k, C]
+    kernel = b.reshape(b.transpose(b.reshape(w, [channels, k]), permutation=[1, 0]),
+                       [1, k, channels])
+    y = b.reduce_sum(b.mul(taps, kernel), axes=[1])  # [T, C]
+    if node.input(3):
+        bias = float_operand(ctx, node, 3, "bias")
+        if list(bias.shape) != [channels]:
+            raise InvalidModel(f"VarlenCausalConvWithState bias {list(bias.shape)} must be "
+                               f"[{channels}]")
+        y = b.add(y, bias)
+    if act != "none":
+        y = b.mul(y, b.sigmoid(y))
+    outs: list[Any] = [y]
+    if len(node.outputs) > 1:
+        if node.outputs[1]:
+            lengths = b.reshape(b.sub(ends, starts), [bsz, 1])
+            slot = const(np.arange(span).reshape(1, span))
+            rel = b.add(b.sub(lengths, const(np.asarray(span))), slot)  # [B, P]
+            tok = b.add(const(np.asarray(base)), b.add(b.reshape(starts, [bsz, 1]), rel))
+            own = b.add(const((np.arange(bsz) * span).reshape(bsz, 1)),
+                        b.add(lengths, slot))
+            idx = b.where(b.greater_or_equal(rel, const(np.asarray(0))), tok, own)
+            final = b.gather(stacked, idx, axis=0)  # [B, P, C]
+            outs.append(b.transpose(final, permutation=[0, 2, 1]))
+        else:
+            outs.append(None)
+    return outs + [None] * (len(node.outputs) - len(outs))

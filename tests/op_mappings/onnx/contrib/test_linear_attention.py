@@ -1,5 +1,5 @@
 """com.microsoft CausalConvWithState, LinearAttentionGate and LinearAttention vs onnxruntime's
-CPU kernels."""
+CPU kernels; VarlenCausalConvWithState vs CausalConvWithState run per sequence."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.op_mappings.onnx.contrib.oracle import check_ms, expect_error, ms_model, rng_array
+from tests.op_mappings.onnx.contrib.oracle import (
+    check_ms,
+    compare,
+    expect_error,
+    ms_model,
+    rng_array,
+)
+from tests.op_mappings.onnx.harness import run_ort
 
 
 @pytest.mark.parametrize("k,dilation", [(3, 1), (4, 2), (2, 1)])
@@ -79,3 +86,35 @@ def test_malformed_nodes() -> None:
                                                   ("w", rng_array(6, 1, 3))],
                           {"ndim": 2}, outputs=("y", "state")),
                  "unsupported_attribute", "ndim 1 and state_window 0")
+
+
+@pytest.mark.parametrize("lengths", [[3, 1, 4], [5], [1, 1]])
+@pytest.mark.parametrize("k,dilation", [(3, 1), (2, 2)])
+@pytest.mark.parametrize("activation", ["none", "silu"])
+def test_varlen_causal_conv_with_state(lengths: list[int], k: int, dilation: int,
+                                       activation: str) -> None:
+    """vs onnxruntime's CausalConvWithState CPU kernel run on each sequence on its own (the
+    varlen op has CUDA / WebGPU kernels only)."""
+    channels, span = 4, (k - 1) * dilation
+    total, bsz = sum(lengths), len(lengths)
+    x = rng_array(total, channels, seed=20)
+    w, bias = rng_array(channels, 1, k, seed=21), rng_array(channels, seed=22)
+    state = rng_array(bsz, channels, span, seed=23)
+    attrs = {"dilation": dilation, "activation": activation}
+    outs, finals, start = [], [], 0
+    for i, n in enumerate(lengths):
+        seq = np.ascontiguousarray(x[start:start + n].T[None])  # [1, C, n]
+        model = ms_model("CausalConvWithState", [("x", seq), ("w", w), ("b", bias),
+                                                 ("p", state[i:i + 1])], attrs,
+                         outputs=("y", "state"), constants=("w", "b"))
+        got = run_ort(model, {"x": seq, "p": state[i:i + 1]})
+        outs.append(got["y"][0].T)
+        finals.append(got["state"][0])
+        start += n
+    cum = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    items = [("x", x), ("w", w), ("cum", cum), ("b", bias), ("s0", state)]
+    model = ms_model("VarlenCausalConvWithState", items, attrs, outputs=("y", "state"),
+                     constants=("w", "b"))
+    compare(model, {"x": x, "cum": cum, "s0": state},
+            {"y": np.concatenate(outs), "state": np.stack(finals)},
+            "VarlenCausalConvWithState", 1e-5, 1e-5)
