@@ -135,6 +135,8 @@ def _calibrate_batch_norm(model: Any, row: Mapping[str, Any]) -> None:
 
 
 def _example(row: Mapping[str, Any]) -> Any:
+    """The traced input: `[batch, 3, *size]` (a video model's size has 3 dims: frames,
+    height, width)."""
     size = list(row.get("size", [224, 224]))
     batch = int(row.get("batch", 1))
     return _seeded_images([batch, 3, *size], int(row.get("seed", 0)) + 1)
