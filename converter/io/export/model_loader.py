@@ -34,11 +34,8 @@ def load_model(path: str | os.PathLike[str], *, context: MLContext | None = None
     host file's model data types where it has one)."""
     roots = tuple(allow_roots or ())
     with allowed_roots(roots):
-        p = Path(path)
-        if p.is_dir():
-            p = _graph_file_in(p)
-            confined(p, path, "the graph file")  # companions are found beside `p` as named
-        graph = load(p, context=context, allow_roots=roots)
+        graph = load(path, context=context, allow_roots=roots)  # its errors, as `load`'s
+        p = _graph_file_in(Path(path)) if Path(path).is_dir() else Path(path)
         stem = graph_stem(p)
         manifest = p.parent / f"{stem}.manifest.json"
         state = load_state(confined(manifest, p.parent, "the manifest")) \
