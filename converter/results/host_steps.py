@@ -191,6 +191,16 @@ class HostSteps:
             counts[node.op] = counts.get(node.op, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
+    def op_types(self) -> frozenset[str]:
+        """Every op type the steps run, in `If` branches too."""
+        found: set[str] = set()
+        todo = list(self.nodes)
+        while todo:
+            node = todo.pop()
+            found.add(node.op)
+            todo.extend(n for g in node.graphs for n in g.nodes)
+        return frozenset(found)
+
     def summary(self) -> str:
         """The report line: "host steps: N node(s) run on the host after the WebNN graph
         (NonZero x2, Gather x1)"."""

@@ -4,7 +4,8 @@ fix, and the histogram of op types with their support status.
 
 Status of an op type: "supported" (its nodes convert), "inlined" (ONNX: no handler, but a
 model-local function or the op's schema has a function body, which the importer inlines),
-"unsupported" (`detail` says why). The status comes from the checks `convert` runs: the
+"host" (ONNX: its nodes run as host steps after the WebNN graph, docs/host-steps.md: the
+trial conversion made them so), "unsupported" (`detail` says why). The status comes from the checks `convert` runs: the
 model goes through a trial import (`trial_errors`: the importer over the whole graph, every
 free dimension set to its suggested value or 1, nothing built or written) and each node it
 refuses marks its op type unsupported with the importer's reason, also where a handler
@@ -64,8 +65,13 @@ def inspect_model(model: str | os.PathLike[str] | bytes, signature: str | None =
         found = trial_errors(model, fmt, info, signature)
         if found is None:
             return info
-        errors, guessed = found
-        return replace(info, ops=checked_ops(info.ops, errors, guessed=guessed))
+        errors, guessed, hosted = found
+        ops = checked_ops(info.ops, errors, guessed=guessed)
+        return replace(info, ops=tuple(
+            replace(o, status="host", detail="runs on the host after the WebNN graph: "
+                    "docs/host-steps.md")
+            if not o.domain and o.op_type in hosted and o.status == "unsupported" else o
+            for o in ops))
 
 
 def trial_options(info: ModelInfo, fmt: str) -> tuple[dict[str, Any], bool]:
@@ -99,10 +105,11 @@ def trial_options(info: ModelInfo, fmt: str) -> tuple[dict[str, Any], bool]:
 
 
 def trial_errors(model: str | os.PathLike[str] | bytes, fmt: str, info: ModelInfo, signature: str | None
-                 ) -> tuple[list[ConversionError], bool] | None:
-    """The node errors of a trial import of `model` (see the module docstring) and whether
-    it guessed dimensions; None when the trial stopped before the nodes (an error that is
-    not a node's: budgets, unresolved dimensions, unreadable external data, ...)."""
+                 ) -> tuple[list[ConversionError], bool, frozenset[str]] | None:
+    """The node errors of a trial import of `model` (see the module docstring), whether it
+    guessed dimensions and the op types of the host steps it made; None when the trial
+    stopped before the nodes (an error that is not a node's: budgets, unresolved
+    dimensions, unreadable external data, ...)."""
     from converter.conversion.pipeline import convert
 
     options, guessed = trial_options(info, fmt)
@@ -111,14 +118,15 @@ def trial_errors(model: str | os.PathLike[str] | bytes, fmt: str, info: ModelInf
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the trial's notices are convert's to show
         try:
-            convert(model, fmt=fmt, **options)
+            result = convert(model, fmt=fmt, **options)
         except ConversionFailed as exc:
-            return list(exc.errors), guessed
+            return list(exc.errors), guessed, frozenset()
         except ConversionError:
             return None
         except Exception:  # noqa: BLE001 - a crash is convert's to report, not inspect's
             return None
-    return [], guessed
+    host = result.host
+    return [], guessed, host.op_types() if host is not None else frozenset()
 
 
 def _leaves(errors: Sequence[ConversionError]) -> list[ConversionError]:

@@ -48,3 +48,15 @@ def test_browser_values_get_the_host_steps() -> None:
     assert list(got) == list(want)
     for name in want:
         np.testing.assert_array_equal(got[name], want[name])
+
+
+def test_inspect_names_the_host_steps(tmp_path: Path) -> None:
+    from converter.validate.inspect import inspect_model
+
+    model, _ = make_detection()
+    path = tmp_path / "detection.onnx"
+    onnx.save(model, path)
+    info = inspect_model(path)
+    status = {o.op_type: o.status for o in info.ops}
+    assert status["NonZero"] == "host" and status["NonMaxSuppression"] == "host"
+    assert not info.unsupported
