@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from converter.core.errors import UnsupportedAttribute
 from converter.core.ir import Node
 from converter.importer import ImportContext
@@ -70,6 +72,10 @@ def conv(ctx: ImportContext, node: Node, x: Any, w: Any, bias: Any) -> Any:
     pads = resolve_pads(str(a.get("auto_pad", "NOTSET")), x.shape[2:], kernel, strides,
                         dilations, ints(a["pads"]) if "pads" in a else None)
     if n == 3:
+        if node.op_type == "Conv" and ctx.is_constant(node.inputs[1]):
+            wv = np.asarray(ctx.const_value(node.inputs[1]))  # rearranged here, not in the graph
+            w = ctx.constant(np.ascontiguousarray(np.transpose(wv, (0, 2, 1, 3, 4))).reshape(
+                wv.shape[0], -1, *wv.shape[3:]))
         return _conv3d(ctx, x, w, bias, kernel, strides, dilations, pads,
                        int(a.get("group", 1)))
     one_d = n == 1
@@ -90,11 +96,12 @@ def _conv3d(ctx: ImportContext, x: Any, w: Any, bias: Any, kernel: Sequence[int]
     x[:, k*dd :: sd] ([N, Do, C, H, W]) folded into the batch ([N*Do, C, H, W]); the KD
     slices concatenated on channels group by group ([N*Do, G, KD*C/G, H*W] -> [N*Do,
     KD*C, H, W]), the filter [O, C/G, KD, KH, KW] as [O, KD*C/G, KH, KW] in the same
-    tap-major order; one grouped conv2d with the H/W padding, strides and dilations; the
+    tap-major order (`w` is either, a constant filter rearranged by the caller); one grouped conv2d with the H/W padding, strides and dilations; the
     result [N*Do, O, Ho, Wo] back to [N, O, Do, Ho, Wo]. Every shape here has rank <= 5."""
     b = ctx.builder
     n, c, d, h, wd = x.shape
-    o, cg, kd = w.shape[0], w.shape[1], w.shape[2]
+    o, kd = w.shape[0], kernel[0]
+    cg = c // groups
     sd, dd = strides[0], dilations[0]
     (pb, pe) = pads[0]
     xt = b.transpose(x, permutation=[0, 2, 1, 3, 4])
@@ -112,7 +119,8 @@ def _conv3d(ctx: ImportContext, x: Any, w: Any, bias: Any, kernel: Sequence[int]
                       strides=[1, sd, 1, 1, 1])
         taps.append(b.reshape(tap, [n * do, groups, cg, h * wd]))
     folded = b.reshape(taps[0] if kd == 1 else b.concat(taps, 2), [n * do, kd * c, h, wd])
-    wf = b.reshape(b.transpose(w, permutation=[0, 2, 1, 3, 4]), [o, kd * cg, *w.shape[3:]])
+    wf = w if w.rank == 4 else b.reshape(b.transpose(w, permutation=[0, 2, 1, 3, 4]),
+                                         [o, kd * cg, *w.shape[3:]])
     y = b.conv2d(folded, wf, padding=webnn_padding(pads[1:]), strides=list(strides[1:]),
                  dilations=list(dilations[1:]), groups=groups, bias=bias)
     ho, wo = y.shape[2], y.shape[3]
