@@ -161,9 +161,10 @@ def _gru_weights(b: MLGraphBuilder, r_weight: MLOperand, bias: MLOperand | None,
     """What every GRU step of one direction reads, made once: `r` the recurrent weight (its
     z and r rows when the reset gate applies before the matmul: z and r occupy the first 2H
     rows in both layouts, n the last H), `rn` its n rows, `zr` the z and r gates' bias sum
-    [2H], `n` the n gate's bias sum, `bn` / `rbn` its biases."""
+    [2H], `n` the n gate's bias sum, `bn` / `rbn` its biases, `one` the scalar 1."""
     total = _bias_sum(b, bias, r_bias)
-    w: dict[str, MLOperand | None] = {"zr": None if total is None else _rows(b, total, 0, 2 * h)}
+    w: dict[str, MLOperand | None] = {"zr": None if total is None else _rows(b, total, 0, 2 * h),
+                                      "one": scalar(b, 1.0, r_weight.data_type)}
     if reset_after:
         w.update(r=r_weight, bn=None if bias is None else _rows(b, bias, 2 * h, h),
                  rbn=None if r_bias is None else _rows(b, r_bias, 2 * h, h))
@@ -201,7 +202,8 @@ def _gru_step(b: MLGraphBuilder, xw_zr: MLOperand, xw_n: MLOperand, hidden: MLOp
         n_in = xw_n if hidden is None else b.add(xw_n, b.gemm(b.mul(r, hidden), rn,
                                                               b_transpose=True))
         n = g(b, _plus(b, w["n"], n_in))
-    one = scalar(b, 1.0, xw_n.data_type)
+    one = w["one"]
+    assert one is not None
     new = b.mul(n, b.sub(one, z))
     return new if hidden is None else b.add(b.mul(z, hidden), new)
 
