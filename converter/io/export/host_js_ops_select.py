@@ -119,9 +119,9 @@ function nmsCorners(data, centerPointBox) {
   return out;
 }
 
-/** Whether boxes i and j of `corners` overlap by more than `threshold` (IoU in float32, as
- * onnxruntime). */
-function suppressedByIoU(corners, i, j, threshold) {
+/** Whether boxes i and j overlap by more than `threshold` (IoU in float32, as onnxruntime;
+ * `corners` from nmsCorners, `areas` their float32 areas). */
+function suppressedByIoU(corners, areas, i, j, threshold) {
   const f = Math.fround, c = corners, a = i * 4, b = j * 4;
   const ix0 = Math.max(c[a + 1], c[b + 1]), ix1 = Math.min(c[a + 3], c[b + 3]);
   if (ix1 <= ix0) return false;
@@ -129,11 +129,45 @@ function suppressedByIoU(corners, i, j, threshold) {
   if (iy1 <= iy0) return false;
   const intersection = f(f(ix1 - ix0) * f(iy1 - iy0));
   if (intersection <= 0) return false;
-  const areaA = f(f(c[a + 3] - c[a + 1]) * f(c[a + 2] - c[a]));
-  const areaB = f(f(c[b + 3] - c[b + 1]) * f(c[b + 2] - c[b]));
-  const union = f(f(areaA + areaB) - intersection);
-  if (areaA <= 0 || areaB <= 0 || union <= 0) return false;
+  const union = f(f(areas[i] + areas[j]) - intersection);
+  if (areas[i] <= 0 || areas[j] <= 0 || union <= 0) return false;
   return f(intersection / union) > threshold;
+}
+
+/**
+ * Greedy NMS of `candidates` (best first): each is kept unless a kept box suppresses it, up
+ * to `limit`; the kept indices in selection order. Kept boxes are also held sorted by their
+ * left edge so that a candidate is tested only against those whose x-range can meet its own
+ * (a box without x-overlap has IoU 0 and suppresses nothing: the same result as testing all).
+ */
+function greedySelection(candidates, limit, corners, areas, threshold) {
+  const kept = [], lefts = [], byLeft = [], odd = [];
+  let widest = 0;
+  const suppresses = (j, i) => suppressedByIoU(corners, areas, j, i, threshold);
+  for (let k = 0; k < candidates.length && kept.length < limit; k++) {
+    const i = candidates[k], x0 = corners[i * 4 + 1], x1 = corners[i * 4 + 3];
+    let keep = !odd.some((j) => suppresses(j, i));
+    if (keep && Number.isFinite(x0) && Number.isFinite(x1)) {
+      const bound = x0 - widest * (1 + 1e-6);
+      let lo = 0, hi = lefts.length;
+      while (lo < hi) { const mid = (lo + hi) >> 1; if (lefts[mid] < bound) lo = mid + 1; else hi = mid; }
+      for (let t = lo; keep && t < lefts.length && lefts[t] <= x1; t++) keep = !suppresses(byLeft[t], i);
+    } else if (keep) {
+      keep = !kept.some((j) => suppresses(j, i));
+    }
+    if (!keep) continue;
+    kept.push(i);
+    if (Number.isFinite(x0) && Number.isFinite(x1)) {
+      let at = 0, end = lefts.length;
+      while (at < end) { const mid = (at + end) >> 1; if (lefts[mid] <= x0) at = mid + 1; else end = mid; }
+      lefts.splice(at, 0, x0);
+      byLeft.splice(at, 0, i);
+      widest = Math.max(widest, x1 - x0);
+    } else {
+      odd.push(i);
+    }
+  }
+  return kept;
 }
 
 function opNonMaxSuppression(node, [boxes, scores, maxTensor, iouTensor, scoreTensor]) {
@@ -142,20 +176,20 @@ function opNonMaxSuppression(node, [boxes, scores, maxTensor, iouTensor, scoreTe
   const iouThreshold = iouTensor ? scalarOf(iouTensor) : 0;
   const scoreThreshold = scoreTensor ? scalarOf(scoreTensor) : -Infinity;
   const [batches, classes, count] = scores.shape;
-  const selected = [];
+  const selected = [], areas = new Float32Array(count), f = Math.fround;
   for (let n = 0; n < batches; n++) {
     const corners = nmsCorners(boxes.data.subarray(n * count * 4, (n + 1) * count * 4), centerPointBox);
+    for (let i = 0; i < count; i++) {
+      const c = corners.subarray(i * 4, i * 4 + 4);
+      areas[i] = f(f(c[3] - c[1]) * f(c[2] - c[0]));
+    }
     for (let c = 0; c < classes; c++) {
       const score = scores.data.subarray((n * classes + c) * count, (n * classes + c + 1) * count);
       // candidates: score strictly above the threshold, best first, ties by lower index
       const candidates = [];
       for (let i = 0; i < count; i++) if (!scoreTensor || score[i] > scoreThreshold) candidates.push(i);
       candidates.sort((p, q) => score[q] - score[p] || p - q);
-      const kept = [];
-      for (const i of candidates) {
-        if (kept.length >= maxPerClass) break;
-        if (!kept.some((j) => suppressedByIoU(corners, j, i, iouThreshold))) kept.push(i);
-      }
+      const kept = greedySelection(candidates, maxPerClass, corners, areas, iouThreshold);
       for (const i of kept) selected.push(n, c, i);
     }
   }

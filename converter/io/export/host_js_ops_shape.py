@@ -275,7 +275,9 @@ function opGatherND(node, [x, indices]) {
         if (!(i >= 0 && i < dim)) throw new RangeError(`index ${raw} is out of range for a dimension of ${dim}`);
         offset += i * strides[t];
       }
-      out.data.set(x.data.subarray(offset, offset + sliceSize), (n * perBatch + j) * sliceSize);
+      const to = (n * perBatch + j) * sliceSize;
+      if (sliceSize === 1) out.data[to] = x.data[offset];
+      else out.data.set(x.data.subarray(offset, offset + sliceSize), to);
     }
   }
   return [out];

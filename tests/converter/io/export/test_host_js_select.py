@@ -79,6 +79,13 @@ def _cases() -> list[Case]:
         tied = (rng.integers(0, 12, (2, 4, 150)) / 12).astype(f32)
         add(_nms(f"NMS-many-ties-{i}", many, tied, 40 + 10 * i, 0.1 * (i + 1),
                  None if i % 2 else 0.25, center_point_box=int(i % 3 == 2)))
+    odd = _boxes(1, 40)
+    odd[0, 3, 1] = np.nan  # a box with a NaN edge, one with infinite ones, one of zero width
+    odd[0, 5, [0, 2]] = [-np.inf, np.inf]
+    odd[0, 8, 3] = odd[0, 8, 1]
+    odd[0, 12] = [0, -np.inf, 5, np.inf]
+    add(_nms("NMS-non-finite-and-empty-boxes", odd, rng.uniform(0, 1, (1, 2, 40)).astype(f32),
+             40, 0.2, None))
     x = rng.uniform(-2, 2, (3, 7)).astype(f32)
     x[0, [1, 4, 5]] = 1.5  # ties
     x[2, [0, 6]] = -1.75
