@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pytest
 
-from tests.models.realworld import Row, require_model, rows
+from tests.models.realworld import Row, litert_spread, require_model, rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROWS = [r for r in rows() if r.browser]
@@ -50,22 +49,12 @@ def test_runs_and_matches_in_the_browser(row: Row, browser: Any) -> None:
 def _check_spread(row: Row, b: Any) -> None:
     """The browser's outputs (module and page) no further from LiteRT's XNNPACK output than
     LiteRT's builtin kernels are (measured here on the same seed-0 inputs)."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
     from converter.api import convert, make_inputs, run_source
 
     result = convert(row.path, free_dims=row.free_dims or None)
     feeds = make_inputs(result.source, seed=0)
     xnnpack = run_source("tflite", row.path, result.source, feeds).outputs
-    builtin = Interpreter(model_path=str(row.path), experimental_op_resolver_type=(
-        OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES))
-    builtin.allocate_tensors()
-    for d in builtin.get_input_details():
-        builtin.set_tensor(d["index"], feeds[d["name"]])
-    builtin.invoke()
-    spread = {d["name"]: float(np.abs(builtin.get_tensor(d["index"]).astype(np.float64)
-                                      - np.asarray(xnnpack[d["name"]], np.float64)).max())
-              for d in builtin.get_output_details()}
+    spread = litert_spread(row.path, feeds, xnnpack)
     for c in (*b.outputs, *b.page_outputs):
         assert c.max_abs <= spread[c.name], (c.name, c.max_abs, spread[c.name])
         assert c.cosine >= 0.99, (c.name, c.cosine)

@@ -121,3 +121,22 @@ def sorted_detections(outputs: Mapping[str, Any], names: Sequence[str]) -> list[
              for b, s, lab in zip(boxes.reshape(-1, 4), scores.reshape(-1),
                                   labels.reshape(-1), strict=True)]
     return sorted(items)
+
+
+def litert_spread(path: Path, feeds: Mapping[str, Any], reference: Mapping[str, Any]
+                  ) -> dict[str, float]:
+    """Per output, max |LiteRT builtin kernels − `reference`| (LiteRT's default run, with
+    XNNPACK) on `feeds`: how far LiteRT's own two CPU kernel sets are apart, the bound of a
+    `kernel_spread` row."""
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+
+    builtin = Interpreter(model_path=str(path), experimental_op_resolver_type=(
+        OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES))
+    builtin.allocate_tensors()
+    for d in builtin.get_input_details():
+        builtin.set_tensor(d["index"], feeds[d["name"]])
+    builtin.invoke()
+    return {d["name"]: float(np.abs(builtin.get_tensor(d["index"]).astype(np.float64)
+                                    - np.asarray(reference[d["name"]], np.float64)).max())
+            for d in builtin.get_output_details()}

@@ -16,7 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.models.realworld import Row, check_first_error, require_model, rows, sorted_detections
+from tests.models.realworld import (
+    Row,
+    check_first_error,
+    litert_spread,
+    require_model,
+    rows,
+    sorted_detections,
+)
 
 pytestmark = pytest.mark.slow
 ROWS = rows()
@@ -73,25 +80,15 @@ def test_detections_equal_onnxruntimes(row: Row) -> None:
 def _check_within_litert_kernel_spread(row: Row) -> None:
     """Ours is no further from LiteRT (XNNPACK, its default) than LiteRT's builtin kernels
     are, output by output, on validate's seed-0 inputs; and cosine >= 0.99."""
-    from ai_edge_litert.interpreter import Interpreter, OpResolverType
-
     from converter.api import convert, make_inputs, run_source
 
     result = convert(row.path, free_dims=row.free_dims or None)
     feeds = make_inputs(result.source, seed=0)
     ours = result.run(feeds)
     xnnpack = run_source("tflite", row.path, result.source, feeds).outputs
-    builtin = Interpreter(model_path=str(row.path), experimental_op_resolver_type=(
-        OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES))
-    builtin.allocate_tensors()
-    for d in builtin.get_input_details():
-        builtin.set_tensor(d["index"], feeds[d["name"]])
-    builtin.invoke()
-    for d in builtin.get_output_details():
-        ref = np.asarray(xnnpack[d["name"]], np.float64)
-        other = builtin.get_tensor(d["index"]).astype(np.float64)
-        mine = np.asarray(ours[d["name"]], np.float64).reshape(ref.shape)
-        spread, ours_err = np.abs(other - ref).max(), np.abs(mine - ref).max()
-        assert ours_err <= spread, (d["name"], float(ours_err), float(spread))
+    for name, spread in litert_spread(row.path, feeds, xnnpack).items():
+        ref = np.asarray(xnnpack[name], np.float64)
+        mine = np.asarray(ours[name], np.float64).reshape(ref.shape)
+        assert np.abs(mine - ref).max() <= spread, (name, np.abs(mine - ref).max(), spread)
         cosine = float((mine * ref).sum() / np.sqrt((mine * mine).sum() * (ref * ref).sum()))
-        assert cosine >= 0.99, (d["name"], cosine)
+        assert cosine >= 0.99, (name, cosine)
