@@ -25,7 +25,7 @@ Restrictions: WebNN quantized types (uint8, int8, uint32, int32, int4, uint4: no
 or float8); int4/uint4 values cannot be graph inputs or outputs; the dequantized integer
 products are computed in float32, exact while |sums| < 2^24 (the *Integer ops); QLinear ops
 may differ from onnxruntime's fixed-point requantization by one unit at rounding ties; conv
-is 1-D or 2-D.
+is 1-, 2- or 3-D.
 """
 
 from __future__ import annotations

@@ -291,3 +291,23 @@ def test_malformed_blocked_dequantize(inputs: tuple[int, ...], attrs: dict[str, 
     model = node_model("DequantizeLinear", [("w", w), ("s", scale)], attrs, opset=21,
                        constants=("w", "s"))
     expect_error(model, reason, fragment)
+
+
+def test_qlinear_conv_3d() -> None:
+    """3-D QLinearConv through the Conv mapping's NCDHW form (vs onnxruntime)."""
+    x = rand(1, 2, 4, 5, 5, seed=1, low=0, high=255).astype(np.uint8)
+    w = rand(3, 2, 2, 3, 3, seed=2, low=-100, high=100).astype(np.int8)
+    items = [("x", x), ("xs", np.array(0.05, np.float32)), ("xzp", np.array(120, np.uint8)),
+             ("w", w), ("ws", np.array(0.02, np.float32)), ("wzp", np.array(0, np.int8)),
+             ("ys", np.array(0.3, np.float32)), ("yzp", np.array(110, np.uint8))]
+    _close_q("QLinearConv", items, {"pads": [1, 1, 1, 1, 1, 1], "strides": [2, 1, 2]},
+             constants=("xs", "xzp", "w", "ws", "wzp", "ys", "yzp"))
+
+
+def test_conv_integer_3d() -> None:
+    x = rand(1, 2, 3, 5, 5, seed=1, low=0, high=255).astype(np.uint8)
+    w = rand(3, 2, 2, 2, 2, seed=2, low=0, high=255).astype(np.uint8)
+    items = [("x", x), ("w", w), ("xzp", np.array(100, np.uint8)),
+             ("wzp", np.array(7, np.uint8))]
+    check_node("ConvInteger", items, {"pads": [1, 0, 1, 0, 1, 0]}, opset=10,
+               constants=("xzp", "wzp"))
