@@ -43,6 +43,7 @@ from converter.passes.precision import precision_notes, to_precision
 from converter.passes.targets import DEFAULT_TARGET, load_target
 from converter.passes.targets.check import Violation, check_graph, summary
 from converter.results.compiled import compile_executable
+from converter.runtimes.host import HostRunner
 from converter.validate.browser import BrowserCheck, classify, run_graph
 from converter.validate.compare import Comparison, compare, json_number
 from converter.validate.inputs import make_inputs
@@ -485,14 +486,11 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
 def _model_outputs(result: Any, values: Mapping[str, Any], inputs: Mapping[str, Any]
                    ) -> dict[str, np.ndarray]:
     """The model's outputs from a browser run's `values`: as they are when they hold every
-    model output (the generated module runs the host steps itself); else the graph's
-    outputs, and the host steps of a model with host steps run here (Python) on the
-    browser's boundary values and `inputs`."""
+    model output (the generated module ran the host steps); else the graph's, and the host
+    steps run here (Python) on the browser's boundary values and `inputs`."""
     host = getattr(result, "host", None)
     if host is None or all(vi.name in values for vi in result.outputs):
         return source_outputs(result.outputs, values)
-    from converter.runtimes.host import HostRunner
-
     graph_part = source_outputs([vi for vi in result.outputs if vi.name in values], values)
     dtypes = {vi.name: vi.dtype for vi in result.inputs}
     feeds = {n: np.asarray(values[n]) for n in host.graph_inputs}

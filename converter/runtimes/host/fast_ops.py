@@ -6,6 +6,14 @@ candidate boxes) took minutes, and takes about a second so.
 `GatherND`: onnx's semantics (`batch_dims`, negative indices counted from the end; an index
 out of range raises).
 
+`ScatterElements`: onnx's semantics (negative indices; `reduction` none, add, mul, max, min;
+with "none", of updates to one element the last wins).
+
+`RoiAlign` in "avg" mode: onnx's sampling (half_pixel / output_half_pixel, adaptive or fixed
+`sampling_ratio`, samples outside [-1, size] count zero, clamped bilinear corners) written
+as separable weights, out = Ay · X · Axᵀ / count per region, in float64 like onnx's (a
+float32 rounding apart from onnxruntime's); "max" mode is onnx's own.
+
 `NonMaxSuppression` keeps the semantics of onnx's `op_non_max_suppression` exactly: per batch and class, candidates over `score_threshold` (when given) in
 descending score order, ties by ascending box index; a candidate is kept unless a kept box of
 its class overlaps it with IoU > `iou_threshold`; at most `max_output_boxes_per_class` per
@@ -21,6 +29,7 @@ from typing import Any
 
 import numpy as np
 from onnx.reference.op_run import OpRun
+from onnx.reference.ops.op_roi_align import RoiAlign as _ReferenceRoiAlign
 
 
 def _corners(boxes: np.ndarray, center_point_box: int) -> tuple[np.ndarray, ...]:
@@ -151,5 +160,98 @@ class NonMaxSuppression(OpRun):
         return (np.array(rows, dtype=np.int64).reshape(-1, 3),)
 
 
-FAST_OPS = [GatherND, NonMaxSuppression]
+class ScatterElements(OpRun):
+    """onnx's `ScatterElements`, vectorized (see the module docstring)."""
+
+    op_domain = ""
+
+    def _run(self, data: np.ndarray, indices: np.ndarray, updates: np.ndarray,
+             axis: int | None = None, reduction: str | None = None) -> tuple[np.ndarray]:
+        axis = int(axis or 0) % max(data.ndim, 1)
+        where = np.where(indices < 0, indices + data.shape[axis], indices)
+        grid: list[Any] = list(np.indices(indices.shape, sparse=True))
+        grid[axis] = where
+        index = tuple(grid)
+        out = np.array(data, copy=True)
+        ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum,
+                 "min": np.minimum}.get(reduction or "none")
+        if ufunc is None:
+            out[index] = updates
+        else:
+            ufunc.at(out, index, updates)
+        return (out,)
+
+
+def _axis_weights(start: np.ndarray, bins: np.ndarray, grid: np.ndarray, pooled: int,
+                  size: int) -> np.ndarray:
+    """[rois, pooled, size]: the summed bilinear weights of each output row (column) over
+    its grid samples along one axis, as onnx's RoiAlign takes them (a sample outside
+    [-1, size] weighs nothing)."""
+    rois = start.shape[0]
+    most = int(grid.max()) if rois else 0
+    p = np.arange(pooled).reshape(1, pooled, 1)
+    i = np.arange(max(most, 1)).reshape(1, 1, -1)
+    g = grid.reshape(-1, 1, 1).astype(np.float64)
+    pos = start.reshape(-1, 1, 1) + p * bins.reshape(-1, 1, 1) \
+        + (i + 0.5) * bins.reshape(-1, 1, 1) / np.maximum(g, 1)
+    used = (i < grid.reshape(-1, 1, 1)) & ~((pos < -1.0) | (pos > size))
+    pos = np.maximum(pos, 0)
+    low = np.floor(pos).astype(np.int64)
+    edge = low >= size - 1
+    low = np.where(edge, size - 1, low)
+    high = np.where(edge, size - 1, low + 1)
+    frac = np.where(edge, 0.0, pos - low)
+    weights = np.zeros((rois, pooled, size))
+    r = np.broadcast_to(np.arange(rois).reshape(-1, 1, 1), pos.shape)
+    q = np.broadcast_to(p, pos.shape)
+    np.add.at(weights, (r[used], q[used], low[used]), (1.0 - frac)[used])
+    np.add.at(weights, (r[used], q[used], high[used]), frac[used])
+    return weights
+
+
+class RoiAlign(_ReferenceRoiAlign):
+    """onnx's `RoiAlign`, "avg" mode vectorized (see the module docstring)."""
+
+    op_domain = ""
+
+    def _run(self, X: np.ndarray, rois: np.ndarray, batch_indices: np.ndarray,
+             coordinate_transformation_mode: str | None = None, mode: str | None = None,
+             output_height: int | None = None, output_width: int | None = None,
+             sampling_ratio: int | None = None, spatial_scale: float | None = None
+             ) -> tuple[np.ndarray]:
+        own = vars(self)  # the node's attributes with the schema defaults (set by OpRun)
+        transform = coordinate_transformation_mode or own["coordinate_transformation_mode"]
+        mode = mode or own["mode"]
+        if mode.lower() != "avg":
+            return super()._run(  # type: ignore[no-any-return,no-untyped-call]
+                X, rois, batch_indices, coordinate_transformation_mode, mode, output_height,
+                output_width, sampling_ratio, spatial_scale)
+        out_h = int(output_height or own["output_height"])
+        out_w = int(output_width or own["output_width"])
+        ratio = int(sampling_ratio or own["sampling_ratio"])
+        scale = float(spatial_scale or own["spatial_scale"])
+        half = transform.lower() == "half_pixel"
+        boxes = rois.astype(np.float64) * scale - (0.5 if half else 0.0)
+        width, height = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+        if not half:
+            width, height = np.maximum(width, 1.0), np.maximum(height, 1.0)
+        bin_h, bin_w = height / out_h, width / out_w
+        grid_h = np.full(len(boxes), ratio) if ratio > 0 else np.ceil(height / out_h)
+        grid_w = np.full(len(boxes), ratio) if ratio > 0 else np.ceil(width / out_w)
+        grid_h, grid_w = grid_h.astype(np.int64), grid_w.astype(np.int64)
+        ay = _axis_weights(boxes[:, 1], bin_h, grid_h, out_h, X.shape[2])
+        ax = _axis_weights(boxes[:, 0], bin_w, grid_w, out_w, X.shape[3])
+        count = np.maximum(grid_h * grid_w, 1).astype(np.float64)
+        out = np.empty((len(boxes), X.shape[1], out_h, out_w))
+        for b in np.unique(batch_indices):
+            for chunk in np.array_split(np.flatnonzero(batch_indices == b),
+                                        max(1, len(boxes) // 64)):
+                if chunk.size:
+                    rows = np.einsum("nph,chw->ncpw", ay[chunk], X[int(b)].astype(np.float64))
+                    out[chunk] = np.einsum("ncpw,nqw->ncpq", rows, ax[chunk]) \
+                        / count[chunk].reshape(-1, 1, 1, 1)
+        return (out.astype(X.dtype),)
+
+
+FAST_OPS = [GatherND, NonMaxSuppression, RoiAlign, ScatterElements]
 """The replacements, for `ReferenceEvaluator(new_ops=...)`."""

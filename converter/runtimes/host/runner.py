@@ -8,8 +8,9 @@ given) and their outputs as graph outputs. `run(feeds)` takes {input name: array
 WebNN graph's boundary outputs and the model inputs the steps read) and returns {output name:
 array} in the steps' output order.
 
-GatherND and NonMaxSuppression run vectorized (`converter.runtimes.host.fast_ops`, the same
-semantics: onnx's take minutes on a detector's post-processing).
+GatherND, NonMaxSuppression, RoiAlign (avg) and ScatterElements run vectorized
+(`converter.runtimes.host.fast_ops`, the same semantics: onnx's take minutes on a detector's
+post-processing).
 
 Restrictions: the semantics are those of onnx's reference implementation for the opset the
 steps name (onnxruntime agrees on the ops host steps hold: NonZero, NonMaxSuppression,

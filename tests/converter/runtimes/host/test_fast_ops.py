@@ -73,3 +73,52 @@ def test_gather_nd_matches_onnxruntime() -> None:
                           {"data": data, "indices": indices})
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def test_roi_align_matches_onnxruntime() -> None:
+    rng = np.random.default_rng(2)
+    types = {"X": TensorProto.FLOAT, "rois": TensorProto.FLOAT, "index": TensorProto.INT64}
+    for trial in range(30):
+        n, c = int(rng.integers(1, 3)), int(rng.integers(1, 4))
+        h, w, count = int(rng.integers(2, 12)), int(rng.integers(2, 12)), int(rng.integers(1, 8))
+        x1, y1 = rng.uniform(-3, w + 2, count), rng.uniform(-3, h + 2, count)
+        rois = np.stack([x1, y1, x1 + rng.uniform(0, w, count), y1 + rng.uniform(0, h, count)],
+                        1).astype(np.float32)
+        feeds = {"X": rng.normal(size=(n, c, h, w)).astype(np.float32), "rois": rois,
+                 "index": rng.integers(0, n, count).astype(np.int64)}
+        node = helper.make_node(
+            "RoiAlign", ["X", "rois", "index"], ["Y"], output_height=int(rng.integers(1, 5)),
+            output_width=int(rng.integers(1, 5)), sampling_ratio=int(rng.integers(0, 3)),
+            spatial_scale=float(rng.choice([1.0, 0.5, 0.25])),
+            coordinate_transformation_mode=["half_pixel", "output_half_pixel"][trial % 2],
+            mode="avg" if trial % 5 else "max")  # max: onnx's own implementation
+        want, got = _both(_model(node, types, TensorProto.FLOAT), feeds)
+        assert got.shape == want.shape and got.dtype == np.float32
+        if trial % 5:
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, err_msg=str(trial))
+
+
+def test_scatter_elements_matches_onnxruntime() -> None:
+    rng = np.random.default_rng(3)
+    types = {"data": TensorProto.FLOAT, "indices": TensorProto.INT64,
+             "updates": TensorProto.FLOAT}
+    for trial in range(40):
+        shape = [int(d) for d in rng.integers(1, 5, size=int(rng.integers(1, 4)))]
+        axis = int(rng.integers(-len(shape), len(shape)))
+        reduction = ["none", "add", "mul", "max", "min"][trial % 5]
+        taken = int(rng.integers(1, shape[axis] + 1))
+        if reduction == "none":  # distinct targets: the result does not depend on order
+            indices = np.argsort(rng.random(shape), axis=axis).take(range(taken), axis=axis)
+        else:  # repeated and negative targets
+            sizes = list(shape)
+            sizes[axis] = taken
+            indices = rng.integers(-shape[axis], shape[axis], size=sizes)
+        feeds = {"data": rng.normal(size=shape).astype(np.float32),
+                 "indices": indices.astype(np.int64),
+                 "updates": rng.normal(size=indices.shape).astype(np.float32)}
+        node = helper.make_node("ScatterElements", ["data", "indices", "updates"], ["out"],
+                                axis=axis, reduction=reduction)
+        model = _model(node, types, TensorProto.FLOAT)
+        model.opset_import[0].version = 18  # max/min reductions
+        want, got = _both(model, feeds)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(trial))
