@@ -150,40 +150,29 @@ function opMatMul(node, [a, b]) {
   const aAt = broadcastOffsets(aShape.slice(0, -2), batch), bAt = broadcastOffsets(bShape.slice(0, -2), batch);
   const shape = [...batch, m, n], out = makeTensor(a.dataType, shape);
   for (let i = 0; i < aAt.length; i++) {
-    const ao = aAt[i] * m * k, bo = bAt[i] * k * n, oo = i * m * n;
-    for (let r = 0; r < m; r++) {
-      for (let c = 0; c < n; c++) {
-        let sum = 0;
-        for (let j = 0; j < k; j++) sum += a.data[ao + r * k + j] * b.data[bo + j * n + c];
-        out.data[oo + r * n + c] = sum;
-      }
-    }
+    const rows = a.data.subarray(aAt[i] * m * k, (aAt[i] + 1) * m * k);
+    const cols = transposed(b.data.subarray(bAt[i] * k * n, (bAt[i] + 1) * k * n), k, n);
+    dotProducts(rows, cols, m, n, k, out.data.subarray(i * m * n, (i + 1) * m * n), 1, null, 0);
   }
   if (a.shape.length === 1) shape.splice(-2, 1);
   if (b.shape.length === 1) shape.splice(-1, 1);
   return [makeTensor(a.dataType, shape, out.data)];
 }
-""", ("broadcast",)),
+""", ("broadcast", "dot")),
     "Gemm": JsOp("""
 function opGemm(node, [a, b, c]) {
   // alpha * A' * B' + beta * C (C broadcast to [M, N])
   const {alpha = 1, beta = 1, transA = 0, transB = 0} = node.attributes;
   const [m, k] = transA ? [a.shape[1], a.shape[0]] : a.shape;
   const n = transB ? b.shape[0] : b.shape[1];
-  const at = (r, j) => (transA ? a.data[j * m + r] : a.data[r * k + j]);
-  const bt = (j, col) => (transB ? b.data[col * k + j] : b.data[j * n + col]);
-  const cAt = c ? broadcastOffsets(c.shape, [m, n]) : null;
+  const rows = transA ? transposed(a.data, k, m) : a.data;
+  const cols = transB ? b.data : transposed(b.data, k, n);
   const out = makeTensor(a.dataType, [m, n]);
-  for (let r = 0; r < m; r++) {
-    for (let col = 0; col < n; col++) {
-      let sum = 0;
-      for (let j = 0; j < k; j++) sum += at(r, j) * bt(j, col);
-      out.data[r * n + col] = alpha * sum + (c ? beta * c.data[cAt[r * n + col]] : 0);
-    }
-  }
+  const bias = c ? {data: c.data, at: broadcastOffsets(c.shape, [m, n])} : null;
+  dotProducts(rows, cols, m, n, k, out.data, alpha, bias, beta);
   return [out];
 }
-""", ("broadcast",)),
+""", ("broadcast", "dot")),
     "Identity": JsOp("""
 function opIdentity(node, [x]) {
   return [x];
@@ -340,5 +329,48 @@ function erf(x) {
 }
 """
 
-MATH_HELPERS = {"argExtreme": ARG_EXTREME, "softmax": SOFTMAX, "erf": ERF}
+DOT = r"""
+/** A rows x cols matrix (row-major) transposed. */
+function transposed(data, rows, cols) {
+  const out = new data.constructor(rows * cols);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c];
+  return out;
+}
+
+/** out[r, c] = alpha * dot(rows[r, :], cols[c, :]) (+ beta * bias) for m rows and n cols
+ * of length k, accumulated in float64 (in blocks of k that stay in cache, four rows by two
+ * columns at a time). */
+function dotProducts(rows, cols, m, n, k, out, alpha, bias, beta) {
+  const acc = new Float64Array(m * n), block = 256, m4 = m - (m % 4), n2 = n - (n % 2);
+  const single = (r, c, j0, j1) => {
+    let sum = 0;
+    for (let j = j0, ro = r * k, co = c * k; j < j1; j++) sum += rows[ro + j] * cols[co + j];
+    acc[r * n + c] += sum;
+  };
+  for (let j0 = 0; j0 < k; j0 += block) {
+    const j1 = Math.min(j0 + block, k);
+    for (let c = 0; c < n2; c += 2) {
+      const p0 = c * k, p1 = p0 + k;
+      for (let r = 0; r < m4; r += 4) {
+        const o0 = r * k, o1 = o0 + k, o2 = o1 + k, o3 = o2 + k;
+        let a0 = 0, a1 = 0, a2 = 0, a3 = 0, b0 = 0, b1 = 0, b2 = 0, b3 = 0;
+        for (let j = j0; j < j1; j++) {
+          const v = cols[p0 + j], w = cols[p1 + j];
+          const x0 = rows[o0 + j], x1 = rows[o1 + j], x2 = rows[o2 + j], x3 = rows[o3 + j];
+          a0 += x0 * v; a1 += x1 * v; a2 += x2 * v; a3 += x3 * v;
+          b0 += x0 * w; b1 += x1 * w; b2 += x2 * w; b3 += x3 * w;
+        }
+        const at = r * n + c;
+        acc[at] += a0; acc[at + n] += a1; acc[at + 2 * n] += a2; acc[at + 3 * n] += a3;
+        acc[at + 1] += b0; acc[at + n + 1] += b1; acc[at + 2 * n + 1] += b2; acc[at + 3 * n + 1] += b3;
+      }
+      for (let r = m4; r < m; r++) { single(r, c, j0, j1); single(r, c + 1, j0, j1); }
+    }
+    for (let c = n2; c < n; c++) for (let r = 0; r < m; r++) single(r, c, j0, j1);
+  }
+  for (let i = 0; i < m * n; i++) out[i] = alpha * acc[i] + (bias ? beta * bias.data[bias.at[i]] : 0);
+}
+"""
+
+MATH_HELPERS = {"argExtreme": ARG_EXTREME, "softmax": SOFTMAX, "erf": ERF, "dot": DOT}
 """Helpers of these operators, by name."""

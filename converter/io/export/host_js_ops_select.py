@@ -297,7 +297,8 @@ function opResize(node, inputs, opset) {
 """),
     "RoiAlign": JsOp("""
 function opRoiAlign(node, [x, rois, batchIndices]) {
-  // as onnxruntime: sampling points on a regular grid per bin, bilinear, avg or max
+  // as onnxruntime: sampling points on a regular grid per bin, bilinear, avg or max; the
+  // points' corner offsets and weights are computed once per box, then used for every channel
   const a = node.attributes, mode = a.mode ?? "avg", scale = a.spatial_scale ?? 1;
   const halfPixel = (a.coordinate_transformation_mode ?? "half_pixel") === "half_pixel";
   const outH = a.output_height ?? 1, outW = a.output_width ?? 1, ratio = a.sampling_ratio ?? 0;
@@ -310,36 +311,38 @@ function opRoiAlign(node, [x, rois, batchIndices]) {
     if (!halfPixel) { roiW = Math.max(roiW, 1); roiH = Math.max(roiH, 1); }
     const binH = roiH / outH, binW = roiW / outW;
     const gridH = ratio > 0 ? ratio : Math.ceil(roiH / outH), gridW = ratio > 0 ? ratio : Math.ceil(roiW / outW);
-    const samples = Math.max(gridH * gridW, 1), base = Number(batchIndices.data[r]) * channels * height * width;
+    const samples = gridH * gridW, total = outH * outW * samples;
+    const at = new Int32Array(total * 4), weight = new Float64Array(total * 4);
+    for (let ph = 0, s = 0; ph < outH; ph++) {
+      for (let pw = 0; pw < outW; pw++) {
+        for (let iy = 0; iy < gridH; iy++) {
+          for (let ix = 0; ix < gridW; ix++, s++) {
+            let y = y0 + ph * binH + ((iy + 0.5) * binH) / gridH, xx = x0 + pw * binW + ((ix + 0.5) * binW) / gridW;
+            if (y < -1 || y > height || xx < -1 || xx > width) continue;  // weights 0
+            y = Math.max(y, 0); xx = Math.max(xx, 0);
+            let yLow = Math.floor(y), xLow = Math.floor(xx), yHigh = yLow + 1, xHigh = xLow + 1;
+            if (yLow >= height - 1) { yLow = yHigh = height - 1; y = yLow; }
+            if (xLow >= width - 1) { xLow = xHigh = width - 1; xx = xLow; }
+            const ly = y - yLow, lx = xx - xLow, hy = 1 - ly, hx = 1 - lx;
+            at.set([yLow * width + xLow, yLow * width + xHigh, yHigh * width + xLow, yHigh * width + xHigh], s * 4);
+            weight.set([hy * hx, hy * lx, ly * hx, ly * lx], s * 4);
+          }
+        }
+      }
+    }
+    const base = Number(batchIndices.data[r]) * channels * height * width;
     for (let c = 0; c < channels; c++) {
       const plane = base + c * height * width;
-      for (let ph = 0; ph < outH; ph++) {
-        for (let pw = 0; pw < outW; pw++) {
-          let acc = mode === "max" ? null : 0;
-          for (let iy = 0; iy < gridH; iy++) {
-            for (let ix = 0; ix < gridW; ix++) {
-              let y = y0 + ph * binH + ((iy + 0.5) * binH) / gridH, xx = x0 + pw * binW + ((ix + 0.5) * binW) / gridW;
-              let taps = [[0, 0]];
-              if (!(y < -1 || y > height || xx < -1 || xx > width)) {
-                y = Math.max(y, 0); xx = Math.max(xx, 0);
-                let yLow = Math.floor(y), xLow = Math.floor(xx), yHigh = yLow + 1, xHigh = xLow + 1;
-                if (yLow >= height - 1) { yLow = yHigh = height - 1; y = yLow; }
-                if (xLow >= width - 1) { xLow = xHigh = width - 1; xx = xLow; }
-                const ly = y - yLow, lx = xx - xLow, hy = 1 - ly, hx = 1 - lx;
-                taps = [[hy * hx, yLow * width + xLow], [hy * lx, yLow * width + xHigh],
-                        [ly * hx, yHigh * width + xLow], [ly * lx, yHigh * width + xHigh]];
-              }
-              const values = taps.map(([w, at]) => w * x.data[plane + at]);
-              if (mode === "max") {
-                const v = Math.max(...values);
-                acc = acc === null ? v : Math.max(acc, v);
-              } else {
-                acc += values.reduce((p, q) => p + q, 0);
-              }
-            }
-          }
-          out.data[((r * channels + c) * outH + ph) * outW + pw] = mode === "max" ? acc ?? 0 : acc / samples;
+      for (let bin = 0; bin < outH * outW; bin++) {
+        let acc = mode === "max" ? -Infinity : 0;
+        for (let s = bin * samples; s < (bin + 1) * samples; s++) {
+          const t = s * 4;
+          const v0 = weight[t] * x.data[plane + at[t]], v1 = weight[t + 1] * x.data[plane + at[t + 1]];
+          const v2 = weight[t + 2] * x.data[plane + at[t + 2]], v3 = weight[t + 3] * x.data[plane + at[t + 3]];
+          acc = mode === "max" ? Math.max(acc, v0, v1, v2, v3) : acc + v0 + v1 + v2 + v3;
         }
+        out.data[(r * channels + c) * outH * outW + bin] =
+          mode === "max" ? (samples ? acc : 0) : acc / Math.max(samples, 1);
       }
     }
   }

@@ -89,6 +89,9 @@ def _cases() -> list[Case]:
     add(Case("Gemm-trans-alpha-beta", "Gemm", {"a": _f(4, 3), "b": _f(5, 4), "c": _f(3, 1)},
              attributes={"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0}))
     add(Case("Gemm-no-c", "Gemm", {"a": _f(2, 6), "b": _f(6, 3)}))
+    add(Case("Gemm-tiles-and-tails", "Gemm", {"a": _f(9, 300), "b": _f(7, 300), "c": _f(7)},
+             attributes={"transB": 1}))
+    add(Case("MatMul-tiles-and-tails", "MatMul", {"a": _f(2, 6, 257), "b": _f(257, 5)}))
     add(Case("Sign", "Sign", {"x": np.array([-2, 0, 3.5], f32)}))
     add(Case("Round-half-even", "Round",
              {"x": np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.4, -2.6, 3.7], f32)}))
