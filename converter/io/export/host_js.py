@@ -37,7 +37,7 @@ from converter.io.export.host_js_runtime import CORE, HELPERS, JsOp
 from converter.io.export.literals import js_string
 from converter.io.serialize.errors import WebnnExportError
 
-__all__ = ["HOST_JS_OPS", "host_steps_js"]
+__all__ = ["HOST_JS_OPS", "host_constant_bytes", "host_steps_js"]
 
 HOST_JS_OPS: dict[str, JsOp] = {**MATH_OPS, **SHAPE_OPS, **SELECT_OPS}
 """Every operator the JavaScript host runtime implements, by ONNX name."""
@@ -197,6 +197,7 @@ function runNodes(nodes, env) {
  * the data. A failing step throws an Error naming the node and its op.
  */
 export function runHostSteps(values) {
+  if (!HOST_CONSTANTS) throw new Error("runHostSteps: the constants are not loaded (await loadHostSteps() first)");
   const env = new Map(HOST_CONSTANTS);
   for (const {name} of HOST_INPUTS) {
     if (!Object.hasOwn(values, name)) throw new TypeError(`runHostSteps: no value for ${JSON.stringify(name)}`);
@@ -211,9 +212,43 @@ export function runHostSteps(values) {
 """
 
 
-def host_steps_js(host: Mapping[str, Any]) -> str:
+_LOAD_EMBEDDED = """
+/** The steps' constants are in this module: nothing to load. */
+export async function loadHostSteps() {}"""
+
+_LOAD_FILE = r"""
+let HOST_CONSTANTS = null;
+/** Read the steps' constants (HOST_CONSTANT_NAMES) from HOST_FILE, next to this module, once. */
+export async function loadHostSteps(url = new URL(HOST_FILE, import.meta.url)) {
+  if (HOST_CONSTANTS) return;
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`host steps: ${url}: HTTP ${response.status}`);
+  const constants = (await response.json())?.constants ?? {};
+  HOST_CONSTANTS = new Map(HOST_CONSTANT_NAMES.map((name) => {
+    const t = Object.hasOwn(constants, name) ? constants[name] : null;
+    if (!t || !Object.hasOwn(HOST_ARRAYS, t.dataType) || !Array.isArray(t.shape) || typeof t.base64 !== "string") {
+      throw new Error(`host steps: ${HOST_FILE} has no constant ${JSON.stringify(name)}`);
+    }
+    return [name, hostConstant(t.dataType, t.shape, t.base64)];
+  }));
+}"""
+
+
+def host_constant_bytes(host: Mapping[str, Any]) -> int:
+    """The size of the host steps' constants (bytes, from their base64 text)."""
+    constants = host.get("constants", {})
+    if not isinstance(constants, Mapping):
+        return 0
+    return sum(len(t.get("base64", "")) * 3 // 4 for t in constants.values()
+               if isinstance(t, Mapping) and isinstance(t.get("base64"), str))
+
+
+def host_steps_js(host: Mapping[str, Any], constants_file: str | None = None) -> str:
     """The JavaScript text of the host steps `host` (their JSON form; see the module
-    docstring). Raises `WebnnExportError` (one line, naming the node and op) for an operator
+    docstring). With `constants_file` (the `<stem>.host.json` written beside the module) the
+    constants are not embedded: `loadHostSteps()` fetches them from that file once (before
+    that, runHostSteps throws); else they are in the module and `loadHostSteps()` does
+    nothing. Raises `WebnnExportError` (one line, naming the node and op) for an operator
     without a JavaScript implementation or a malformed step."""
     if not isinstance(host, Mapping) or host.get("format") != "webnn-host-steps" \
             or host.get("version") != 1:
@@ -246,8 +281,12 @@ def host_steps_js(host: Mapping[str, Any]) -> str:
         *(HOST_JS_OPS[op].code.strip("\n") for op in used),
         "",
         f"const HOST_OPSET = {opset};",
-        "/** The steps' constants, decoded once. */",
-        "const HOST_CONSTANTS = new Map([", *constant_rows, "]);",
+        *(["/** The steps' constants, decoded once. */",
+           "const HOST_CONSTANTS = new Map([", *constant_rows, "]);", _LOAD_EMBEDDED.strip("\n")]
+          if constants_file is None else
+          [f"export const HOST_FILE = {js_string(constants_file)};",
+           f"const HOST_CONSTANT_NAMES = {_names(list(constants), 'constants')};",
+           _LOAD_FILE.strip("\n")]),
         "/** The host steps in order: ONNX nodes run after the graph. */",
         "const HOST_NODES = [", *(f"  {record}," for record in records), "];",
         "/** The values the steps read: graph outputs (\"graph\") and model inputs (\"input\"). */",

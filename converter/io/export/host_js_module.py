@@ -7,7 +7,9 @@ the data) and a `createModel` whose `compute(feeds)` dispatches the graph, runs
 `{output name: typed array}`; `INPUTS` also lists the model inputs only the host steps read
 (`hostOnly: true`: no graph tensor); `computeTensors(feeds)` resolves to `{output name: {dataType,
 shape, data}}`. Boundary values that are not model outputs are not returned. Carried state
-and narrowed inputs/outputs work as in a module without host steps.
+and narrowed inputs/outputs work as in a module without host steps. Constants of the steps
+over `HOST_EMBED_LIMIT` bytes in all are not embedded: createModel's `loadHostSteps()` reads
+them from `<stem>.host.json`, which `export()` writes beside the module.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from converter.core.webnn import MLGraph
 from converter.io.export.literals import js_string
 from converter.io.serialize.errors import WebnnExportError
 
-__all__ = ["HOST_CREATE_MODEL", "host_input_rows", "host_output_rows", "host_only_inputs",
+__all__ = ["HOST_CREATE_MODEL", "HOST_EMBED_LIMIT", "host_input_rows", "host_output_rows", "host_only_inputs",
            "model_outputs"]
 
 HOST_CREATE_MODEL = r"""
@@ -34,6 +36,7 @@ HOST_CREATE_MODEL = r"""
  */
 export async function createModel(context, weights) {
   const graph = await buildGraph(context, weights ?? await loadWeights());
+  await loadHostSteps();
   const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(
     async (d) => [d.name, await context.createTensor({dataType: d.dataType, shape: d.shape, ...usage})])));
   const inputTensors = await tensors(INPUTS.filter((d) => !d.hostOnly), {writable: true});
@@ -67,6 +70,9 @@ export async function createModel(context, weights) {
 """
 """createModel of a module with host steps (placeholders as javascript's `_CREATE_MODEL`,
 plus `__VALUE__` and `__STATE_UPDATE__`)."""
+
+HOST_EMBED_LIMIT = 1 << 20
+"""Host-step constants up to this many bytes in all are embedded in the module."""
 
 STATE_UPDATE = """
     for (const s of STATE) state.set(s.input, computed.get(s.output).data);"""

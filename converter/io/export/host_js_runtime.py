@@ -84,14 +84,35 @@ function floatToHalf(value) {
   return sign | half;
 }
 
-/** A tensor from the bytes of a base64 string (the steps' constants, decoded once). */
+/** The bytes of base64 text. */
+function fromBase64(text) {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  const table = new Uint8Array(128);
+  for (let i = 0; i < 64; i++) table[alphabet.charCodeAt(i)] = i;
+  if (text.length % 4) throw new RangeError("base64 text of a length that is not a multiple of 4");
+  const pad = text.endsWith("==") ? 2 : text.endsWith("=") ? 1 : 0;
+  const out = new Uint8Array((text.length / 4) * 3 - pad);
+  for (let i = 0, o = 0; i < text.length; i += 4) {
+    const n = (table[text.charCodeAt(i) & 127] << 18) | (table[text.charCodeAt(i + 1) & 127] << 12) |
+      (table[text.charCodeAt(i + 2) & 127] << 6) | table[text.charCodeAt(i + 3) & 127];
+    if (o < out.length) out[o++] = n >> 16;
+    if (o < out.length) out[o++] = (n >> 8) & 255;
+    if (o < out.length) out[o++] = n & 255;
+  }
+  return out;
+}
+
+/** A tensor from the little-endian bytes of a base64 string (the steps' constants). */
 function hostConstant(dataType, shape, base64) {
-  const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
-  const view = (Type) => new Type(bytes.buffer, 0, bytes.byteLength / Type.BYTES_PER_ELEMENT);
-  if (dataType === "int64") return makeTensor(dataType, shape, Float64Array.from(view(BigInt64Array), Number));
-  if (dataType === "uint64") return makeTensor(dataType, shape, Float64Array.from(view(BigUint64Array), Number));
-  if (dataType === "float16") return makeTensor(dataType, shape, Float32Array.from(view(Uint16Array), halfToFloat));
-  return makeTensor(dataType, shape, view(HOST_ARRAYS[dataType]));
+  const bytes = fromBase64(base64);
+  const Stored = {int64: BigInt64Array, uint64: BigUint64Array, float16: Uint16Array}[dataType] ?? HOST_ARRAYS[dataType];
+  if (bytes.byteLength !== sizeOf(shape) * Stored.BYTES_PER_ELEMENT) {
+    throw new RangeError(`a ${dataType} constant of shape [${shape}] with ${bytes.byteLength} bytes`);
+  }
+  const view = new Stored(bytes.buffer, 0, sizeOf(shape));
+  if (dataType === "int64" || dataType === "uint64") return makeTensor(dataType, shape, Float64Array.from(view, Number));
+  if (dataType === "float16") return makeTensor(dataType, shape, Float32Array.from(view, halfToFloat));
+  return makeTensor(dataType, shape, view);
 }
 
 /** A caller's {dataType, shape, data} as the steps hold it (int64 from Int32Array or BigInt64Array). */

@@ -91,9 +91,10 @@ from converter.core.ir import ValueInfo
 from converter.core.webnn import MLGraph, MLOperand, Operation
 from converter.core.webnn.dtypes import FOUR_BIT_TYPES
 from converter.core.webnn.operators import OPERATORS, operator
-from converter.io.export.host_js import host_steps_js
+from converter.io.export.host_js import host_constant_bytes, host_steps_js
 from converter.io.export.host_js_module import (
     HOST_CREATE_MODEL,
+    HOST_EMBED_LIMIT,
     STATE_UPDATE,
     host_input_rows,
     host_only_inputs,
@@ -368,7 +369,10 @@ def module_text(p: WebnnPlan, weights_file: str, host: HostArgument = None,
         "/** Build the graph on `context`; `weights` is what loadWeights() gives. */",
         "export async function buildGraph(context, weights) {",
     ]
-    tail = [host_steps_js(steps).rstrip("\n")] if steps else []
+    constants_file = None  # large host constants: read from <stem>.host.json
+    if steps and host_constant_bytes(steps) > HOST_EMBED_LIMIT:
+        constants_file = weights_file.removesuffix(".weights") + ".host.json"
+    tail = [host_steps_js(steps, constants_file).rstrip("\n")] if steps else []
     return "\n".join(head + body + ["}", create, *tail])
 
 

@@ -308,3 +308,78 @@ def test_carried_state_with_host_steps(tmp_path: Path) -> None:
         np.testing.assert_array_equal(answer["stateN"], expected["stateN"])
         assert answer["idxShape"] == list(expected["idx"].shape)
         assert answer["idx"] == expected["idx"].reshape(-1).tolist()
+
+
+LARGE_DRIVER = r"""
+import fs from "node:fs";
+const [modulePath, graphOutputsPath, xPath] = process.argv.slice(2);
+globalThis.fetch = async (url) => ({ok: true, status: 200,
+  json: async () => JSON.parse(fs.readFileSync(new URL(url), "utf8"))});
+const operand = () => ({*[Symbol.iterator]() { for (;;) yield operand(); }});
+globalThis.MLGraphBuilder = function () {
+  return new Proxy({}, {get(target, prop) {
+    if (prop === "build") return async () => ({destroy() {}});
+    return prop === "then" ? undefined : () => operand();
+  }});
+};
+const graphOutputs = JSON.parse(fs.readFileSync(graphOutputsPath, "utf8"));
+const bytes = (b64) => Uint8Array.from(Buffer.from(b64, "base64")).buffer;
+const context = {
+  async createTensor(desc) { return {desc, destroy() {}}; },
+  writeTensor(tensor, data) { tensor.data = data; },
+  dispatch(graph, inputs, outputs) {
+    for (const [name, t] of Object.entries(outputs)) t.data = bytes(graphOutputs[name]);
+  },
+  async readTensor(tensor) { return tensor.data; },
+};
+const mod = await import(modulePath);
+const model = await mod.createModel(context, new Uint8Array(0));
+const out = await model.computeTensors({x: new Float32Array(bytes(fs.readFileSync(xPath, "utf8")))});
+console.log(JSON.stringify({file: mod.HOST_FILE, shape: out.picked.shape, picked: Array.from(out.picked.data)}));
+"""
+
+
+@needs_node
+def test_large_host_constants_come_from_the_host_file(tmp_path: Path) -> None:
+    """Host-step constants over 1 MiB stay out of the module: export() writes them to
+    `model.host.json` beside it, createModel() reads them from there; outputs equal
+    onnxruntime's."""
+    import onnx
+    import onnx.helper as oh
+    from onnx import TensorProto
+
+    from converter.io.export.exporter import export
+
+    table = np.random.default_rng(3).normal(size=(300_000,)).astype(np.float32)
+    nodes = [oh.make_node("Greater", ["x", "half"], ["mask"]),
+             oh.make_node("NonZero", ["mask"], ["nz"]),
+             oh.make_node("Reshape", ["nz", "minus1"], ["flat"]),
+             oh.make_node("Mul", ["flat", "stride"], ["at"]),
+             oh.make_node("Gather", ["table", "at"], ["picked"], axis=0)]
+    graph = oh.make_graph(
+        nodes, "g", [oh.make_tensor_value_info("x", TensorProto.FLOAT, [64])],
+        [oh.make_tensor_value_info("picked", TensorProto.FLOAT, ["n"])],
+        [onnx.numpy_helper.from_array(v, k) for k, v in (
+            ("half", np.array(0.5, np.float32)), ("minus1", np.array([-1], np.int64)),
+            ("stride", np.array(4000, np.int64)), ("table", table))])
+    model = oh.make_model(graph, opset_imports=[oh.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = np.random.default_rng(4).uniform(0, 1, 64).astype(np.float32)
+    result = converter.convert(model)
+    assert result.host is not None
+    export(result, tmp_path / "site", format="js", stem="model")
+    module = tmp_path / "site" / "model.js"
+    assert module.stat().st_size < 200_000  # the 1.2 MB table is not in it
+    (tmp_path / "graph.json").write_text(json.dumps(_raw_graph_outputs(result, {"x": x})))
+    (tmp_path / "x.txt").write_text(base64.b64encode(x.tobytes()).decode("ascii"))
+    (tmp_path / "driver.mjs").write_text(LARGE_DRIVER)
+    (tmp_path / "package.json").write_text('{"type": "module"}')
+    assert NODE is not None
+    run = subprocess.run([NODE, str(tmp_path / "driver.mjs"), module.as_uri(),
+                          str(tmp_path / "graph.json"), str(tmp_path / "x.txt")],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    want = _onnxruntime(model, {"x": x})["picked"]
+    assert got["file"] == "model.host.json" and got["shape"] == list(want.shape)
+    np.testing.assert_array_equal(np.array(got["picked"], np.float32), want)

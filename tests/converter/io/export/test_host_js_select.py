@@ -305,3 +305,37 @@ def test_outputs_are_copies(tmp_path: Path) -> None:
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == [1.5, 2.5]
+
+
+CHECK_FILE = r"""
+import fs from "node:fs";
+globalThis.fetch = async (url) => ({ok: true, status: 200,
+  json: async () => JSON.parse(fs.readFileSync(new URL(url), "utf8"))});
+const mod = await import(process.argv[2]);
+let before = "";
+try { mod.runHostSteps({}); } catch (error) { before = error.message; }
+await mod.loadHostSteps();
+const out = mod.runHostSteps({});
+console.log(JSON.stringify({before, file: mod.HOST_FILE, values: Array.from(out.out0.data)}));
+"""
+
+
+@needs_node
+def test_constants_read_from_the_host_file(tmp_path: Path) -> None:
+    """With a constants file the module holds no constant data: loadHostSteps() reads them
+    from `<stem>.host.json` beside it (once); runHostSteps before that says so."""
+    table = np.arange(12, dtype=f32).reshape(3, 4) / 4
+    host = host_json(Case("n", "Identity", {"c": table}, constants=("c",)))
+    text = host_steps_js(host, "steps.host.json")
+    assert host["constants"]["c"]["base64"] not in text
+    (tmp_path / "steps.host.json").write_text(json.dumps(host))
+    module = tmp_path / "steps.mjs"
+    module.write_text(text, encoding="utf-8")
+    (tmp_path / "check.mjs").write_text(CHECK_FILE)
+    assert NODE is not None
+    run = subprocess.run([NODE, str(tmp_path / "check.mjs"), module.as_uri()],
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    assert "loadHostSteps" in got["before"] and got["file"] == "steps.host.json"
+    assert got["values"] == table.reshape(-1).tolist()
