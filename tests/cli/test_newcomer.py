@@ -99,9 +99,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _conv3d_model(path: Path) -> Path:
-    """volume [1, 1, 5, 5, 5] -> Conv 'conv3d' (3-D) -> Relu -> com.example::Frobnicate
-    'frob' -> y; image [1, 1, 5, 5] -> Conv 'conv2d' (2-D) -> z."""
-    w3 = numpy_helper.from_array(np.ones((2, 1, 3, 3, 3), np.float32), "w3")
+    """volume [1, 1, 3, 3, 3, 3] -> Conv 'conv3d' (4 spatial dimensions, which nobody
+    converts) -> Relu -> com.example::Frobnicate 'frob' -> y; image [1, 1, 5, 5] -> Conv
+    'conv2d' (2-D) -> z."""
+    w3 = numpy_helper.from_array(np.ones((2, 1, 2, 2, 2, 2), np.float32), "w3")
     w2 = numpy_helper.from_array(np.ones((2, 1, 3, 3), np.float32), "w2")
     nodes = [helper.make_node("Conv", ["volume", "w3"], ["c3"], name="conv3d"),
              helper.make_node("Relu", ["c3"], ["r"], name="relu"),
@@ -109,7 +110,7 @@ def _conv3d_model(path: Path) -> Path:
              helper.make_node("Conv", ["image", "w2"], ["z"], name="conv2d")]
     graph = helper.make_graph(
         nodes, "conv3d",
-        [helper.make_tensor_value_info("volume", TensorProto.FLOAT, [1, 1, 5, 5, 5]),
+        [helper.make_tensor_value_info("volume", TensorProto.FLOAT, [1, 1, 3, 3, 3, 3]),
          helper.make_tensor_value_info("image", TensorProto.FLOAT, [1, 1, 5, 5])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
          helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2, 3, 3])], [w3, w2])
@@ -185,7 +186,7 @@ def test_inspect_status_comes_from_the_checks_convert_runs(models: dict[str, Pat
             if ln.startswith("  ") and len(ln.split()) >= 3 and ln.split()[1].isdigit()}
     assert rows[("Conv", "supported")].split()[1] == "1"  # the 2-D one
     bad = rows[("Conv", "unsupported")]
-    assert bad.split()[1] == "1" and "node 'conv3d'" in bad and "3 spatial dimensions" in bad
+    assert bad.split()[1] == "1" and "node 'conv3d'" in bad and "4 spatial dimensions" in bad
     assert ("com.example::Frobnicate", "unsupported") in rows
     assert "Conv x1, com.example::Frobnicate x1" in r.stderr
     data = json.loads(cli("inspect", models["conv3d"], "--json").stdout)
