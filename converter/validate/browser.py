@@ -14,7 +14,11 @@ a temporary folder, serves it on 127.0.0.1 (a free port) and, in one browser ses
 1. opens `harness/module_page.html`, which imports the generated module as an
    application would (`loadWeights`, `createModel(context, weights)`, then `compute(feeds)`
    twice on the model's MLTensors, which must give the same bytes both times) with the given
-   inputs (exact bytes), and reports the first outputs and `opSupportLimits()`;
+   inputs (exact bytes), and reports the first outputs and `opSupportLimits()`. A
+   ConversionResult with host steps (docs/host-steps.md) is exported whole (`export(result)`:
+   graph, host steps in the module, `<stem>.host.json`), and the page calls
+   `computeTensors(feeds)`, so the model's outputs come back with the data types and the
+   data-dependent shapes the module's host steps gave them;
 2. opens the generated `<stem>.html` page as a user would: waits until it is ready, types the
    inputs (JSON) into its text area, sets one timed run, clicks Run and reads the outputs the
    page exposes (`globalThis.__webnnResult`).
@@ -195,7 +199,10 @@ def run_graph(graph: Any, feeds: Mapping[str, np.ndarray], *, page: bool = True,
     """Run an MLGraph in the browser on `feeds` (by graph input name, in the graph's data
     types; an input a target narrowed, `graph.narrowed_inputs`, goes in as int64, which the
     module's `compute()` narrows, and such outputs come back widened, as int64) through
-    its JavaScript export (see the module docstring). Raises
+    its JavaScript export (see the module docstring). `graph` may also be a
+    ConversionResult: one with host steps runs whole (graph, then the module's host steps;
+    `feeds` also give the model inputs only the host steps read, in their source types, and
+    the outputs are the model's, `exported_item`), any other as its graph. Raises
     BrowserUnavailable when there is no browser; a graph the browser cannot build or run
     gives a BrowserRun with `error` set."""
     return run_graphs([(graph, feeds)], page=page, name=name, timeout=timeout,
@@ -212,15 +219,14 @@ def run_graphs(items: Sequence[tuple[Any, Mapping[str, np.ndarray]]], *, page: b
         extra: dict[str, bytes] = {}
         jobs: list[dict[str, Any]] = []
         failed: dict[int, str] = {}
-        for i, (graph, given) in enumerate(items):
-            # a narrowed input in its caller-side type (int64): the JavaScript converts it
-            feeds = {k: np.asarray(v, dtype=graph.narrowed_inputs.get(
-                         k, graph.inputs[k].data_type))
-                     for k, v in given.items() if k in graph.inputs}
+        for i, (item, given) in enumerate(items):
+            exported, graph = exported_item(item)
+            feeds = input_values(exported, given)
             try:  # what `webnn-convert convert --format js` writes
                 with warnings.catch_warnings():  # the .webnn text is not needed here
                     warnings.filterwarnings("ignore", r"export: model\.webnn left out")
-                    export(graph, Path(root) / f"g{i}", format="js", stem="model", name=name)
+                    export(exported, Path(root) / f"g{i}", format="js", stem="model",
+                           name=name)
             except Exception as exc:  # noqa: BLE001 - reported as this graph's error
                 failed[i] = f"export: {type(exc).__name__}: {exc}"
                 continue
@@ -244,13 +250,39 @@ def run_graphs(items: Sequence[tuple[Any, Mapping[str, np.ndarray]]], *, page: b
     browser = str(answer.get("browser") or setup.browser)
     per = 2 if page else 1
     runs, done = [], 0
-    for i, (graph, _) in enumerate(items):
+    for i, (item, _) in enumerate(items):
         if i in failed:
             runs.append(BrowserRun(browser, None, None, error=failed[i]))
         else:
-            runs.append(_run_of(graph, browser, results[done * per:(done + 1) * per], page))
+            runs.append(_run_of(exported_item(item)[1], browser, results[done * per:(done + 1) * per], page))
             done += 1
     return runs
+
+
+def exported_item(item: Any) -> tuple[Any, Any]:
+    """(what a run exports, its MLGraph) for an item of `run_graphs`: a ConversionResult with
+    host steps is exported whole (graph + host steps: the module's outputs are the model's);
+    of anything else with a `.graph` (a result without host steps) only the graph, as an
+    MLGraph is (its carried state, if any, stays the caller's inputs and outputs)."""
+    graph = getattr(item, "graph", item)
+    return (item if getattr(item, "host", None) is not None else graph), graph
+
+
+def input_values(exported: Any, given: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The values of `given` the exported module takes, in the types the module page sends:
+    a graph input in its graph type, or int64 for one a target narrowed (`compute()`
+    converts it); of a result with host steps also the model inputs only the steps read, in
+    their source types (the module's `INPUTS` rows `hostOnly: true`)."""
+    graph = getattr(exported, "graph", exported)
+    # a narrowed input in its caller-side type (int64): the JavaScript converts it
+    feeds = {k: np.asarray(v, dtype=graph.narrowed_inputs.get(k, graph.inputs[k].data_type))
+             for k, v in given.items() if k in graph.inputs}
+    host = getattr(exported, "host", None) if exported is not graph else None
+    if host is not None:
+        dtypes = {vi.name: vi.dtype for vi in exported.inputs}
+        feeds.update({k: np.asarray(given[k], dtype=dtypes[k]) for k in host.model_inputs
+                      if k not in graph.inputs})
+    return feeds
 
 
 def _run_of(graph: Any, browser: str, results: list[dict[str, Any]], page: bool
@@ -363,5 +395,5 @@ def classify(run: BrowserRun, outputs: Sequence[Comparison],
 
 __all__ = ["HARNESS", "BrowserCheck", "BrowserRun",
            "BrowserSetup", "BrowserUnavailable", "PageServer", "browser_home",
-           "browser_limits", "classify", "ensure_browser", "limit_problems", "run_graph",
-           "run_graphs", "run_jobs"]
+           "browser_limits", "classify", "ensure_browser", "exported_item", "input_values",
+           "limit_problems", "run_graph", "run_graphs", "run_jobs"]

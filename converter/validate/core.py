@@ -464,15 +464,14 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
                      atol: float = DEFAULT_ATOL, page: bool = True) -> BrowserCheck:
     """Run a ConversionResult's graph in a real browser (`browser.run_graph`) on the
     source-side `inputs` and compare its outputs with `reference` (the original framework's
-    outputs by source name) as `validate` does (a model's host steps run on the browser's
-    boundary values, `_model_outputs`). Raises `browser.BrowserUnavailable` when
+    outputs by source name) as `validate` does (a model's host steps run in the browser
+    too, in its JavaScript module). Raises `browser.BrowserUnavailable` when
     there is no browser; a graph the browser cannot build is a BrowserCheck with status
     "unsupported" (outside its opSupportLimits()) or "error"; `BudgetExceeded` for a graph
     over the active run budgets (`converter.core.webnn.run_memory`), before the browser starts."""
     check_run_memory(result.graph, what="running the graph in a browser")
-    run = run_graph(result.graph,
-                    {**result.state_feeds(), **graph_feeds(result.graph, result.inputs, inputs)},
-                    page=page)
+    run = run_graph(result, {**inputs, **result.state_feeds(),  # + host-only model inputs
+                             **graph_feeds(result.graph, result.inputs, inputs)}, page=page)
 
     def against(values: Mapping[str, Any] | None) -> list[Comparison]:
         if values is None:
