@@ -11,9 +11,9 @@ on one side only (scoped values of inlined functions, tensors a delegate hid) ar
 values whose shapes differ but whose sizes agree are compared flattened.
 
 With `browser=True` the converted graph also runs in a real Chromium with WebNN
-(`converter.validate.browser`: its JavaScript export, through the module and through the
-generated page) on the same inputs, and `ValidationReport.browser` compares its outputs with
-the original framework's under the same tolerance.
+(`converter.validate.browser`: its JavaScript export, host steps included, through the
+module and the generated page) on the same inputs, and `ValidationReport.browser` compares
+its outputs with the original framework's under the same tolerance.
 
 Tolerance: max|ours − reference| ≤ atol + rtol·max|reference| per output. Unless given,
 rtol and atol follow the converted graph's compute type (`default_tolerance`, `TOLERANCES`:
