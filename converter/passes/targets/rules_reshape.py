@@ -63,11 +63,6 @@ def _transpose_fits(rw: Rewrite, data_type: str, rank: int) -> bool:
         _fits_rank(rw, "transpose", "output", data_type, rank)
 
 
-def _producer(x: MLOperand, op: str) -> Operation | None:
-    operation = x.operator
-    return operation if operation is not None and operation.op == op else None
-
-
 def merged_transpose(shape: Sequence[int], permutation: Sequence[int]
                      ) -> tuple[list[int], list[int]]:
     """(merged input shape, permutation on the merged axes) of a transpose of `shape` by
