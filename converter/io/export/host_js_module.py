@@ -27,20 +27,18 @@ __all__ = ["HOST_CREATE_MODEL", "HOST_EMBED_LIMIT", "host_input_rows", "host_out
 
 HOST_CREATE_MODEL = r"""
 /**
- * Build the graph on `context` (weights: loadWeights() unless given) and create its tensors
- * once. compute(feeds) writes {input name: typed array}, runs the graph, then the host steps
- * (runHostSteps: the model's data-dependent tail), and resolves to {output name: typed array}
- * for every output of OUTPUTS; computeTensors(feeds) resolves to {output name: {dataType,
+ * Build the graph on `context` (weights: loadWeights(), streamed, unless given) and create
+ * its tensors and load the host steps meanwhile, once. compute(feeds) writes {input name:
+ * typed array}, runs the graph, then the host steps (runHostSteps: the model's
+ * data-dependent tail), and resolves to {output name: typed array} for every output of OUTPUTS; computeTensors(feeds) resolves to {output name: {dataType,
  * shape, data}} (the host steps' outputs have data-dependent shapes). destroy() frees the
  * graph and its tensors.__STATE_DOC__
  */
-export async function createModel(context, weights) {
-  const graph = await buildGraph(context, weights ?? await loadWeights());
-  await loadHostSteps();
-  const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(
-    async (d) => [d.name, await context.createTensor({dataType: d.dataType, shape: d.shape, ...usage})])));
-  const inputTensors = await tensors(INPUTS.filter((d) => !d.hostOnly), {writable: true});
-  const outputTensors = await tensors(GRAPH_OUTPUTS, {readable: true});__STATE_SETUP__
+export async function createModel(context, weights = loadWeights()) {
+  const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(async (d) => [d.name, await context.createTensor({...d, ...usage})])));
+  const [graph, inputTensors, outputTensors] = await Promise.all([buildGraph(context, weights),
+    tensors(INPUTS.filter((d) => !d.hostOnly), {writable: true}), tensors(GRAPH_OUTPUTS, {readable: true}),
+    weights, loadHostSteps()]);__STATE_SETUP__
   const computeTensors = async (feeds) => {
     const given = new Map();
     for (const d of INPUTS) {__INPUT_CHECK__
@@ -56,16 +54,12 @@ export async function createModel(context, weights) {
     return Object.fromEntries(OUTPUTS.map((d) =>
       [d.name, Object.hasOwn(host, d.name) ? host[d.name] : computed.get(d.name)]));
   };
-  return {
-    inputs: INPUTS, outputs: OUTPUTS, computeTensors,
-    async compute(feeds) {
-      const outputs = await computeTensors(feeds);
-      return Object.fromEntries(OUTPUTS.map((d) => [d.name, outputs[d.name].data]));
-    },__RESET__
-    destroy() {
-      for (const t of [graph, ...Object.values(inputTensors), ...Object.values(outputTensors)]) t.destroy();
-    },
+  const compute = async (feeds) => {
+    const outputs = await computeTensors(feeds);
+    return Object.fromEntries(OUTPUTS.map((d) => [d.name, outputs[d.name].data]));
   };
+  const destroy = () => [graph, ...Object.values(inputTensors), ...Object.values(outputTensors)].forEach((t) => t.destroy());
+  return {inputs: INPUTS, outputs: OUTPUTS, compute, computeTensors, __RESET__destroy};
 }
 """
 """createModel of a module with host steps (placeholders as javascript's `_CREATE_MODEL`,

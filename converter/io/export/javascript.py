@@ -4,12 +4,13 @@ WebNN `MLGraphBuilder`) and `<stem>.html` (a page that runs it).
 `<stem>.js` reads like the WebNN code a web developer writes (webnn-samples style) and
 exports:
 
-- `createModel(context, weights?)` -> `{compute(feeds), inputs, outputs, destroy()}`: builds
-  the graph (weights: `loadWeights()` unless given) and creates one writable MLTensor per
-  input and one readable MLTensor per output, once; `compute({name: typedArray})` writes the
-  inputs, dispatches and resolves to `{name: typedArray}`, reusing those tensors on every
-  call; `destroy()` releases the graph and the tensors. `inputs` / `outputs` are `INPUTS` /
-  `OUTPUTS`.
+- `createModel(context, weights = loadWeights())` -> `{compute(feeds), inputs, outputs,
+  destroy()}`: builds the graph while the weights download (with none given) and creates one
+  writable MLTensor per input and one readable MLTensor per output meanwhile, once;
+  `compute({name: typedArray})` writes the inputs, dispatches and resolves to `{name:
+  typedArray}`, reusing those tensors on every call; `destroy()` releases the graph and the
+  tensors. `inputs` / `outputs` are `INPUTS` / `OUTPUTS`. Given weights (the bytes
+  `await loadWeights()` gives, a Uint8Array) are used as they are, without a fetch.
 - `buildGraph(context, weights)`: replays every operator with spec camelCase method and
   option names (`builder.conv2d(image, const_0, {padding: [1, 1, 1, 1], bias: const_1})`);
   options equal to the builder's defaults are left out (`converter.io.export.js_options`:
@@ -17,11 +18,16 @@ exports:
   named after the `.webnn` file's identifiers (`conv2d_0`), made valid and unique
   JavaScript identifiers; inputs are `builder.input(name, {dataType, shape})`, constants
   `builder.constant({dataType, shape}, data)` where `data` is a view into the weights bytes
-  (`weights.subarray(begin, end)`: no per-tensor copy), `new Float32Array(n).fill(v)` for a
-  uniform tensor, or a small literal array.
-- `loadWeights(url)` / `weightsFromBuffer(buffer)`: fetch the `<stem>.weights` blob (the same
-  WGWT file as the `.webnn` export) and check its header and size; the result is the file's
-  bytes (a Uint8Array). A graph without blob constants gets a `loadWeights()` giving null.
+  (`await weights.subarray(begin, end)`: no per-tensor copy; with `loadWeights()`'s promise
+  it resolves once those bytes have arrived, so each constant is created while the rest
+  downloads), `new Float32Array(n).fill(v)` for a uniform tensor, or a small literal array.
+- `loadWeights(url)`: fetches the `<stem>.weights` blob (the same WGWT file as the `.webnn`
+  export) into one preallocated buffer of its known size, chunk by chunk as they arrive
+  (`response.body`; a Response without one is read whole); a promise of those bytes (a
+  Uint8Array) that rejects, one line naming the URL, the HTTP status and the byte count,
+  on an HTTP error or a file of another size; its `subarray(begin, end)` resolves to a view
+  of bytes the moment they are there. A graph without blob constants gets a
+  `loadWeights()` giving null.
 - `INPUTS`, `OUTPUTS` (arrays of `{name, dataType, shape}`), `GRAPH_NAME`, `WEIGHTS_FILE`.
 - Only for a graph lowered for a target without 64-bit integers (`converter.passes.targets`,
   rule narrow-int64 / widen-io; `MLGraph.narrowed_inputs` / `narrowed_outputs`), whose
@@ -238,7 +244,7 @@ def _typed_literal(operand: MLOperand) -> str:
 def _constant_data(c: ConstantEntry) -> str:
     desc = c.operand.descriptor
     if c.kind == "weights":
-        return f"weights.subarray({c.offset}, {c.offset + c.length})"
+        return f"await weights.subarray({c.offset}, {c.offset + c.length})"
     if c.kind == "bytes":
         return _typed_literal(c.operand)
     if c.operand.data_type in FOUR_BIT_TYPES:  # packed: the same value in both nibbles
@@ -342,7 +348,7 @@ def module_text(p: WebnnPlan, weights_file: str, host: HostArgument = None,
               .replace("__INPUT_CHECK__", STATE_CHECK if stateful else CHECK)
               .replace("__RETURN__", STATE_RETURN if stateful else
                        "return Object.fromEntries(OUTPUTS.map((d, i) => [d.name, __RESULT__]));")
-              .replace("__RESET__", "\n    resetState," if stateful else "")
+              .replace("__RESET__", "resetState, " if stateful else "")
               .replace("__FEED__", f"narrowInput(d, {value})" if g.narrowed_inputs else value)
               .replace("__RESULT__", "widenOutput(d, read[i])" if g.narrowed_outputs
                        else "new ARRAYS[d.dataType](read[i])"))
@@ -366,7 +372,7 @@ def module_text(p: WebnnPlan, weights_file: str, host: HostArgument = None,
         *([NARROW_INPUT.rstrip("\n")] if g.narrowed_inputs else []),
         *([WIDEN_OUTPUT.rstrip("\n")] if g.narrowed_outputs else []),
         "",
-        "/** Build the graph on `context`; `weights` is what loadWeights() gives. */",
+        "/** Build the graph on `context`; `weights`: loadWeights() (or the bytes it resolves to). */",
         "export async function buildGraph(context, weights) {",
     ]
     constants_file = None  # large host constants: read from <stem>.host.json

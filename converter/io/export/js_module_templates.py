@@ -1,5 +1,6 @@
 """The fixed JavaScript blocks of the exported ES module (`converter.io.export.javascript`,
-whose docstring states the contract): loading the weights, narrowing inputs and widening
+whose docstring states the contract): loading the weights (streamed into one buffer of the
+known size; `subarray(begin, end)` waits for those bytes), narrowing inputs and widening
 outputs for targets without 64-bit integers, and `createModel` with its placeholders
 (`__STATE_DOC__`, `__STATE_SETUP__`, `__INPUT_CHECK__`, `__FEED__`, `__RETURN__`,
 `__RESULT__`, `__RESET__`) and the carried-state pieces that fill them."""
@@ -9,19 +10,29 @@ from __future__ import annotations
 __all__ = ["CHECK", "CREATE_MODEL", "LOAD_WEIGHTS", "NARROW_INPUT", "NO_WEIGHTS", "STATE_CHECK", "STATE_DOC", "STATE_RETURN", "STATE_SETUP", "WIDEN_OUTPUT"]
 
 LOAD_WEIGHTS = r"""
-/** Fetch the weights file (default: the one next to this module). */
-export async function loadWeights(url = new URL(WEIGHTS_FILE, import.meta.url)) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`weights: ${url}: HTTP ${response.status}`);
-  return weightsFromBuffer(await response.arrayBuffer());
-}
-
-/** The checked bytes of the weights file; the constants are views into them (no copies). */
-export function weightsFromBuffer(buffer) {
-  const bytes = new Uint8Array(buffer.buffer ?? buffer, buffer.byteOffset ?? 0, buffer.byteLength);
-  const header = bytes.length >= __SIZE__ ? new DataView(bytes.buffer, bytes.byteOffset, 8) : null;
-  if (header?.getUint32(0) !== 0x57475754 || header.getUint32(4, true) !== 1) throw new Error("weights: not the WGWT file (version 1, __SIZE__ bytes) of this module");
-  return bytes;
+/**
+ * Fetch the weights file (default: the one next to this module) into one buffer of its known
+ * size. The promise resolves to those bytes once all __SIZE__ have arrived (a shorter or longer
+ * file, or an HTTP error, rejects it); meanwhile `subarray(begin, end)` resolves to a view of
+ * bytes [begin, end) as soon as they are there, so buildGraph creates each constant while the
+ * rest downloads.
+ */
+export function loadWeights(url = new URL(WEIGHTS_FILE, import.meta.url)) {
+  const bytes = new Uint8Array(__SIZE__), progress = new EventTarget();
+  let received = 0;
+  const loaded = (async () => {
+    const response = await fetch(url);
+    for await (const chunk of response.body ?? [new Uint8Array(await response.arrayBuffer())]) {
+      if (received + chunk.length <= bytes.length) bytes.set(chunk, received);
+      received += chunk.length;
+      progress.dispatchEvent(new Event("progress"));
+    }
+    if (!response.ok || received !== bytes.length) throw new Error(`weights: ${url}: HTTP ${response.status}, ${received} of __SIZE__ bytes`);
+  })().then(() => bytes);
+  return Object.assign(loaded, {async subarray(begin, end) {
+    while (received < end) await Promise.race([loaded, new Promise((resolve) => progress.addEventListener("progress", resolve, {once: true}))]);
+    return bytes.subarray(begin, end);
+  }});
 }
 """
 
@@ -85,35 +96,30 @@ export function widenOutput(desc, data) {
 
 CREATE_MODEL = r"""
 /**
- * Build the graph on `context` (weights: loadWeights() unless given) and create its tensors
- * once. compute(feeds) writes {input name: typed array}, runs the graph and resolves to
- * {output name: typed array}, reusing the same tensors on every call; destroy() frees them.__STATE_DOC__
+ * Build the graph on `context` (weights: loadWeights(), streamed, unless given) and create
+ * its tensors meanwhile, once. compute(feeds) writes {input name: typed array}, runs the
+ * graph and resolves to {output name: typed array}, reusing the same tensors on every call;
+ * destroy() frees them.__STATE_DOC__
  */
-export async function createModel(context, weights) {
-  const graph = await buildGraph(context, weights ?? await loadWeights());
-  const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(
-    async (d) => [d.name, await context.createTensor({dataType: d.dataType, shape: d.shape, ...usage})])));
-  const inputTensors = await tensors(INPUTS, {writable: true});
-  const outputTensors = await tensors(OUTPUTS, {readable: true});__STATE_SETUP__
-  return {
-    inputs: INPUTS, outputs: OUTPUTS,
-    async compute(feeds) {
-      for (const d of INPUTS) {__INPUT_CHECK__
-        context.writeTensor(inputTensors[d.name], __FEED__);
-      }
-      context.dispatch(graph, inputTensors, outputTensors);
-      const read = await Promise.all(OUTPUTS.map((d) => context.readTensor(outputTensors[d.name])));
-      __RETURN__
-    },__RESET__
-    destroy() {
-      for (const t of [graph, ...Object.values(inputTensors), ...Object.values(outputTensors)]) t.destroy();
-    },
+export async function createModel(context, weights = loadWeights()) {
+  const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(async (d) => [d.name, await context.createTensor({...d, ...usage})])));
+  const [graph, inputTensors, outputTensors] = await Promise.all([buildGraph(context, weights),
+    tensors(INPUTS, {writable: true}), tensors(OUTPUTS, {readable: true}), weights]);__STATE_SETUP__
+  const compute = async (feeds) => {
+    for (const d of INPUTS) {__INPUT_CHECK__
+      context.writeTensor(inputTensors[d.name], __FEED__);
+    }
+    context.dispatch(graph, inputTensors, outputTensors);
+    const read = await Promise.all(OUTPUTS.map((d) => context.readTensor(outputTensors[d.name])));
+    __RETURN__
   };
+  const destroy = () => [graph, ...Object.values(inputTensors), ...Object.values(outputTensors)].forEach((t) => t.destroy());
+  return {inputs: INPUTS, outputs: OUTPUTS, compute, __RESET__destroy};
 }
 """
 
 CHECK = """
-        if (!Object.hasOwn(feeds, d.name)) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);"""
+      if (!Object.hasOwn(feeds, d.name)) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);"""
 STATE_DOC = """
  * Carried state (STATE): an input of STATE that the feeds leave out gets the output of the
  * call before (its initial value first); resetState() starts over."""
@@ -122,8 +128,8 @@ STATE_SETUP = """
   const resetState = () => { for (const s of STATE) state.set(s.input, s.initial()); };
   resetState();"""
 STATE_CHECK = """
-        const value = Object.hasOwn(feeds, d.name) ? feeds[d.name] : state.get(d.name);
-        if (value === undefined) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);"""
+      const value = Object.hasOwn(feeds, d.name) ? feeds[d.name] : state.get(d.name);
+      if (value === undefined) throw new TypeError(`compute: no value for input ${JSON.stringify(d.name)}`);"""
 STATE_RETURN = """const outputs = Object.fromEntries(OUTPUTS.map((d, i) => [d.name, __RESULT__]));
-      for (const s of STATE) state.set(s.input, outputs[s.output]);
-      return outputs;"""
+    for (const s of STATE) state.set(s.input, outputs[s.output]);
+    return outputs;"""
