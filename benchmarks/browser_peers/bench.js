@@ -14,6 +14,8 @@
 //                  every time (per inference) and each runtime's last outputs
 //   threads=N      wasm threads for the peers (0: as many as the page can use:
 //                  navigator.hardwareConcurrency when crossOriginIsolated, else 1)
+// Ours loads as the generated module's comment says an application should: createModel(context)
+// fetches the weights itself and builds the graph while they download.
 // An inference is what an application awaits: typed arrays in, typed arrays out (ours:
 // model.compute(feeds); onnxruntime-web: session.run(tensors) and the outputs' data;
 // LiteRT.js: model.run(tensors) and every output's toTypedArray()).
@@ -40,7 +42,7 @@ async function loadFeeds(url) {
 async function ours(moduleUrl, feeds) {
   const mod = await import(new URL(moduleUrl, location.href));
   const context = await navigator.ml.createContext();
-  const model = await mod.createModel(context, await mod.loadWeights());
+  const model = await mod.createModel(context);  // streams the weights: constants as they arrive
   const inputs = Object.fromEntries(mod.INPUTS.map((d) => [d.name, feeds[d.name].data]));
   return {run: () => model.compute(inputs)};
 }

@@ -30,9 +30,10 @@ HOST_CREATE_MODEL = r"""
  * Build the graph on `context` (weights: loadWeights(), streamed, unless given) and create
  * its tensors and load the host steps meanwhile, once. compute(feeds) writes {input name:
  * typed array}, runs the graph, then the host steps (runHostSteps: the model's
- * data-dependent tail), and resolves to {output name: typed array} for every output of OUTPUTS; computeTensors(feeds) resolves to {output name: {dataType,
- * shape, data}} (the host steps' outputs have data-dependent shapes). destroy() frees the
- * graph and its tensors.__STATE_DOC__
+ * data-dependent tail), and resolves to {output name: typed array} for every output of
+ * OUTPUTS; computeTensors(feeds) resolves to {output name: {dataType, shape, data}} (the
+ * host steps' outputs have data-dependent shapes). destroy() frees the graph and its
+ * tensors.__STATE_DOC__
  */
 export async function createModel(context, weights = loadWeights()) {
   const tensors = async (descs, usage) => Object.fromEntries(await Promise.all(descs.map(async (d) => [d.name, await context.createTensor({...d, ...usage})])));
