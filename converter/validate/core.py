@@ -43,7 +43,6 @@ from converter.passes.precision import precision_notes, to_precision
 from converter.passes.targets import DEFAULT_TARGET, load_target
 from converter.passes.targets.check import Violation, check_graph, summary
 from converter.results.compiled import compile_executable
-from converter.runtimes.host import HostRunner
 from converter.validate.browser import BrowserCheck, classify, run_graph
 from converter.validate.compare import Comparison, compare, json_number
 from converter.validate.inputs import make_inputs
@@ -476,24 +475,7 @@ def check_in_browser(result: Any, inputs: Mapping[str, np.ndarray],
     def against(values: Mapping[str, Any] | None) -> list[Comparison]:
         if values is None:
             return []
-        return _compare_outputs(result, _model_outputs(result, values, inputs), reference,
+        return _compare_outputs(result, source_outputs(result.outputs, values), reference,
                                 rtol, atol)
 
     return classify(run, against(run.outputs), against(run.page_outputs))
-
-
-def _model_outputs(result: Any, values: Mapping[str, Any], inputs: Mapping[str, Any]
-                   ) -> dict[str, np.ndarray]:
-    """The model's outputs from a browser run's `values`: as they are when they hold every
-    model output (the generated module ran the host steps); else the graph's, and the host
-    steps run here (Python) on the browser's boundary values and `inputs`."""
-    host = getattr(result, "host", None)
-    if host is None or all(vi.name in values for vi in result.outputs):
-        return source_outputs(result.outputs, values)
-    graph_part = source_outputs([vi for vi in result.outputs if vi.name in values], values)
-    dtypes = {vi.name: vi.dtype for vi in result.inputs}
-    feeds = {n: np.asarray(values[n]) for n in host.graph_inputs}
-    feeds.update({n: np.asarray(inputs[n], dtype=dtypes.get(n)) for n in host.model_inputs})
-    host_part = HostRunner(host).run(feeds)
-    return {vi.name: graph_part[vi.name] if vi.name in graph_part else host_part[vi.name]
-            for vi in result.outputs}

@@ -32,24 +32,6 @@ def test_a_data_dependent_shape_mismatch_is_one_failure_line(tmp_path: Path) -> 
     assert "FAIL" in line and "shape" in line and "!= reference [3]" in line
 
 
-def test_browser_values_get_the_host_steps() -> None:
-    """What `check_in_browser` compares: the graph's outputs as a browser gives them (here
-    from the reference backend) plus the host steps run on its boundary values."""
-    import converter
-    from converter.validate.core import _model_outputs
-
-    model, inputs = make_detection()
-    result = converter.convert(model)
-    values = result.graph.context.backend.compile(result.graph).run(
-        {n: inputs[n] for n in result.graph.inputs})
-    assert set(values) == set(result.graph.outputs)  # boundary values only
-    got = _model_outputs(result, values, inputs)
-    want = result.run(inputs)
-    assert list(got) == list(want)
-    for name in want:
-        np.testing.assert_array_equal(got[name], want[name])
-
-
 def test_inspect_names_the_host_steps(tmp_path: Path) -> None:
     from converter.validate.inspect import inspect_model
 
