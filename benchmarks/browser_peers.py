@@ -5,8 +5,8 @@
 
 Runtimes, per model, on the same inputs (bench.js describes what one inference is):
 - `ours-default`: the ES module `webnn-convert convert MODEL --format js` writes with no
-  `--target` (whatever the CLI's default target is), its `createModel(context, weights)` and
-  `compute(feeds)`;
+  `--target` (whatever the CLI's default target is), its `createModel(context)` (the weights
+  streamed, each constant created as its bytes arrive) and `compute(feeds)`;
 - `ours-chromium-tflite`: the same with `--target chromium-tflite`;
 - `ort-webnn`: onnxruntime-web (pinned in browser_peers/package.json) on the original ONNX
   with its WebNN execution provider (`{name: "webnn", deviceType: "cpu"}`), `ort-wasm`: with
