@@ -16,6 +16,7 @@ import numpy as np
 
 from converter.core.errors import InvalidModel, UnsupportedAttribute
 from converter.core.ir import Node
+from converter.core.webnn import MLOperand
 from converter.importer import ImportContext
 from converter.importer.op_handler import Outputs
 from op_mappings.onnx import onnx_op
@@ -60,11 +61,33 @@ def rotary_embedding(ctx: ImportContext, node: Node) -> Outputs:
     c_shape = shape_of(ctx, node.inputs[2], (2,), "cos_cache")
     if shape_of(ctx, node.inputs[3], (2,), "sin_cache") != c_shape:
         raise InvalidModel("cos_cache and sin_cache must have the same shape")
+    if x.rank == 3 and rotary_dim and not heads:
+        raise InvalidModel("num_heads is needed with rotary_embedding_dim")
+    bsz, seq, heads, rotary_dim = _head_layout(x, heads, rotary_dim, c_shape)
+    p_shape = shape_of(ctx, node.inputs[1], (1, 2), "position_ids")
+    pos = int_value(ctx, node.inputs[1])
+    steps = np.arange(seq, dtype=np.int32).reshape(1, seq)
+    if p_shape == (1,):
+        positions: Value = arith(ctx, "add", reshape(ctx, pos, [1, 1]), steps)
+    elif p_shape == (bsz, seq):
+        positions = pos
+    else:
+        raise InvalidModel(f"position_ids of shape {list(p_shape)} must be [1] or "
+                           f"[{bsz}, {seq}]")
+    return [rotate(ctx, x, value(ctx, node.inputs[2]), value(ctx, node.inputs[3]), positions,
+                   heads=heads, rotary_dim=rotary_dim, interleaved=interleaved)]
+
+
+def _head_layout(x: MLOperand, heads: int, rotary_dim: int, c_shape: tuple[int, ...]
+                 ) -> tuple[int, int, int, int]:
+    """(batch, sequence, num_heads, rotary_dim) of a RotaryEmbedding-style input x
+    ([B, S, hidden]: the heads from num_heads, else from the cache's head size 2 * half;
+    [B, N, S, H]: num_heads as given) whose cos/sin caches have shape `c_shape`
+    [positions, half]; rotary_dim 0 means the whole head. InvalidModel when they do not
+    fit."""
     half = c_shape[1]
     if x.rank == 3:
         bsz, seq, hidden = x.shape
-        if rotary_dim and not heads:
-            raise InvalidModel("num_heads is needed with rotary_embedding_dim")
         size = hidden // heads if heads else 2 * half
         if size == 0 or hidden % size:
             raise InvalidModel(f"hidden size {hidden} is not a multiple of the head size "
@@ -78,18 +101,7 @@ def rotary_embedding(ctx: ImportContext, node: Node) -> Outputs:
     if rotary_dim != 2 * half or rotary_dim > size:
         raise InvalidModel(f"cos_cache of shape {list(c_shape)} does not fit rotary dimension "
                            f"{rotary_dim} (head size {size})")
-    p_shape = shape_of(ctx, node.inputs[1], (1, 2), "position_ids")
-    pos = int_value(ctx, node.inputs[1])
-    steps = np.arange(seq, dtype=np.int32).reshape(1, seq)
-    if p_shape == (1,):
-        positions: Value = arith(ctx, "add", reshape(ctx, pos, [1, 1]), steps)
-    elif p_shape == (bsz, seq):
-        positions = pos
-    else:
-        raise InvalidModel(f"position_ids of shape {list(p_shape)} must be [1] or "
-                           f"[{bsz}, {seq}]")
-    return [rotate(ctx, x, value(ctx, node.inputs[2]), value(ctx, node.inputs[3]), positions,
-                   heads=heads, rotary_dim=rotary_dim, interleaved=interleaved)]
+    return bsz, seq, heads, rotary_dim
 
 
 def mrope_sources(half: int, sections: list[int], layout: int) -> np.ndarray:
@@ -131,21 +143,7 @@ def m_rotary_embedding(ctx: ImportContext, node: Node) -> Outputs:
                            f"{half} (the cache's columns)")
     if layout not in (0, 1):
         raise InvalidModel(f"mrope_layout {layout} does not fit mrope_section {sections}")
-    if x.rank == 3:
-        bsz, seq, hidden = x.shape
-        size = hidden // heads if heads else 2 * half
-        if size == 0 or hidden % size:
-            raise InvalidModel(f"hidden size {hidden} is not a multiple of the head size "
-                               f"{size}")
-        heads = hidden // size
-    elif x.rank == 4:
-        bsz, _, seq, size = x.shape
-    else:
-        raise InvalidModel(f"input must have rank 3 or 4, got {list(x.shape)}")
-    rotary_dim = rotary_dim or size
-    if rotary_dim != 2 * half or rotary_dim > size:
-        raise InvalidModel(f"cos_cache of shape {list(c_shape)} does not fit rotary dimension "
-                           f"{rotary_dim} (head size {size})")
+    bsz, seq, heads, rotary_dim = _head_layout(x, heads, rotary_dim, c_shape)
     if shape_of(ctx, node.inputs[1], (3,), "position_ids") != (3, bsz, seq):
         raise InvalidModel(f"position_ids must be [3, {bsz}, {seq}]")
     pos = int_value(ctx, node.inputs[1])
