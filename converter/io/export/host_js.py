@@ -34,7 +34,7 @@ from converter.io.export.host_js_ops_math import MATH_HELPERS, MATH_OPS
 from converter.io.export.host_js_ops_select import SELECT_OPS
 from converter.io.export.host_js_ops_shape import SHAPE_HELPERS, SHAPE_OPS
 from converter.io.export.host_js_runtime import CORE, HELPERS, JsOp
-from converter.io.export.literals import js_string
+from converter.io.export.literals import js_number, js_string
 from converter.io.serialize.errors import WebnnExportError
 
 __all__ = ["HOST_JS_OPS", "host_constant_bytes", "host_steps_js"]
@@ -66,12 +66,7 @@ def _float(value: Any, where: str) -> str:
         return value
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _fail(f"{where}: {value!r} is not a number")
-    f = float(value)
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "Infinity" if f > 0 else "-Infinity"
-    return repr(f)
+    return js_number(float(value))
 
 
 def _list(values: Any, where: str) -> Sequence[Any]:

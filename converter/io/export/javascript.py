@@ -121,7 +121,7 @@ from converter.io.export.js_module_templates import (
     WIDEN_OUTPUT,
 )
 from converter.io.export.js_options import JS_RESERVED, js_identifiers, written_options
-from converter.io.export.literals import html_literal, js_string
+from converter.io.export.literals import html_literal, js_number, js_string
 from converter.io.serialize.errors import WebnnExportError
 from converter.io.serialize.plan import ConstantEntry, WebnnPlan, constant_bytes, plan
 from converter.results.host_steps import HostSteps
@@ -132,21 +132,6 @@ HostArgument = HostSteps | Mapping[str, Any] | None
 _JS_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9]*\Z")
 _PLAIN_NAME_RE = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*\Z")
 _SAFE_STEM_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
-MAX_SAFE_INTEGER = 2**53 - 1
-
-
-def js_number(value: Any) -> str:
-    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
-        v = int(value)
-        return f"{v}n" if abs(v) > MAX_SAFE_INTEGER else str(v)
-    f = float(value)
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "Infinity" if f > 0 else "-Infinity"
-    return repr(f)
-
-
 def js_value(value: Any, names: dict[int, str]) -> str:
     """A JavaScript expression for an argument or option value."""
     if isinstance(value, MLOperand):

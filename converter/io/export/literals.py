@@ -4,8 +4,14 @@ strangers, so nothing here can end a string, close a `<script>` element or add m
 from __future__ import annotations
 
 import json
+import math
+from typing import Any
 
-__all__ = ["html_literal", "js_string"]
+import numpy as np
+
+__all__ = ["html_literal", "js_number", "js_string"]
+
+MAX_SAFE_INTEGER = 2**53 - 1
 
 
 def js_string(text: str) -> str:
@@ -33,3 +39,17 @@ def html_literal(text: str) -> str:
             code = ord(ch)
             out.append(f"&#{0xFFFD if 0xD800 <= code <= 0xDFFF or code == 0 else code};")
     return "".join(out)
+
+
+def js_number(value: Any) -> str:
+    """A JavaScript number literal: an integer beyond 2**53 - 1 as a BigInt (`...n`), NaN and
+    the infinities by name, a float by its shortest round-tripping repr."""
+    if isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_)):
+        v = int(value)
+        return f"{v}n" if abs(v) > MAX_SAFE_INTEGER else str(v)
+    f = float(value)
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "Infinity" if f > 0 else "-Infinity"
+    return repr(f)
