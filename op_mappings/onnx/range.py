@@ -23,6 +23,13 @@ from op_mappings.onnx import onnx_op
 def range_(ctx: ImportContext, node: Node) -> Outputs:
     start, limit, delta = (finite_scalar(ctx, node, i, what)
                            for i, what in enumerate(("start", "limit", "delta")))
+    return [constant_range(ctx, start, limit, delta)]
+
+
+def constant_range(ctx: ImportContext, start: np.ndarray, limit: np.ndarray,
+                   delta: np.ndarray) -> np.ndarray:
+    """start + i * delta for i < max(ceil((limit - start) / delta), 0), in start's type
+    (also com.microsoft Range); InvalidModel for delta 0 or a range of no finite length."""
     if float(delta) == 0:
         raise InvalidModel("delta (input 2) is 0: the range would never end")
     span = (float(limit) - float(start)) / float(delta)
@@ -30,4 +37,5 @@ def range_(ctx: ImportContext, node: Node) -> Outputs:
         raise InvalidModel(f"the range from {start} to {limit} by {delta} has no finite length")
     n = max(math.ceil(span), 0)
     ctx.check_constant(n, start.dtype)
-    return [(start + np.arange(n, dtype=start.dtype) * delta).astype(start.dtype)]
+    out: np.ndarray = (start + np.arange(n, dtype=start.dtype) * delta).astype(start.dtype)
+    return out

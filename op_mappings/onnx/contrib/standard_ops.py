@@ -20,7 +20,6 @@ contrib schema's attribute defaults filled in (the reader fills none for this do
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from typing import Any
 
@@ -35,6 +34,7 @@ from op_mappings._common.values import ints, norm_axis
 from op_mappings.onnx import lookup, onnx_op
 from op_mappings.onnx.contrib._common import attr_int, check_arity
 from op_mappings.onnx.conv_transpose import conv_transpose
+from op_mappings.onnx.range import constant_range
 
 MS = "com.microsoft"
 
@@ -154,14 +154,7 @@ def range_(ctx: ImportContext, node: Node) -> Outputs:
     start = finite_scalar(ctx, node, 0, "start")
     limit = finite_scalar(ctx, node, 1, "limit")
     delta = finite_scalar(ctx, node, 2, "delta") if node.input(2) else np.ones((), start.dtype)
-    if float(delta) == 0:
-        raise InvalidModel("Range delta (input 2) is 0: the range would never end")
-    span = (float(limit) - float(start)) / float(delta)
-    if not math.isfinite(span):
-        raise InvalidModel(f"Range from {start} to {limit} by {delta} has no finite length")
-    n = max(math.ceil(span), 0)
-    ctx.check_constant(n, start.dtype)
-    return [(start + np.arange(n, dtype=start.dtype) * delta).astype(start.dtype)]
+    return [constant_range(ctx, start, limit, delta)]
 
 
 @onnx_op("ExpandDims", since=1, domain=MS, const_inputs=(1,))
