@@ -24,15 +24,21 @@ from op_mappings.onnx._util import float_dtype_check
 MAX_ORDER = 6
 
 
+def signed_permutations(m: int) -> list[tuple[tuple[int, ...], float]]:
+    """Every permutation σ of range(m) with its sign (the Leibniz formula's terms; also the
+    com.microsoft Inverse mapping's cofactors)."""
+    out = []
+    for p in itertools.permutations(range(m)):
+        inversions = sum(1 for i in range(m) for j in range(i + 1, m) if p[i] > p[j])
+        out.append((p, -1.0 if inversions % 2 else 1.0))
+    return out
+
+
 def _permutations(m: int) -> tuple[np.ndarray, np.ndarray]:
     """([M!, M] flat positions i·M + σ(i), [M!] signs)."""
-    perms = list(itertools.permutations(range(m)))
-    pos = np.array([[i * m + p[i] for i in range(m)] for p in perms], dtype=np.int32)
-    signs = []
-    for p in perms:
-        inversions = sum(1 for i in range(m) for j in range(i + 1, m) if p[i] > p[j])
-        signs.append(-1.0 if inversions % 2 else 1.0)
-    return pos, np.array(signs)
+    terms = signed_permutations(m)
+    pos = np.array([[i * m + p[i] for i in range(m)] for p, _ in terms], dtype=np.int32)
+    return pos, np.array([sign for _, sign in terms])
 
 
 @onnx_op("Det", since=11)

@@ -34,6 +34,7 @@ from op_mappings.onnx.contrib._common import (
     check_same_type,
     float_operand,
 )
+from op_mappings.onnx.det import signed_permutations
 
 MS = "com.microsoft"
 MAX_INVERSE_ORDER = 5
@@ -64,17 +65,14 @@ def cdist(ctx: ImportContext, node: Node) -> Outputs:
 def _cofactor_terms(m: int) -> tuple[np.ndarray, np.ndarray]:
     """([M·M, (M-1)!, M-1] flat positions, [M·M, (M-1)!] signs) of the Leibniz terms of each
     cofactor C[i, j] = (-1)^(i+j) det(A without row i and column j)."""
+    terms = signed_permutations(m - 1)
     positions, signs = [], []
     for i, j in itertools.product(range(m), repeat=2):
         rows = [r for r in range(m) if r != i]
         cols = [c for c in range(m) if c != j]
-        pos, sgn = [], []
-        for perm in itertools.permutations(range(m - 1)):
-            pos.append([rows[r] * m + cols[perm[r]] for r in range(m - 1)])
-            inv = sum(1 for a in range(m - 1) for c in range(a + 1, m - 1) if perm[a] > perm[c])
-            sgn.append((-1.0) ** (inv + i + j))
-        positions.append(pos)
-        signs.append(sgn)
+        positions.append([[rows[r] * m + cols[perm[r]] for r in range(m - 1)]
+                          for perm, _ in terms])
+        signs.append([sign * (-1.0) ** (i + j) for _, sign in terms])
     return np.array(positions, np.int32), np.array(signs)
 
 
