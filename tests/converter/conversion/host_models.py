@@ -170,6 +170,18 @@ def make_if_tail(seed: int = 0) -> Model:
     return model, {"x": x}
 
 
+def make_streaming_tail() -> onnx.ModelProto:
+    """A streaming model with a data-dependent tail: stateN = state + x (graph, carried
+    from call to call), idx = nonzero(stateN > 1.5) (host)."""
+    n = helper.make_node
+    nodes = [n("Add", ["state", "x"], ["stateN"], name="acc"),
+             n("Greater", ["stateN", "thr"], ["mask"], name="greater"),
+             n("NonZero", ["mask"], ["idx"], name="nonzero")]
+    return _model(nodes, [_f("x", [5]), _f("state", [5])],
+                  [_f("stateN", [5]), _i("idx", [1, "n"])],
+                  {"thr": np.array(1.5, np.float32)})
+
+
 MODELS: dict[str, Callable[..., Model]] = {
     "nonzero_gather": make_nonzero_gather, "detection": make_detection,
     "runtime_reshape": make_runtime_reshape, "compress": make_compress, "unique": make_unique,

@@ -12,7 +12,12 @@ from onnx import TensorProto, helper
 
 import converter
 from converter.core.errors import ConversionFailed
-from tests.converter.conversion.host_models import MODELS, make_detection, make_nonzero_gather
+from tests.converter.conversion.host_models import (
+    MODELS,
+    make_detection,
+    make_nonzero_gather,
+    make_streaming_tail,
+)
 
 
 def _onnxruntime(model: onnx.ModelProto, inputs: dict[str, np.ndarray]
@@ -133,18 +138,7 @@ def test_host_step_in_another_domain_is_refused() -> None:
 
 
 def test_carried_state_with_host_steps() -> None:
-    n = helper.make_node
-    nodes = [n("Add", ["state", "x"], ["stateN"], name="acc"),
-             n("Greater", ["stateN", "thr"], ["mask"], name="greater"),
-             n("NonZero", ["mask"], ["idx"], name="nonzero")]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5]),
-                     helper.make_tensor_value_info("state", TensorProto.FLOAT, [5])],
-        [helper.make_tensor_value_info("stateN", TensorProto.FLOAT, [5]),
-         helper.make_tensor_value_info("idx", TensorProto.INT64, [1, "n"])],
-        [onnx.numpy_helper.from_array(np.array(1.5, np.float32), "thr")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              ir_version=8)
+    model = make_streaming_tail()
     result = converter.convert(model)
     assert result.state and result.host is not None
     x = np.array([0.5, 1.0, 0.0, 2.0, 0.25], np.float32)

@@ -24,7 +24,7 @@ from converter.io.export.javascript import to_javascript
 from converter.io.serialize.plan import plan
 from converter.io.serialize.weights import write_weights
 from converter.results.compiled import compile_executable
-from tests.converter.conversion.host_models import MODELS, make_detection
+from tests.converter.conversion.host_models import MODELS, make_detection, make_streaming_tail
 from tests.converter.io.export.host_js_harness import NUMPY
 from tests.converter.io.export.node_harness import NODE, PAGE_HARNESS, _script, needs_node
 
@@ -267,21 +267,7 @@ def test_carried_state_with_host_steps(tmp_path: Path) -> None:
     """A streaming model whose tail is data-dependent: compute() carries the state (the
     graph's stateN back into its state input) and runs the host steps on every call; each
     call's outputs equal onnxruntime's on the original model with the state fed by hand."""
-    import onnx
-    from onnx import TensorProto, helper
-
-    n = helper.make_node
-    nodes = [n("Add", ["state", "x"], ["stateN"], name="acc"),
-             n("Greater", ["stateN", "thr"], ["mask"], name="greater"),
-             n("NonZero", ["mask"], ["idx"], name="nonzero")]
-    graph = helper.make_graph(
-        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5]),
-                     helper.make_tensor_value_info("state", TensorProto.FLOAT, [5])],
-        [helper.make_tensor_value_info("stateN", TensorProto.FLOAT, [5]),
-         helper.make_tensor_value_info("idx", TensorProto.INT64, [1, "n"])],
-        [onnx.numpy_helper.from_array(np.array(1.5, np.float32), "thr")])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)],
-                              ir_version=8)
+    model = make_streaming_tail()
     result = converter.convert(model)
     assert result.state and result.host is not None
     x = np.array([0.5, 1.0, 0.0, 2.0, 0.25], np.float32)
