@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.models.realworld import Row, litert_spread, require_model, rows
+from tests.models.realworld import Row, convert_row, litert_spread, rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROWS = [r for r in rows() if r.browser]
@@ -23,15 +23,9 @@ ROWS = [r for r in rows() if r.browser]
 
 @pytest.mark.parametrize("row", ROWS, ids=[r.name for r in ROWS])
 def test_runs_and_matches_in_the_browser(row: Row, browser: Any) -> None:
-    from converter.api import ConversionError, convert, validate
+    from converter.api import validate
 
-    path = require_model(row)
-    try:
-        result = convert(path, free_dims=row.free_dims or None)
-    except ConversionError as exc:
-        if row.known_gap:
-            pytest.xfail(f"{row.name}: {row.known_gap}: {exc}"[:500])
-        raise
+    path, result = convert_row(row)
     spread = bool(row.table.get("kernel_spread"))
     report = validate(path, free_dims=row.free_dims or None, rtol=row.rtol, atol=row.atol,
                       browser=True, result=result, locate=False)

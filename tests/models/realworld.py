@@ -84,6 +84,21 @@ def require_model(row: Row) -> Path:
     return row.path
 
 
+def convert_row(row: Row) -> tuple[Path, Any]:
+    """(the row's model file, its ConversionResult with the row's flags); skips when the
+    model is missing, an expected failure naming the row's known gap when it does not
+    convert."""
+    from converter.api import ConversionError, convert
+
+    path = require_model(row)
+    try:
+        return path, convert(path, free_dims=row.free_dims or None)
+    except ConversionError as exc:
+        if row.known_gap:
+            pytest.xfail(f"{row.name}: {row.known_gap}: {exc}"[:500])
+        raise
+
+
 def check_first_error(row: Row, out: Path) -> None:
     """`webnn-convert convert MODEL -o OUT` without flags: converts when the row has no flags;
     else fails and its hint names exactly the row's flags (concrete values: a hint

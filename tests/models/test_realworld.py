@@ -19,6 +19,7 @@ import pytest
 from tests.models.realworld import (
     Row,
     check_first_error,
+    convert_row,
     litert_spread,
     require_model,
     rows,
@@ -56,15 +57,9 @@ def test_converts_and_matches_its_framework(row: Row) -> None:
 @pytest.mark.parametrize("row", [r for r in ROWS if r.detection],
                          ids=[r.name for r in ROWS if r.detection])
 def test_detections_equal_onnxruntimes(row: Row) -> None:
-    from converter.api import ConversionError, convert, make_inputs, run_source
+    from converter.api import make_inputs, run_source
 
-    path = require_model(row)
-    try:
-        result = convert(path, free_dims=row.free_dims or None)
-    except ConversionError as exc:
-        if row.known_gap:
-            pytest.xfail(f"{row.name}: {row.known_gap}: {exc}"[:500])
-        raise
+    path, result = convert_row(row)
     feeds = make_inputs(result.source, seed=0)
     ours = result.run(feeds)
     ref = run_source("onnx", path, result.source, feeds).outputs
