@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 from converter.io.export.host_js import host_steps_js
-from tests.converter.io.export.node_harness import NODE
+from tests.converter.io.export.node_harness import _node
 
 DATA_TYPES: dict[np.dtype[Any], str] = {np.dtype(np.float32): "float32", np.dtype(np.float64): "float64",
               np.dtype(np.float16): "float16", np.dtype(np.int8): "int8",
@@ -176,7 +175,6 @@ def _value(array: np.ndarray, narrow: bool) -> dict[str, Any]:
 
 def run_cases(cases: Sequence[Case], folder: Path) -> list[dict[str, Any]]:
     """Every case's host-steps module run in one node process: [{ok, outputs | error}]."""
-    assert NODE is not None
     rows = []
     for i, case in enumerate(cases):
         module = folder / f"case{i}.mjs"
@@ -186,9 +184,7 @@ def run_cases(cases: Sequence[Case], folder: Path) -> list[dict[str, Any]]:
             if a is not None and n not in case.constants}})
     (folder / "cases.json").write_text(json.dumps(rows))
     (folder / "driver.mjs").write_text(DRIVER)
-    run = subprocess.run([NODE, str(folder / "driver.mjs"), str(folder / "cases.json"),
-                          str(folder / "results.json")], capture_output=True, text=True,
-                         timeout=600)
+    run = _node(folder / "driver.mjs", folder / "cases.json", folder / "results.json")
     assert run.returncode == 0, run.stderr
     results: list[dict[str, Any]] = json.loads((folder / "results.json").read_text())
     return results

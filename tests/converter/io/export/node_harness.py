@@ -20,7 +20,7 @@ import pytest
 from converter.core.webnn import MLGraph, MLOperand
 from converter.core.webnn.operators import operator
 from converter.io.export.javascript import to_javascript
-from converter.io.serialize.plan import plan
+from converter.io.serialize.plan import WebnnPlan, plan
 from converter.io.serialize.weights import write_weights
 
 NODE = shutil.which("node")
@@ -91,9 +91,15 @@ TYPED = {"float32": "Float32Array", "int32": "Int32Array", "uint32": "Uint32Arra
          "uint8": "Uint8Array"}
 
 
+HANG_GUARD_S = 600
+"""How long a node run may take before it counts as hung (a guard, not a speed limit)."""
+
+
 def _node(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    """`node ARGS...`, its output captured as text."""
     assert NODE is not None
-    return subprocess.run([NODE, *map(str, args)], capture_output=True, text=True, timeout=60)
+    return subprocess.run([NODE, *map(str, args)], capture_output=True, text=True,
+                          timeout=HANG_GUARD_S)
 
 
 def _write(graph: MLGraph, folder: Path, stem: str = "model") -> tuple[Path, Path, Path]:
@@ -235,7 +241,13 @@ fs.writeFileSync(outPath, JSON.stringify({
 def _run_page(tmp_path: Path, graph: MLGraph, mode: str = "webnn", inputs: str = ""
               ) -> dict[str, Any]:
     p = plan(graph, "page test")
-    files = to_javascript(graph, "model", plan_=p)
+    return run_page_files(tmp_path, to_javascript(graph, "model", plan_=p), p, mode, inputs)
+
+
+def run_page_files(tmp_path: Path, files: Any, p: WebnnPlan, mode: str = "webnn",
+                   inputs: str = "") -> dict[str, Any]:
+    """The generated page of `files` (`to_javascript`'s, weights planned by `p`) run in node
+    against the fake WebNN of PAGE_HARNESS: its final state (status, log, outputs)."""
     (tmp_path / "package.json").write_text('{"type": "module"}')
     (tmp_path / "model.js").write_text(files.module)
     (tmp_path / "page.js").write_text(_script(files.html))

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,10 @@ import pytest
 import converter
 from converter.io.export.javascript import to_javascript
 from converter.io.serialize.plan import plan
-from converter.io.serialize.weights import write_weights
 from converter.results.compiled import compile_executable
 from tests.converter.conversion.host_models import MODELS, make_detection, make_streaming_tail
 from tests.converter.io.export.host_js_harness import NUMPY
-from tests.converter.io.export.node_harness import NODE, PAGE_HARNESS, _script, needs_node
+from tests.converter.io.export.node_harness import _node, needs_node, run_page_files
 
 DRIVER = r"""
 import fs from "node:fs";
@@ -108,10 +106,7 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, int], A
             keys.append((name, seed))
     (folder / "jobs.json").write_text(json.dumps(jobs))
     (folder / "driver.mjs").write_text(DRIVER)
-    assert NODE is not None
-    run = subprocess.run([NODE, str(folder / "driver.mjs"), str(folder / "jobs.json"),
-                          str(folder / "answers.json")], capture_output=True, text=True,
-                         timeout=600)
+    run = _node(folder / "driver.mjs", folder / "jobs.json", folder / "answers.json")
     assert run.returncode == 0, run.stderr
     return dict(zip(keys, json.loads((folder / "answers.json").read_text()), strict=True))
 
@@ -182,18 +177,7 @@ def test_page_runs_and_shows_data_dependent_shapes(tmp_path: Path) -> None:
     files = to_javascript(result.graph, "model", plan_=p, host=result.host,
                           outputs=result.outputs, inputs=result.inputs)
     assert "data-dependent (host steps)" in files.html
-    (tmp_path / "package.json").write_text('{"type": "module"}')
-    (tmp_path / "model.js").write_text(files.module)
-    (tmp_path / "page.js").write_text(_script(files.html))
-    with open(tmp_path / "model.weights", "wb") as f:
-        write_weights(p, f)
-    (tmp_path / "harness.mjs").write_text(PAGE_HARNESS)
-    assert NODE is not None
-    run = subprocess.run([NODE, str(tmp_path / "harness.mjs"), str(tmp_path / "page.js"),
-                          str(tmp_path / "model.weights"), str(tmp_path / "out.json"), "webnn",
-                          ""], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0, run.stderr
-    page = json.loads((tmp_path / "out.json").read_text())
+    page = run_page_files(tmp_path, files, p)
     assert page["status"] == "Done.", page
     assert '"det_boxes": float32[0, 4]' in page["log"]
     assert '"det_labels": int64[0]' in page["log"]
@@ -284,9 +268,7 @@ def test_carried_state_with_host_steps(tmp_path: Path) -> None:
         "module": module.as_uri(), "calls": calls, "graphOutputs": graph_outputs,
         "x": base64.b64encode(x.tobytes()).decode("ascii")}))
     (tmp_path / "driver.mjs").write_text(STATE_DRIVER)
-    assert NODE is not None
-    run = subprocess.run([NODE, str(tmp_path / "driver.mjs"), str(tmp_path / "job.json")],
-                         capture_output=True, text=True, timeout=60)
+    run = _node(tmp_path / "driver.mjs", tmp_path / "job.json")
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert got["writtenState"] == [[0] * 5] + [w["stateN"].tolist() for w in want[:-1]]
@@ -360,10 +342,8 @@ def test_large_host_constants_come_from_the_host_file(tmp_path: Path) -> None:
     (tmp_path / "x.txt").write_text(base64.b64encode(x.tobytes()).decode("ascii"))
     (tmp_path / "driver.mjs").write_text(LARGE_DRIVER)
     (tmp_path / "package.json").write_text('{"type": "module"}')
-    assert NODE is not None
-    run = subprocess.run([NODE, str(tmp_path / "driver.mjs"), module.as_uri(),
-                          str(tmp_path / "graph.json"), str(tmp_path / "x.txt")],
-                         capture_output=True, text=True, timeout=60)
+    run = _node(tmp_path / "driver.mjs", module.as_uri(), tmp_path / "graph.json",
+                tmp_path / "x.txt")
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     want = _onnxruntime(model, {"x": x})["picked"]

@@ -10,7 +10,6 @@ try to break out of their literals."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,7 @@ import pytest
 from converter.io.export.host_js import HOST_JS_OPS, host_steps_js
 from converter.io.serialize.errors import WebnnExportError
 from tests.converter.io.export.host_js_harness import Case, check, host_json, run_cases
-from tests.converter.io.export.node_harness import NODE, needs_node
+from tests.converter.io.export.node_harness import _node, needs_node
 
 rng = np.random.default_rng(2024)
 f32 = np.float32
@@ -271,13 +270,11 @@ def test_model_strings_stay_strings(tmp_path: Path) -> None:
     base["outputs"] = [proto]
     text = host_steps_js(base)
     assert "</script" not in text.lower() and "\u2028" not in text
-    assert NODE is not None
     module = tmp_path / "steps.mjs"
     module.write_text(text, encoding="utf-8")
     check_file = tmp_path / "check.mjs"
     check_file.write_text(f"const NAMES = {json.dumps(HOSTILE)};\n{CHECK_NAMES}")
-    run = subprocess.run([NODE, str(check_file), module.as_uri()], capture_output=True,
-                         text=True, timeout=60)
+    run = _node(check_file, module.as_uri())
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert got == {"keys": [proto], "values": [[2, 3]], "inputs": [first], "outputs": [proto]}
@@ -300,9 +297,7 @@ def test_outputs_are_copies(tmp_path: Path) -> None:
     module = tmp_path / "steps.mjs"
     module.write_text(host_steps_js(host), encoding="utf-8")
     (tmp_path / "check.mjs").write_text(CHECK_COPIES)
-    assert NODE is not None
-    run = subprocess.run([NODE, str(tmp_path / "check.mjs"), module.as_uri()],
-                         capture_output=True, text=True, timeout=60)
+    run = _node(tmp_path / "check.mjs", module.as_uri())
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout) == [1.5, 2.5]
 
@@ -332,9 +327,7 @@ def test_constants_read_from_the_host_file(tmp_path: Path) -> None:
     module = tmp_path / "steps.mjs"
     module.write_text(text, encoding="utf-8")
     (tmp_path / "check.mjs").write_text(CHECK_FILE)
-    assert NODE is not None
-    run = subprocess.run([NODE, str(tmp_path / "check.mjs"), module.as_uri()],
-                         capture_output=True, text=True, timeout=60)
+    run = _node(tmp_path / "check.mjs", module.as_uri())
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     assert "loadHostSteps" in got["before"] and got["file"] == "steps.host.json"
