@@ -127,20 +127,23 @@ def conversion_passes(precision: str, target: Target | None) -> tuple[Pass, ...]
             *(target_passes(target) if target is not None else ()))
 
 
-def _convert(model: Any, fmt: str | None, search: bool = True, **options: Any
+def _convert(model: Any, fmt: str | None, **options: Any
              ) -> tuple[ConversionResult, dict[str, str]]:
     """The imported model and, for one with host steps, {boundary value: source dtype}.
     Unresolved dimensions the model implies no size for get a searched one in the error's
-    fixes (`converter.conversion.size_search`; not when `search` is False)."""
+    fixes (`converter.conversion.size_search`: each try is an `_import` of the same format)."""
+    if fmt is None:
+        fmt = detect_format(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
+            else _in_memory_format(model)
     try:
         return _import(model, fmt, **options)
     except UnresolvedDimensions as exc:
-        if search and exc.node_count is not None:
+        if exc.node_count is not None:
 
             def converts(settings: Settings) -> bool:
                 free, dims = settings
                 try:
-                    _convert(model, fmt, False, **{
+                    _import(model, fmt, **{
                         **options, "free_dims": {**(options.get("free_dims") or {}), **free},
                         "input_dims": merged_dims(options.get("input_dims"), dims)})
                 except ConversionError:
@@ -151,12 +154,9 @@ def _convert(model: Any, fmt: str | None, search: bool = True, **options: Any
         raise
 
 
-def _import(model: Any, fmt: str | None, **options: Any
-            ) -> tuple[ConversionResult, dict[str, str]]:
-    """`_convert` without the size search."""
-    if fmt is None:
-        fmt = detect_format(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
-            else _in_memory_format(model)
+def _import(model: Any, fmt: str, **options: Any) -> tuple[ConversionResult, dict[str, str]]:
+    """Read and import `model` with front end `fmt`; a conversion that fails only on
+    data-dependent nodes becomes a graph plus host steps (`split_convert`)."""
     frontend = get(fmt)
     label = model_label(model) if isinstance(model, (str, os.PathLike, bytes, bytearray)) \
         else f"<{type(model).__name__}>"
