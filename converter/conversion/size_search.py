@@ -19,19 +19,22 @@ the hint says so.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 
 from converter.core.errors import UnresolvedDimensions
 from converter.core.fixes import Fix
+from converter.frontends.free_dims import (
+    MAX_SEARCHED_NODES,
+    SEARCHED_SIZES,
+    fix_settings,
+    merged_dims,
+)
+
+__all__ = ["IMAGE_SIZE", "MAX_SEARCHED_NODES", "SEARCHED_SIZES", "Settings", "merged_dims",
+           "suggest_sizes"]
 
 IMAGE_SIZE = 224
-"""Tried first for the height and width of an image input."""
-
-SEARCHED_SIZES = tuple(2 ** k for k in range(1, 17))
-"""Then these, smallest first."""
-
-MAX_SEARCHED_NODES = 2000
-"""Models with more nodes keep their placeholders."""
+"""Tried first for the height and width of an image input; then `SEARCHED_SIZES`."""
 
 Dim = int | str | None
 Settings = tuple[dict[str, int], dict[str, dict[int, int]]]
@@ -53,7 +56,7 @@ def suggest_sizes(exc: UnresolvedDimensions, inputs: Sequence[tuple[str, Sequenc
     for size in ((IMAGE_SIZE,) if image else ()) + SEARCHED_SIZES:
         chosen = tuple(dataclasses.replace(f, value=size) if f.value is None else f
                        for f in exc.fixes)
-        if converts(_settings(chosen)):
+        if converts(fix_settings(chosen)):
             exc.fixes = chosen
             how = (f"{size}, the usual image size" if image and size == IMAGE_SIZE
                    else f"{size}, the smallest power of two at which it converts")
@@ -62,17 +65,6 @@ def suggest_sizes(exc: UnresolvedDimensions, inputs: Sequence[tuple[str, Sequenc
                         "documentation may name another)")
             exc.args = (str(exc),)
             return
-
-
-def _settings(fixes: Sequence[Fix]) -> Settings:
-    free: dict[str, int] = {}
-    dims: dict[str, dict[int, int]] = {}
-    for f in fixes:
-        if f.option == "free_dims" and isinstance(f.value, int):
-            free[f.name] = f.value
-        elif f.option == "input_dims" and f.axis is not None and isinstance(f.value, int):
-            dims.setdefault(f.name, {})[f.axis] = f.value
-    return free, dims
 
 
 def _label(f: Fix) -> str:
@@ -95,12 +87,3 @@ def _spatial(shape: Sequence[Dim], axis: int) -> bool:
     if shape[1] in (1, 3, 4):
         return axis in (2, 3)
     return shape[3] in (1, 3, 4) and axis in (1, 2)
-
-
-def merged_dims(given: Mapping[str, Mapping[int, int]] | None,
-                more: Mapping[str, Mapping[int, int]]) -> dict[str, dict[int, int]]:
-    """`given` input_dims with `more` added axis by axis."""
-    out = {name: dict(axes) for name, axes in (given or {}).items()}
-    for name, axes in more.items():
-        out.setdefault(name, {}).update(axes)
-    return out

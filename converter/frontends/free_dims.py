@@ -214,3 +214,31 @@ def fixes_for(inputs: Sequence[tuple[str, Sequence[Dim] | None]],
                 fixes.append(Fix("input_dims", name, axis=axis,
                                  value=1 if batch else implied.get((name, axis))))
     return tuple(dict.fromkeys(fixes))
+
+
+SEARCHED_SIZES = tuple(2 ** k for k in range(1, 17))
+"""The sizes tried, smallest first, for free dimensions the model implies no size for
+(`converter.conversion.size_search`, the TFLite front end's stored-size search)."""
+
+MAX_SEARCHED_NODES = 2000
+"""Models with more nodes keep their placeholders (each try converts the model again)."""
+
+
+def fix_settings(fixes: Sequence[Fix]) -> tuple[dict[str, int], dict[str, dict[int, int]]]:
+    """(free_dims, input_dims) that apply the concrete `free_dims` / `input_dims` fixes."""
+    free: dict[str, int] = {}
+    dims: dict[str, dict[int, int]] = {}
+    for f in fixes:
+        if f.option == "free_dims" and isinstance(f.value, int):
+            free[f.name] = f.value
+        elif f.option == "input_dims" and f.axis is not None and isinstance(f.value, int):
+            dims.setdefault(f.name, {})[f.axis] = f.value
+    return free, dims
+
+
+def merged_dims(given: InputDims | None, more: InputDims) -> dict[str, dict[int, int]]:
+    """`given` input_dims with `more` added axis by axis."""
+    out = {name: dict(axes) for name, axes in (given or {}).items()}
+    for name, axes in more.items():
+        out.setdefault(name, {}).update(axes)
+    return out

@@ -42,10 +42,15 @@ import numpy as np
 
 from converter.core.budgets import Budgets, using
 from converter.core.errors import ConversionError, ConversionFailed, InvalidModel
-from converter.core.fixes import Fix
 from converter.core.webnn import MLContext
 from converter.frontends.base import ModelInfo, SourceRun
-from converter.frontends.free_dims import InputDims
+from converter.frontends.free_dims import (
+    MAX_SEARCHED_NODES,
+    SEARCHED_SIZES,
+    InputDims,
+    fix_settings,
+    merged_dims,
+)
 from converter.frontends.tflite.importer import TFLiteFrontEnd
 from converter.frontends.tflite.inputs import stored_size_fixes
 from converter.frontends.tflite.inspect import inspect_tflite
@@ -107,12 +112,9 @@ def convert(model: str | os.PathLike[str] | bytes, *, label: str = "model",
         except ConversionFailed as exc:
 
             def converts_at(dims: InputDims) -> bool:
-                merged = {name: dict(axes) for name, axes in (input_dims or {}).items()}
-                for name, axes in dims.items():
-                    merged.setdefault(name, {}).update(axes)
                 try:
                     trial = read_tflite(model, signature=signature, input_shapes=input_shapes,
-                                        input_dims=merged,
+                                        input_dims=merged_dims(input_dims, dims),
                                         settings={"fold_fp16": False, **(settings or {})})
                     import_source(_with_state(trial, carried_variables(trial)),
                                   budgets=active_budgets)
@@ -145,14 +147,6 @@ def _with_state(source: TFLiteSourceGraph, carried: CarriedState) -> TFLiteSourc
         settings=MappingProxyType({**source.settings, CARRIED_SETTING: carried.setting}))
 
 
-SEARCHED_SIZES = tuple(2 ** k for k in range(1, 17))
-"""The sizes tried for the dynamic dimensions of a graph invalid at their stored sizes."""
-
-MAX_SEARCHED_NODES = 2000
-"""Models with more operators get a placeholder, not a searched size (each try imports the
-whole graph again)."""
-
-
 def _suggest_sizes(exc: ConversionFailed, source: TFLiteSourceGraph,
                    converts_at: Callable[[InputDims], bool]) -> None:
     """Name the `input_dims` settings on the node errors of a graph converted at stored
@@ -170,8 +164,8 @@ def _suggest_sizes(exc: ConversionFailed, source: TFLiteSourceGraph,
     open_fixes = [f for f in fixes if f.value is None and f.axis is not None]
     if open_fixes and len(source.nodes) <= MAX_SEARCHED_NODES \
             and all(e.reason_code in _SHAPE_SENSITIVE for e in exc.errors):
-        found = next((size for size in SEARCHED_SIZES if converts_at(_dims(open_fixes, size))),
-                     None)
+        found = next((size for size in SEARCHED_SIZES if converts_at(fix_settings(
+            [dataclasses.replace(f, value=size) for f in open_fixes])[1])), None)
         if found is not None:
             fixes = tuple(dataclasses.replace(f, value=found) if f in open_fixes else f
                           for f in fixes)
@@ -182,15 +176,6 @@ def _suggest_sizes(exc: ConversionFailed, source: TFLiteSourceGraph,
             err.add_fixes(fixes)
     exc.args = (exc._text("python"),)
     exc.message = exc.args[0]
-
-
-def _dims(fixes: Sequence[Fix], size: int) -> InputDims:
-    """`input_dims` setting every dimension of `fixes` to `size`."""
-    dims: dict[str, dict[int, int]] = {}
-    for f in fixes:
-        assert f.axis is not None
-        dims.setdefault(f.name, {})[f.axis] = size
-    return dims
 
 
 def _model_bytes(model: str | os.PathLike[str] | bytes) -> int:
